@@ -1,0 +1,292 @@
+"""The records itemscore passes around: items, per-item scores, estimates and measurements.
+
+Every record is a frozen, slotted attrs class. Cross-field rules are checked when a record is
+built, so an invalid record cannot exist: a scored status (ok, fail) carries a finite value,
+skip and error carry none.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import attrs
+
+__all__ = ["Estimate", "ItemResult", "ItemScore", "Measurement", "Status"]
+
+#: One shared, read-only empty mapping: the default for every ``extra``/``metadata`` field.
+EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class Status(str, enum.Enum):
+    """The four states of one metric's verdict on one item.
+
+    ``ok`` and ``fail`` are *scored*: they count in every aggregate. ``skip`` (the metric does not
+    apply to the item) and ``error`` (the metric raised) are excluded from every denominator.
+    """
+
+    OK = "ok"
+    FAIL = "fail"
+    SKIP = "skip"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def scored(self) -> bool:
+        """Whether the state counts in aggregates (ok and fail do)."""
+        return self is Status.OK or self is Status.FAIL
+
+
+def _to_status(value: Status | str) -> Status:
+    if isinstance(value, Status):
+        return value
+    try:
+        return Status(value)
+    except ValueError:
+        allowed = ", ".join(repr(s.value) for s in Status)
+        raise ValueError(f"`status` ({value!r}) must be one of {allowed}.") from None
+
+
+def _to_optional_float(value: float | None) -> float | None:
+    if value is None or type(value) is float:
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        # numpy scalars are numbers.Real but not int/float subclasses in every version.
+        try:
+            return float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"`value` ({value!r}) must be a number or None, not {type(value).__name__}."
+            ) from None
+    return float(value)
+
+
+def _freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if not value:
+        return EMPTY
+    return value
+
+
+@attrs.frozen(kw_only=True, slots=True, repr_ns=None)
+class ItemScore:
+    """One metric's verdict on one item.
+
+    Build one with the named constructors (:meth:`ok`, :meth:`fail`, :meth:`skip`, :meth:`error`)
+    or, inside a metric, with the helpers of :class:`~itemscore.Metric`, which fill in ``metric``.
+
+    Raises:
+        ValueError: a scored status without a finite value, or skip/error with a value.
+    """
+
+    #: The metric's label in the run (the runner sets it, whatever the metric put there).
+    metric: str
+    #: The score; ``None`` for skip and error.
+    value: float | None = attrs.field(default=None, converter=_to_optional_float)
+    #: One of the four states; plain strings are accepted.
+    status: Status = attrs.field(converter=_to_status)
+    #: Why the item was skipped, or the exception type and message for error.
+    reason: str | None = None
+    #: Secondary per-item values for auditing (the normalised answer, the extracted label...).
+    extra: Mapping[str, Any] = attrs.field(default=EMPTY, converter=_freeze_mapping)
+
+    def __attrs_post_init__(self) -> None:
+        value = self.value
+        if self.status is Status.OK or self.status is Status.FAIL:
+            if value is None or not math.isfinite(value):
+                raise ValueError(
+                    f"A {self.status.value!r} score needs a finite value, got {value!r} "
+                    f"(metric {self.metric!r})."
+                )
+        elif value is not None:
+            raise ValueError(
+                f"A {self.status.value!r} score carries no value, got {value!r} "
+                f"(metric {self.metric!r}); put secondary numbers in `extra`."
+            )
+
+    @property
+    def scored(self) -> bool:
+        """Whether this score counts in aggregates (status ok or fail)."""
+        return self.status.scored
+
+    @classmethod
+    def ok(
+        cls, metric: str, value: float = 1.0, *, extra: Mapping[str, Any] | None = None
+    ) -> ItemScore:
+        """A scored, successful verdict (value 1.0 unless given)."""
+        return cls(metric=metric, value=value, status=Status.OK, extra=extra or EMPTY)
+
+    @classmethod
+    def fail(
+        cls, metric: str, value: float = 0.0, *, extra: Mapping[str, Any] | None = None
+    ) -> ItemScore:
+        """A scored, unsuccessful verdict (value 0.0 unless given)."""
+        return cls(metric=metric, value=value, status=Status.FAIL, extra=extra or EMPTY)
+
+    @classmethod
+    def skip(
+        cls, metric: str, reason: str | None = None, *, extra: Mapping[str, Any] | None = None
+    ) -> ItemScore:
+        """The metric does not apply to this item; excluded from every denominator."""
+        return cls(metric=metric, status=Status.SKIP, reason=reason, extra=extra or EMPTY)
+
+    @classmethod
+    def error(
+        cls, metric: str, reason: str, *, extra: Mapping[str, Any] | None = None
+    ) -> ItemScore:
+        """The metric failed on this item; excluded from every denominator."""
+        return cls(metric=metric, status=Status.ERROR, reason=reason, extra=extra or EMPTY)
+
+
+def _to_expected(value: str | Iterable[str] | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return (value,) if value else None
+    if isinstance(value, Mapping):
+        raise TypeError(
+            "`expected` must be a string, a sequence of strings or None, not a mapping."
+        )
+    answers = tuple(value)
+    for answer in answers:
+        if not isinstance(answer, str):
+            raise TypeError(
+                f"`expected` must hold strings; got {answer!r} ({type(answer).__name__})."
+            )
+    return answers or None
+
+
+def _check_optional_str(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(
+            f"`{attribute.name}` ({value!r}) must be a string or None, "
+            f"not {type(value).__name__}."
+        )
+
+
+def _check_id(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"`id` ({value!r}) must be a non-empty string.")
+
+
+@attrs.frozen(kw_only=True, slots=True, repr_ns=None)
+class ItemResult:
+    """One model output to score, with its valid answers.
+
+    Raises:
+        TypeError: a field of the wrong type.
+    """
+
+    #: Unique within a run.
+    id: str = attrs.field(validator=_check_id)
+    #: The model's answer; ``None`` when the request failed and nothing was answered.
+    output: str | None = attrs.field(validator=_check_optional_str)
+    #: The valid answers; ``None`` when the row has no answer key (empty becomes ``None``).
+    expected: tuple[str, ...] | None = attrs.field(default=None, converter=_to_expected)
+    #: The prompt or question, when the metric needs it.
+    input: str | None = attrs.field(default=None, validator=_check_optional_str)
+    #: Breakdown key, e.g. an MMLU subject.
+    group: str | None = attrs.field(default=None, validator=_check_optional_str)
+    #: The model that produced the output.
+    model: str | None = attrs.field(default=None, validator=_check_optional_str)
+    #: Any other column: latency, cost, tokens...
+    metadata: Mapping[str, Any] = attrs.field(default=EMPTY, converter=_freeze_mapping)
+    #: One score per metric label; empty until a run fills it.
+    scores: Mapping[str, ItemScore] = attrs.field(default=EMPTY, converter=_freeze_mapping)
+
+    @property
+    def has_answer_key(self) -> bool:
+        """Whether the item has at least one valid answer."""
+        return self.expected is not None
+
+    def with_scores(self, scores: Mapping[str, ItemScore]) -> ItemResult:
+        """A copy of this item whose ``scores`` are ``scores``.
+
+        The copy skips re-validation: every other field is taken from an already valid item.
+        """
+        new = object.__new__(ItemResult)
+        for name in _ITEM_FIELDS:
+            object.__setattr__(new, name, getattr(self, name))
+        object.__setattr__(new, "scores", scores or EMPTY)
+        return new
+
+
+_ITEM_FIELDS = tuple(f.name for f in attrs.fields(ItemResult) if f.name != "scores")
+
+
+@attrs.frozen(kw_only=True, slots=True, repr_ns=None)
+class Estimate:
+    """An aggregated number with its interval, as returned by :mod:`itemscore.aggregate`.
+
+    ``value`` is ``None`` when nothing was scored (``n == 0``); ``low``/``high`` are ``None`` when
+    no interval is defined (n = 0, or a method that needs more observations).
+    """
+
+    #: The point estimate.
+    value: float | None
+    #: Lower end of the interval.
+    low: float | None = None
+    #: Upper end of the interval.
+    high: float | None = None
+    #: Observations the estimate rests on.
+    n: int = 0
+    #: The interval method ("wilson", "normal", "t", "bootstrap"...), or "none".
+    method: str = "none"
+    #: Confidence level of the interval, in (0, 1).
+    confidence: float = 0.95
+    #: Secondary numbers by name (precision next to F1, percentiles...).
+    extra: Mapping[str, float] = attrs.field(default=EMPTY, converter=_freeze_mapping)
+
+    @property
+    def ci(self) -> tuple[float | None, float | None]:
+        """The interval as a ``(low, high)`` pair."""
+        return (self.low, self.high)
+
+
+def _to_counts(value: Mapping[Status | str, int]) -> Mapping[Status, int]:
+    counts = dict.fromkeys(Status, 0)
+    for status, count in value.items():
+        counts[_to_status(status)] = int(count)
+    return MappingProxyType(counts)
+
+
+@attrs.frozen(kw_only=True, slots=True, repr_ns=None)
+class Measurement:
+    """One aggregated number: one metric, one model, with per-group breakdowns."""
+
+    #: ``"<suite_id>.<label>"``.
+    key: str
+    #: The suite id.
+    suite: str
+    #: The metric's label in the run.
+    metric: str
+    #: The model, or ``None`` for items without one (or pooled over models).
+    model: str | None = None
+    #: The headline number; ``None`` when nothing was scored or the aggregate failed.
+    value: float | None = None
+    #: Lower end of the interval.
+    ci_low: float | None = None
+    #: Upper end of the interval.
+    ci_high: float | None = None
+    #: How the interval was computed.
+    ci_method: str = "none"
+    #: Confidence level of the interval.
+    confidence: float = 0.95
+    #: Scored items (ok + fail).
+    n: int = 0
+    #: Items in each of the four states.
+    counts: Mapping[Status, int] = attrs.field(factory=dict, converter=_to_counts)
+    #: Whether a larger value is better.
+    higher_is_better: bool = True
+    #: "deterministic" or "judge-based".
+    reproducibility_class: str = "deterministic"
+    #: Secondary numbers (precision next to F1, ``f1[positive]``...).
+    extra: Mapping[str, float] = attrs.field(default=EMPTY, converter=_freeze_mapping)
+    #: One measurement per distinct item group, same shape.
+    groups: Mapping[str, Measurement] = attrs.field(default=EMPTY, converter=_freeze_mapping)
+    #: Set when the metric's aggregate raised: the exception type and message.
+    error: str | None = None

@@ -1,0 +1,1 @@
+"""The built-in metrics, registered through the ``itemscore.metrics`` entry-point group."""

@@ -1,0 +1,1 @@
+"""An example third-party metric package for itemscore."""
