@@ -1,8 +1,68 @@
-"""itemscore: evaluation metrics as plugins."""
+"""itemscore: evaluation metrics as plugins.
+
+Score each item with each metric, one item at a time and every score isolated, then
+aggregate the scores into ratios or means with confidence intervals. Metrics come from the
+built-ins and from any package that declares an ``itemscore.metrics`` entry point.
+"""
 
 from __future__ import annotations
 
 from importlib.metadata import version as _version
 
+from ._exceptions import (
+    ConfigError,
+    InputError,
+    ItemscoreError,
+    MetricCollisionError,
+    OptionError,
+    PluginLoadError,
+    ResultsFormatError,
+    UnknownMetricError,
+    UnknownSuiteError,
+)
+from ._metric import Metric, MetricContext
+from ._options import OptionInfo
+from ._plugins import plugin_manager
+from ._records import Estimate, ItemResult, ItemScore, Measurement, Status
+from ._registry import MetricInfo, Registry, register, reset_registry
+from ._result import RunResult
+from ._runner import rescore, run, score
+from ._spec import MetricSpec
+from ._suite import Suite, get_suite
+from .hookspecs import hookimpl
+
 __version__ = _version("itemscore")
-__all__ = ["__version__"]
+
+__all__ = [
+    "ConfigError",
+    "Estimate",
+    "InputError",
+    "ItemResult",
+    "ItemScore",
+    "ItemscoreError",
+    "Measurement",
+    "Metric",
+    "MetricCollisionError",
+    "MetricContext",
+    "MetricInfo",
+    "MetricSpec",
+    "OptionError",
+    "OptionInfo",
+    "PluginLoadError",
+    "Registry",
+    "ResultsFormatError",
+    "RunResult",
+    "Status",
+    "Suite",
+    "UnknownMetricError",
+    "UnknownSuiteError",
+    "__version__",
+    "get_suite",
+    "hookimpl",
+    "plugin_manager",
+    "register",
+    "rescore",
+    "reset_registry",
+    "run",
+    "score",
+]

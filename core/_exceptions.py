@@ -5,6 +5,7 @@ The tree::
     ItemscoreError
      ├── ConfigError (ValueError)            a run, metric or option is configured wrongly
      │    ├── UnknownMetricError (LookupError)   no installed metric has that name
+ │    ├── UnknownSuiteError (LookupError)    no installed suite has that name
      │    └── OptionError                        an unknown option, or a value of the wrong type
      ├── MetricCollisionError                two distributions claim one metric id
      ├── PluginLoadError (ImportError)       a plugin's entry point cannot be loaded
@@ -29,6 +30,7 @@ __all__ = [
     "PluginLoadError",
     "ResultsFormatError",
     "UnknownMetricError",
+    "UnknownSuiteError",
 ]
 
 
@@ -45,6 +47,10 @@ class ConfigError(ItemscoreError, ValueError):
 
 class UnknownMetricError(ConfigError, LookupError):
     """Raised when a metric is asked for by a name no installed metric has."""
+
+
+class UnknownSuiteError(ConfigError, LookupError):
+    """Raised when a suite is asked for by a name no installed suite has."""
 
 
 class OptionError(ConfigError):

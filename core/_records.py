@@ -58,7 +58,7 @@ def _to_optional_float(value: float | None) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         # numpy scalars are numbers.Real but not int/float subclasses in every version.
         try:
-            return float(value)  # type: ignore[arg-type]
+            return float(value)
         except (TypeError, ValueError):
             raise TypeError(
                 f"`value` ({value!r}) must be a number or None, not {type(value).__name__}."
@@ -72,7 +72,7 @@ def _freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return value
 
 
-@attrs.frozen(kw_only=True, slots=True, repr_ns=None)
+@attrs.frozen(kw_only=True)
 class ItemScore:
     """One metric's verdict on one item.
 
@@ -163,8 +163,7 @@ def _to_expected(value: str | Iterable[str] | None) -> tuple[str, ...] | None:
 def _check_optional_str(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value is not None and not isinstance(value, str):
         raise TypeError(
-            f"`{attribute.name}` ({value!r}) must be a string or None, "
-            f"not {type(value).__name__}."
+            f"`{attribute.name}` ({value!r}) must be a string or None, not {type(value).__name__}."
         )
 
 
@@ -173,7 +172,7 @@ def _check_id(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> Non
         raise TypeError(f"`id` ({value!r}) must be a non-empty string.")
 
 
-@attrs.frozen(kw_only=True, slots=True, repr_ns=None)
+@attrs.frozen(kw_only=True)
 class ItemResult:
     """One model output to score, with its valid answers.
 
@@ -218,7 +217,7 @@ class ItemResult:
 _ITEM_FIELDS = tuple(f.name for f in attrs.fields(ItemResult) if f.name != "scores")
 
 
-@attrs.frozen(kw_only=True, slots=True, repr_ns=None)
+@attrs.frozen(kw_only=True)
 class Estimate:
     """An aggregated number with its interval, as returned by :mod:`itemscore.aggregate`.
 
@@ -254,7 +253,7 @@ def _to_counts(value: Mapping[Status | str, int]) -> Mapping[Status, int]:
     return MappingProxyType(counts)
 
 
-@attrs.frozen(kw_only=True, slots=True, repr_ns=None)
+@attrs.frozen(kw_only=True)
 class Measurement:
     """One aggregated number: one metric, one model, with per-group breakdowns."""
 

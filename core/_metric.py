@@ -1,0 +1,214 @@
+"""The ``Metric`` base class that built-in and third-party metrics subclass."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+import attrs
+
+from ._exceptions import ConfigError
+from ._options import OptionInfo, check_options, option_infos
+from ._records import EMPTY, Estimate, ItemResult, ItemScore, Status
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = ["Metric", "MetricContext"]
+
+Aggregation = Literal["ratio", "mean", "geomean"]
+_AGGREGATIONS = ("ratio", "mean", "geomean")
+_REPRODUCIBILITY = ("deterministic", "judge-based")
+_METRIC_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+
+
+@attrs.frozen(kw_only=True)
+class MetricContext:
+    """What a metric knows about the run while it scores or aggregates."""
+
+    #: The suite id; measurement keys are ``"<suite_id>.<label>"``.
+    suite_id: str = "default"
+    #: The metric's label in this run.
+    label: str = ""
+    #: The model being aggregated (``None`` while scoring or when items carry none).
+    model: str | None = None
+    #: The group being aggregated (``None`` for the headline number).
+    group: str | None = None
+    #: Confidence level for intervals.
+    confidence: float = 0.95
+    #: Interval method asked for by the run (``None``: the metric's default).
+    ci_method: str | None = None
+    #: Seed for anything random (bootstrap intervals).
+    seed: int = 0
+    #: Concurrency limit for ``async def score_item``.
+    concurrency: int = 16
+
+
+class Metric:
+    """Base class of every metric: subclass it, set the class attributes, write ``score_item``.
+
+    Options are the keyword arguments of ``__init__`` that have a default and a type hint;
+    document them in an ``Args:`` section of the class docstring. They are checked when the
+    run is configured, before any item is scored.
+    """
+
+    #: Unique id, used in configs and measurement keys.
+    metric_id: ClassVar[str]
+    #: One sentence, shown by ``itemscore metrics``.
+    description: ClassVar[str] = ""
+    #: "deterministic" or "judge-based".
+    reproducibility_class: ClassVar[str] = "deterministic"
+    #: Item fields that must be present (not None, not empty); an item missing one is skipped.
+    required_inputs: ClassVar[tuple[str, ...]] = ("output",)
+    #: Whether a larger value is better.
+    higher_is_better: ClassVar[bool] = True
+    #: The default aggregate: "ratio" of ok among ok + fail, "mean" or "geomean" of values.
+    aggregation: ClassVar[Aggregation] = "ratio"
+
+    # Set by ``bind``; class-level defaults keep an unbound instance usable in notebooks.
+    _label: str | None = None
+    _ok_score: ItemScore | None = None
+    _fail_score: ItemScore | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        metric_id = cls.__dict__.get("metric_id")
+        if metric_id is not None and (
+            not isinstance(metric_id, str) or not _METRIC_ID.match(metric_id)
+        ):
+            raise ConfigError(
+                f"{cls.__qualname__}.metric_id ({metric_id!r}) must be a non-empty name of "
+                "letters, digits, '_', '-' or '.'."
+            )
+        if cls.aggregation not in _AGGREGATIONS:
+            raise ConfigError(
+                f"{cls.__qualname__}.aggregation ({cls.aggregation!r}) must be one of "
+                + ", ".join(repr(a) for a in _AGGREGATIONS)
+                + "."
+            )
+        if cls.reproducibility_class not in _REPRODUCIBILITY:
+            raise ConfigError(
+                f"{cls.__qualname__}.reproducibility_class ({cls.reproducibility_class!r}) "
+                "must be one of 'deterministic', 'judge-based'."
+            )
+        if isinstance(cls.required_inputs, str):  # type: ignore[unreachable]
+            raise ConfigError(
+                f"{cls.__qualname__}.required_inputs must be a tuple of field names, "
+                f"e.g. ({cls.required_inputs!r},), not a string."
+            )
+
+    # -- options ---------------------------------------------------------------------------
+
+    @classmethod
+    def options(cls) -> dict[str, OptionInfo]:
+        """The metric's options, by name, read from ``__init__``."""
+        return option_infos(cls)
+
+    @classmethod
+    def configure(cls, options: Mapping[str, Any] | None = None) -> Self:
+        """Build an instance after checking ``options`` against the ``__init__`` signature.
+
+        Raises:
+            OptionError: an unknown option or a value of the wrong type.
+        """
+        metric_id = getattr(cls, "metric_id", cls.__qualname__)
+        values = check_options(metric_id, cls.options(), options or {})
+        return cls(**values)
+
+    @property
+    def needs_answer_key(self) -> bool:
+        """Whether the metric needs ``expected`` (it is among ``required_inputs``)."""
+        return "expected" in self.required_inputs
+
+    # -- the label and the score helpers ---------------------------------------------------
+
+    @property
+    def label(self) -> str:
+        """The metric's label in the current run (its id until a run binds it)."""
+        return self._label if self._label is not None else self.metric_id
+
+    def bind(self, label: str) -> None:
+        """Give the metric its label for a run; the score helpers use it."""
+        self._label = label
+        # ok()/fail() with default values are the common case: share one frozen record.
+        self._ok_score = ItemScore(metric=label, value=1.0, status=Status.OK)
+        self._fail_score = ItemScore(metric=label, value=0.0, status=Status.FAIL)
+
+    def ok(self, value: float = 1.0, *, extra: Mapping[str, Any] | None = None) -> ItemScore:
+        """A scored, successful verdict for this metric."""
+        if value == 1.0 and not extra and self._ok_score is not None:
+            return self._ok_score
+        return ItemScore(metric=self.label, value=value, status=Status.OK, extra=extra or EMPTY)
+
+    def fail(self, value: float = 0.0, *, extra: Mapping[str, Any] | None = None) -> ItemScore:
+        """A scored, unsuccessful verdict for this metric."""
+        if value == 0.0 and not extra and self._fail_score is not None:
+            return self._fail_score
+        return ItemScore(metric=self.label, value=value, status=Status.FAIL, extra=extra or EMPTY)
+
+    def skip(
+        self, reason: str | None = None, *, extra: Mapping[str, Any] | None = None
+    ) -> ItemScore:
+        """The metric does not apply to this item."""
+        return ItemScore(metric=self.label, status=Status.SKIP, reason=reason, extra=extra or EMPTY)
+
+    def error(self, reason: str, *, extra: Mapping[str, Any] | None = None) -> ItemScore:
+        """The metric could not score this item."""
+        return ItemScore(
+            metric=self.label, status=Status.ERROR, reason=reason, extra=extra or EMPTY
+        )
+
+    # -- scoring ---------------------------------------------------------------------------
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore | None:
+        """Score one item; return ``None`` to leave it unscored (recorded as skip).
+
+        May be ``async def``. Anything it raises becomes this item's ``error`` score.
+        """
+        raise NotImplementedError(f"{type(self).__qualname__} must implement score_item().")
+
+    def score_items(
+        self, items: Sequence[ItemResult], ctx: MetricContext
+    ) -> Sequence[ItemScore | None]:
+        """Score many items at once; override for speed.
+
+        Must return one result per item, in order. When it raises (or returns the wrong
+        number of results), the runner scores those items one by one with ``score_item``.
+        """
+        return [self.score_item(item, ctx) for item in items]
+
+    # -- aggregation -----------------------------------------------------------------------
+
+    def aggregate(self, scores: Sequence[ItemScore], ctx: MetricContext) -> Estimate:
+        """Turn this metric's per-item scores (all four states) into one estimate.
+
+        The default follows ``aggregation``: the ratio of ok among ok + fail with a Wilson
+        interval, or the mean (normal interval) or geometric mean of the scored values. Skip
+        and error are excluded from every denominator.
+        """
+        from . import aggregate
+
+        if self.aggregation == "ratio":
+            ok = fail = 0
+            for score in scores:
+                if score.status is Status.OK:
+                    ok += 1
+                elif score.status is Status.FAIL:
+                    fail += 1
+            method = _method_for(ctx.ci_method, aggregate.RATIO_METHODS, "wilson")
+            return aggregate.ratio(ok, ok + fail, method=method, confidence=ctx.confidence)
+        values = [s.value for s in scores if s.value is not None and s.status.scored]
+        method = _method_for(ctx.ci_method, aggregate.MEAN_METHODS, "normal")
+        if self.aggregation == "mean":
+            return aggregate.mean(values, method=method, confidence=ctx.confidence, seed=ctx.seed)
+        geo_method = method if method in ("normal", "t") else "normal"
+        return aggregate.geomean(values, method=geo_method, confidence=ctx.confidence)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__qualname__} {getattr(self, 'metric_id', '?')!r}>"
+
+
+def _method_for(asked: str | None, supported: Sequence[str], default: str) -> str:
+    """The run's interval method when this aggregation supports it, else the default."""
+    return asked if asked is not None and asked in supported else default

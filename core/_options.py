@@ -1,0 +1,253 @@
+"""Metric options: read from ``__init__`` keyword arguments, checked against their type hints.
+
+Every keyword argument of a metric's ``__init__`` that has a default is an option. Its type hint
+says what values it accepts: ``bool``, ``int``, ``float``, ``str``, ``Literal[...]``,
+``list[str]``/``tuple[str, ...]``/``Sequence[str]``, and any of these ``| None``. Descriptions come
+from the ``Args:`` section of the class docstring (merged along the class hierarchy, so a shared
+base class documents shared options once).
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import inspect
+import math
+import re
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+from ._exceptions import OptionError, did_you_mean, one_of
+
+__all__ = ["OptionInfo", "check_options", "option_infos"]
+
+_MISSING = inspect.Parameter.empty
+_SEQUENCE_ORIGINS = (list, tuple, collections.abc.Sequence, collections.abc.Iterable)
+
+
+@attrs.frozen(kw_only=True)
+class OptionInfo:
+    """One option of a metric, as read from its ``__init__`` signature."""
+
+    #: The keyword argument's name.
+    name: str
+    #: The type hint (a typing object), or ``typing.Any`` when none is given.
+    hint: Any
+    #: The default value; ``inspect.Parameter.empty`` for a required option.
+    default: Any
+    #: One line from the class docstring's ``Args:`` section, or "".
+    description: str = ""
+
+    @property
+    def required(self) -> bool:
+        """Whether the option has no default."""
+        return self.default is _MISSING
+
+    @property
+    def type_name(self) -> str:
+        """The hint as a reader would write it: ``'macro' | 'micro'``, ``list of strings``..."""
+        return describe_hint(self.hint)
+
+    @property
+    def choices(self) -> tuple[Any, ...] | None:
+        """The allowed values of a ``Literal`` option, else ``None``."""
+        hint, _ = _strip_optional(self.hint)
+        if typing.get_origin(hint) is Literal:
+            return typing.get_args(hint)
+        return None
+
+
+def _strip_optional(hint: Any) -> tuple[Any, bool]:
+    """``(X, True)`` for ``X | None`` / ``Optional[X]``, else ``(hint, False)``."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        optional = len(args) < len(typing.get_args(hint))
+        if len(args) == 1:
+            return args[0], optional
+        return typing.Union[tuple(args)], optional  # noqa: UP007 - built at run time
+    return hint, False
+
+
+def describe_hint(hint: Any) -> str:
+    """A short, human wording of a type hint, for docs and error messages."""
+    inner, optional = _strip_optional(hint)
+    suffix = " or none" if optional else ""
+    origin = typing.get_origin(inner)
+    if inner is Any:
+        return "any"
+    if origin is Literal:
+        return ", ".join(f"`{v}`" for v in typing.get_args(inner)) + suffix
+    if origin in _SEQUENCE_ORIGINS:
+        args = typing.get_args(inner)
+        item = args[0] if args else Any
+        return f"list of {_plural(item)}{suffix}"
+    names = {bool: "boolean", int: "integer", float: "number", str: "string"}
+    if isinstance(inner, type) and inner in names:
+        return names[inner] + suffix
+    return str(inner).replace("typing.", "") + suffix
+
+
+def _plural(item: Any) -> str:
+    return {str: "strings", int: "integers", float: "numbers", bool: "booleans"}.get(
+        item, str(item)
+    )
+
+
+_ARGS_HEADER = re.compile(r"^(\s*)(Args|Arguments|Options):\s*$")
+_ARG_LINE = re.compile(r"^(\s*)(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+def _docstring_args(cls: type) -> dict[str, str]:
+    """``{name: first line}`` from the ``Args:`` sections along ``cls``'s hierarchy."""
+    found: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        doc = inspect.cleandoc(klass.__dict__.get("__doc__") or "")
+        in_args = False
+        indent: int | None = None
+        for line in doc.splitlines():
+            if _ARGS_HEADER.match(line):
+                in_args, indent = True, None
+                continue
+            if not in_args:
+                continue
+            if line.strip() and not line.startswith((" ", "\t")):
+                in_args = False  # the next section began
+                continue
+            match = _ARG_LINE.match(line)
+            if match and (indent is None or len(match.group(1)) == indent):
+                indent = len(match.group(1))
+                found[match.group(2)] = match.group(3).strip()
+            elif match is None and line.strip() and found and indent is not None:
+                last = next(reversed(found))
+                found[last] = (found[last] + " " + line.strip()).strip()
+    return found
+
+
+def option_infos(cls: type) -> dict[str, OptionInfo]:
+    """The options of metric class ``cls``, by name, in signature order."""
+    init = cls.__init__  # type: ignore[misc]
+    if init is object.__init__:
+        return {}
+    signature = inspect.signature(init)
+    try:
+        hints = typing.get_type_hints(init)
+    except Exception:  # noqa: BLE001 - an unresolvable hint only costs the type check
+        hints = {}
+    docs = _docstring_args(cls)
+    infos: dict[str, OptionInfo] = {}
+    for name, param in signature.parameters.items():
+        if name == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        infos[name] = OptionInfo(
+            name=name,
+            hint=hints.get(name, Any),
+            default=param.default,
+            description=docs.get(name, ""),
+        )
+    return infos
+
+
+def check_options(
+    metric_id: str, infos: Mapping[str, OptionInfo], given: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Check ``given`` against ``infos``; return the values to pass to ``__init__``.
+
+    Raises:
+        OptionError: an unknown option (listing the valid ones), a missing required option, or
+            a value of the wrong type or outside a ``Literal`` (naming the allowed values).
+    """
+    checked: dict[str, Any] = {}
+    for name, value in given.items():
+        info = infos.get(name)
+        if info is None:
+            valid = ", ".join(f"`{n}`" for n in infos) or "none"
+            raise OptionError(
+                f"Metric {metric_id!r} has no option `{name}`."
+                f"{did_you_mean(name, infos)} Valid options: {valid}."
+            )
+        checked[name] = coerce_value(info, value)
+    missing = [n for n, info in infos.items() if info.required and n not in checked]
+    if missing:
+        raise OptionError(
+            f"Metric {metric_id!r} needs the option(s) {', '.join(f'`{n}`' for n in missing)}."
+        )
+    return checked
+
+
+def coerce_value(info: OptionInfo, value: Any) -> Any:
+    """Check one value against its option's hint; return it, lightly normalised.
+
+    Raises:
+        OptionError: the value does not fit the hint.
+    """
+    hint, optional = _strip_optional(info.hint)
+    if value is None:
+        if optional or info.default is None or hint is Any:
+            return None
+        raise _type_error(info, value)
+    return _coerce(info, hint, value)
+
+
+def _coerce(info: OptionInfo, hint: Any, value: Any) -> Any:
+    origin = typing.get_origin(hint)
+    if hint is Any:
+        return value
+    if origin is Literal:
+        choices = typing.get_args(hint)
+        if value in choices and type(value) in {type(c) for c in choices}:
+            return value
+        suggestion = (
+            did_you_mean(value, [str(c) for c in choices]) if isinstance(value, str) else ""
+        )
+        raise OptionError(
+            f"`{info.name}` ({value!r}) must be one of {one_of(choices)}.{suggestion}"
+        )
+    if origin is typing.Union or origin is types.UnionType:
+        for arm in typing.get_args(hint):
+            try:
+                return _coerce(info, arm, value)
+            except OptionError:
+                continue
+        raise _type_error(info, value)
+    if origin in _SEQUENCE_ORIGINS:
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+            raise _type_error(info, value)
+        args = typing.get_args(hint)
+        item_hint = args[0] if args else Any
+        items = [_coerce(info, item_hint, v) for v in value]
+        return tuple(items) if origin is tuple else list(items)
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        raise _type_error(info, value)
+    if hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise _type_error(info, value)
+    if hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise OptionError(f"`{info.name}` ({value!r}) must be a finite number.")
+            return float(value)
+        raise _type_error(info, value)
+    if isinstance(hint, type):
+        if isinstance(value, hint):
+            return value
+        raise _type_error(info, value)
+    return value  # a hint we cannot check at run time: trust the metric
+
+
+def _type_error(info: OptionInfo, value: Any) -> OptionError:
+    return OptionError(
+        f"`{info.name}` ({value!r}) must be {_article(info.type_name)}, not {type(value).__name__}."
+    )
+
+
+def _article(type_name: str) -> str:
+    if type_name.startswith("`"):
+        return "one of " + type_name
+    return ("an " if type_name[:1] in "aeiou" else "a ") + type_name

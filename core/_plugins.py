@@ -1,0 +1,64 @@
+"""The pluggy plugin manager for the hooks that are not metrics."""
+
+from __future__ import annotations
+
+import attrs
+import pluggy
+
+from . import hookspecs
+from ._entrypoints import EntryPointRef, autoload_enabled, entry_points
+
+__all__ = ["PLUGINS_GROUP", "BrokenPlugin", "plugin_manager", "reset_plugin_manager"]
+
+#: The entry-point group of plugins with hook implementations.
+PLUGINS_GROUP = "itemscore.plugins"
+
+
+@attrs.frozen
+class BrokenPlugin:
+    """A plugin from ``itemscore.plugins`` that failed to load or register."""
+
+    #: The entry point that failed.
+    ref: EntryPointRef
+    #: The exception type and message.
+    error: str
+
+
+class ItemscorePluginManager(pluggy.PluginManager):
+    """A ``PluginManager("itemscore")`` that remembers the plugins that failed to load."""
+
+    def __init__(self) -> None:
+        super().__init__("itemscore")
+        self.add_hookspecs(hookspecs)
+        self.broken: list[BrokenPlugin] = []
+
+    def load_entry_points(self, *, autoload: bool | None = None) -> None:
+        """Load and register every plugin of ``itemscore.plugins``; record the broken ones."""
+        for ref in entry_points(PLUGINS_GROUP, autoload=autoload):
+            if self.has_plugin(ref.name):
+                continue
+            try:
+                self.register(ref.entry_point.load(), name=ref.name)
+            except Exception as exc:  # noqa: BLE001 - one broken plugin never stops the others
+                self.broken.append(BrokenPlugin(ref, f"{type(exc).__name__}: {exc}"))
+
+
+_PM: ItemscorePluginManager | None = None
+
+
+def plugin_manager() -> ItemscorePluginManager:
+    """The process-wide plugin manager, with the ``itemscore.plugins`` entry points loaded.
+
+    Register in-process plugins with ``plugin_manager().register(obj)``.
+    """
+    global _PM
+    if _PM is None:
+        _PM = ItemscorePluginManager()
+        _PM.load_entry_points(autoload=autoload_enabled())
+    return _PM
+
+
+def reset_plugin_manager() -> None:
+    """Forget the plugin manager; the next call to :func:`plugin_manager` builds a new one."""
+    global _PM
+    _PM = None

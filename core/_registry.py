@@ -1,0 +1,297 @@
+"""Finding metrics: entry points (lazily), in-process ``@register``, and plugin hooks."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterable
+from typing import Literal, TypeVar, cast
+
+import attrs
+
+from ._entrypoints import EntryPointRef, autoload_enabled, entry_points
+from ._exceptions import (
+    MetricCollisionError,
+    PluginLoadError,
+    UnknownMetricError,
+    did_you_mean,
+)
+from ._metric import Metric
+
+__all__ = ["METRICS_GROUP", "MetricInfo", "Registry", "default_registry", "register"]
+
+#: The entry-point group metrics are declared in.
+METRICS_GROUP = "itemscore.metrics"
+
+M = TypeVar("M", bound=type[Metric])
+
+#: Classes registered in-process with ``@register``, by metric id.
+_REGISTERED: dict[str, type[Metric]] = {}
+
+
+@attrs.frozen(kw_only=True)
+class MetricInfo:
+    """Where a metric comes from, and whether it loads."""
+
+    #: The metric id (``None`` when the plugin is broken and the id is unknown).
+    id: str | None
+    #: The entry point's name (``None`` for in-process registrations).
+    entry_point: str | None = None
+    #: ``module:attribute`` of the entry point, or the class's module and name.
+    target: str = ""
+    #: The distribution that declares it (``None`` for in-process registrations).
+    distribution: str | None = None
+    #: The distribution's version.
+    version: str | None = None
+    #: "entry-point", "register" or "hook".
+    source: Literal["entry-point", "register", "hook"] = "entry-point"
+    #: "ok", or "broken" when it cannot be loaded.
+    status: Literal["ok", "broken"] = "ok"
+    #: Why it is broken: the exception type and message.
+    error: str | None = None
+    #: The loaded class.
+    cls: type[Metric] | None = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def origin(self) -> str:
+        """A short phrase naming where the metric comes from, for error messages."""
+        if self.source == "register":
+            return f"registered in-process by {self.target}"
+        if self.source == "hook":
+            return f"added by the plugin hook of {self.distribution or self.target}"
+        dist = self.distribution or "an unknown distribution"
+        return f"distribution {dist!r} (entry point {self.entry_point!r} = {self.target!r})"
+
+
+def register(cls: M) -> M:
+    """Make a metric class usable by id in this process, without an entry point.
+
+    Use as a class decorator. Registering another class under a taken id is an error; running
+    the same class definition again (a notebook cell) replaces the earlier one.
+
+    Raises:
+        TypeError: ``cls`` is not a ``Metric`` subclass with a ``metric_id``.
+        MetricCollisionError: another class is registered under the same id.
+    """
+    _check_metric_class(cls, f"{cls!r}")
+    existing = _REGISTERED.get(cls.metric_id)
+    if existing is not None and existing is not cls and not _same_definition(existing, cls):
+        raise MetricCollisionError(
+            f"Metric id {cls.metric_id!r} is registered twice: by "
+            f"{existing.__module__}.{existing.__qualname__} and by "
+            f"{cls.__module__}.{cls.__qualname__}. Give one of them another metric_id."
+        )
+    _REGISTERED[cls.metric_id] = cls
+    return cls
+
+
+def unregister(metric_id: str) -> None:
+    """Forget an in-process registration (for tests and notebooks)."""
+    _REGISTERED.pop(metric_id, None)
+
+
+def _same_definition(a: type, b: type) -> bool:
+    return a.__module__ == b.__module__ and a.__qualname__ == b.__qualname__
+
+
+def _check_metric_class(obj: object, where: str) -> type[Metric]:
+    if not isinstance(obj, type) or not issubclass(obj, Metric):
+        raise TypeError(f"{where} is not a subclass of itemscore.Metric.")
+    if not isinstance(getattr(obj, "metric_id", None), str):
+        raise TypeError(f"{where} has no `metric_id`; set it as a class attribute.")
+    return obj
+
+
+def _describe_exception(exc: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip()
+
+
+def _variants(name: str) -> set[str]:
+    return {name, name.replace("-", "_"), name.replace("_", "-")}
+
+
+class Registry:
+    """Every metric this process can use: built-ins, plugins, hooks and registrations.
+
+    Entry points load lazily. Asking for one metric imports only the entry points whose
+    name matches; listing, or a name no entry point has, loads them all.
+    """
+
+    def __init__(self, *, autoload: bool | None = None) -> None:
+        self.autoload = autoload_enabled() if autoload is None else autoload
+        self._refs: list[EntryPointRef] | None = None
+        self._loaded: dict[tuple[str, str, str | None], MetricInfo] = {}
+        self._hook_infos: list[MetricInfo] | None = None
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def _entry_points(self) -> list[EntryPointRef]:
+        if self._refs is None:
+            self._refs = entry_points(METRICS_GROUP, autoload=self.autoload)
+        return self._refs
+
+    def _load(self, ref: EntryPointRef) -> MetricInfo:
+        key = (ref.name, ref.value, ref.distribution)
+        info = self._loaded.get(key)
+        if info is not None:
+            return info
+        where = MetricInfo(
+            id=None,
+            entry_point=ref.name,
+            target=ref.value,
+            distribution=ref.distribution,
+            version=ref.version,
+        )
+        try:
+            cls = _check_metric_class(
+                ref.entry_point.load(), f"Entry point {ref.name!r} ({ref.value})"
+            )
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, never fatal
+            info = attrs.evolve(where, status="broken", error=_describe_exception(exc))
+        else:
+            info = attrs.evolve(where, id=cls.metric_id, cls=cls)
+        self._loaded[key] = info
+        return info
+
+    def _hooks(self) -> list[MetricInfo]:
+        if self._hook_infos is None:
+            from ._plugins import plugin_manager
+
+            infos: list[MetricInfo] = []
+            pm = plugin_manager()
+            for impl in pm.hook.itemscore_add_metrics.get_hookimpls():
+                try:
+                    returned: Iterable[object] = cast(Iterable[object], impl.function() or ())
+                    for obj in returned:
+                        cls = _check_metric_class(
+                            obj, f"Plugin {impl.plugin_name!r} returned {obj!r}"
+                        )
+                        infos.append(
+                            MetricInfo(
+                                id=cls.metric_id,
+                                target=f"{cls.__module__}:{cls.__qualname__}",
+                                distribution=impl.plugin_name,
+                                source="hook",
+                                cls=cls,
+                            )
+                        )
+                except Exception as exc:  # noqa: BLE001 - reported like a broken entry point
+                    infos.append(
+                        MetricInfo(
+                            id=None,
+                            target=impl.plugin_name,
+                            distribution=impl.plugin_name,
+                            source="hook",
+                            status="broken",
+                            error=_describe_exception(exc),
+                        )
+                    )
+            self._hook_infos = infos
+        return self._hook_infos
+
+    @staticmethod
+    def _registered() -> list[MetricInfo]:
+        return [
+            MetricInfo(
+                id=metric_id,
+                target=f"{cls.__module__}:{cls.__qualname__}",
+                source="register",
+                cls=cls,
+            )
+            for metric_id, cls in _REGISTERED.items()
+        ]
+
+    def infos(self) -> list[MetricInfo]:
+        """Every metric, loaded, sorted by id; broken plugins last.
+
+        Raises:
+            MetricCollisionError: two sources claim one id.
+        """
+        loaded = [self._load(ref) for ref in self._entry_points()]
+        infos = loaded + self._hooks() + self._registered()
+        self._check_collisions(infos)
+        return sorted(infos, key=lambda i: (i.status == "broken", i.id or "", i.entry_point or ""))
+
+    @staticmethod
+    def _check_collisions(infos: Iterable[MetricInfo]) -> None:
+        by_id: dict[str, MetricInfo] = {}
+        for info in infos:
+            if info.id is None:
+                continue
+            other = by_id.get(info.id)
+            if other is not None and other.cls is not info.cls:
+                raise MetricCollisionError(
+                    f"Metric id {info.id!r} is claimed twice: by {other.origin} and by "
+                    f"{info.origin}. Uninstall one of them, or ask its author to rename it."
+                )
+            by_id[info.id] = info
+
+    # -- lookup ----------------------------------------------------------------------------
+
+    def get(self, name: str) -> type[Metric]:
+        """The metric class with id ``name`` or, failing that, entry-point name ``name``.
+
+        Raises:
+            UnknownMetricError: no metric has that id or entry-point name.
+            PluginLoadError: the entry point named ``name`` is broken.
+            MetricCollisionError: two sources claim the id.
+        """
+        info = self.find(name)
+        assert info.cls is not None  # find() returns loaded metrics only
+        return info.cls
+
+    def find(self, name: str) -> MetricInfo:
+        """Like :meth:`get`, returning the :class:`MetricInfo`."""
+        # The lazy path: entry points whose name matches, so one metric imports one module.
+        named = [r for r in self._entry_points() if r.name in _variants(name)]
+        candidates = [self._load(r) for r in named]
+        registered = _REGISTERED.get(name)
+        if registered is not None:
+            candidates += [i for i in self._registered() if i.id == name]
+        matches = [i for i in candidates if i.id == name]
+        if matches:
+            self._check_collisions(matches)
+            return matches[0]
+        # The full path: an id no entry point is named after.
+        infos = self.infos()
+        for info in infos:
+            if info.id == name:
+                return info
+        for info in infos:
+            if info.entry_point is not None and info.entry_point in _variants(name):
+                if info.status == "broken":
+                    raise PluginLoadError(
+                        f"Metric {name!r} cannot be loaded from {info.origin}: {info.error}"
+                    )
+                return info
+        known = sorted(
+            {i.id for i in infos if i.id} | {i.entry_point for i in infos if i.entry_point}
+        )
+        broken = [i for i in infos if i.status == "broken"]
+        hint = ""
+        if broken:
+            names = ", ".join(repr(i.entry_point or i.target) for i in broken)
+            hint = f" Some plugins failed to load ({names}); `itemscore metrics` shows why."
+        raise UnknownMetricError(
+            f"No metric is named {name!r}.{did_you_mean(name, known)} "
+            f"Installed metrics: {', '.join(i.id for i in infos if i.id)}.{hint}"
+        )
+
+
+_DEFAULT: Registry | None = None
+
+
+def default_registry() -> Registry:
+    """The process-wide registry (built on first use; :func:`reset_registry` forgets it)."""
+    global _DEFAULT
+    if _DEFAULT is None or _DEFAULT.autoload != autoload_enabled():
+        _DEFAULT = Registry()
+    return _DEFAULT
+
+
+def reset_registry() -> None:
+    """Forget the loaded entry points (after installing a plugin, or in tests)."""
+    global _DEFAULT
+    _DEFAULT = None
+    from ._plugins import reset_plugin_manager
+
+    reset_plugin_manager()

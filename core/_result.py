@@ -1,0 +1,148 @@
+"""``RunResult``: the scored items and their measurements, saved and loaded as JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ._exceptions import ResultsFormatError
+from ._records import ItemResult, Measurement
+from ._serialize import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    check_schema,
+    item_from_dict,
+    item_to_dict,
+    json_safe,
+    measurement_from_dict,
+    measurement_to_dict,
+)
+
+__all__ = ["RunResult", "atomic_write_text"]
+
+
+def _to_items(items: Iterable[ItemResult]) -> tuple[ItemResult, ...]:
+    return tuple(items)
+
+
+@attrs.frozen(kw_only=True)
+class RunResult:
+    """What a run produced: every item with one score per metric, and the measurements.
+
+    With one model (or none), ``measurements`` is that model's dict, and ``by_model`` holds the
+    same dict under the model's name. With several models, ``by_model[model]`` holds one dict per
+    model and ``measurements`` the numbers pooled over all of them (``model`` is ``None``).
+    """
+
+    #: Every item, in input order, with ``scores`` filled in.
+    items: tuple[ItemResult, ...] = attrs.field(converter=_to_items)
+    #: Measurements by key (``"<suite_id>.<label>"``).
+    measurements: Mapping[str, Measurement]
+    #: One measurements dict per model.
+    by_model: Mapping[str | None, Mapping[str, Measurement]]
+    #: The run's configuration: suite, metrics with options and labels, interval settings.
+    config: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def suite_id(self) -> str:
+        """The suite id the run was made under."""
+        return str(self.config.get("suite_id", "default"))
+
+    @property
+    def models(self) -> list[str | None]:
+        """The models, in the order they first appear among the items."""
+        return list(self.by_model)
+
+    @property
+    def labels(self) -> list[str]:
+        """The metric labels of the run, in configuration order."""
+        return [m["label"] for m in self.config.get("metrics", [])]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document :meth:`save_json` writes."""
+        return {
+            "schema": SCHEMA,
+            "version": SCHEMA_VERSION,
+            "config": json_safe(self.config),
+            "measurements": [measurement_to_dict(m) for m in self.measurements.values()],
+            "by_model": [
+                {"model": model, "measurements": [measurement_to_dict(m) for m in ms.values()]}
+                for model, ms in self.by_model.items()
+            ],
+            "items": [item_to_dict(item) for item in self.items],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "results") -> RunResult:
+        """Rebuild a result from :meth:`to_dict`'s document.
+
+        Raises:
+            ResultsFormatError: the document is not a results file this version can read.
+        """
+        check_schema(data, source)
+        try:
+            by_model: dict[str | None, dict[str, Measurement]] = {}
+            for entry in data["by_model"]:
+                ms = [measurement_from_dict(m) for m in entry["measurements"]]
+                by_model[entry["model"]] = {m.key: m for m in ms}
+            measurements = [measurement_from_dict(m) for m in data["measurements"]]
+            return cls(
+                items=[item_from_dict(i) for i in data["items"]],
+                measurements={m.key: m for m in measurements},
+                by_model=by_model,
+                config=data.get("config") or {},
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ResultsFormatError(
+                f"{source} is damaged: {type(exc).__name__}: {exc}. "
+                "Re-create it with `itemscore score --out` or RunResult.save_json."
+            ) from exc
+
+    def save_json(self, path: str | os.PathLike[str]) -> Path:
+        """Write the result to ``path`` as JSON (atomically: a temporary file, then renamed)."""
+        text = json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False)
+        return atomic_write_text(Path(path), text)
+
+    @classmethod
+    def load_json(cls, path: str | os.PathLike[str]) -> RunResult:
+        """Read a result written by :meth:`save_json`.
+
+        Raises:
+            ResultsFormatError: the file is not valid JSON or not a results file.
+            OSError: the file cannot be read.
+        """
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ResultsFormatError(
+                f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})."
+            ) from None
+        except UnicodeDecodeError as exc:
+            raise ResultsFormatError(
+                f"{path}: not UTF-8 text (byte {exc.start}); is it a results.json?"
+            ) from None
+        return cls.from_dict(data, source=str(path))
+
+
+def atomic_write_text(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, then rename.
+
+    A failure never leaves a half-written ``path`` behind.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

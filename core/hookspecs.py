@@ -1,0 +1,81 @@
+"""Hook specifications: the extension points of itemscore that are not metrics.
+
+A plugin is a module (or object) with functions named like these hooks and marked with
+``itemscore.hookimpl``; declare it in the entry-point group ``itemscore.plugins``::
+
+    [project.entry-points."itemscore.plugins"]
+    my_plugin = "my_pkg.plugin"
+
+Hooks that no plugin implements cost nothing per item: the runner asks once per run whether
+``itemscore_item_scored`` has implementations and skips the call when it has none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from ._metric import Metric
+    from ._records import ItemResult, ItemScore
+    from ._result import RunResult
+
+__all__ = ["hookimpl", "hookspec"]
+
+#: Marks a hook specification (used by itemscore itself).
+hookspec = pluggy.HookspecMarker("itemscore")
+#: Marks a hook implementation in a plugin.
+hookimpl = pluggy.HookimplMarker("itemscore")
+
+#: An export writer: ``writer(result, path)`` writes ``result`` to ``path``.
+ExportWriter = Callable[["RunResult", Path], None]
+
+
+@hookspec
+def itemscore_add_metrics() -> Sequence[type[Metric]]:  # type: ignore[empty-body]
+    """Return metric classes to make available by id, without an entry point each.
+
+    Called once when the metric registry is built. The classes are registered as if their
+    module declared them in ``itemscore.metrics``; ids must not collide with other metrics.
+    """
+
+
+@hookspec
+def itemscore_run_started(suite_id: str, config: Mapping[str, Any], n_items: int) -> None:
+    """Called once when a run starts, after the configuration was checked.
+
+    Args:
+        suite_id: The suite being scored.
+        config: The run's configuration, as it will be saved in ``RunResult.config``.
+        n_items: How many items will be scored.
+    """
+
+
+@hookspec
+def itemscore_item_scored(item: ItemResult, score: ItemScore) -> None:
+    """Called after each metric scored each item (the score already isolated).
+
+    Only called when some plugin implements it. Exceptions raised here are not isolated:
+    they stop the run, since a broken observer should not go unnoticed.
+
+    Args:
+        item: The item as given to the metric (without the run's scores).
+        score: The metric's verdict, labelled with the metric's label.
+    """
+
+
+@hookspec
+def itemscore_run_finished(result: RunResult) -> None:
+    """Called once with the finished ``RunResult``, before it is returned."""
+
+
+@hookspec
+def itemscore_export_formats() -> Mapping[str, ExportWriter]:  # type: ignore[empty-body]
+    """Return extra report formats by name: ``{"html": write_html}``.
+
+    The command line's ``--format NAME`` and ``itemscore.export(result, dir, formats=...)``
+    call ``writer(result, path)`` with the path ``DIR/results.<name>``.
+    """
