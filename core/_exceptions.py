@@ -75,12 +75,8 @@ class ResultsFormatError(InputError):
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """A " Did you mean 'x'?" suffix for ``name``, or an empty string when nothing is close."""
-    close = difflib.get_close_matches(name, list(choices), n=3, cutoff=0.6)
-    if not close:
-        return ""
-    if len(close) == 1:
-        return f" Did you mean {close[0]!r}?"
-    return " Did you mean " + ", ".join(repr(c) for c in close[:-1]) + f" or {close[-1]!r}?"
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" Did you mean {close[0]!r}?" if close else ""
 
 
 def one_of(choices: Iterable[object]) -> str:

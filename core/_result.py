@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from ._exceptions import ResultsFormatError
+from ._items import ScoredItems
 from ._records import ItemResult, Measurement
 from ._serialize import (
     SCHEMA,
@@ -27,8 +28,8 @@ from ._serialize import (
 __all__ = ["RunResult", "atomic_write_text"]
 
 
-def _to_items(items: Iterable[ItemResult]) -> tuple[ItemResult, ...]:
-    return tuple(items)
+def _to_items(items: Iterable[ItemResult]) -> Sequence[ItemResult]:
+    return items if isinstance(items, ScoredItems) else tuple(items)
 
 
 @attrs.frozen(kw_only=True)
@@ -40,8 +41,8 @@ class RunResult:
     model and ``measurements`` the numbers pooled over all of them (``model`` is ``None``).
     """
 
-    #: Every item, in input order, with ``scores`` filled in.
-    items: tuple[ItemResult, ...] = attrs.field(converter=_to_items)
+    #: Every item, in input order, with ``scores`` filled in (built on first access).
+    items: Sequence[ItemResult] = attrs.field(converter=_to_items)
     #: Measurements by key (``"<suite_id>.<label>"``).
     measurements: Mapping[str, Measurement]
     #: One measurements dict per model.

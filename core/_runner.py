@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from ._exceptions import ConfigError, InputError, OptionError
+from ._items import ScoredItems
 from ._metric import Metric, MetricContext
 from ._records import EMPTY, Estimate, ItemResult, ItemScore, Measurement, Status
 from ._registry import MetricInfo, Registry, default_registry
@@ -150,6 +151,8 @@ def _check_ci_method(ci_method: str | None) -> None:
 
 
 def _check_items(items: Sequence[Any]) -> None:
+    if all(type(item) is ItemResult for item in items) and len({i.id for i in items}) == len(items):
+        return  # the common case, checked in two passes at C speed
     seen: dict[str, int] = {}
     for index, item in enumerate(items):
         if not isinstance(item, ItemResult):
@@ -230,24 +233,24 @@ class _Scorer:
     def run(self, items: Sequence[ItemResult]) -> list[ItemScore]:
         metric, label = self.metric, self.label
         required = tuple(metric.required_inputs)
-        results: list[ItemScore | None] = [None] * len(items)
-        todo: list[int] = []
-        for index, item in enumerate(items):
-            reason = _missing_input(item, required) if required else None
-            if reason is None:
-                todo.append(index)
-            else:
-                results[index] = ItemScore(metric=label, status=Status.SKIP, reason=reason)
+        skipped: dict[int, ItemScore] = {}
+        for index, item in enumerate(items) if required else ():
+            reason = _missing_input(item, required)
+            if reason is not None:
+                skipped[index] = ItemScore(metric=label, status=Status.SKIP, reason=reason)
+        todo = [item for i, item in enumerate(items) if i not in skipped] if skipped else items
         if inspect.iscoroutinefunction(metric.score_item):
-            scored = self._run_async([items[i] for i in todo])
+            scored = self._run_async(todo)
         elif type(metric).score_items is not Metric.score_items:
-            scored = self._run_batch([items[i] for i in todo])
+            scored = self._run_batch(todo)
         else:
-            scored = self._run_each([items[i] for i in todo])
-        for index, score in zip(todo, scored):
-            results[index] = score
-        self.tick(len(items) - len(todo))
-        final: list[ItemScore] = results  # type: ignore[assignment] # every slot is filled
+            scored = self._run_each(todo)
+        self.tick(len(skipped))
+        if skipped:
+            rest = iter(scored)
+            final = [skipped[i] if i in skipped else next(rest) for i in range(len(items))]
+        else:
+            final = scored
         if self.on_scored is not None:
             for item, score in zip(items, final):
                 self.on_scored(item, score)
@@ -400,8 +403,11 @@ def _measure_all(
     base: MetricContext,
 ) -> tuple[dict[str, Measurement], dict[str | None, dict[str, Measurement]]]:
     models: dict[str | None, list[int]] = {}
-    for index, item in enumerate(items):
-        models.setdefault(item.model, []).append(index)
+    if len({item.model for item in items}) > 1:
+        for index, item in enumerate(items):
+            models.setdefault(item.model, []).append(index)
+    elif items:
+        models[items[0].model] = []  # one model: its items are all the items
     any_group = any(item.group is not None for item in items)
 
     def measure(indices: Sequence[int] | None, model: str | None) -> dict[str, Measurement]:
@@ -438,7 +444,7 @@ def _execute(
     config: dict[str, Any],
     progress: ProgressCallback | None,
     keep_scores: bool = False,
-) -> tuple[list[ItemResult], dict[str, list[ItemScore]]]:
+) -> tuple[ScoredItems, dict[str, list[ItemScore]]]:
     from ._plugins import plugin_manager
 
     pm = plugin_manager()
@@ -469,15 +475,8 @@ def _execute(
         )  # fmt: skip
         scores_by_label[entry.label] = _Scorer(entry, ctx, on_scored, tick).run(items)
 
-    labels = list(scores_by_label)
-    columns = [scores_by_label[label] for label in labels]
-    scored_items = []
-    for index, item in enumerate(items):
-        row = dict(item.scores) if keep_scores else {}
-        for label, column in zip(labels, columns):
-            row[label] = column[index]
-        scored_items.append(item.with_scores(row))
-    return scored_items, scores_by_label
+    scored = ScoredItems(items, scores_by_label, keep_scores=keep_scores)
+    return scored, scores_by_label
 
 
 def score(
@@ -557,7 +556,7 @@ def _finish(
         keep_scores=base is not None,
     )
     ctx = MetricContext(suite_id=suite_id, confidence=confidence, ci_method=ci_method, seed=seed)
-    measurements, by_model = _measure_all(planned, scored_items, scores_by_label, ctx)
+    measurements, by_model = _measure_all(planned, items, scores_by_label, ctx)
     if base is not None:
         measurements = {**base.measurements, **measurements}
         by_model = {model: {**base.by_model.get(model, {}), **ms} for model, ms in by_model.items()}

@@ -1,0 +1,33 @@
+"""``make bench``: time itemscore against plain-Python loops that compute the same numbers.
+
+Each section prints its figures and ratios. Nothing here asserts a time: machines are noisy.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+SECTIONS = ("bench_core", "bench_metrics", "bench_cli")
+
+
+def main() -> None:
+    """Run every benchmark section that exists, in order."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    only = set(sys.argv[1:])
+    for name in SECTIONS:
+        if only and name not in only:
+            continue
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        print(f"\n== {name} ==")
+        module.main()
+
+
+if __name__ == "__main__":
+    main()

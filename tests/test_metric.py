@@ -1,0 +1,145 @@
+"""The Metric base class: class checks, score helpers, the default aggregate."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+from itemscore import ConfigError, ItemResult, ItemScore, Metric, MetricContext, Status
+from scipy import stats
+
+
+class Constant(Metric):
+    """Scores every item with ``value``.
+
+    Args:
+        value: The score.
+    """
+
+    metric_id = "constant"
+    aggregation = "mean"
+
+    def __init__(self, value: float = 1.0) -> None:
+        self.value = value
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        return self.ok(self.value)
+
+
+@pytest.mark.parametrize(
+    ("attrs", "message"),
+    [
+        ({"metric_id": "has space"}, "metric_id"),
+        ({"metric_id": ""}, "metric_id"),
+        ({"aggregation": "median"}, "aggregation.*'ratio', 'mean', 'geomean'"),
+        ({"reproducibility_class": "random"}, "'deterministic', 'judge-based'"),
+        ({"required_inputs": "output"}, r"e\.g\. \('output',\)"),
+    ],
+    ids=["space-in-id", "empty-id", "aggregation", "reproducibility", "required-str"],
+)
+def test_bad_class_attributes_fail_at_class_creation(
+    attrs: dict[str, object], message: str
+) -> None:
+    """Mistakes in class attributes surface when the class is defined."""
+    with pytest.raises(ConfigError, match=message):
+        type("Bad", (Metric,), attrs)
+
+
+def test_helpers_use_the_bound_label() -> None:
+    """ok/fail/skip/error build scores for the metric's label in the run."""
+    metric = Constant()
+    assert metric.label == "constant"
+    assert metric.ok().metric == "constant"
+    metric.bind("c2")
+    scores = [metric.ok(), metric.fail(), metric.ok(0.5), metric.skip("why"), metric.error("E")]
+    assert {s.metric for s in scores} == {"c2"}
+    assert [s.status for s in scores] == [
+        Status.OK,
+        Status.FAIL,
+        Status.OK,
+        Status.SKIP,
+        Status.ERROR,
+    ]
+    assert metric.ok() is metric.ok()  # the common verdicts are shared frozen records
+    assert metric.ok(extra={"a": 1}).extra["a"] == 1
+
+
+def test_needs_answer_key_follows_required_inputs() -> None:
+    """A metric needs an answer key when expected is a required input."""
+
+    class Keyed(Constant):
+        metric_id = "keyed"
+        required_inputs = ("output", "expected")
+
+    assert Keyed().needs_answer_key
+    assert not Constant().needs_answer_key
+
+
+def test_score_item_must_be_written() -> None:
+    """The base score_item says which class forgot it."""
+
+    class Lazy(Metric):
+        metric_id = "lazy"
+
+    with pytest.raises(NotImplementedError, match="Lazy must implement score_item"):
+        Lazy().score_item(ItemResult(id="1", output="x"), MetricContext())
+
+
+def _scores(values: list[float | None]) -> list[ItemScore]:
+    out = []
+    for v in values:
+        if v is None:
+            out.append(ItemScore.skip("m"))
+        else:
+            out.append(ItemScore.ok("m", v) if v > 0 else ItemScore.fail("m", v))
+    return out
+
+
+def test_default_ratio_counts_ok_among_scored() -> None:
+    """The default ratio is ok / (ok + fail); skip and error are left out."""
+
+    class R(Constant):
+        metric_id = "r"
+        aggregation = "ratio"
+
+    scores = [*_scores([1, 1, 0, None]), ItemScore.error("m", "E")]
+    est = R().aggregate(scores, MetricContext())
+    assert (est.value, est.n, est.method) == (2 / 3, 3, "wilson")
+
+
+def test_default_mean_uses_scored_values() -> None:
+    """The default mean averages scored values, with a normal interval unless asked."""
+    values = [0.2, 0.9, 0.4, 0.7]
+    scores = [*_scores(values), ItemScore.skip("m")]
+    est = Constant().aggregate(scores, MetricContext())
+    assert est.value == pytest.approx(statistics.fmean(values), abs=1e-12)
+    assert est.method == "normal"
+    t_est = Constant().aggregate(scores, MetricContext(ci_method="t"))
+    low, high = stats.t.interval(
+        0.95, len(values) - 1, loc=statistics.fmean(values), scale=stats.sem(values)
+    )
+    assert (t_est.low, t_est.high) == pytest.approx((low, high), abs=1e-12)
+    wilson = Constant().aggregate(scores, MetricContext(ci_method="wilson"))
+    assert wilson.method == "normal"  # a ratio method does not apply to means
+
+
+def test_default_geomean() -> None:
+    """The geomean aggregation is the geometric mean of scored values."""
+
+    class G(Constant):
+        metric_id = "g"
+        aggregation = "geomean"
+
+    values = [1.0, 2.0, 4.0]
+    est = G().aggregate(_scores(values), MetricContext())
+    assert est.value == pytest.approx(2.0, abs=1e-12)
+    assert est.low is not None
+    assert est.high is not None
+    assert est.low < 2.0 < est.high
+    assert math.isclose(est.value, stats.gmean(values), abs_tol=1e-12)
+
+
+def test_repr_names_the_metric() -> None:
+    """A metric's repr shows its class and id."""
+    assert repr(Constant()) == "<Constant 'constant'>"
