@@ -37,6 +37,7 @@ bench: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python -m itemscore._docgen docs/reference/metrics.md
+	$(BIN)/mkdocs build --quiet --site-dir site
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .coverage

@@ -202,7 +202,7 @@ class Metric:
         method = _method_for(ctx.ci_method, aggregate.MEAN_METHODS, "normal")
         if self.aggregation == "mean":
             return aggregate.mean(values, method=method, confidence=ctx.confidence, seed=ctx.seed)
-        geo_method = method if method in ("normal", "t") else "normal"
+        geo_method = method if method in aggregate.GEOMEAN_METHODS else "normal"
         return aggregate.geomean(values, method=geo_method, confidence=ctx.confidence)
 
     def __repr__(self) -> str:

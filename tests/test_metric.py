@@ -6,8 +6,9 @@ import math
 import statistics
 
 import pytest
-from itemscore import ConfigError, ItemResult, ItemScore, Metric, MetricContext, Status
 from scipy import stats
+
+from itemscore import ConfigError, ItemResult, ItemScore, Metric, MetricContext, Status
 
 
 class Constant(Metric):

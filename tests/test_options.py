@@ -6,6 +6,7 @@ import inspect
 from typing import Literal
 
 import pytest
+
 from itemscore import Metric, OptionError
 from itemscore._options import coerce_value, describe_hint, option_infos
 

@@ -7,6 +7,7 @@ import math
 import attrs
 import numpy as np
 import pytest
+
 from itemscore import Estimate, ItemResult, ItemScore, Measurement, Status
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import itemscore
 import pytest
+
+import itemscore
 from itemscore import ItemResult, ResultsFormatError, RunResult
 from itemscore._result import atomic_write_text
 

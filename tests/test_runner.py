@@ -7,10 +7,11 @@ import math
 from collections.abc import Iterator, Sequence
 
 import attrs
-import itemscore
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import itemscore
 from itemscore import (
     ConfigError,
     Estimate,

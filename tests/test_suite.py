@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from itemscore import InputError, ItemResult, Suite, UnknownSuiteError, get_suite
 from itemscore._suite import item_from_row
 
