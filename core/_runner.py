@@ -7,7 +7,6 @@ run goes on; ``KeyboardInterrupt`` and ``SystemExit`` pass through.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import math
 import threading
@@ -292,6 +291,8 @@ class _Scorer:
         ]
 
     def _run_async(self, items: Sequence[ItemResult]) -> list[ItemScore]:
+        import asyncio  # only async metrics pay for it at start-up
+
         metric, label, ctx = self.metric, self.label, self.ctx
 
         async def score_all() -> list[ItemScore]:
@@ -316,6 +317,8 @@ class _Scorer:
 
 def _run_coroutine(factory: Callable[[], Any]) -> Any:
     """Run a coroutine to completion, also when called from inside a running event loop."""
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
