@@ -24,7 +24,7 @@ from ._metric import Metric, MetricContext
 from ._options import OptionInfo
 from ._plugins import plugin_manager
 from ._records import Estimate, ItemResult, ItemScore, Measurement, Status
-from ._registry import MetricInfo, Registry, register, reset_registry
+from ._registry import MetricInfo, Registry, register, reset_registry, unregister
 from ._result import RunResult
 from ._runner import rescore, run, score
 from ._spec import MetricSpec
@@ -65,4 +65,5 @@ __all__ = [
     "reset_registry",
     "run",
     "score",
+    "unregister",
 ]

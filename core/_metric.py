@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 import attrs
 
@@ -161,10 +161,13 @@ class Metric:
 
     # -- scoring ---------------------------------------------------------------------------
 
-    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore | None:
+    def score_item(
+        self, item: ItemResult, ctx: MetricContext
+    ) -> ItemScore | Awaitable[ItemScore | None] | None:
         """Score one item; return ``None`` to leave it unscored (recorded as skip).
 
-        May be ``async def``. Anything it raises becomes this item's ``error`` score.
+        May be ``async def`` (the return type admits both). Anything it raises becomes this
+        item's ``error`` score.
         """
         raise NotImplementedError(f"{type(self).__qualname__} must implement score_item().")
 
@@ -176,7 +179,7 @@ class Metric:
         Must return one result per item, in order. When it raises (or returns the wrong
         number of results), the runner scores those items one by one with ``score_item``.
         """
-        return [self.score_item(item, ctx) for item in items]
+        return [cast("ItemScore | None", self.score_item(item, ctx)) for item in items]
 
     # -- aggregation -----------------------------------------------------------------------
 

@@ -169,7 +169,10 @@ def check_options(
                 f"Metric {metric_id!r} has no option `{name}`."
                 f"{did_you_mean(name, infos)} Valid options: {valid}."
             )
-        checked[name] = coerce_value(info, value)
+        try:
+            checked[name] = coerce_value(info, value)
+        except OptionError as exc:  # name the metric: a run may configure several
+            raise OptionError(f"Metric {metric_id!r}: {exc}") from None
     missing = [n for n, info in infos.items() if info.required and n not in checked]
     if missing:
         raise OptionError(

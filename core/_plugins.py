@@ -30,17 +30,29 @@ class ItemscorePluginManager(pluggy.PluginManager):
     def __init__(self) -> None:
         super().__init__("itemscore")
         self.add_hookspecs(hookspecs)
+        #: Plugins from ``itemscore.plugins`` that failed to load or register.
         self.broken: list[BrokenPlugin] = []
+        #: The entry point each plugin loaded from, by plugin name.
+        self.sources: dict[str, EntryPointRef] = {}
 
     def load_entry_points(self, *, autoload: bool | None = None) -> None:
-        """Load and register every plugin of ``itemscore.plugins``; record the broken ones."""
+        """Load and register every plugin of ``itemscore.plugins``; record the broken ones.
+
+        A plugin is named after its entry point; when two distributions use one entry-point
+        name, the second is named ``<distribution>:<name>`` so that neither is dropped.
+        """
         for ref in entry_points(PLUGINS_GROUP, autoload=autoload):
-            if self.has_plugin(ref.name):
+            if any(known == ref for known in self.sources.values()):
                 continue
+            name = ref.name
+            if self.has_plugin(name) or name in self.sources:
+                name = f"{ref.distribution}:{ref.name}"
             try:
-                self.register(ref.entry_point.load(), name=ref.name)
+                self.register(ref.entry_point.load(), name=name)
             except Exception as exc:  # noqa: BLE001 - one broken plugin never stops the others
                 self.broken.append(BrokenPlugin(ref, f"{type(exc).__name__}: {exc}"))
+            else:
+                self.sources[name] = ref
 
 
 _PM: ItemscorePluginManager | None = None

@@ -48,6 +48,8 @@ class MetricInfo:
     status: Literal["ok", "broken"] = "ok"
     #: Why it is broken: the exception type and message.
     error: str | None = None
+    #: The pluggy plugin whose ``itemscore_add_metrics`` hook added it (source "hook").
+    plugin: str | None = None
     #: The loaded class.
     cls: type[Metric] | None = attrs.field(default=None, eq=False, repr=False)
 
@@ -57,7 +59,8 @@ class MetricInfo:
         if self.source == "register":
             return f"registered in-process by {self.target}"
         if self.source == "hook":
-            return f"added by the plugin hook of {self.distribution or self.target}"
+            dist = f" of distribution {self.distribution!r}" if self.distribution else ""
+            return f"the itemscore_add_metrics hook of plugin {self.plugin!r}{dist} ({self.target})"
         dist = self.distribution or "an unknown distribution"
         return f"distribution {dist!r} (entry point {self.entry_point!r} = {self.target!r})"
 
@@ -159,6 +162,7 @@ class Registry:
             infos: list[MetricInfo] = []
             pm = plugin_manager()
             for impl in pm.hook.itemscore_add_metrics.get_hookimpls():
+                ref = pm.sources.get(impl.plugin_name)
                 try:
                     returned: Iterable[object] = cast(Iterable[object], impl.function() or ())
                     for obj in returned:
@@ -169,8 +173,10 @@ class Registry:
                             MetricInfo(
                                 id=cls.metric_id,
                                 target=f"{cls.__module__}:{cls.__qualname__}",
-                                distribution=impl.plugin_name,
+                                distribution=ref.distribution if ref else None,
+                                version=ref.version if ref else None,
                                 source="hook",
+                                plugin=impl.plugin_name,
                                 cls=cls,
                             )
                         )
@@ -179,8 +185,10 @@ class Registry:
                         MetricInfo(
                             id=None,
                             target=impl.plugin_name,
-                            distribution=impl.plugin_name,
+                            distribution=ref.distribution if ref else None,
+                            version=ref.version if ref else None,
                             source="hook",
+                            plugin=impl.plugin_name,
                             status="broken",
                             error=_describe_exception(exc),
                         )
@@ -200,16 +208,42 @@ class Registry:
             for metric_id, cls in _REGISTERED.items()
         ]
 
+    def _all(self) -> list[MetricInfo]:
+        loaded = [self._load(ref) for ref in self._entry_points()]
+        return loaded + self._hooks() + self._registered()
+
     def infos(self) -> list[MetricInfo]:
         """Every metric, loaded, sorted by id; broken plugins last.
 
         Raises:
             MetricCollisionError: two sources claim one id.
         """
-        loaded = [self._load(ref) for ref in self._entry_points()]
-        infos = loaded + self._hooks() + self._registered()
+        infos = self._all()
         self._check_collisions(infos)
         return sorted(infos, key=lambda i: (i.status == "broken", i.id or "", i.entry_point or ""))
+
+    def _pick(self, name: str, candidates: list[MetricInfo]) -> MetricInfo | None:
+        """The metric with id ``name`` among ``candidates``, else the one with that entry point.
+
+        Raises:
+            MetricCollisionError: two candidates claim the id.
+            PluginLoadError: the entry point named ``name`` is broken.
+        """
+        by_id = [i for i in candidates if i.id == name]
+        if by_id:
+            self._check_collisions(by_id)
+            return by_id[0]
+        variants = _variants(name)
+        by_entry_point = [i for i in candidates if i.entry_point in variants]
+        for info in by_entry_point:
+            if info.status == "broken":
+                raise PluginLoadError(
+                    f"Metric {name!r} cannot be loaded from {info.origin}: {info.error}"
+                )
+        if by_entry_point:
+            self._check_collisions(by_entry_point)
+            return by_entry_point[0]
+        return None
 
     @staticmethod
     def _check_collisions(infos: Iterable[MetricInfo]) -> None:
@@ -240,29 +274,24 @@ class Registry:
         return info.cls
 
     def find(self, name: str) -> MetricInfo:
-        """Like :meth:`get`, returning the :class:`MetricInfo`."""
+        """Like :meth:`get`, returning the :class:`MetricInfo`.
+
+        A name that is an entry point's name loads only that entry point (and any other of the
+        same name): a metric is used without importing every plugin. Collisions are checked
+        among the metrics that answer to ``name``; ``infos()`` checks them all.
+        """
+        variants = _variants(name)
         # The lazy path: entry points whose name matches, so one metric imports one module.
-        named = [r for r in self._entry_points() if r.name in _variants(name)]
-        candidates = [self._load(r) for r in named]
-        registered = _REGISTERED.get(name)
-        if registered is not None:
+        candidates = [self._load(r) for r in self._entry_points() if r.name in variants]
+        if name in _REGISTERED:
             candidates += [i for i in self._registered() if i.id == name]
-        matches = [i for i in candidates if i.id == name]
-        if matches:
-            self._check_collisions(matches)
-            return matches[0]
-        # The full path: an id no entry point is named after.
-        infos = self.infos()
-        for info in infos:
-            if info.id == name:
-                return info
-        for info in infos:
-            if info.entry_point is not None and info.entry_point in _variants(name):
-                if info.status == "broken":
-                    raise PluginLoadError(
-                        f"Metric {name!r} cannot be loaded from {info.origin}: {info.error}"
-                    )
-                return info
+        found = self._pick(name, candidates)
+        if found is None:
+            # The full path: an id that no entry point is named after, or a hook-added metric.
+            found = self._pick(name, self._all())
+        if found is not None:
+            return found
+        infos = self._all()
         known = sorted(
             {i.id for i in infos if i.id} | {i.entry_point for i in infos if i.entry_point}
         )
@@ -273,7 +302,7 @@ class Registry:
             hint = f" Some plugins failed to load ({names}); `itemscore metrics` shows why."
         raise UnknownMetricError(
             f"No metric is named {name!r}.{did_you_mean(name, known)} "
-            f"Installed metrics: {', '.join(i.id for i in infos if i.id)}.{hint}"
+            f"Installed metrics: {', '.join(sorted({i.id for i in infos if i.id}))}.{hint}"
         )
 
 

@@ -130,12 +130,11 @@ def plan_metrics(
     return planned
 
 
-def _check_confidence(confidence: float) -> None:
+def _check_run_settings(confidence: float, ci_method: str | None, concurrency: int) -> None:
     if not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
         raise ConfigError(f"`confidence` ({confidence!r}) must be in (0, 1).")
-
-
-def _check_ci_method(ci_method: str | None) -> None:
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+        raise ConfigError(f"`concurrency` ({concurrency!r}) must be a positive integer.")
     if ci_method is None:
         return
     from . import aggregate
@@ -444,6 +443,7 @@ def _execute(
     confidence: float,
     ci_method: str | None,
     seed: int,
+    concurrency: int,
     config: dict[str, Any],
     progress: ProgressCallback | None,
     keep_scores: bool = False,
@@ -474,7 +474,7 @@ def _execute(
         entry.metric.bind(entry.label)
         ctx = MetricContext(
             suite_id=suite_id, label=entry.label, confidence=confidence, ci_method=ci_method,
-            seed=seed,
+            seed=seed, concurrency=concurrency,
         )  # fmt: skip
         scores_by_label[entry.label] = _Scorer(entry, ctx, on_scored, tick).run(items)
 
@@ -491,6 +491,7 @@ def score(
     confidence: float = 0.95,
     ci_method: str | None = None,
     seed: int = 0,
+    concurrency: int = 16,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
 ) -> RunResult:
@@ -506,6 +507,7 @@ def score(
         ci_method: Interval method for the measurements that support it (e.g. ``"wilson"``
             for ratios, ``"t"`` or ``"bootstrap"`` for means); ``None``: each metric's default.
         seed: Seed for bootstrap intervals.
+        concurrency: How many items an ``async def score_item`` may score at once.
         progress: ``progress(done, total)`` as scoring advances.
         registry: Where to find metrics (default: every installed one).
 
@@ -513,12 +515,11 @@ def score(
         ConfigError: a bad configuration, found before any item is scored.
         InputError: an item that is not an ``ItemResult``, or a duplicate id.
     """
-    _check_confidence(confidence)
-    _check_ci_method(ci_method)
+    _check_run_settings(confidence, ci_method, concurrency)
     planned = plan_metrics(metrics, extra_metrics, registry=registry)
     items = list(items)
     _check_items(items)
-    return _finish(items, planned, suite_id, confidence, ci_method, seed, progress)
+    return _finish(items, planned, suite_id, confidence, ci_method, seed, concurrency, progress)
 
 
 def _finish(
@@ -528,6 +529,7 @@ def _finish(
     confidence: float,
     ci_method: str | None,
     seed: int,
+    concurrency: int,
     progress: ProgressCallback | None,
     *,
     base: RunResult | None = None,
@@ -554,6 +556,7 @@ def _finish(
         confidence=confidence,
         ci_method=ci_method,
         seed=seed,
+        concurrency=concurrency,
         config=config,
         progress=progress,
         keep_scores=base is not None,
@@ -578,6 +581,7 @@ def run(
     confidence: float = 0.95,
     ci_method: str | None = None,
     seed: int = 0,
+    concurrency: int = 16,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
 ) -> RunResult:
@@ -591,6 +595,7 @@ def run(
         confidence: Confidence level of every interval.
         ci_method: Interval method for the measurements that support it.
         seed: Seed for bootstrap intervals.
+        concurrency: How many items an ``async def score_item`` may score at once.
         progress: ``progress(done, total)`` as scoring advances.
         registry: Where to find metrics (default: every installed one).
 
@@ -598,13 +603,14 @@ def run(
         ConfigError: a bad configuration, found before any item is scored.
         InputError: malformed rows or duplicate ids.
     """
-    _check_confidence(confidence)
-    _check_ci_method(ci_method)
+    _check_run_settings(confidence, ci_method, concurrency)
     planned = plan_metrics(suite.metrics, extra_metrics, registry=registry)
     rows = suite.load_data() if raw is None else raw
     items = list(suite.items(rows))
     _check_items(items)
-    return _finish(items, planned, suite.suite_id, confidence, ci_method, seed, progress)
+    return _finish(
+        items, planned, suite.suite_id, confidence, ci_method, seed, concurrency, progress
+    )
 
 
 def rescore(
@@ -614,6 +620,7 @@ def rescore(
     confidence: float | None = None,
     ci_method: str | None = None,
     seed: int | None = None,
+    concurrency: int = 16,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
 ) -> RunResult:
@@ -634,8 +641,7 @@ def rescore(
     confidence = config.get("confidence", 0.95) if confidence is None else confidence
     ci_method = config.get("ci_method") if ci_method is None else ci_method
     seed = config.get("seed", 0) if seed is None else seed
-    _check_confidence(confidence)
-    _check_ci_method(ci_method)
+    _check_run_settings(confidence, ci_method, concurrency)
     planned = plan_metrics(metrics, registry=registry)
     return _finish(
         result.items,
@@ -644,6 +650,7 @@ def rescore(
         confidence,
         ci_method,
         seed,
+        concurrency,
         progress,
         base=result,
     )

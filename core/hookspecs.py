@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ._records import ItemResult, ItemScore
     from ._result import RunResult
 
-__all__ = ["hookimpl", "hookspec"]
+__all__ = ["ExportWriter", "hookimpl", "hookspec"]
 
 #: Marks a hook specification (used by itemscore itself).
 hookspec = pluggy.HookspecMarker("itemscore")
