@@ -36,7 +36,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
 docs: $(STAMP)
-	$(BIN)/python -m itemscore._docgen docs/reference/metrics.md
+	# -I keeps the folder off sys.path: its itemscore.egg-info must not shadow the installed metadata
+	$(BIN)/python -I -m itemscore._docgen docs/reference/metrics.md
 	$(BIN)/mkdocs build --quiet --site-dir site
 
 clean:

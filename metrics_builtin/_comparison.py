@@ -1,0 +1,270 @@
+"""What the metrics that compare a normalised answer with its valid answers share.
+
+``exact_match``, ``accuracy``, ``f1`` and ``token_f1`` normalise the output and every valid
+answer the same way (:class:`itemscore.text.Normalizer`) before comparing them, score failed
+requests the same way, and need an answer key. :class:`NormalizedMetric` holds those options
+once and documents them once: option descriptions are read from the ``Args:`` sections of the
+class docstrings, merged along the class hierarchy.
+
+Scoring is split in two steps so that the hot path does each piece of work once per distinct
+value: :meth:`NormalizedMetric._prepare` turns one answer key (the ``expected`` tuple) into what
+the comparison needs (normalised references, their tokens...), and
+:meth:`NormalizedMetric._judge` compares one output with it. ``score_items`` memoises both
+within a call, so repeated answer keys (class labels) are normalised once and repeated
+(output, answer key) pairs are judged once, and equal verdicts are one shared score object
+(whose ``extra`` is therefore read-only by convention); ``score_item`` runs the same two steps
+without a memo, which is why the two always agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Generic, TypeVar
+
+from itemscore import ItemResult, ItemScore, Metric, MetricContext
+from itemscore.text import LabelExtractor, Normalizer
+
+__all__ = ["AnswerMatchMetric", "NormalizedMetric", "check_labels"]
+
+#: What :meth:`NormalizedMetric._prepare` makes of one answer key.
+R = TypeVar("R")
+
+# Entries a per-call memo of score_items holds before it is cleared (see _Cache).
+_CACHE_LIMIT = 2048
+
+#: ``reason`` of a failed request left out with ``count_failed=False``.
+FAILED_REASON = "the request failed (output is None); count_failed=False leaves it out"
+#: ``reason`` of an item without an answer key (the runner skips those before scoring).
+NO_ANSWER_KEY = "no answer key (expected is empty)"
+
+
+def check_labels(labels: Sequence[str] | None) -> tuple[str, ...] | None:
+    """``labels`` as a tuple, or ``None``; an empty list is a configuration mistake.
+
+    Raises:
+        ValueError: ``labels`` is empty.
+        TypeError: ``labels`` is a single string or holds something that is not a string.
+    """
+    if labels is None:
+        return None
+    if isinstance(labels, str):
+        raise TypeError(
+            f"`labels` must be a list of strings, not the single string {labels!r}: "
+            f"write labels=[{labels!r}]."
+        )
+    checked = tuple(labels)
+    if not checked:
+        raise ValueError(
+            "`labels` ([]) is empty: give at least one class label, e.g. "
+            "labels=['positive', 'negative'], or leave `labels` out to compare answers as "
+            "they are."
+        )
+    for index, label in enumerate(checked):
+        if not isinstance(label, str):
+            raise TypeError(
+                f"`labels` must hold only strings, but labels[{index}] is {label!r} "
+                f"({type(label).__name__})."
+            )
+    return checked
+
+
+class NormalizedMetric(Metric, Generic[R]):
+    """Base class of the built-in metrics that compare normalised answers with the answer key.
+
+    Outputs and valid answers are normalised the same way before they are compared. Items
+    without an answer key are skipped by the runner (``required_inputs = ("expected",)``). A
+    failed request (output ``None``) is scored ``fail`` with value 0.0, or ``skip`` with
+    ``count_failed=False``, which leaves it out of every denominator.
+
+    Args:
+        ignore_case: Compare case-insensitively.
+        trim_punctuation: Strip punctuation and quotes from the start and end.
+        ignore_punctuation: Remove all punctuation, including inside the text.
+        nfkc: Apply Unicode NFKC, so full-width characters equal their ASCII forms.
+        count_failed: Score failed requests as wrong. `false` leaves them out.
+    """
+
+    required_inputs = ("expected",)
+    higher_is_better = True
+    reproducibility_class = "deterministic"
+
+    #: Maps free-form outputs to a label (metrics with ``labels``); ``None``: no extraction.
+    extractor: LabelExtractor | None = None
+    #: The normalised form of every label.
+    _label_forms: Mapping[str, str] = MappingProxyType({})
+
+    def __init__(
+        self,
+        *,
+        ignore_case: bool = True,
+        trim_punctuation: bool = True,
+        ignore_punctuation: bool = False,
+        nfkc: bool = True,
+        count_failed: bool = True,
+    ) -> None:
+        if not isinstance(count_failed, bool):
+            raise TypeError(f"`count_failed` ({count_failed!r}) must be True or False.")
+        self.ignore_case = ignore_case
+        self.trim_punctuation = trim_punctuation
+        self.ignore_punctuation = ignore_punctuation
+        self.nfkc = nfkc
+        self.count_failed = count_failed
+        #: How outputs and valid answers are normalised; built once, used for every item.
+        self.normalizer = Normalizer(
+            nfkc=nfkc,
+            ignore_case=ignore_case,
+            trim_punctuation=trim_punctuation,
+            ignore_punctuation=ignore_punctuation,
+        )
+
+    def _use_labels(self, labels: tuple[str, ...] | None) -> None:
+        """Build the label extractor once, with this metric's normalizer (``None``: none)."""
+        if labels is None:
+            return
+        self.extractor = LabelExtractor(labels, self.normalizer)
+        self._label_forms = {label: self.normalizer(label) for label in labels}
+
+    # -- the two steps subclasses write --------------------------------------------------
+
+    def _prepare(self, expected: tuple[str, ...]) -> R:
+        """What comparing an output with the answer key ``expected`` needs (done once per key)."""
+        raise NotImplementedError
+
+    def _judge(self, output: str, prepared: R) -> ItemScore:
+        """The verdict on one (non-failed) output against a prepared answer key."""
+        raise NotImplementedError
+
+    def _failed_extra(self, prepared: R) -> Mapping[str, Any] | None:
+        """``extra`` of the fail score of a failed request (same keys as a judged item's)."""
+        return None
+
+    # -- scoring -------------------------------------------------------------------------
+
+    def _failed(self, prepared: R) -> ItemScore:
+        if not self.count_failed:
+            return self.skip(FAILED_REASON)
+        return self.fail(extra=self._failed_extra(prepared))
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        """Score one item: compare its normalised output with its normalised valid answers."""
+        expected = item.expected
+        if not expected:
+            return self.skip(NO_ANSWER_KEY)
+        prepared = self._prepare(expected)
+        if item.output is None:
+            return self._failed(prepared)
+        return self._judge(item.output, prepared)
+
+    def score_items(self, items: Sequence[ItemResult], ctx: MetricContext) -> list[ItemScore]:
+        """Score many items; repeated answer keys and (output, answer key) pairs are done once.
+
+        The verdicts are the ones :meth:`score_item` gives, item for item; equal verdicts may be
+        one shared score object.
+        """
+        prepare, judge, failed = self._prepare, self._judge, self._failed
+        prepared_cache: _Cache[tuple[str, ...], R] = _Cache()
+        verdict_cache: _Cache[tuple[str | None, tuple[str, ...]], ItemScore] = _Cache()
+        prepared_by_key, verdicts = prepared_cache.entries, verdict_cache.entries
+        no_key: ItemScore | None = None
+        out: list[ItemScore] = []
+        append = out.append
+        for item in items:
+            expected = item.expected
+            if not expected:
+                if no_key is None:
+                    no_key = self.skip(NO_ANSWER_KEY)
+                append(no_key)
+                continue
+            output = item.output
+            key = (output, expected)
+            verdict = verdicts.get(key)
+            if verdict is not None:
+                verdict_cache.hits += 1
+                append(verdict)
+                continue
+            prepared = prepared_by_key.get(expected)
+            if prepared is not None:
+                prepared_cache.hits += 1
+            else:
+                prepared = prepare(expected)
+                prepared_cache.add(expected, prepared)
+            verdict = failed(prepared) if output is None else judge(output, prepared)
+            verdict_cache.add(key, verdict)
+            append(verdict)
+        return out
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _Cache(Generic[K, V]):
+    """A per-call memo that turns itself off when it does not pay.
+
+    Class labels repeat and stay far below the limit. Unique answers (open QA) would only grow
+    the heap: every entry that outlives Python's young-generation collections makes the full
+    collections slower, which costs more than the misses save. So when the memo fills up it is
+    cleared, and after a round with fewer hits than entries it stops storing altogether.
+    """
+
+    __slots__ = ("enabled", "entries", "hits")
+
+    def __init__(self) -> None:
+        self.entries: dict[K, V] = {}
+        self.hits = 0
+        self.enabled = True
+
+    def add(self, key: K, value: V) -> None:
+        entries = self.entries
+        if not self.enabled:
+            return
+        if len(entries) >= _CACHE_LIMIT:
+            self.enabled = self.hits >= len(entries)
+            entries.clear()
+            self.hits = 0
+            if not self.enabled:
+                return
+        entries[key] = value
+
+
+class AnswerMatchMetric(NormalizedMetric[dict[str, str]]):
+    """Correct when the normalised output equals one of the normalised valid answers.
+
+    The shared core of ``exact_match`` and ``accuracy``: per item ``ok`` (1.0) or ``fail``
+    (0.0), aggregated as the share of ok among scored items with a Wilson interval. With
+    ``labels``, the output first goes through label extraction. Per-item ``extra``:
+    ``normalized`` (the normalised output), ``matched`` (the valid answer it matched, as
+    spelled in the answer key, or ``None``) and, with ``labels``, ``label`` (the label found
+    in the output, or ``None``).
+    """
+
+    aggregation = "ratio"
+
+    def _prepare(self, expected: tuple[str, ...]) -> dict[str, str]:
+        """``{normalised answer: answer as given}``; the first of equal forms is kept."""
+        forms: dict[str, str] = {}
+        normalize = self.normalizer
+        for answer in expected:
+            forms.setdefault(normalize(answer), answer)
+        return forms
+
+    def _judge(self, output: str, prepared: dict[str, str]) -> ItemScore:
+        normalized = self.normalizer(output)
+        extractor = self.extractor
+        if extractor is None:
+            matched = prepared.get(normalized)
+            extra = {"normalized": normalized, "matched": matched}
+        else:
+            label = extractor.find(output)
+            answer = normalized if label is None else self._label_forms[label]
+            matched = prepared.get(answer)
+            extra = {"normalized": normalized, "label": label, "matched": matched}
+        if matched is None:
+            return self.fail(extra=extra)
+        return self.ok(extra=extra)
+
+    def _failed_extra(self, prepared: dict[str, str]) -> Mapping[str, Any]:
+        if self.extractor is None:
+            return {"normalized": None, "matched": None}
+        return {"normalized": None, "label": None, "matched": None}
