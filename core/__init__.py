@@ -25,6 +25,7 @@ from ._options import OptionInfo
 from ._plugins import plugin_manager
 from ._records import Estimate, ItemResult, ItemScore, Measurement, Status
 from ._registry import MetricInfo, Registry, register, reset_registry, unregister
+from ._reports import export
 from ._result import RunResult
 from ._runner import rescore, run, score
 from ._spec import MetricSpec
@@ -57,6 +58,7 @@ __all__ = [
     "UnknownMetricError",
     "UnknownSuiteError",
     "__version__",
+    "export",
     "get_suite",
     "hookimpl",
     "plugin_manager",

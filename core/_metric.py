@@ -65,6 +65,9 @@ class Metric:
     higher_is_better: ClassVar[bool] = True
     #: The default aggregate: "ratio" of ok among ok + fail, "mean" or "geomean" of values.
     aggregation: ClassVar[Aggregation] = "ratio"
+    #: The range every value lies in, e.g. ``(0.0, 1.0)``: the default mean's interval is
+    #: clipped to it, so a normal interval near 1 never reaches past 1. ``None``: unbounded.
+    value_bounds: ClassVar[tuple[float, float] | None] = None
 
     # Set by ``bind``; class-level defaults keep an unbound instance usable in notebooks.
     _label: str | None = None
@@ -204,9 +207,22 @@ class Metric:
         values = [s.value for s in scores if s.value is not None and s.status.scored]
         method = _method_for(ctx.ci_method, aggregate.MEAN_METHODS, "normal")
         if self.aggregation == "mean":
-            return aggregate.mean(values, method=method, confidence=ctx.confidence, seed=ctx.seed)
-        geo_method = method if method in aggregate.GEOMEAN_METHODS else "normal"
-        return aggregate.geomean(values, method=geo_method, confidence=ctx.confidence)
+            estimate = aggregate.mean(
+                values, method=method, confidence=ctx.confidence, seed=ctx.seed
+            )
+        else:
+            geo_method = method if method in aggregate.GEOMEAN_METHODS else "normal"
+            estimate = aggregate.geomean(values, method=geo_method, confidence=ctx.confidence)
+        return self._clipped(estimate)
+
+    def _clipped(self, estimate: Estimate) -> Estimate:
+        """``estimate`` with its interval clipped to ``value_bounds``."""
+        if self.value_bounds is None or estimate.low is None or estimate.high is None:
+            return estimate
+        lowest, highest = self.value_bounds
+        return attrs.evolve(
+            estimate, low=max(estimate.low, lowest), high=min(estimate.high, highest)
+        )
 
     def __repr__(self) -> str:
         return f"<{type(self).__qualname__} {getattr(self, 'metric_id', '?')!r}>"

@@ -149,20 +149,26 @@ def _check_run_settings(confidence: float, ci_method: str | None, concurrency: i
 
 
 def _check_items(items: Sequence[Any]) -> None:
-    if all(type(item) is ItemResult for item in items) and len({i.id for i in items}) == len(items):
+    """Every item is an ItemResult, and ids are unique per model.
+
+    Several models answer the same questions, so one id may appear once per model.
+    """
+    keys = {(i.model, i.id) for i in items} if all(type(i) is ItemResult for i in items) else ()
+    if len(keys) == len(items):
         return  # the common case, checked in two passes at C speed
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str | None, str], int] = {}
     for index, item in enumerate(items):
         if not isinstance(item, ItemResult):
             raise InputError(
                 f"Item {index} is a {type(item).__name__}, not an ItemResult; "
                 "build items with ItemResult(...) or pass rows through a Suite."
             )
-        first = seen.setdefault(item.id, index)
+        first = seen.setdefault((item.model, item.id), index)
         if first != index:
+            whose = f" for model {item.model!r}" if item.model is not None else ""
             raise InputError(
-                f"Item id {item.id!r} appears twice (items {first} and {index}); "
-                "ids must be unique within a run."
+                f"Item id {item.id!r} appears twice{whose} (items {first} and {index}); "
+                "ids must be unique per model within a run."
             )
 
 

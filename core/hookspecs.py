@@ -76,6 +76,7 @@ def itemscore_run_finished(result: RunResult) -> None:
 def itemscore_export_formats() -> Mapping[str, ExportWriter]:  # type: ignore[empty-body]
     """Return extra report formats by name: ``{"html": write_html}``.
 
-    The command line's ``--format NAME`` and ``itemscore.export(result, dir, formats=...)``
-    call ``writer(result, path)`` with the path ``DIR/results.<name>``.
+    ``--out DIR`` on the command line (every format, or those named with ``--report NAME``)
+    and ``itemscore.export(result, dir, formats=...)`` call ``writer(result, path)``;
+    the file becomes ``DIR/results.<name>`` once every report has been written.
     """

@@ -96,6 +96,7 @@ class TokenF1(NormalizedMetric[tuple[_Reference, ...]]):
         "characters count as tokens in Chinese, Japanese, Thai, and Burmese."
     )
     aggregation = "mean"
+    value_bounds = (0.0, 1.0)
 
     def __init__(
         self,

@@ -144,3 +144,20 @@ def test_default_geomean() -> None:
 def test_repr_names_the_metric() -> None:
     """A metric's repr shows its class and id."""
     assert repr(Constant()) == "<Constant 'constant'>"
+
+
+def test_value_bounds_clip_the_mean_interval() -> None:
+    """A mean near a bound keeps its interval inside value_bounds."""
+
+    class Bounded(Constant):
+        metric_id = "bounded"
+        value_bounds = (0.0, 1.0)
+
+    scores = _scores([1.0, 1.0, 1.0, 0.2])
+    free = Constant().aggregate(scores, MetricContext())
+    bounded = Bounded().aggregate(scores, MetricContext())
+    assert free.high is not None
+    assert free.high > 1.0  # the normal interval alone reaches past 1
+    assert bounded.high == 1.0
+    assert bounded.low == free.low
+    assert bounded.value == free.value

@@ -170,6 +170,15 @@ def test_duplicate_item_ids_are_refused() -> None:
         itemscore.score(items, ["answered_rate"])
 
 
+def test_ids_are_unique_per_model() -> None:
+    """Two models may answer one question id; one model may not answer it twice."""
+    both = [ItemResult(id="q", output="x", model="a"), ItemResult(id="q", output="y", model="b")]
+    assert itemscore.score(both, ["answered_rate"]).models == ["a", "b"]
+    twice = [*both, ItemResult(id="q", output="z", model="b")]
+    with pytest.raises(InputError, match=r"'q' appears twice for model 'b' \(items 1 and 2\)"):
+        itemscore.score(twice, ["answered_rate"])
+
+
 def test_non_items_are_refused() -> None:
     """Plain dicts are not items; the error says how to build them."""
     with pytest.raises(InputError, match="not an ItemResult"):

@@ -1,0 +1,145 @@
+"""The command line against the Python API, and its start-up time.
+
+1. ``itemscore score FILE -m exact_match -m token_f1 -m answered_rate -q`` on a generated
+   100k-line JSONL file (SQuAD-like short answers, ~5% failed requests), against
+   ``itemscore.score`` on the same items already in memory. The difference is the command
+   line's overhead: start-up, reading and parsing the file into items (timed separately), and
+   planning the metrics.
+2. Start-up: ``itemscore metrics`` (loads every installed metric's metadata and prints the table)
+   and ``itemscore --version`` against ``python -c pass`` and ``python -c "import itemscore"``.
+
+Every figure is the best of several runs. Run directly (``python benchmarks/bench_cli.py``) or
+through ``benchmarks/run.py``. Nothing is asserted: machines are noisy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import itemscore
+from itemscore._io import read_items
+
+N_ITEMS = 100_000
+SEED = 20240611
+METRICS = ("exact_match", "token_f1", "answered_rate")
+SCRIPT = Path(sys.executable).parent / "itemscore"
+WORDS = [
+    "paris",
+    "london",
+    "tower",
+    "river",
+    "king",
+    "queen",
+    "war",
+    "peace",
+    "empire",
+    "france",
+    "england",
+    "spain",
+    "rome",
+    "city",
+    "north",
+    "south",
+    "east",
+    "west",
+    "church",
+    "castle",
+    "bridge",
+    "museum",
+    "garden",
+    "palace",
+    "island",
+    "mountain",
+    "lake",
+    "1848",
+    "1914",
+]
+
+
+def write_jsonl(path: Path, n: int, seed: int = SEED) -> None:
+    """n rows of short answers: 1-3 valid spellings each, ~5% failed requests."""
+    rng = random.Random(seed)
+    with open(path, "w", encoding="utf-8") as handle:
+        for i in range(n):
+            core = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3)))
+            expected = [core] + [f"the {core}"] * rng.randint(0, 1)
+            roll = rng.random()
+            output: str | None
+            if roll < 0.05:
+                output = None
+            elif roll < 0.5:
+                output = rng.choice([core, core.upper(), f"{core}."])
+            else:
+                output = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4)))
+            row = {"id": f"q{i}", "output": output, "expected": expected, "latency_ms": i % 997}
+            handle.write(json.dumps(row) + "\n")
+
+
+def best(fn: Callable[[], Any], runs: int) -> float:
+    """The best wall time of ``runs`` calls, in seconds."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def run(args: Sequence[str]) -> None:
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def main() -> None:
+    """Print the CLI-versus-API figures and the start-up figures."""
+    python = sys.executable
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print("note: PYTHONDONTWRITEBYTECODE is set, so every start-up compiles the modules anew")
+    with tempfile.TemporaryDirectory(prefix="itemscore-bench-cli-") as folder:
+        path = Path(folder) / "outputs.jsonl"
+        write_jsonl(path, N_ITEMS)
+        size_mb = path.stat().st_size / 1e6
+        print(f"score: {N_ITEMS:,} JSONL lines ({size_mb:.1f} MB), metrics {', '.join(METRICS)}")
+
+        read = best(lambda: read_items(path), 3)
+        items = read_items(path)
+        api = best(lambda: itemscore.score(items, list(METRICS)), 3)
+        args = [str(SCRIPT), "score", str(path), "-q"]
+        for metric in METRICS:
+            args += ["-m", metric]
+        cli = best(lambda: run(args), 3)
+
+    print(f"  itemscore.score on items in memory   {api:7.3f} s")
+    print(f"  reading + parsing into items         {read:7.3f} s")
+    print(f"  itemscore score FILE (command line)  {cli:7.3f} s")
+    print(
+        f"  overhead: {cli - api:.3f} s ({cli / api:.2f}x the API), of which "
+        f"{read:.3f} s reading ({read / N_ITEMS * 1e6:.1f} us per line)"
+    )
+
+    print("start-up (best of 7):")
+    baseline = best(lambda: run([python, "-c", "pass"]), 7)
+    package = best(lambda: run([python, "-c", "import itemscore"]), 7)
+    version = best(lambda: run([str(SCRIPT), "--version"]), 7)
+    metrics = best(lambda: run([str(SCRIPT), "metrics"]), 7)
+    metrics_json = best(lambda: run([str(SCRIPT), "metrics", "--json"]), 7)
+    for label, seconds in (
+        ("python -c pass", baseline),
+        ("python -c 'import itemscore'", package),
+        ("itemscore --version", version),
+        ("itemscore metrics --json", metrics_json),
+        ("itemscore metrics", metrics),
+    ):
+        print(f"  {label:32s} {seconds * 1000:7.1f} ms  (+{(seconds - baseline) * 1000:6.1f} ms)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,8 @@
+"""``python -m itemscore``: the same command line as the ``itemscore`` script."""
+
+from __future__ import annotations
+
+from ._cli import main
+
+if __name__ == "__main__":
+    main()

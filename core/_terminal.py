@@ -1,0 +1,242 @@
+"""What the command line prints: result tables, the metrics list, and a progress bar (rich)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ._records import Measurement, Status
+from ._result import RunResult
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ._options import OptionInfo
+    from ._registry import MetricInfo
+
+__all__ = [
+    "format_interval",
+    "format_value",
+    "make_console",
+    "metric_detail",
+    "metrics_tables",
+    "progress_bar",
+    "progress_wanted",
+    "result_tables",
+]
+
+#: ``progress(done, total)``, as the runner calls it.
+ProgressCallback = Callable[[int, int], None]
+
+_DIGITS = 4
+_MIN_WIDTH = 120  # rich's default of 80 columns for pipes and files squeezes the tables
+
+
+def make_console(file: TextIO | None = None) -> Console:
+    """A rich console on ``file`` (default stdout); at least 120 columns wide when not a terminal.
+
+    Colour follows rich's rules (``NO_COLOR``, ``FORCE_COLOR``, whether ``file`` is a terminal).
+    """
+    from rich.console import Console
+
+    stream = file if file is not None else sys.stdout
+    console = Console(file=stream, highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(file=stream, highlight=False, width=max(console.width, _MIN_WIDTH))
+    return console
+
+
+def format_value(value: float | None) -> str:
+    """A measurement's value for the terminal: four decimals, or an em dash for none."""
+    return "—" if value is None else f"{value:.{_DIGITS}f}"
+
+
+def format_interval(low: float | None, high: float | None) -> str:
+    """``[low, high]`` with four decimals, or an empty string when there is no interval."""
+    if low is None or high is None:
+        return ""
+    return f"[{low:.{_DIGITS}f}, {high:.{_DIGITS}f}]"
+
+
+def _row(m: Measurement, name: str) -> list[str]:
+    counts = m.counts
+    return [
+        name,
+        format_value(m.value),
+        format_interval(m.ci_low, m.ci_high),
+        str(m.n),
+        str(counts.get(Status.OK, 0)),
+        str(counts.get(Status.FAIL, 0)),
+        str(counts.get(Status.SKIP, 0)),
+        str(counts.get(Status.ERROR, 0)),
+        m.error or "",
+    ]
+
+
+def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
+    """One table per model: each measurement with its interval, n and the four state counts.
+
+    With ``by_group``, each measurement is followed by one row per group. The last column holds
+    the error of a measurement whose aggregate failed; it is left out when there is none.
+    """
+    from rich import box
+    from rich.table import Table
+
+    tables: list[Table] = []
+    confidence = float(result.config.get("confidence", 0.95))
+    for model, measurements in result.by_model.items():
+        rows: list[tuple[list[str], bool]] = []
+        for m in measurements.values():
+            rows.append((_row(m, m.metric), False))
+            if by_group:
+                for group, gm in m.groups.items():
+                    rows.append((_row(gm, f"  {group}"), True))
+        with_errors = any(cells[-1] for cells, _ in rows)
+        title = f"{result.suite_id}" + (f" · {model}" if model is not None else "")
+        table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+        table.add_column("metric", no_wrap=True)
+        table.add_column("value", justify="right")
+        table.add_column(f"{confidence * 100:g}% interval", justify="right", no_wrap=True)
+        for name in ("n", "ok", "fail", "skip", "error"):
+            table.add_column(name, justify="right")
+        if with_errors:
+            table.add_column("aggregate error", overflow="fold")
+        for cells, is_group in rows:
+            shown = cells if with_errors else cells[:-1]
+            table.add_row(*shown, style="dim" if is_group else None)
+        tables.append(table)
+    return tables
+
+
+def _yes(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+def metrics_tables(infos: Sequence[MetricInfo]) -> list[Table]:
+    """The installed metrics as a table, and the broken plugins (with their error) as another."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title="Installed metrics", box=box.SIMPLE_HEAD, title_justify="left")
+    table.add_column("id", no_wrap=True)
+    table.add_column("entry point", no_wrap=True)
+    table.add_column("package")
+    table.add_column("class", no_wrap=True)
+    table.add_column("higher\nbetter", no_wrap=True)
+    table.add_column("description", min_width=30, ratio=1)
+    broken = Table(title="Broken plugins", box=box.SIMPLE_HEAD, title_justify="left")
+    for name in ("entry point", "package", "target"):
+        broken.add_column(name, no_wrap=True)
+    broken.add_column("error", overflow="fold", style="red")
+    for info in infos:
+        package = _package(info)
+        if info.status == "broken" or info.cls is None:
+            broken.add_row(info.entry_point or "", package, info.target, info.error or "")
+            continue
+        cls = info.cls
+        table.add_row(
+            info.id or "",
+            info.entry_point or f"({info.source})",
+            package,
+            cls.reproducibility_class,
+            _yes(cls.higher_is_better),
+            cls.description,
+        )
+    return [table, broken] if broken.row_count else [table]
+
+
+def _package(info: MetricInfo) -> str:
+    if info.distribution is None:
+        return "(in-process)"
+    return f"{info.distribution} {info.version}" if info.version else info.distribution
+
+
+def metric_detail(info: MetricInfo) -> list[Any]:
+    """Renderables describing one metric: what it is, how it aggregates, and its options."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    cls = info.cls
+    assert cls is not None
+    facts = Table.grid(padding=(0, 2))
+    facts.add_column(style="bold", no_wrap=True)
+    facts.add_column(overflow="fold")
+    facts.add_row("metric", cls.metric_id)
+    facts.add_row("description", cls.description or "(none)")
+    facts.add_row("from", info.origin)
+    facts.add_row("needs answer key", _yes("expected" in cls.required_inputs))
+    facts.add_row("required inputs", ", ".join(cls.required_inputs) or "(none)")
+    facts.add_row("aggregation", cls.aggregation)
+    facts.add_row("higher is better", _yes(cls.higher_is_better))
+    facts.add_row("reproducibility", cls.reproducibility_class)
+    options = cls.options()
+    if not options:
+        return [facts, Text("\nNo options.")]
+    table = Table(title="Options", box=box.SIMPLE_HEAD, title_justify="left")
+    table.add_column("option", no_wrap=True)
+    table.add_column("type")
+    table.add_column("default", no_wrap=True)
+    table.add_column("description", overflow="fold")
+    for name, option in options.items():
+        table.add_row(name, option.type_name, option_default(option), option.description)
+    return [facts, Text(""), table]
+
+
+def option_default(option: OptionInfo) -> str:
+    """An option's default as it would be written in YAML (``required`` when it has none)."""
+    if option.required:
+        return "required"
+    return yaml_text(option.default)
+
+
+def yaml_text(value: Any) -> str:
+    """A value as YAML flow text: ``true``, ``null``, ``[a, b]``, ``'macro'``-free strings."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(yaml_text(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}: {yaml_text(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def progress_wanted(*, quiet: bool = False, json_output: bool = False) -> bool:
+    """Whether to show a progress bar: stderr is a terminal, output is for people, not CI."""
+    if quiet or json_output or os.environ.get("CI"):
+        return False
+    return sys.stderr.isatty()
+
+
+@contextmanager
+def progress_bar(enabled: bool, description: str = "scoring") -> Iterator[ProgressCallback | None]:
+    """A rich progress bar on stderr, fed by the runner's ``progress(done, total)``.
+
+    Yields ``None`` when ``enabled`` is false, so the runner skips the callback entirely.
+    """
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(file=sys.stderr),
+        transient=True,
+    ) as bar:
+        task = bar.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update

@@ -1,0 +1,238 @@
+"""Terminal output: result tables, the metrics list, one metric's detail, the progress bar."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+import itemscore
+from itemscore import Estimate, ItemResult, ItemScore, Metric, MetricContext, MetricInfo
+from itemscore._terminal import (
+    format_interval,
+    format_value,
+    make_console,
+    metric_detail,
+    metrics_tables,
+    progress_bar,
+    progress_wanted,
+    result_tables,
+    yaml_text,
+)
+
+
+class Broken(Metric):
+    """Fails to aggregate."""
+
+    metric_id = "test_terminal_broken"
+    required_inputs = ()
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        return self.ok()
+
+    def aggregate(self, scores: Sequence[ItemScore], ctx: MetricContext) -> Estimate:
+        raise ValueError("cannot aggregate")
+
+
+class WithOptions(Metric):
+    """A metric with options.
+
+    Args:
+        mode: How to compare.
+        limit: Largest length.
+    """
+
+    metric_id = "test_terminal_options"
+    description = "Says yes."
+    required_inputs = ("output", "expected")
+    higher_is_better = False
+
+    def __init__(self, mode: str = "fast", limit: int | None = None) -> None:
+        self.mode = mode
+        self.limit = limit
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        return self.ok()
+
+
+def render(*renderables: Any) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=160, color_system=None)
+    for renderable in renderables:
+        console.print(renderable)
+    return buffer.getvalue()
+
+
+def line_with(text: str, needle: str) -> list[str]:
+    """The cells of the first table line containing ``needle``."""
+    return next(line for line in text.splitlines() if needle in line).split()
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(None, "—"), (0.5, "0.5000"), (1 / 3, "0.3333")],
+    ids=["none", "half", "third"],
+)
+def test_format_value(value: float | None, text: str) -> None:
+    """Values have four decimals; a missing value is a dash."""
+    assert format_value(value) == text
+
+
+def test_format_interval() -> None:
+    """An interval is [low, high]; half an interval is none."""
+    assert format_interval(0.1, 0.25) == "[0.1000, 0.2500]"
+    assert format_interval(None, 0.2) == ""
+
+
+def test_one_table_per_model_with_counts() -> None:
+    """Each model gets a table: label, value, interval, n and the four state counts."""
+    data = [
+        ItemResult(id="1", model="a", output="x", expected=("x",)),
+        ItemResult(id="2", model="a", output=None, expected=("x",)),
+        ItemResult(id="3", model="a", output="y", expected=None),
+        ItemResult(id="4", model="b", output="x", expected=("x",)),
+    ]
+    result = itemscore.score(data, ["exact_match"], suite_id="s")
+    tables = result_tables(result)
+    assert [t.title for t in tables] == ["s · a", "s · b"]
+    text = render(tables[0])
+    m = result.by_model["a"]["s.exact_match"]
+    # n = 2 scored (1 ok, 1 fail), 1 skipped for want of an answer key, 0 errors.
+    assert line_with(text, "exact_match") == [
+        "exact_match",
+        "0.5000",
+        f"[{m.ci_low:.4f},",
+        f"{m.ci_high:.4f}]",
+        "2",
+        "1",
+        "1",
+        "1",
+        "0",
+    ]
+    assert "aggregate error" not in text
+
+
+def test_groups_appear_only_when_asked() -> None:
+    """--by-group adds a row per group under its measurement."""
+    data = [
+        ItemResult(id="1", output="x", group="g1"),
+        ItemResult(id="2", output=None, group="g2"),
+    ]
+    result = itemscore.score(data, ["answered_rate"])
+    plain = render(*result_tables(result))
+    grouped = render(*result_tables(result, by_group=True))
+    assert "g1" not in plain
+    assert line_with(grouped, "g1")[:2] == ["g1", "1.0000"]
+    assert line_with(grouped, "g2")[:2] == ["g2", "0.0000"]
+
+
+def test_failed_aggregate_shows_its_error() -> None:
+    """A measurement whose aggregate raised shows a dash and the error in its own column."""
+    result = itemscore.score([ItemResult(id="1", output="x")], [Broken, "answered_rate"])
+    text = render(*result_tables(result))
+    assert "aggregate error" in text
+    assert line_with(text, "test_terminal_broken")[-3:] == ["ValueError:", "cannot", "aggregate"]
+    assert line_with(text, "test_terminal_broken")[1] == "—"
+
+
+def test_metrics_table_lists_metrics_and_broken_plugins() -> None:
+    """Installed metrics go in one table; a broken plugin, with its error, in another."""
+    infos = [
+        MetricInfo(
+            id="test_terminal_options", target="m:WithOptions", source="register", cls=WithOptions
+        ),
+        MetricInfo(
+            id=None,
+            entry_point="bad-one",
+            target="nowhere:Thing",
+            distribution="bad-dist",
+            version="2.0",
+            status="broken",
+            error="ModuleNotFoundError: No module named 'nowhere'",
+        ),
+    ]
+    tables = metrics_tables(infos)
+    assert [t.title for t in tables] == ["Installed metrics", "Broken plugins"]
+    text = render(*tables)
+    assert line_with(text, "test_terminal_options")[:5] == [
+        "test_terminal_options",
+        "(register)",
+        "(in-process)",
+        "deterministic",
+        "no",
+    ]
+    assert "bad-dist 2.0" in text
+    assert "No module named 'nowhere'" in text
+    assert len(metrics_tables(infos[:1])) == 1
+
+
+def test_metric_detail_shows_options_with_defaults() -> None:
+    """`metrics show` lists each option with its type, default and description."""
+    info = MetricInfo(id="test_terminal_options", target="m:W", source="register", cls=WithOptions)
+    text = render(*metric_detail(info))
+    assert line_with(text, "needs answer key")[-1] == "yes"
+    assert line_with(text, "higher is better")[-1] == "no"
+    assert "Says yes." in text
+    assert line_with(text, "mode ") == ["mode", "string", "fast", "How", "to", "compare."]
+    assert line_with(text, "limit")[-3:] == ["null", "Largest", "length."]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (None, "null"),
+        (True, "true"),
+        (3, "3"),
+        (("a", "b"), "[a, b]"),
+        ({"k": False}, "{k: false}"),
+    ],
+    ids=["null", "bool", "int", "list", "mapping"],
+)
+def test_yaml_text(value: Any, text: str) -> None:
+    """Defaults are shown as one would write them in YAML or in -m."""
+    assert yaml_text(value) == text
+
+
+def test_progress_only_for_people_at_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bar shows on a terminal, never under --json, --quiet or in CI."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert progress_wanted() is True
+    assert progress_wanted(quiet=True) is False
+    assert progress_wanted(json_output=True) is False
+    monkeypatch.setenv("CI", "true")
+    assert progress_wanted() is False
+    monkeypatch.delenv("CI")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    assert progress_wanted() is False
+
+
+def test_disabled_progress_gives_no_callback() -> None:
+    """Without a bar the runner gets no callback at all (no per-item cost)."""
+    with progress_bar(False) as callback:
+        assert callback is None
+
+
+def test_progress_bar_follows_the_runner(capsys: pytest.CaptureFixture[str]) -> None:
+    """The runner's progress(done, total) calls drive the bar to completion."""
+    data = [ItemResult(id=str(i), output="x") for i in range(5)]
+    seen: list[tuple[int, int]] = []
+    with progress_bar(True) as callback:
+        assert callback is not None
+
+        def spy(done: int, total: int) -> None:
+            seen.append((done, total))
+            callback(done, total)
+
+        itemscore.score(data, ["answered_rate"], progress=spy)
+    assert seen[-1] == (5, 5)
+
+
+def test_console_is_wide_when_not_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piped output gets at least 120 columns, so tables are not squeezed to 80."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert make_console(io.StringIO()).width >= 120
