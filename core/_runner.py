@@ -153,8 +153,7 @@ def _check_items(items: Sequence[Any]) -> None:
 
     Several models answer the same questions, so one id may appear once per model.
     """
-    keys = {(i.model, i.id) for i in items} if all(type(i) is ItemResult for i in items) else ()
-    if len(keys) == len(items):
+    if all(type(i) is ItemResult for i in items) and len({i.id for i in items}) == len(items):
         return  # the common case, checked in two passes at C speed
     seen: dict[tuple[str | None, str], int] = {}
     for index, item in enumerate(items):
