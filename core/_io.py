@@ -25,20 +25,19 @@ An object or list where text is expected is an error.
 from __future__ import annotations
 
 import codecs
-import contextlib
 import csv
-import gc
 import io
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from ._exceptions import ConfigError, InputError, did_you_mean, one_of
+from ._gc import gc_paused
 from ._records import ItemResult
 
 __all__ = [
@@ -70,22 +69,6 @@ _EXTENSIONS = {
 }
 _CSV_FIELD_LIMIT = 2**31 - 1  # model outputs can be longer than csv's default 128 kB
 _OPTIONAL_ROLES = ("expected", "input", "group", "model")
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many acyclic objects.
-
-    Reading 100,000 rows allocates millions of dicts and strings, none of them in a cycle; the
-    collector's repeated passes over them cost a third of the reading time for nothing.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def detect_format(path: str | os.PathLike[str], format: str | None = None) -> str:
@@ -645,7 +628,7 @@ def read_items(
         ConfigError: an unknown format or role.
         InputError: the file is malformed; the message names the file, line and column.
     """
-    with _gc_paused():
+    with gc_paused():
         data = read_file(path, format, name=name)
         return items_from_file(
             data, columns=columns, answer_delimiter=answer_delimiter, null_output=null_output

@@ -25,10 +25,10 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from statistics import NormalDist
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -220,23 +220,8 @@ def ratio(k: int, n: int, method: str = "wilson", confidence: float = 0.95) -> E
         return Estimate(value=None, n=0, method=method, confidence=confidence)
 
     p = k / n
-    if method == "wilson":
-        z = _z(confidence)
-        z2 = z * z
-        denom = 1.0 + z2 / n
-        center = (p + z2 / (2.0 * n)) / denom
-        dist = z * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
-        low, high = center - dist, center + dist
-    elif method == "normal":
-        dist = _z(confidence) * math.sqrt(p * (1.0 - p) / n)
-        low, high = p - dist, p + dist
-    elif method == "agresti-coull":
-        z = _z(confidence)
-        z2 = z * z
-        n_c = n + z2
-        p_c = (k + z2 / 2.0) / n_c
-        dist = z * math.sqrt(p_c * (1.0 - p_c) / n_c)
-        low, high = p_c - dist, p_c + dist
+    if method in _CLOSED_FORMS:
+        low, high = _closed_form(float(k), float(n), method, confidence, math.sqrt)
     else:
         low, high = _beta_bounds(k, n, method, confidence)
     low = min(max(low, 0.0), p)
@@ -328,23 +313,8 @@ def ratio_interval(
     empty = n_a == 0
     n_s = np.where(empty, 1.0, n_a)  # any positive stand-in: those results become NaN below
     p = k_a / n_s
-    if method == "wilson":
-        z = _z(confidence)
-        z2 = z * z
-        denom = 1.0 + z2 / n_s
-        center = (p + z2 / (2.0 * n_s)) / denom
-        dist = z * np.sqrt(p * (1.0 - p) / n_s + z2 / (4.0 * n_s * n_s)) / denom
-        low, high = center - dist, center + dist
-    elif method == "normal":
-        dist = _z(confidence) * np.sqrt(p * (1.0 - p) / n_s)
-        low, high = p - dist, p + dist
-    elif method == "agresti-coull":
-        z = _z(confidence)
-        z2 = z * z
-        n_c = n_s + z2
-        p_c = (k_a + z2 / 2.0) / n_c
-        dist = z * np.sqrt(p_c * (1.0 - p_c) / n_c)
-        low, high = p_c - dist, p_c + dist
+    if method in _CLOSED_FORMS:
+        low, high = _closed_form(k_a, n_s, method, confidence, np.sqrt)
     else:
         low, high = _beta_bounds_array(k_a, n_s, method, confidence)
     low = np.minimum(np.clip(low, 0.0, 1.0), p)
@@ -354,6 +324,37 @@ def ratio_interval(
         np.where(empty, np.nan, low).astype(np.float64, copy=False),
         np.where(empty, np.nan, high).astype(np.float64, copy=False),
     )
+
+
+_CLOSED_FORMS = ("wilson", "normal", "agresti-coull")
+
+_Num = TypeVar("_Num", float, "NDArray[np.float64]")
+
+
+def _closed_form(
+    k: _Num, n: _Num, method: str, confidence: float, sqrt: Callable[[_Num], _Num]
+) -> tuple[_Num, _Num]:
+    """Wilson, Wald or Agresti-Coull bounds, unclipped, for scalars or arrays alike.
+
+    One formula serves :func:`ratio` (with ``math.sqrt``) and :func:`ratio_interval` (with
+    ``np.sqrt``), so the two can never disagree. ``n`` must be positive.
+    """
+    z = _z(confidence)
+    z2 = z * z
+    if method == "wilson":
+        p = k / n
+        denom = 1.0 + z2 / n
+        center = (p + z2 / (2.0 * n)) / denom
+        dist = z * sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
+        return center - dist, center + dist
+    if method == "normal":
+        p = k / n
+        dist = z * sqrt(p * (1.0 - p) / n)
+        return p - dist, p + dist
+    n_c = n + z2  # agresti-coull: Wald around the shifted share, with z² more trials
+    p_c = (k + z2 / 2.0) / n_c
+    dist = z * sqrt(p_c * (1.0 - p_c) / n_c)
+    return p_c - dist, p_c + dist
 
 
 def _beta_bounds_array(
