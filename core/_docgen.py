@@ -81,7 +81,8 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _aggregation(cls: type[Metric]) -> str:
+def describe_aggregation(cls: type[Metric]) -> str:
+    """How ``cls`` aggregates: its ``aggregation``, or the summary of its own ``aggregate``."""
     if cls.aggregate is not Metric.aggregate:
         doc = inspect.getdoc(cls.aggregate) or ""
         first = doc.splitlines()[0].rstrip(".") if doc else "the metric's own"
@@ -107,7 +108,7 @@ def render_metric(info: MetricInfo) -> str:
         f"Needs an answer key: {_yes_no(needs_key)}. "
         f"Higher is better: {_yes_no(cls.higher_is_better)}.",
         "",
-        f"Aggregation: {_aggregation(cls)}.",
+        f"Aggregation: {describe_aggregation(cls)}.",
         "",
     ]
     if info.entry_point is not None:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ._docgen import describe_aggregation
 from ._records import Measurement, Status
 from ._result import RunResult
 
@@ -171,7 +172,7 @@ def metric_detail(info: MetricInfo) -> list[Any]:
     facts.add_row("from", info.origin)
     facts.add_row("needs answer key", _yes("expected" in cls.required_inputs))
     facts.add_row("required inputs", ", ".join(cls.required_inputs) or "(none)")
-    facts.add_row("aggregation", cls.aggregation)
+    facts.add_row("aggregation", describe_aggregation(cls))
     facts.add_row("higher is better", _yes(cls.higher_is_better))
     facts.add_row("reproducibility", cls.reproducibility_class)
     options = cls.options()
