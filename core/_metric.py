@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import operator
 import re
+from collections import Counter
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
@@ -196,12 +198,8 @@ class Metric:
         from . import aggregate
 
         if self.aggregation == "ratio":
-            ok = fail = 0
-            for score in scores:
-                if score.status is Status.OK:
-                    ok += 1
-                elif score.status is Status.FAIL:
-                    fail += 1
+            counts = Counter(map(_status_of, scores))
+            ok, fail = counts[Status.OK], counts[Status.FAIL]
             method = _method_for(ctx.ci_method, aggregate.RATIO_METHODS, "wilson")
             return aggregate.ratio(ok, ok + fail, method=method, confidence=ctx.confidence)
         values = [s.value for s in scores if s.value is not None and s.status.scored]
@@ -226,6 +224,9 @@ class Metric:
 
     def __repr__(self) -> str:
         return f"<{type(self).__qualname__} {getattr(self, 'metric_id', '?')!r}>"
+
+
+_status_of = operator.attrgetter("status")
 
 
 def _method_for(asked: str | None, supported: Sequence[str], default: str) -> str:

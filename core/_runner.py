@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import inspect
 import math
+import operator
 import threading
 import traceback
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -153,7 +155,7 @@ def _check_items(items: Sequence[Any]) -> None:
 
     Several models answer the same questions, so one id may appear once per model.
     """
-    if all(type(i) is ItemResult for i in items) and len({i.id for i in items}) == len(items):
+    if set(map(type, items)) <= {ItemResult} and len(set(map(_id_of, items))) == len(items):
         return  # the common case, checked in two passes at C speed
     seen: dict[tuple[str | None, str], int] = {}
     for index, item in enumerate(items):
@@ -215,6 +217,10 @@ def _missing_input(item: ItemResult, required: tuple[str, ...]) -> str | None:
 
 
 _ITEM_ATTRS = frozenset(a.name for a in attrs.fields(ItemResult))
+_id_of = operator.attrgetter("id")
+_group_of = operator.attrgetter("group")
+_metric_of = operator.attrgetter("metric")
+_status_of = operator.attrgetter("status")
 
 
 class _Scorer:
@@ -290,6 +296,9 @@ class _Scorer:
             return self._run_each(items)
         label = self.label
         self.tick(len(items))
+        # Checked with C-level passes: batches are large and often share a few score objects.
+        if set(map(type, batch)) == {ItemScore} and set(map(_metric_of, batch)) == {label}:
+            return batch  # type: ignore[return-value] # every element is a labelled ItemScore
         return [
             r if type(r) is ItemScore and r.metric == label else _checked(r, label) for r in batch
         ]
@@ -360,8 +369,7 @@ def _measure(
     ctx: MetricContext,
 ) -> Measurement:
     counts = dict.fromkeys(Status, 0)
-    for score in scores:
-        counts[score.status] += 1
+    counts.update(Counter(map(_status_of, scores)))
     metric = planned.metric
     common: dict[str, Any] = {
         "key": f"{ctx.suite_id}.{planned.label}",
@@ -415,7 +423,7 @@ def _measure_all(
             models.setdefault(item.model, []).append(index)
     elif items:
         models[items[0].model] = []  # one model: its items are all the items
-    any_group = any(item.group is not None for item in items)
+    any_group = set(map(_group_of, items)) != {None}
 
     def measure(indices: Sequence[int] | None, model: str | None) -> dict[str, Measurement]:
         out: dict[str, Measurement] = {}
