@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from importlib import metadata
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,6 @@ import pytest
 
 import itemscore
 from itemscore import ItemResult, ItemScore, RunResult, Suite, hookimpl, hookspecs
-from itemscore._entrypoints import AUTOLOAD_ENV
 
 HOOKS = (
     "itemscore_add_metrics",
@@ -25,19 +23,9 @@ HOOKS = (
 )
 
 
-@pytest.fixture(autouse=True)
-def only_itemscore_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Hide third-party entry points, so only the plugins a test registers are active."""
-    real: Any = metadata.entry_points
-
-    def entry_points(**params: Any) -> list[Any]:
-        return [ep for ep in real(**params) if ep.dist and ep.dist.metadata["Name"] == "itemscore"]
-
-    monkeypatch.setattr(metadata, "entry_points", entry_points)
-    monkeypatch.delenv(AUTOLOAD_ENV, raising=False)
-    itemscore.reset_registry()
-    yield
-    itemscore.reset_registry()
+# No fake declared: itemscore's own entry points only, third-party ones hidden, so only the
+# plugins a test registers are active.
+pytestmark = pytest.mark.usefixtures("plugins")
 
 
 class Recorder:

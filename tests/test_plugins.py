@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import sys
-import textwrap
-import uuid
-from collections.abc import Iterator
-from importlib import metadata
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pluggy
 import pytest
@@ -16,6 +11,9 @@ import pytest
 import itemscore
 from itemscore import ItemResult, hookimpl
 from itemscore._entrypoints import AUTOLOAD_ENV
+
+if TYPE_CHECKING:
+    from conftest import Plugins
 
 GROUP = "itemscore.plugins"
 
@@ -28,55 +26,6 @@ FINISHED = []
 def itemscore_run_finished(result):
     FINISHED.append(result)
 """
-
-
-class FakeDist:
-    """The part of ``importlib.metadata.Distribution`` itemscore reads."""
-
-    def __init__(self, name: str, version: str = "1.0") -> None:
-        self.metadata = {"Name": name}
-        self.version = version
-
-
-class Plugins:
-    """Fake installed plugins: modules in a temporary folder, entry points pointing at them."""
-
-    def __init__(self, folder: Path, prefix: str) -> None:
-        self.folder = folder
-        self.prefix = prefix
-        self.eps: list[Any] = []
-
-    def add(self, ep_name: str, source: str, dist: str = "fake-dist", module: str = "") -> str:
-        """Write a plugin module and declare it in ``itemscore.plugins``; return the module."""
-        full = f"{self.prefix}_{module or ep_name.replace('-', '_')}"
-        (self.folder / f"{full}.py").write_text(textwrap.dedent(source))
-        self.declare(ep_name, full, dist)
-        return full
-
-    def declare(self, ep_name: str, value: str, dist: str = "fake-dist") -> None:
-        """Declare an entry point of ``itemscore.plugins``."""
-        ep: Any = metadata.EntryPoint(name=ep_name, value=value, group=GROUP)
-        self.eps.append(ep._for(FakeDist(dist)))
-
-
-@pytest.fixture
-def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Plugins]:
-    """Installed entry points = itemscore's own + the fakes the test declares."""
-    real: Any = metadata.entry_points
-    fake = Plugins(tmp_path, f"fake_{uuid.uuid4().hex[:8]}")
-
-    def entry_points(**params: Any) -> list[Any]:
-        own = [ep for ep in real(**params) if ep.dist and ep.dist.metadata["Name"] == "itemscore"]
-        return own + [ep for ep in fake.eps if ep.group == params["group"]]
-
-    monkeypatch.setattr(metadata, "entry_points", entry_points)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delenv(AUTOLOAD_ENV, raising=False)
-    itemscore.reset_registry()
-    yield fake
-    itemscore.reset_registry()
-    for name in [m for m in sys.modules if m.startswith(fake.prefix)]:
-        del sys.modules[name]
 
 
 def _score_once() -> itemscore.RunResult:
@@ -133,7 +82,7 @@ def test_an_object_in_a_module_can_be_the_plugin(plugins: Plugins) -> None:
     """
     module = plugins.add("counter", source, module="counter_mod")
     plugins.eps.pop()
-    plugins.declare("counter", f"{module}:COUNTER")
+    plugins.entry_point("counter", f"{module}:COUNTER", group=GROUP)
     _score_once()
     _score_once()
     assert sys.modules[module].COUNTER.started == 2
@@ -173,7 +122,7 @@ def test_a_broken_plugin_is_recorded_and_the_others_still_load(
 def test_a_plugin_from_the_same_distribution_found_twice_loads_once(plugins: Plugins) -> None:
     """One distribution seen twice on sys.path registers its plugin once, with no error."""
     module = plugins.add("observer", OBSERVER)
-    plugins.declare("observer", module)
+    plugins.entry_point("observer", module, group=GROUP)
     pm = itemscore.plugin_manager()
     assert pm.broken == []
     result = _score_once()

@@ -7,7 +7,6 @@ import statistics
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -23,13 +22,8 @@ DIST = "itemscore-example"
 METRIC_IDS = {"starts_with": "starts-with", "output_length": "output-length"}
 
 
-@pytest.fixture(autouse=True)
-def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every installed plugin, autoload on, no registry or plugin manager left from before."""
-    monkeypatch.delenv(AUTOLOAD_ENV, raising=False)
-    itemscore.reset_registry()
-    yield
-    itemscore.reset_registry()
+# Every installed plugin, autoload on, no registry or plugin manager left from before.
+pytestmark = pytest.mark.usefixtures("fresh_registry")
 
 
 def _python(code: str, **env: str) -> str:

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-import textwrap
-import uuid
 from collections.abc import Iterator
 from importlib import metadata
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -29,82 +25,10 @@ from itemscore import (
 from itemscore._entrypoints import AUTOLOAD_ENV
 from itemscore._registry import _REGISTERED, default_registry, unregister
 
-GROUP = "itemscore.metrics"
+if TYPE_CHECKING:
+    from conftest import Plugins
+
 BUILTIN_TARGET = "itemscore.metrics_builtin.answered_rate:AnsweredRate"
-
-METRIC_SOURCE = """
-from itemscore import Metric
-
-class M(Metric):
-    metric_id = {metric_id!r}
-    description = "Test metric {metric_id}."
-
-    def score_item(self, item, ctx):
-        return self.ok() if item.output and item.output.isupper() else self.fail()
-"""
-
-
-class FakeDist:
-    """The part of ``importlib.metadata.Distribution`` itemscore reads."""
-
-    def __init__(self, name: str, version: str = "1.0") -> None:
-        self.metadata = {"Name": name}
-        self.version = version
-
-
-class Plugins:
-    """Fake installed plugins: modules in a temporary folder, entry points pointing at them."""
-
-    def __init__(self, folder: Path, prefix: str) -> None:
-        self.folder = folder
-        self.prefix = prefix
-        self.eps: list[Any] = []
-
-    def module(self, name: str, source: str) -> str:
-        """Write module ``<prefix>_<name>`` and return its full name."""
-        full = f"{self.prefix}_{name}"
-        (self.folder / f"{full}.py").write_text(textwrap.dedent(source))
-        return full
-
-    def metric(
-        self, ep_name: str, metric_id: str, dist: str = "fake-dist", *, module: str | None = None
-    ) -> str:
-        """Declare a metric class in its own module (or ``module``), with an entry point."""
-        source = METRIC_SOURCE.format(metric_id=metric_id)
-        mod = self.module(module or metric_id.replace("-", "_"), source)
-        self.entry_point(ep_name, f"{mod}:M", dist)
-        return mod
-
-    def entry_point(
-        self, name: str, value: str, dist: str | None = "fake-dist", group: str = GROUP
-    ) -> None:
-        """Declare an entry point of distribution ``dist``."""
-        ep: Any = metadata.EntryPoint(name=name, value=value, group=group)
-        self.eps.append(ep if dist is None else ep._for(FakeDist(dist)))
-
-    def imported(self, module: str) -> bool:
-        """Whether the module was imported."""
-        return module in sys.modules
-
-
-@pytest.fixture
-def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Plugins]:
-    """Installed entry points = itemscore's own + the fakes the test declares."""
-    real: Any = metadata.entry_points
-    fake = Plugins(tmp_path, f"fake_{uuid.uuid4().hex[:8]}")
-
-    def entry_points(**params: Any) -> list[Any]:
-        own = [ep for ep in real(**params) if ep.dist and ep.dist.metadata["Name"] == "itemscore"]
-        return own + [ep for ep in fake.eps if ep.group == params["group"]]
-
-    monkeypatch.setattr(metadata, "entry_points", entry_points)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delenv(AUTOLOAD_ENV, raising=False)
-    itemscore.reset_registry()
-    yield fake
-    itemscore.reset_registry()
-    for name in [m for m in sys.modules if m.startswith(fake.prefix)]:
-        del sys.modules[name]
 
 
 @pytest.fixture(autouse=True)
