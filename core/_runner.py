@@ -511,7 +511,7 @@ def score(
     """Score ``items`` with every metric, one item at a time, and aggregate.
 
     Args:
-        items: The items; ids must be unique.
+        items: The items; ids must be unique per model.
         metrics: Metric names, mappings ``{"name": ..., "label": ..., <options>}``,
             ``MetricSpec``, metric classes or configured instances.
         suite_id: Prefix of the measurement keys (``"<suite_id>.<label>"``).
