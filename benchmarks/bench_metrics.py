@@ -172,7 +172,9 @@ def bench_f1() -> None:
     items, labels = label_items(N_LABELS)
     spec = {"name": "f1", "labels": labels}
     score(items[:1000], [spec])  # warm up
-    t_total, result = _timed(lambda: score(items, [spec]))
+    t_total, result = min(
+        (_timed(lambda: score(items, [spec])) for _ in range(3)), key=lambda r: r[0]
+    )
     m = result.measurements["default.f1"]
     scores = [item.scores["f1"] for item in result.items]
     metric = F1(labels=labels)
@@ -183,7 +185,7 @@ def bench_f1() -> None:
     assert estimate.value == m.value
     print(f"{len(items):,} labels, f1 (macro) with a {estimate.method} interval")
     print(f"  f1 {m.value:.4f} [{m.ci_low:.4f}, {m.ci_high:.4f}], n = {m.n:,}")
-    print(f"  itemscore.score (scoring + aggregate)  {t_total:6.3f} s")
+    print(f"  itemscore.score (scoring + aggregate)  {t_total:6.3f} s  (best of 3)")
     print(f"  aggregate alone                        {t_agg:6.3f} s")
 
 

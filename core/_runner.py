@@ -202,18 +202,32 @@ def _checked(result: object, label: str) -> ItemScore:
     )
 
 
-def _missing_input(item: ItemResult, required: tuple[str, ...]) -> str | None:
+def _missing_inputs(
+    items: Sequence[ItemResult], required: Sequence[str], label: str
+) -> dict[int, ItemScore]:
+    """The skip score of every item that lacks a required input, by index.
+
+    An item lacking several is skipped for the first one ``required`` names.
+    """
+    skipped: dict[int, ItemScore] = {}
     for name in required:
         if name in _ITEM_ATTRS:
-            if getattr(item, name) is None:
-                return (
-                    "no answer key (expected is empty)"
-                    if name == "expected"
-                    else f"missing required input: {name}"
-                )
-        elif item.metadata.get(name) is None:
-            return f"missing required input: {name}"
-    return None
+            values = list(map(operator.attrgetter(name), items))
+            if None not in values:  # the common case: one scan at C speed
+                continue
+            reason = (
+                "no answer key (expected is empty)"
+                if name == "expected"
+                else f"missing required input: {name}"
+            )
+        else:
+            values = [item.metadata.get(name) for item in items]
+            reason = f"missing required input: {name}"
+        skip = ItemScore(metric=label, status=Status.SKIP, reason=reason)  # one shared record
+        for index, value in enumerate(values):
+            if value is None:
+                skipped.setdefault(index, skip)
+    return skipped
 
 
 _ITEM_ATTRS = frozenset(a.name for a in attrs.fields(ItemResult))
@@ -241,12 +255,7 @@ class _Scorer:
 
     def run(self, items: Sequence[ItemResult]) -> list[ItemScore]:
         metric, label = self.metric, self.label
-        required = tuple(metric.required_inputs)
-        skipped: dict[int, ItemScore] = {}
-        for index, item in enumerate(items) if required else ():
-            reason = _missing_input(item, required)
-            if reason is not None:
-                skipped[index] = ItemScore(metric=label, status=Status.SKIP, reason=reason)
+        skipped = _missing_inputs(items, metric.required_inputs, label)
         todo = [item for i, item in enumerate(items) if i not in skipped] if skipped else items
         if inspect.iscoroutinefunction(metric.score_item):
             scored = self._run_async(todo)
