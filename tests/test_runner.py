@@ -459,7 +459,7 @@ class Slow(Echo):
     metric_id = "slow_test"
     reproducibility_class = "judge-based"
 
-    async def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:  # type: ignore[override]
+    async def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
         await asyncio.sleep(0)
         if item.id == "q3":
             raise TimeoutError("judge timed out")
