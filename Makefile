@@ -12,7 +12,7 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml requirements-dev.txt plugins_example/pyproject.toml
 	$(BIN)/pip install --quiet -r requirements-dev.txt
-	# strict editable mode is the one mypy can follow; re-run after adding a module
+	@# strict editable mode is the one mypy can follow; re-run after adding a module
 	$(BIN)/pip install --quiet -e . --config-settings editable_mode=strict
 	$(BIN)/pip install --quiet -e plugins_example
 	touch $(STAMP)
@@ -35,8 +35,8 @@ test: lint typecheck pytest
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
+# -I keeps the folder off sys.path: its itemscore.egg-info must not shadow the installed metadata.
 docs: $(STAMP)
-	# -I keeps the folder off sys.path: its itemscore.egg-info must not shadow the installed metadata
 	$(BIN)/python -I -m itemscore._docgen docs/reference/metrics.md
 	$(BIN)/mkdocs build --quiet --site-dir site
 
