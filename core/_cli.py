@@ -26,6 +26,7 @@ import click
 
 from ._exceptions import ConfigError, InputError, did_you_mean, one_of
 from ._io import FORMATS, ROLES
+from ._runner import check_ci_method
 from ._spec import MetricSpec
 
 if TYPE_CHECKING:
@@ -454,7 +455,7 @@ class _ConfigReader:
         elif key == "ci_method":
             value = self.text(key, node)
             try:
-                _check_ci_method(value)
+                check_ci_method(value)
             except ConfigError as exc:
                 raise self.fail(node, str(exc)) from None
             plan.ci_method = value
@@ -567,16 +568,6 @@ def load_config(path: str | os.PathLike[str]) -> _Plan:
     return _ConfigReader(Path(path)).read()
 
 
-def _check_ci_method(method: str, name: str = "`ci_method`") -> None:
-    from . import aggregate
-
-    known = dict.fromkeys((*aggregate.RATIO_METHODS, *aggregate.MEAN_METHODS))
-    if method not in known:
-        raise ConfigError(
-            f"{name} ({method!r}) must be one of {one_of(known)}.{did_you_mean(method, known)}"
-        )
-
-
 # -- running -------------------------------------------------------------------------------
 
 
@@ -630,7 +621,7 @@ def _execute(plan: _Plan, view: _View) -> None:
     except ConfigError as exc:
         raise type(exc)(f"{plan.source}: {exc}") from exc
     if plan.ci_method is not None:
-        _check_ci_method(plan.ci_method, "--ci")
+        check_ci_method(plan.ci_method, "--ci")
     reports = None
     if plan.out is not None:
         check_out_dir(plan.out)
@@ -1072,7 +1063,7 @@ def rescore(
     view = _View(by_group, as_json, quiet)
     specs = _cli_specs(metric_specs)
     if ci_method is not None:
-        _check_ci_method(ci_method, "--ci")
+        check_ci_method(ci_method, "--ci")
     formats = None
     if out is not None:
         check_out_dir(out)

@@ -137,16 +137,27 @@ def _check_run_settings(confidence: float, ci_method: str | None, concurrency: i
         raise ConfigError(f"`confidence` ({confidence!r}) must be in (0, 1).")
     if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
         raise ConfigError(f"`concurrency` ({concurrency!r}) must be a positive integer.")
-    if ci_method is None:
-        return
+    if ci_method is not None:
+        check_ci_method(ci_method)
+
+
+def check_ci_method(method: str, name: str = "`ci_method`") -> None:
+    """Check that ``method`` is an interval method some aggregation supports.
+
+    Args:
+        method: The method asked for.
+        name: How the error message names the setting (``--ci`` on the command line).
+
+    Raises:
+        ConfigError: no aggregation knows ``method``.
+    """
     from . import aggregate
     from ._exceptions import did_you_mean, one_of
 
     known = dict.fromkeys((*aggregate.RATIO_METHODS, *aggregate.MEAN_METHODS))
-    if ci_method not in known:
+    if method not in known:
         raise ConfigError(
-            f"`ci_method` ({ci_method!r}) must be one of {one_of(known)}."
-            f"{did_you_mean(ci_method, known)}"
+            f"{name} ({method!r}) must be one of {one_of(known)}.{did_you_mean(method, known)}"
         )
 
 
