@@ -206,7 +206,11 @@ class Metric:
         method = _method_for(ctx.ci_method, aggregate.MEAN_METHODS, "normal")
         if self.aggregation == "mean":
             estimate = aggregate.mean(
-                values, method=method, confidence=ctx.confidence, seed=ctx.seed
+                values,
+                method=method,
+                confidence=ctx.confidence,
+                seed=ctx.seed,
+                bounds=self.value_bounds,
             )
         else:
             geo_method = method if method in aggregate.GEOMEAN_METHODS else "normal"

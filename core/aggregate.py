@@ -8,6 +8,9 @@ Every function returns an :class:`~itemscore.Estimate` whose numbers are plain P
 - :func:`mean` -- an arithmetic mean with a normal, Student t or percentile-bootstrap interval.
 - :func:`geomean` -- a geometric mean with the normal (or t) interval of the logs, exponentiated.
 - :func:`percentiles` -- several percentiles of the values, in ``extra``.
+- :func:`cluster_mean` and :func:`cluster_ratio` -- a mean or a proportion of items that come in
+  clusters (passages, templates, conversations), with cluster-robust standard errors.
+- :func:`macro_mean` -- the unweighted mean over groups of the group means, with an interval.
 - :func:`resample_counts` and :func:`percentile_interval` -- building blocks for metrics with a
   custom shape (F1 from a confusion matrix): resample the cells, recompute, take percentiles.
 
@@ -25,15 +28,16 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from statistics import NormalDist
 from types import MappingProxyType
 from typing import TYPE_CHECKING, TypeVar
 
+import attrs
 import numpy as np
 
 from ._exceptions import ConfigError, did_you_mean, one_of
-from ._records import Estimate
+from ._records import EMPTY, Estimate
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -42,7 +46,10 @@ __all__ = [
     "GEOMEAN_METHODS",
     "MEAN_METHODS",
     "RATIO_METHODS",
+    "cluster_mean",
+    "cluster_ratio",
     "geomean",
+    "macro_mean",
     "mean",
     "percentile_interval",
     "percentiles",
@@ -388,6 +395,7 @@ def mean(
     *,
     seed: int = 0,
     n_resamples: int = 2000,
+    bounds: tuple[float, float] | None = None,
 ) -> Estimate:
     """The arithmetic mean of ``values`` with a confidence interval.
 
@@ -403,17 +411,31 @@ def mean(
       values, seed and ``n_resamples`` give the same interval. Resamples are drawn in blocks,
       so memory stays bounded (about 16 MB) for any ``n``; time grows as ``n · n_resamples``.
 
+    Values whose sum would overflow (``mean([1e308, 1e308])``) are scaled by their largest
+    magnitude first: a finite input always has a finite mean.
+
+    **Bounded values.** With ``bounds=(lo, hi)`` (every value lies in it, as token F1 in [0, 1]),
+    the interval is clipped to the bounds and never has zero width: when the values do not vary
+    (the sample variance is 0, which includes ``n = 1``), no method can see any spread, so the
+    interval is the Wilson score interval of the share ``(m - lo) / (hi - lo)`` with ``n``
+    trials, mapped back to ``[lo, hi]``, and ``method`` is ``"wilson"``. A variable in [0, 1]
+    with mean ``p`` has a variance of at most ``p(1 - p)``, the binomial one, so this bound is
+    never narrower than what the data allow: 50 values of 1.0 give [0.929, 1], as 50 of 50 ok
+    items do for a ratio.
+
     Args:
         values: The scored values; every one must be finite.
         method: One of :data:`MEAN_METHODS`.
         confidence: Confidence level of the interval, in (0, 1).
         seed: Seed of the bootstrap's random generator (non-negative); unused otherwise.
         n_resamples: Number of bootstrap resamples; unused otherwise.
+        bounds: The range ``(lo, hi)`` every value lies in, or ``None`` (unbounded).
 
     Returns:
         ``Estimate(value=m, low, high, n=len(values), method=method, confidence=confidence)``;
-        ``value=None`` when ``values`` is empty, and no interval (``low = high = None``) for a
-        single value, whatever the method: one value says nothing about the spread.
+        ``value=None`` when ``values`` is empty. Without ``bounds``, no interval
+        (``low = high = None``) for a single value, whatever the method: one value says nothing
+        about the spread; with ``bounds``, the Wilson bound above.
 
     Raises:
         ConfigError: ``method``, ``confidence``, ``seed`` or ``n_resamples`` is not valid (a
@@ -425,18 +447,99 @@ def mean(
     confidence = _check_confidence(confidence)
     seed = _check_seed(seed)
     n_resamples = _check_positive_int(n_resamples, "n_resamples")
+    checked_bounds = _check_bounds(bounds)
     x = _as_values(values)
     n = int(x.size)
     if n == 0:
         return Estimate(value=None, n=0, method=method, confidence=confidence)
-    m = float(np.mean(x))
+    m, sd = _mean_sd(x)
+    if checked_bounds is not None:
+        _check_within(x, checked_bounds)
+        if sd == 0.0:
+            return _wilson_bound(m, float(n), n, checked_bounds, confidence)
     if n == 1:
         return Estimate(value=m, n=1, method=method, confidence=confidence)
     if method == "bootstrap":
-        low, high = percentile_interval(_bootstrap_means(x, n_resamples, seed), confidence)
+        scale = _scale_of(x)
+        means = _bootstrap_means(x / scale, n_resamples, seed) * scale
+        low, high = percentile_interval(means, confidence)
     else:
-        low, high = _normal_or_t(m, float(np.std(x, ddof=1)) / math.sqrt(n), n, method, confidence)
+        low, high = _normal_or_t(m, sd / math.sqrt(n), n, method, confidence)
+    if checked_bounds is not None and low is not None and high is not None:
+        low, high = max(low, checked_bounds[0]), min(high, checked_bounds[1])
     return Estimate(value=m, low=low, high=high, n=n, method=method, confidence=confidence)
+
+
+# Above this magnitude, sums and squares of a few values can overflow float64.
+_LARGE = 1e150
+
+
+def _scale_of(x: NDArray[np.float64]) -> float:
+    """1.0, or the largest magnitude in ``x`` when its sums or squares could overflow."""
+    biggest = float(np.max(np.abs(x))) if x.size else 0.0
+    return biggest if biggest > _LARGE else 1.0
+
+
+def _mean_sd(x: NDArray[np.float64]) -> tuple[float, float]:
+    """Mean and sample standard deviation (``ddof=1``; 0 for one value), overflow-safe."""
+    scale = _scale_of(x)
+    y = x / scale if scale != 1.0 else x
+    m = float(np.mean(y))
+    sd = float(np.std(y, ddof=1)) if y.size > 1 else 0.0
+    if sd != 0.0 and bool(np.all(y == y[0])):
+        sd = 0.0  # rounding in np.std can leave 1e-17 for identical values
+    return m * scale, sd * scale
+
+
+def _check_bounds(bounds: object) -> tuple[float, float] | None:
+    if bounds is None:
+        return None
+    try:
+        pair = tuple(float(b) for b in bounds)  # type: ignore[attr-defined]
+        if len(pair) != 2:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise TypeError(f"`bounds` ({bounds!r}) must be a pair of numbers (lo, hi).") from None
+    if not (math.isfinite(pair[0]) and math.isfinite(pair[1]) and pair[0] < pair[1]):
+        raise ConfigError(f"`bounds` ({bounds!r}) must be two finite numbers with lo < hi.")
+    return pair[0], pair[1]
+
+
+def _check_within(x: NDArray[np.float64], bounds: tuple[float, float]) -> None:
+    bad = np.flatnonzero((x < bounds[0]) | (x > bounds[1]))
+    if bad.size:
+        raise ValueError(
+            f"`values` holds {_plural(bad.size, 'value')} outside `bounds` {bounds!r}; the "
+            f"first is {float(x[bad[0]])!r} at index {int(bad[0])}."
+        )
+
+
+def _wilson_bound(
+    m: float,
+    n_eff: float,
+    n: int,
+    bounds: tuple[float, float],
+    confidence: float,
+    extra: Mapping[str, float] | None = None,
+) -> Estimate:
+    """The Wilson interval of the share ``(m - lo) / (hi - lo)`` over ``n_eff`` trials.
+
+    The interval of a bounded mean that shows no spread (see :func:`mean`).
+    """
+    lo, hi = bounds
+    width = hi - lo
+    p = min(max((m - lo) / width, 0.0), 1.0)
+    low, high = _closed_form(p * n_eff, n_eff, "wilson", confidence, math.sqrt)
+    low, high = min(max(low, 0.0), p), max(min(high, 1.0), p)
+    return Estimate(
+        value=m,
+        low=lo + low * width,
+        high=lo + high * width,
+        n=n,
+        method="wilson",
+        confidence=confidence,
+        extra=extra or EMPTY,
+    )
 
 
 def _normal_or_t(
@@ -522,6 +625,286 @@ def geomean(
         n=n,
         method=method,
         confidence=confidence,
+    )
+
+
+# --------------------------------------------------------------------------- clusters, groups
+
+
+def _cluster_codes(clusters: Sequence[str | None], n: int) -> tuple[NDArray[np.intp], int]:
+    """One integer code per item and the number of clusters; ``None`` is a cluster of its own."""
+    if isinstance(clusters, (str, bytes)):
+        raise TypeError("`clusters` must be a sequence of cluster names, not a string.")
+    if len(clusters) != n:
+        raise ValueError(
+            f"`clusters` has {len(clusters)} entries but there are {n} values; give one "
+            "cluster per value (None: the value is a cluster of its own)."
+        )
+    index: dict[object, int] = {}
+    singles = 0
+
+    def code(name: str | None) -> int:
+        nonlocal singles
+        if name is None:
+            singles += 1
+            return -singles
+        return index.setdefault(name, len(index))
+
+    raw = np.fromiter(map(code, clusters), dtype=np.intp, count=n)
+    # Singletons (negative codes) come after the named clusters.
+    codes = np.where(raw < 0, len(index) - 1 - raw, raw)
+    return codes, len(index) + singles
+
+
+def _cluster_se(
+    x: NDArray[np.float64], m: float, codes: NDArray[np.intp], n_clusters: int
+) -> float:
+    """The cluster-robust standard error of the mean of ``x``.
+
+    ``sqrt(G/(G-1) · Σ_g S_g²) / n`` with ``S_g`` the sum of ``x - m`` over cluster ``g``: the
+    sandwich estimator of OLS on a constant with statsmodels' default small-sample factor
+    ``G/(G-1) · (n-1)/(n-k)`` (``k = 1`` regressor, so the second factor is 1).
+    """
+    sums = np.bincount(codes, weights=x - m, minlength=n_clusters)
+    return math.sqrt(n_clusters / (n_clusters - 1) * float(np.dot(sums, sums))) / x.size
+
+
+def cluster_mean(
+    values: Sequence[float] | NDArray[np.float64],
+    clusters: Sequence[str | None],
+    *,
+    confidence: float = 0.95,
+    bounds: tuple[float, float] | None = None,
+) -> Estimate:
+    """The mean of values that come in clusters, with a cluster-robust interval.
+
+    Items of one cluster (questions about one passage, variants of one template, turns of one
+    conversation) are not independent: treating them as independent understates the standard
+    error. With ``m`` the mean, ``G`` the number of clusters and ``S_g`` the sum of ``x - m``
+    over cluster ``g``, the standard error is
+
+        ``se = sqrt(G/(G-1) · Σ_g S_g²) / n``,
+
+    equal to statsmodels ``OLS(x, ones).fit(cov_type="cluster", cov_kwds={"groups": g})`` (its
+    default small-sample correction ``G/(G-1) · (n-1)/(n-1)``), and the interval is
+    ``m ± t(G-1)·se``, as that fit gives with ``use_t=True``: with few clusters, the clusters
+    are the sample size. ``extra`` holds ``n_clusters``, ``se_cluster`` and ``design_effect``
+    (``se²`` over the naive ``s²/n``; 1 for independent items, larger with intra-cluster
+    correlation). A value whose cluster is ``None`` is a cluster of its own.
+
+    With one cluster there is no interval; with ``bounds`` and no spread (``se = 0``), the
+    Wilson bound of :func:`mean` with ``G`` trials.
+
+    Args:
+        values: The scored values; every one must be finite.
+        clusters: One cluster name (or ``None``) per value.
+        confidence: Confidence level of the interval, in (0, 1).
+        bounds: The range ``(lo, hi)`` every value lies in, or ``None``.
+
+    Returns:
+        ``Estimate(value=m, low, high, n, method="cluster-t", extra={...})``; ``value=None``
+        when ``values`` is empty.
+
+    Raises:
+        ConfigError: ``confidence`` or ``bounds`` is not valid (a ``ValueError``).
+        ValueError: ``values`` holds NaN or infinity, or ``clusters`` has another length.
+        TypeError: ``values`` does not hold numbers.
+    """
+    confidence = _check_confidence(confidence)
+    checked_bounds = _check_bounds(bounds)
+    x = _as_values(values)
+    n = int(x.size)
+    codes, n_clusters = _cluster_codes(clusters, n)
+    if n == 0:
+        return Estimate(value=None, n=0, method="cluster-t", confidence=confidence)
+    if checked_bounds is not None:
+        _check_within(x, checked_bounds)
+    scale = _scale_of(x)
+    y = x / scale if scale != 1.0 else x
+    m_scaled, sd_scaled = _mean_sd(y)
+    m = m_scaled * scale
+    se = _cluster_se(y, m_scaled, codes, n_clusters) * scale if n_clusters > 1 else 0.0
+    naive = sd_scaled * scale / math.sqrt(n)
+    design_effect = (se / naive) ** 2 if naive > 0 else 1.0
+    extra = {
+        "n_clusters": float(n_clusters),
+        "se_cluster": se,
+        "design_effect": design_effect,
+    }
+    if checked_bounds is not None and se == 0.0:
+        return _wilson_bound(m, float(n_clusters), n, checked_bounds, confidence, extra)
+    if n_clusters < 2:
+        return Estimate(value=m, n=n, method="cluster-t", confidence=confidence, extra=extra)
+    t_low, t_high = _t_bounds(n_clusters - 1, confidence)
+    low, high = m + t_low * se, m + t_high * se
+    if checked_bounds is not None:
+        low, high = max(low, checked_bounds[0]), min(high, checked_bounds[1])
+    return Estimate(
+        value=m, low=low, high=high, n=n, method="cluster-t", confidence=confidence, extra=extra
+    )
+
+
+def _t_level(n_clusters: int, confidence: float) -> float:
+    """The normal confidence level whose quantile is t(G-1)'s at ``confidence``."""
+    if n_clusters < 2:
+        return confidence
+    t = _t_bounds(n_clusters - 1, confidence)[1]
+    return 1.0 - 2.0 * NormalDist().cdf(-t)
+
+
+def cluster_ratio(
+    successes: Sequence[bool] | NDArray[np.bool_] | NDArray[np.float64],
+    clusters: Sequence[str | None],
+    *,
+    method: str = "wilson",
+    confidence: float = 0.95,
+) -> Estimate:
+    """A proportion of items that come in clusters, with a cluster-robust interval.
+
+    ``successes`` holds one 0/1 (or bool) per scored item. The value is ``k / n``; the
+    standard error ``se`` is :func:`cluster_mean`'s on the 0/1 values (statsmodels' OLS
+    cluster standard error). The design effect ``deff = se² / (p(1-p)/n)`` turns ``n`` into an
+    effective sample size ``n / deff`` (Kish), and the interval is ``method``'s interval of
+    :func:`ratio` for ``p`` over that many trials (``"normal"``: ``p ± z·se``). When ``p`` is
+    0 or 1 the items show no spread and the design effect cannot be estimated: the interval
+    then counts each cluster as one trial (``deff = n / G``), never fewer trials than clusters.
+    ``extra`` holds ``n_clusters``, ``se_cluster`` and ``design_effect``.
+
+    Args:
+        successes: One 0/1 per scored item.
+        clusters: One cluster name (or ``None``: a cluster of its own) per item.
+        method: One of :data:`RATIO_METHODS`.
+        confidence: Confidence level of the interval, in (0, 1).
+
+    Returns:
+        ``Estimate(value=k / n, low, high, n, method=f"{method}-cluster", extra={...})``.
+
+    Raises:
+        ConfigError: ``method`` or ``confidence`` is not valid (a ``ValueError``).
+        ValueError: a value is not 0 or 1, or ``clusters`` has another length.
+    """
+    method = _check_method(method, RATIO_METHODS)
+    confidence = _check_confidence(confidence)
+    x = _as_values(np.asarray(successes, dtype=np.float64))
+    bad = np.flatnonzero((x != 0.0) & (x != 1.0))
+    if bad.size:
+        raise ValueError(
+            f"`successes` must hold 0 or 1; got {float(x[bad[0]])!r} at index {int(bad[0])}."
+        )
+    n = int(x.size)
+    codes, n_clusters = _cluster_codes(clusters, n)
+    name = f"{method}-cluster"
+    if n == 0:
+        return Estimate(value=None, n=0, method=name, confidence=confidence)
+    p = float(np.mean(x))
+    se = _cluster_se(x, p, codes, n_clusters) if n_clusters > 1 else 0.0
+    binomial = p * (1.0 - p) / n
+    # No spread (p = 0 or 1): the design effect is unknown; count each cluster as one trial.
+    design_effect = se * se / binomial if binomial > 0.0 and se > 0.0 else n / n_clusters
+    n_eff = n / design_effect
+    extra = {"n_clusters": float(n_clusters), "se_cluster": se, "design_effect": design_effect}
+    # The clusters are the sample: quantiles of t(G-1), not of the normal, as in cluster_mean.
+    level = _t_level(n_clusters, confidence)
+    if method == "normal":
+        z = _z(level)
+        low, high = p - z * se, p + z * se
+    elif method in _CLOSED_FORMS:
+        low, high = _closed_form(p * n_eff, n_eff, method, level, math.sqrt)
+    else:
+        lows, highs = _beta_bounds_array(np.asarray(p * n_eff), np.asarray(n_eff), method, level)
+        low, high = float(lows), float(highs)
+    low = min(max(low, 0.0), p)
+    high = max(min(high, 1.0), p)
+    return Estimate(
+        value=p, low=low, high=high, n=n, method=name, confidence=confidence, extra=extra
+    )
+
+
+def macro_mean(
+    values: Sequence[float] | NDArray[np.float64],
+    groups: Sequence[str | None],
+    *,
+    confidence: float = 0.95,
+    bounds: tuple[float, float] | None = None,
+) -> Estimate:
+    """The unweighted mean over groups of the group means (the macro average), with an interval.
+
+    Next to the pooled (micro) mean, where a group of 900 items outweighs one of 10, the macro
+    value gives every group the same weight. For a ratio metric pass 0/1 values. With ``K``
+    groups of ``n_g`` items, means ``m_g`` and sample variances ``s_g²``:
+
+        ``value = Σ m_g / K``,  ``se² = Σ s_g² / n_g / K²``,  interval ``value ± z·se``:
+
+    the groups are fixed strata, each mean has its own sampling error. A group of one item has
+    no variance of its own and borrows the pooled within-group variance. With ``bounds``, the
+    interval is clipped to them and, when it would have zero width, is the Wilson bound of
+    :func:`mean` over the effective ``K² / Σ(1/n_g)`` trials. Values whose group is ``None``
+    are left out. ``extra`` holds ``n_groups``.
+
+    Args:
+        values: One finite value per item.
+        groups: One group name (or ``None``) per value.
+        confidence: Confidence level of the interval, in (0, 1).
+        bounds: The range ``(lo, hi)`` every value lies in, or ``None``.
+
+    Returns:
+        ``Estimate(value, low, high, n=items in a group, method="macro-normal",
+        extra={"n_groups": K})``; ``value=None`` when no value has a group.
+
+    Raises:
+        ConfigError: ``confidence`` or ``bounds`` is not valid (a ``ValueError``).
+        ValueError: ``values`` holds NaN or infinity, or ``groups`` has another length.
+    """
+    confidence = _check_confidence(confidence)
+    checked_bounds = _check_bounds(bounds)
+    x = _as_values(values)
+    if isinstance(groups, (str, bytes)) or len(groups) != x.size:
+        raise ValueError(
+            f"`groups` must hold one group name (or None) per value; got "
+            f"{len(groups)} for {x.size} values."
+        )
+    if checked_bounds is not None:
+        _check_within(x, checked_bounds)
+    index: dict[str, int] = {}
+    codes = np.fromiter(
+        (-1 if g is None else index.setdefault(g, len(index)) for g in groups),
+        dtype=np.intp,
+        count=x.size,
+    )
+    keep = codes >= 0
+    x, codes = x[keep], codes[keep]
+    k = len(index)
+    if k == 0:
+        return Estimate(value=None, n=0, method="macro-normal", confidence=confidence)
+    scale = _scale_of(x)
+    y = x / scale
+    sizes = np.bincount(codes, minlength=k).astype(np.float64)
+    means = np.bincount(codes, weights=y, minlength=k) / sizes
+    resid = y - means[codes]
+    ss = np.bincount(codes, weights=resid * resid, minlength=k)
+    df = sizes - 1.0
+    pooled = float(ss.sum() / df.sum()) if df.sum() > 0 else 0.0
+    variances = np.where(sizes > 1, ss / np.maximum(df, 1.0), pooled)
+    value = float(means.mean()) * scale
+    se = math.sqrt(float(np.sum(variances / sizes))) / k * scale
+    extra = {"n_groups": float(k)}
+    n = int(x.size)
+    if checked_bounds is not None and se == 0.0:
+        n_eff = k * k / float(np.sum(1.0 / sizes))
+        estimate = _wilson_bound(value, n_eff, n, checked_bounds, confidence, extra)
+        return attrs.evolve(estimate, method="macro-wilson")
+    z = _z(confidence)
+    low, high = value - z * se, value + z * se
+    if checked_bounds is not None:
+        low, high = max(low, checked_bounds[0]), min(high, checked_bounds[1])
+    return Estimate(
+        value=value,
+        low=low,
+        high=high,
+        n=n,
+        method="macro-normal",
+        confidence=confidence,
+        extra=extra,
     )
 
 

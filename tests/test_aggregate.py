@@ -773,3 +773,249 @@ def test_percentile_interval_validation() -> None:
         percentile_interval([1.0], 95)
     with pytest.raises(TypeError, match="`samples` must hold numbers"):
         percentile_interval(["x"])
+
+
+# --------------------------------------------------------------------------- honest edges
+
+
+@pytest.mark.parametrize("method", MEAN_METHODS)
+def test_bounded_constant_mean_never_has_zero_width(method: str) -> None:
+    """50 values of 1.0 in [0, 1] get the Wilson bound of 50 of 50, not [1, 1]."""
+    est = mean([1.0] * 50, method, bounds=(0.0, 1.0))
+    wilson = ratio(50, 50)
+    assert est.value == 1.0
+    assert (est.low, est.high) == pytest.approx((wilson.low, wilson.high), abs=TOL)
+    assert est.low is not None
+    assert est.low < 1.0
+    assert est.method == "wilson"
+
+
+@pytest.mark.parametrize("method", MEAN_METHODS)
+@pytest.mark.parametrize("value", [0.0, 0.25, 1.0])
+def test_bounded_mean_of_one_value_has_an_interval(method: str, value: float) -> None:
+    """A single bounded value gets a Wilson interval of positive width, inside the bounds."""
+    est = mean([value], method, bounds=(0.0, 1.0))
+    assert est.low is not None
+    assert est.high is not None
+    assert 0.0 <= est.low <= value <= est.high <= 1.0
+    assert est.high - est.low > 0.1
+
+
+def test_bounded_mean_maps_the_bound_back_to_its_range() -> None:
+    """For values in [0, 10] the fallback is the Wilson bound of the share, scaled by 10."""
+    est = mean([10.0] * 20, bounds=(0.0, 10.0))
+    wilson = ratio(20, 20)
+    assert (est.low, est.high) == pytest.approx((10 * wilson.low, 10 * wilson.high), abs=1e-9)
+
+
+def test_bounded_mean_with_spread_is_clipped_not_replaced() -> None:
+    """Varying values keep the asked method; only the ends are clipped to the bounds."""
+    est = mean([1.0] * 9 + [0.5], "normal", bounds=(0.0, 1.0))
+    plain = mean([1.0] * 9 + [0.5], "normal")
+    assert est.method == "normal"
+    assert est.low == pytest.approx(plain.low, abs=TOL)
+    assert est.high == 1.0
+
+
+def test_bounded_mean_rejects_values_outside() -> None:
+    """A value outside ``bounds`` is an error naming it."""
+    with pytest.raises(ValueError, match=r"outside `bounds`.*1\.5 at index 1"):
+        mean([0.5, 1.5], bounds=(0.0, 1.0))
+    with pytest.raises(ConfigError, match="lo < hi"):
+        mean([0.5], bounds=(1.0, 0.0))
+
+
+def test_mean_of_huge_values_is_finite() -> None:
+    """A finite input has a finite mean: [1e308, 1e308] does not overflow to inf."""
+    assert mean([1e308, 1e308]).value == 1e308
+    est = mean([1e308, -1e308, 1e308], "normal")
+    assert est.value is not None
+    assert math.isfinite(est.value)
+    assert est.value == pytest.approx(1e308 / 3, rel=1e-12)
+    boot = mean([1e308, 5e307, 1e308], "bootstrap")
+    assert boot.low is not None
+    assert math.isfinite(boot.low)
+
+
+def _wilson_coverage(n: int, p: float, confidence: float = 0.95) -> float:
+    """Exact coverage of the Wilson interval: the binomial probability of the k that cover p."""
+    k = np.arange(n + 1)
+    low, high = ratio_interval(k, np.full(n + 1, n), "wilson", confidence)
+    covers = (low <= p) & (p <= high)
+    return float(scipy.stats.binom.pmf(k, n, p)[covers].sum())
+
+
+def test_wilson_coverage_is_what_the_docs_say(capsys: pytest.CaptureFixture[str]) -> None:
+    """The figures in docs/aggregation.md: Wilson's exact coverage, with its dips near 0."""
+    assert _wilson_coverage(10, 0.01) == pytest.approx(0.99**10, abs=1e-12)  # 0.904
+    ps = np.linspace(0.001, 0.999, 999)
+    rows = []
+    for n in (10, 30, 100, 1000):
+        cover = np.array([_wilson_coverage(n, p) for p in ps])
+        inner = cover[(ps >= 0.1) & (ps <= 0.9)]
+        rows.append((n, float(cover.mean()), float(cover.min()), float(inner.min())))
+    with capsys.disabled():
+        print("\nWilson 95% exact coverage: n, mean over p, min over p, min over 0.1<=p<=0.9")
+        for n, avg, low, inner_low in rows:
+            print(f"  n={n:5d}  mean={avg:.3f}  min={low:.3f}  min(0.1..0.9)={inner_low:.3f}")
+    for n, avg, low, inner_low in rows:
+        assert 0.94 <= avg <= 0.96, n  # close to nominal on average
+        assert low < 0.93, n  # but it dips below nominal near p = 0 and 1, for every n
+        assert inner_low > 0.91, n  # and stays nearer nominal away from the edges
+
+
+# --------------------------------------------------------------------------- clusters
+
+
+def _statsmodels_cluster(x: np.ndarray, g: np.ndarray, confidence: float) -> tuple[float, ...]:
+    import statsmodels.api as sm
+
+    fit = sm.OLS(x, np.ones((x.size, 1))).fit(
+        cov_type="cluster", cov_kwds={"groups": g}, use_t=True
+    )
+    low, high = fit.conf_int(alpha=1 - confidence)[0]
+    return float(fit.params[0]), float(fit.bse[0]), float(low), float(high)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("confidence", CONFIDENCES, ids=lambda c: f"conf={c}")
+def test_cluster_mean_matches_statsmodels(seed: int, confidence: float) -> None:
+    """Value, clustered SE and t(G-1) interval equal statsmodels OLS cluster to 1e-10."""
+    rng = np.random.default_rng(seed)
+    n, g = int(rng.integers(20, 400)), int(rng.integers(2, 40))
+    groups = rng.integers(0, g, n)
+    x = rng.normal(0, 1, g)[groups] + rng.normal(0, 2, n)
+    value, se, low, high = _statsmodels_cluster(x, groups, confidence)
+    est = aggregate.cluster_mean(x, [f"c{c}" for c in groups], confidence=confidence)
+    assert est.value == pytest.approx(value, abs=1e-10)
+    assert est.extra["se_cluster"] == pytest.approx(se, abs=1e-10)
+    assert est.low == pytest.approx(low, abs=1e-10)
+    assert est.high == pytest.approx(high, abs=1e-10)
+    assert est.extra["n_clusters"] == len(set(groups.tolist()))
+    naive = float(np.std(x, ddof=1)) / math.sqrt(n)
+    assert est.extra["design_effect"] == pytest.approx((se / naive) ** 2, rel=1e-10)
+    assert est.method == "cluster-t"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_cluster_ratio_se_matches_statsmodels(seed: int) -> None:
+    """The clustered SE of a 0/1 share is statsmodels' OLS cluster SE; Wilson uses n/deff."""
+    rng = np.random.default_rng(100 + seed)
+    n, g = int(rng.integers(50, 500)), int(rng.integers(5, 50))
+    groups = rng.integers(0, g, n)
+    x = (rng.random(n) < rng.uniform(0.2, 0.8, g)[groups]).astype(float)
+    _, se, _, _ = _statsmodels_cluster(x, groups, 0.95)
+    est = aggregate.cluster_ratio(x.astype(bool), groups.astype(str).tolist())
+    p = float(x.mean())
+    deff = se**2 / (p * (1 - p) / n)
+    t = scipy.stats.t.ppf(0.975, len(set(groups.tolist())) - 1)
+    level = 1 - 2 * scipy.stats.norm.cdf(-t)
+    low, high = proportion_confint(p * n / deff, n / deff, alpha=1 - level, method="wilson")
+    assert est.value == pytest.approx(p, abs=1e-12)
+    assert est.extra["se_cluster"] == pytest.approx(se, abs=1e-10)
+    assert est.extra["design_effect"] == pytest.approx(deff, rel=1e-10)
+    assert (est.low, est.high) == pytest.approx((low, high), abs=1e-10)
+    assert est.method == "wilson-cluster"
+    normal = aggregate.cluster_ratio(x, groups.astype(str).tolist(), method="normal")
+    assert normal.low == pytest.approx(max(0.0, p - t * se), abs=1e-10)
+
+
+def test_clusters_of_none_are_singletons() -> None:
+    """Items without a cluster are clusters of their own: the naive SE (up to n/(n-1))."""
+    x = np.array([0.1, 0.5, 0.9, 0.3, 0.7])
+    est = aggregate.cluster_mean(x, [None] * 5)
+    assert est.extra["n_clusters"] == 5
+    naive = float(np.std(x, ddof=1)) / math.sqrt(5)
+    assert est.extra["se_cluster"] == pytest.approx(naive, rel=1e-12)
+    assert est.extra["design_effect"] == pytest.approx(1.0, rel=1e-12)
+
+
+def test_cluster_edges() -> None:
+    """Empty gives None, one cluster gives no interval, no spread falls back to Wilson over G."""
+    assert aggregate.cluster_mean([], []).value is None
+    assert aggregate.cluster_ratio([], []).value is None
+    one = aggregate.cluster_mean([1.0, 2.0], ["a", "a"])
+    assert one.value == 1.5
+    assert one.ci == (None, None)
+    flat = aggregate.cluster_mean([1.0] * 6, list("aabbcc"), bounds=(0.0, 1.0))
+    assert (flat.low, flat.high) == pytest.approx((ratio(3, 3).low, 1.0), abs=TOL)
+    all_ok = aggregate.cluster_ratio([1] * 6, list("aabbcc"))
+    assert all_ok.low is not None
+    assert all_ok.low < ratio(3, 3).low  # 3 trials, and t(2) quantiles
+    assert all_ok.extra["design_effect"] == 2.0
+    with pytest.raises(ValueError, match="one cluster per value"):
+        aggregate.cluster_mean([1.0], ["a", "b"])
+    with pytest.raises(ValueError, match="must hold 0 or 1"):
+        aggregate.cluster_ratio([0.5], ["a"])
+
+
+@pytest.mark.parametrize("method", RATIO_METHODS)
+def test_cluster_ratio_every_method_contains_the_value(method: str) -> None:
+    """Every ratio method works over the effective sample size and contains k / n."""
+    rng = np.random.default_rng(3)
+    groups = rng.integers(0, 12, 120)
+    x = rng.random(120) < 0.3
+    est = aggregate.cluster_ratio(x, groups.tolist(), method=method)
+    assert est.low is not None
+    assert est.high is not None
+    assert 0.0 <= est.low <= est.value <= est.high <= 1.0
+    assert est.method == f"{method}-cluster"
+
+
+def test_clustered_interval_covers_where_the_naive_one_does_not(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With intra-cluster correlation, the clustered 95% interval covers ~95%, naive far less."""
+    rng = np.random.default_rng(2024)
+    reps, n_clusters, size = 1000, 40, 10
+    clusters = np.repeat(np.arange(n_clusters), size).astype(str).tolist()
+    covered = {"cluster": 0, "naive": 0}
+    truth = float(np.mean(np.clip(0.6 + rng.normal(0, 0.2, 1_000_000), 0.01, 0.99)))
+    for _ in range(reps):
+        p_cluster = np.clip(0.6 + rng.normal(0, 0.2, n_clusters), 0.01, 0.99)
+        x = rng.random(n_clusters * size) < np.repeat(p_cluster, size)
+        c = aggregate.cluster_ratio(x, clusters)
+        naive = ratio(int(x.sum()), x.size)
+        covered["cluster"] += c.low <= truth <= c.high  # type: ignore[operator]
+        covered["naive"] += naive.low <= truth <= naive.high  # type: ignore[operator]
+    cluster_cov, naive_cov = covered["cluster"] / reps, covered["naive"] / reps
+    with capsys.disabled():
+        print(
+            f"\ncoverage of 95% intervals, ICC data: clustered {cluster_cov:.3f}, "
+            f"naive Wilson {naive_cov:.3f}"
+        )
+    assert 0.92 <= cluster_cov <= 0.98
+    assert naive_cov < 0.85
+
+
+# --------------------------------------------------------------------------- macro
+
+
+def test_macro_mean_is_the_mean_of_group_means() -> None:
+    """Value is the unweighted mean of group means; se² = Σ s_g²/n_g / K²."""
+    rng = np.random.default_rng(5)
+    groups = ["a"] * 50 + ["b"] * 5 + ["c"] * 20
+    x = rng.random(75)
+    est = aggregate.macro_mean(x, groups)
+    parts = [x[:50], x[50:55], x[55:]]
+    value = np.mean([p.mean() for p in parts])
+    se = math.sqrt(sum(p.var(ddof=1) / p.size for p in parts)) / 3
+    assert est.value == pytest.approx(value, abs=TOL)
+    assert est.low == pytest.approx(value - 1.959963984540054 * se, abs=1e-10)
+    assert est.extra["n_groups"] == 3
+    assert est.n == 75
+
+
+def test_macro_mean_edges() -> None:
+    """Ungrouped values are left out; no spread with bounds gives a Wilson bound."""
+    assert aggregate.macro_mean([1.0, 2.0], [None, None]).value is None
+    est = aggregate.macro_mean([1.0, 1.0, 1.0, 0.0], ["a", "a", None, "b"], bounds=(0, 1))
+    assert est.value == 0.5
+    assert est.n == 3
+    assert est.method == "macro-wilson"
+    assert est.low is not None
+    assert est.low < 0.5 < est.high  # type: ignore[operator]
+    single = aggregate.macro_mean([0.2, 0.4, 0.9], ["a", "a", "b"])
+    assert single.low is not None  # group b borrows the pooled variance
+    with pytest.raises(ValueError, match="one group name"):
+        aggregate.macro_mean([1.0], ["a", "b"])
