@@ -18,9 +18,9 @@ without a memo, which is why the two always agree.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from itemscore import ItemResult, ItemScore, Metric, MetricContext
 from itemscore.text import LabelExtractor, Normalizer
@@ -111,7 +111,7 @@ class NormalizedMetric(Metric, Generic[R]):
         self.nfkc = nfkc
         self.count_failed = count_failed
         #: How outputs and valid answers are normalised; built once, used for every item.
-        self.normalizer = Normalizer(
+        self.normalizer: Callable[[str], str] = Normalizer(
             nfkc=nfkc,
             ignore_case=ignore_case,
             trim_punctuation=trim_punctuation,
@@ -122,7 +122,8 @@ class NormalizedMetric(Metric, Generic[R]):
         """Build the label extractor once, with this metric's normalizer (``None``: none)."""
         if labels is None:
             return
-        self.extractor = LabelExtractor(labels, self.normalizer)
+        # Only metrics without normalization="squad" take labels: theirs is a Normalizer.
+        self.extractor = LabelExtractor(labels, cast(Normalizer, self.normalizer))
         self._label_forms = {label: self.normalizer(label) for label in labels}
 
     # -- the two steps subclasses write --------------------------------------------------

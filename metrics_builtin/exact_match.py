@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from itemscore.metrics_builtin._comparison import AnswerMatchMetric
+from itemscore.metrics_builtin._squad import check_squad_options, squad_normalize
+from itemscore.text import Normalizer
 
 __all__ = ["ExactMatch"]
+
+#: The normalisation options ``normalization="squad"`` replaces, with their defaults.
+_NORMALISATION_DEFAULTS = {
+    "ignore_case": True,
+    "trim_punctuation": True,
+    "ignore_punctuation": False,
+    "remove_articles": False,
+    "nfkc": True,
+}
 
 
 class ExactMatch(AnswerMatchMetric):
@@ -15,9 +28,61 @@ class ExactMatch(AnswerMatchMetric):
     with a Wilson interval. With the defaults, full-width letters equal their ASCII forms and
     ``"Positive."`` equals ``positive``, while ``-5`` and ``5`` stay different.
 
+    ``normalization="squad"`` reproduces the official SQuAD v1.1 exact match: outputs and valid
+    answers are normalised by the evaluation script's rules (lower case, ASCII punctuation
+    deleted, articles dropped, nothing else), which replace the other normalisation options.
+    ``token_f1`` with ``normalization="squad"`` gives the matching F1.
+
     Per-item ``extra``: ``normalized`` (the normalised output) and ``matched`` (the valid answer
     it matched, as spelled in the answer key, or ``None``).
+
+    Args:
+        remove_articles: Remove English articles (a, an, the), as in SQuAD.
+        normalization: `itemscore` normalises as the options say; `squad` exactly as the
+            official SQuAD v1.1 evaluation does, in place of the other normalisation options.
+
+    Raises:
+        ValueError: ``normalization="squad"`` with a normalisation option off its default.
     """
 
     metric_id = "exact_match"
     description = "Share of rows where the output equals a reference answer after normalisation."
+
+    def __init__(
+        self,
+        *,
+        ignore_case: bool = True,
+        trim_punctuation: bool = True,
+        ignore_punctuation: bool = False,
+        remove_articles: bool = False,
+        nfkc: bool = True,
+        count_failed: bool = True,
+        normalization: Literal["itemscore", "squad"] = "itemscore",
+    ) -> None:
+        super().__init__(
+            ignore_case=ignore_case,
+            trim_punctuation=trim_punctuation,
+            ignore_punctuation=ignore_punctuation,
+            nfkc=nfkc,
+            count_failed=count_failed,
+        )
+        self.remove_articles = remove_articles
+        self.normalization = normalization
+        if normalization == "squad":
+            given = {
+                "ignore_case": ignore_case,
+                "trim_punctuation": trim_punctuation,
+                "ignore_punctuation": ignore_punctuation,
+                "remove_articles": remove_articles,
+                "nfkc": nfkc,
+            }
+            check_squad_options(self.metric_id, given, _NORMALISATION_DEFAULTS)
+            self.normalizer = squad_normalize
+        else:
+            self.normalizer = Normalizer(
+                nfkc=nfkc,
+                ignore_case=ignore_case,
+                trim_punctuation=trim_punctuation,
+                ignore_punctuation=ignore_punctuation,
+                remove_articles=remove_articles,
+            )

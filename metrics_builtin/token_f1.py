@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
 
 from itemscore import ItemScore
 from itemscore.metrics_builtin._comparison import NormalizedMetric
+from itemscore.metrics_builtin._squad import check_squad_options, squad_normalize
 from itemscore.text import Normalizer, tokenize
 
 __all__ = ["TokenF1", "token_scores"]
 
 #: A valid answer as given, its tokens, and their counts (only for long answers).
 _Reference = tuple[str, list[str], "Mapping[str, int] | None"]
+
+#: The normalisation options ``normalization="squad"`` replaces, with their defaults.
+_NORMALISATION_DEFAULTS = {
+    "ignore_case": True,
+    "ignore_punctuation": True,
+    "remove_articles": False,
+    "nfkc": True,
+}
 
 # Below this many token pairs, counting the overlap by scanning a list beats building Counters.
 _SMALL = 256
@@ -85,9 +94,18 @@ class TokenF1(NormalizedMetric[tuple[_Reference, ...]]):
     Per-item ``extra``: ``best_reference`` (the valid answer used, as given), ``precision``
     and ``recall`` (against that answer).
 
+    ``normalization="squad"`` reproduces the official SQuAD v1.1 F1: the evaluation script's
+    normalisation, tokens split on whitespace only, and an F1 of 0 for an output that normalises
+    to nothing, whatever the answer.
+
     Args:
         ignore_punctuation: Remove all punctuation, including inside the text.
         remove_articles: Remove English articles (a, an, the), as in SQuAD.
+        normalization: `itemscore` normalises as the options say; `squad` exactly as the
+            official SQuAD v1.1 evaluation does, in place of the other normalisation options.
+
+    Raises:
+        ValueError: ``normalization="squad"`` with a normalisation option off its default.
     """
 
     metric_id = "token_f1"
@@ -106,6 +124,7 @@ class TokenF1(NormalizedMetric[tuple[_Reference, ...]]):
         remove_articles: bool = False,
         nfkc: bool = True,
         count_failed: bool = True,
+        normalization: Literal["itemscore", "squad"] = "itemscore",
     ) -> None:
         super().__init__(
             ignore_case=ignore_case,
@@ -115,25 +134,44 @@ class TokenF1(NormalizedMetric[tuple[_Reference, ...]]):
             count_failed=count_failed,
         )
         self.remove_articles = remove_articles
-        self.normalizer = Normalizer(
-            nfkc=nfkc,
-            ignore_case=ignore_case,
-            trim_punctuation=True,
-            ignore_punctuation=ignore_punctuation,
-            remove_articles=remove_articles,
-        )
+        self.normalization = normalization
+        #: Splits a normalised text into tokens.
+        self._split: Callable[[str], list[str]] = tokenize
+        #: SQuAD v1.1 scores an output without tokens 0, even against an answer without any.
+        self._squad = normalization == "squad"
+        if self._squad:
+            given = {
+                "ignore_case": ignore_case,
+                "ignore_punctuation": ignore_punctuation,
+                "remove_articles": remove_articles,
+                "nfkc": nfkc,
+            }
+            check_squad_options(self.metric_id, given, _NORMALISATION_DEFAULTS)
+            self.normalizer = squad_normalize
+            self._split = str.split
+        else:
+            self.normalizer = Normalizer(
+                nfkc=nfkc,
+                ignore_case=ignore_case,
+                trim_punctuation=True,
+                ignore_punctuation=ignore_punctuation,
+                remove_articles=remove_articles,
+            )
 
     def _prepare(self, expected: tuple[str, ...]) -> tuple[_Reference, ...]:
-        normalize = self.normalizer
+        normalize, split = self.normalizer, self._split
         references = []
         for answer in expected:
-            tokens = tokenize(normalize(answer))
+            tokens = split(normalize(answer))
             counts = Counter(tokens) if len(tokens) > _LONG else None
             references.append((answer, tokens, counts))
         return tuple(references)
 
     def _judge(self, output: str, prepared: tuple[_Reference, ...]) -> ItemScore:
-        pred = tokenize(self.normalizer(output))
+        pred = self._split(self.normalizer(output))
+        if not pred and self._squad:
+            extra = {"best_reference": prepared[0][0], "precision": 0.0, "recall": 0.0}
+            return self.ok(0.0, extra=extra)
         best = (-1.0, 0.0, 0.0)
         best_reference = prepared[0][0]
         for answer, tokens, counts in prepared:

@@ -83,6 +83,32 @@ def test_ignore_punctuation_removes_inner_punctuation() -> None:
     assert verdict.extra["normalized"] == "usa"
 
 
+@pytest.mark.parametrize(
+    ("output", "expected", "options", "status"),
+    [
+        pytest.param("The Eiffel Tower", "Eiffel Tower", {}, Status.FAIL, id="kept-by-default"),
+        pytest.param(
+            "The Eiffel Tower", "eiffel tower", {"remove_articles": True}, Status.OK, id="removed"
+        ),
+        pytest.param("a cat, the", "cat", {"remove_articles": True}, Status.OK, id="trimmed-after"),
+        pytest.param("Theater", "ater", {"remove_articles": True}, Status.FAIL, id="whole-words"),
+        pytest.param(
+            "The cat",
+            "cat",
+            {"remove_articles": True, "ignore_case": False},
+            Status.FAIL,
+            id="case",
+        ),
+    ],
+)
+def test_remove_articles(
+    output: str, expected: str, options: dict[str, Any], status: Status
+) -> None:
+    """remove_articles drops whole-word a/an/the (lowercase only when case matters)."""
+    verdict = score_one(output, expected, **options)
+    assert verdict.status is status
+
+
 def test_extra_records_normalised_answer_and_match() -> None:
     """extra holds the normalised output and the valid answer it matched, as given."""
     verdict = score_one("  The EIFFEL tower. ", ("Louvre", "the Eiffel Tower"))
@@ -176,19 +202,14 @@ def test_wrong_option_type_is_an_option_error() -> None:
 def test_options_and_defaults_follow_the_reference() -> None:
     """The options, in order, with the documented defaults."""
     defaults = {name: info.default for name, info in ExactMatch.options().items()}
-    assert defaults == {
-        "ignore_case": True,
-        "trim_punctuation": True,
-        "ignore_punctuation": False,
-        "nfkc": True,
-        "count_failed": True,
-    }
-    assert list(defaults) == [
-        "ignore_case",
-        "trim_punctuation",
-        "ignore_punctuation",
-        "nfkc",
-        "count_failed",
+    assert list(defaults.items()) == [
+        ("ignore_case", True),
+        ("trim_punctuation", True),
+        ("ignore_punctuation", False),
+        ("remove_articles", False),
+        ("nfkc", True),
+        ("count_failed", True),
+        ("normalization", "itemscore"),
     ]
     assert all(info.description for info in ExactMatch.options().values())
 
@@ -216,7 +237,13 @@ def test_batch_and_single_scoring_agree() -> None:
         )
         for i in range(3000)
     ]
-    for options in ({}, {"count_failed": False}, {"ignore_punctuation": True}):
+    for options in (
+        {},
+        {"count_failed": False},
+        {"ignore_punctuation": True},
+        {"remove_articles": True},
+        {"normalization": "squad"},
+    ):
         metric = ExactMatch(**options)
         metric.bind("exact_match")
         ctx = MetricContext()

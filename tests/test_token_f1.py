@@ -224,6 +224,7 @@ def test_options_and_defaults_follow_the_reference() -> None:
         ("remove_articles", False),
         ("nfkc", True),
         ("count_failed", True),
+        ("normalization", "itemscore"),
     ]
     assert all(info.description for info in TokenF1.options().values())
 
