@@ -1,44 +1,63 @@
-# Everything starts from nothing: `make test` and `make demo` create .venv when missing.
+# Everything starts from nothing: `make demo` and `make test` create .venv when missing.
+#
+# The set-up comes in layers, one stamp file each, so that every target installs only what it
+# needs: `make demo` the package, `make test` also the test tools and the example plugin. Delete
+# a stamp to redo its layer (`rm .venv/.installed` after adding a module). To add a layer that
+# the tests need (a browser, a service), write its stamp rule and append the stamp to TEST_SETUP.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+PIP    := $(BIN)/python -m pip
 
-.PHONY: demo test lint typecheck pytest bench docs clean
+PACKAGE_STAMP := $(VENV)/.installed
+DEV_STAMP     := $(VENV)/.dev-installed
+TEST_SETUP    := $(DEV_STAMP)
+
+.PHONY: demo test lint typecheck pytest docs-build bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(PIP) install --quiet --upgrade pip
 
-$(STAMP): $(BIN)/python pyproject.toml requirements-dev.txt plugins_example/pyproject.toml
-	$(BIN)/pip install --quiet -r requirements-dev.txt
-	@# strict editable mode is the one mypy can follow; re-run after adding a module
-	$(BIN)/pip install --quiet -e . --config-settings editable_mode=strict
-	$(BIN)/pip install --quiet -e plugins_example
-	touch $(STAMP)
+# The package and its runtime dependencies: all `make demo` needs. Strict editable mode is the one
+# mypy can follow; it must be redone after adding a module.
+$(PACKAGE_STAMP): $(BIN)/python pyproject.toml
+	$(PIP) install --quiet -e . --config-settings editable_mode=strict
+	touch $@
 
-demo: $(STAMP)
+# Test, lint and docs tools, the optional formats the tests cover, and the example plugin.
+$(DEV_STAMP): $(PACKAGE_STAMP) requirements-dev.txt plugins_example/pyproject.toml
+	$(PIP) install --quiet -r requirements-dev.txt
+	$(PIP) install --quiet -e plugins_example
+	touch $@
+
+demo: $(PACKAGE_STAMP)
 	$(BIN)/itemscore demo
 
-lint: $(STAMP)
+test: lint typecheck pytest docs-build
+
+lint: $(TEST_SETUP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(STAMP)
+typecheck: $(TEST_SETUP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+pytest: $(TEST_SETUP)
 	$(BIN)/pytest --cov --cov-report=term
 
-test: lint typecheck pytest
+# Strict: a dead link or a page missing from the nav fails the build (see mkdocs.yml).
+docs-build: $(TEST_SETUP)
+	$(BIN)/mkdocs build --strict --site-dir site
 
-bench: $(STAMP)
+bench: $(TEST_SETUP)
 	$(BIN)/python benchmarks/run.py
 
+# Regenerates the metrics reference from the code, then builds the site.
 # -I keeps the folder off sys.path: its itemscore.egg-info must not shadow the installed metadata.
-docs: $(STAMP)
+docs: $(TEST_SETUP)
 	$(BIN)/python -I -m itemscore._docgen docs/reference/metrics.md
-	$(BIN)/mkdocs build --quiet --site-dir site
+	$(BIN)/mkdocs build --strict --site-dir site
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .coverage
+	rm -rf $(VENV) build site *.egg-info .pytest_cache .mypy_cache .ruff_cache .coverage

@@ -17,6 +17,8 @@ from pathlib import Path
 import attrs
 import pytest
 
+from itemscore._registry import _REGISTERED
+
 ROOT = Path(__file__).parents[1]
 #: The marker of a block that is not meant to run, on a line of its own above the fence; a
 #: reason may follow a colon: ``<!-- fragment: needs a judge server -->``.
@@ -124,10 +126,19 @@ def in_temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.fixture
+def no_registrations_left() -> Iterator[None]:
+    """Forget the metrics a block registers with ``@register``, as a new process would."""
+    before = dict(_REGISTERED)
+    yield
+    _REGISTERED.clear()
+    _REGISTERED.update(before)
+
+
 @pytest.mark.parametrize(
     "block", [b for b in python_blocks() if not b.fragment], ids=lambda b: b.where
 )
-@pytest.mark.usefixtures("in_temp_folder", "fresh_registry")
+@pytest.mark.usefixtures("in_temp_folder", "no_registrations_left", "fresh_registry")
 def test_python_block_runs_as_written(block: Block) -> None:
     """The block runs without raising, alone, in an empty temporary folder."""
     # Blank lines in front keep the line numbers of tracebacks those of the Markdown file.
@@ -195,6 +206,16 @@ def test_excerpts_match_the_files_they_quote() -> None:
             )
         checked += 1
     assert checked >= 10
+
+
+def test_the_readme_links_to_files_that_exist() -> None:
+    """Every relative link of README.md names a file or folder of the repository."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = [t for t in re.findall(r"\]\(([^)\s]+)\)", text) if "://" not in t]
+    assert targets
+    for target in targets:
+        path = target.split("#")[0]
+        assert not path or (ROOT / path).exists(), f"README.md links to {target}, which is missing."
 
 
 def test_the_parser_finds_the_blocks_of_a_known_page(tmp_path: Path) -> None:
