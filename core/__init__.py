@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from importlib.metadata import version as _version
 
+from ._columns import ScoreColumn
 from ._exceptions import (
     ConfigError,
     InputError,
@@ -22,12 +23,14 @@ from ._exceptions import (
 )
 from ._metric import Metric, MetricContext
 from ._options import OptionInfo
+from ._plan import RunPlan, plan
 from ._plugins import plugin_manager
-from ._records import Estimate, ItemResult, ItemScore, Measurement, Status
+from ._records import Estimate, ItemResult, ItemScore, Measurement, MetricResult, Status
 from ._registry import MetricInfo, Registry, register, reset_registry, unregister
 from ._reports import export
 from ._result import RunResult
 from ._runner import rescore, run, score
+from ._settings import RunSettings
 from ._spec import MetricSpec
 from ._suite import Suite, get_suite
 from .hookspecs import hookimpl
@@ -46,13 +49,17 @@ __all__ = [
     "MetricCollisionError",
     "MetricContext",
     "MetricInfo",
+    "MetricResult",
     "MetricSpec",
     "OptionError",
     "OptionInfo",
     "PluginLoadError",
     "Registry",
     "ResultsFormatError",
+    "RunPlan",
     "RunResult",
+    "RunSettings",
+    "ScoreColumn",
     "Status",
     "Suite",
     "UnknownMetricError",
@@ -61,6 +68,7 @@ __all__ = [
     "export",
     "get_suite",
     "hookimpl",
+    "plan",
     "plugin_manager",
     "register",
     "rescore",

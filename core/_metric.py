@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from collections import Counter
@@ -12,7 +13,7 @@ import attrs
 
 from ._exceptions import ConfigError
 from ._options import OptionInfo, check_options, option_infos
-from ._records import EMPTY, Estimate, ItemResult, ItemScore, Status
+from ._records import EMPTY, Estimate, ItemResult, ItemScore, MetricResult, Status
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -45,6 +46,9 @@ class MetricContext:
     seed: int = 0
     #: Concurrency limit for ``async def score_item``.
     concurrency: int = 16
+    #: While aggregating: each score's ``ItemResult.cluster``, aligned with the scores given to
+    #: ``aggregate`` (``None`` while scoring, or when no item carries a cluster).
+    clusters: Sequence[str | None] | None = attrs.field(default=None, eq=False)
 
 
 class Metric:
@@ -71,10 +75,9 @@ class Metric:
     #: clipped to it, so a normal interval near 1 never reaches past 1. ``None``: unbounded.
     value_bounds: ClassVar[tuple[float, float] | None] = None
 
-    # Set by ``bind``; class-level defaults keep an unbound instance usable in notebooks.
+    # Set by ``bind`` (notebooks and tests); a run never binds: the label comes from the
+    # context, and the runner labels every score it records.
     _label: str | None = None
-    _ok_score: ItemScore | None = None
-    _fail_score: ItemScore | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -134,22 +137,19 @@ class Metric:
         return self._label if self._label is not None else self.metric_id
 
     def bind(self, label: str) -> None:
-        """Give the metric its label for a run; the score helpers use it."""
+        """Give the metric a label outside a run (runs label scores themselves)."""
         self._label = label
-        # ok()/fail() with default values are the common case: share one frozen record.
-        self._ok_score = ItemScore(metric=label, value=1.0, status=Status.OK)
-        self._fail_score = ItemScore(metric=label, value=0.0, status=Status.FAIL)
 
     def ok(self, value: float = 1.0, *, extra: Mapping[str, Any] | None = None) -> ItemScore:
         """A scored, successful verdict for this metric."""
-        if value == 1.0 and not extra and self._ok_score is not None:
-            return self._ok_score
+        if value == 1.0 and not extra:
+            return _shared(self.label, Status.OK)  # the common case: one frozen record
         return ItemScore(metric=self.label, value=value, status=Status.OK, extra=extra or EMPTY)
 
     def fail(self, value: float = 0.0, *, extra: Mapping[str, Any] | None = None) -> ItemScore:
         """A scored, unsuccessful verdict for this metric."""
-        if value == 0.0 and not extra and self._fail_score is not None:
-            return self._fail_score
+        if value == 0.0 and not extra:
+            return _shared(self.label, Status.FAIL)
         return ItemScore(metric=self.label, value=value, status=Status.FAIL, extra=extra or EMPTY)
 
     def skip(
@@ -186,6 +186,39 @@ class Metric:
         """
         return [cast("ItemScore | None", self.score_item(item, ctx)) for item in items]
 
+    # -- corpus metrics --------------------------------------------------------------------
+
+    #: Set ``compute`` instead of ``score_item`` for a metric that needs every row at once.
+    compute: Any = None
+
+    @property
+    def is_corpus(self) -> bool:
+        """Whether the metric defines ``compute(predictions, references)`` (a corpus metric).
+
+        A corpus metric gets every row of one model at once: ``predictions`` (one output per
+        row, ``None`` where the request failed) and ``references`` (the valid answers per row,
+        ``None`` where the row has no answer key). It returns :meth:`result`; ``per_row``
+        becomes the item scores (``None``: skip), ``value`` and ``extra`` the measurement.
+        Under a parallel executor it runs once on the driver over all rows.
+        """
+        return callable(self.compute)
+
+    def result(
+        self,
+        value: float | None,
+        *,
+        per_row: Sequence[float | None] | None = None,
+        n_scored: int | None = None,
+        extra: Mapping[str, float] | None = None,
+    ) -> MetricResult:
+        """What ``compute`` returns: the headline value, row-level scores and extras."""
+        return MetricResult(
+            value=value,
+            per_row=tuple(per_row) if per_row is not None else None,
+            n_scored=n_scored,
+            extra=extra or EMPTY,
+        )
+
     # -- aggregation -----------------------------------------------------------------------
 
     def aggregate(self, scores: Sequence[ItemScore], ctx: MetricContext) -> Estimate:
@@ -196,13 +229,20 @@ class Metric:
         and error are excluded from every denominator.
         """
         from . import aggregate
+        from ._columns import ScoreColumn
 
         if self.aggregation == "ratio":
-            counts = Counter(map(_status_of, scores))
+            if isinstance(scores, ScoreColumn):
+                counts = scores.counts()
+            else:
+                counts = Counter(map(_status_of, scores))
             ok, fail = counts[Status.OK], counts[Status.FAIL]
             method = _method_for(ctx.ci_method, aggregate.RATIO_METHODS, "wilson")
             return aggregate.ratio(ok, ok + fail, method=method, confidence=ctx.confidence)
-        values = [s.value for s in scores if s.value is not None and s.status.scored]
+        if isinstance(scores, ScoreColumn):
+            values = scores.scored_values()
+        else:
+            values = [s.value for s in scores if s.value is not None and s.status.scored]
         method = _method_for(ctx.ci_method, aggregate.MEAN_METHODS, "normal")
         if self.aggregation == "mean":
             estimate = aggregate.mean(
@@ -231,6 +271,12 @@ class Metric:
 
 
 _status_of = operator.attrgetter("status")
+
+
+@functools.lru_cache(maxsize=256)
+def _shared(label: str, status: Status) -> ItemScore:
+    """The one ok (1.0) or fail (0.0) record of a label: frozen, so it can be shared."""
+    return ItemScore(metric=label, value=1.0 if status is Status.OK else 0.0, status=status)
 
 
 def _method_for(asked: str | None, supported: Sequence[str], default: str) -> str:

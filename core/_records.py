@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["Estimate", "ItemResult", "ItemScore", "Measurement", "Status"]
+__all__ = ["Estimate", "ItemResult", "ItemScore", "Measurement", "MetricResult", "Status"]
 
 #: One shared, read-only empty mapping: the default for every ``extra``/``metadata`` field.
 EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -72,6 +72,44 @@ def _freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return value
 
 
+_FROZEN_SCALARS = (str, int, float, bool, type(None), bytes)
+
+
+def _frozen(value: Any) -> Any:
+    """``value`` with every dict, list and set inside turned into a read-only form."""
+    if isinstance(value, _FROZEN_SCALARS):
+        return value
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return frozenset(value)
+    return value
+
+
+def _freeze_metadata(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """A read-only copy of ``value``.
+
+    No metric can change what later metrics, the reports or the caller see:
+    ``item.metadata.pop(...)`` raises, and so becomes that item's error score.
+    """
+    if not value:
+        return EMPTY
+    return MappingProxyType(
+        {k: v if type(v) in _FROZEN_SCALARS else _frozen(v) for k, v in value.items()}
+    )
+
+
+def _thawed(value: Any) -> Any:
+    """A picklable copy of a frozen value (read-only mappings become dicts)."""
+    if isinstance(value, Mapping):
+        return {k: _thawed(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_thawed(v) for v in value)
+    return value
+
+
 @attrs.frozen(kw_only=True)
 class ItemScore:
     """One metric's verdict on one item.
@@ -112,6 +150,11 @@ class ItemScore:
     def scored(self) -> bool:
         """Whether this score counts in aggregates (status ok or fail)."""
         return self.status.scored
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Read-only mappings do not pickle: ship plain dicts (workers send scores back).
+        extra = _thawed(self.extra) if self.extra else None
+        return (_score_from_state, (self.metric, self.value, self.status.value, self.reason, extra))
 
     @classmethod
     def ok(
@@ -192,8 +235,11 @@ class ItemResult:
     group: str | None = attrs.field(default=None, validator=_check_optional_str)
     #: The model that produced the output.
     model: str | None = attrs.field(default=None, validator=_check_optional_str)
-    #: Any other column: latency, cost, tokens...
-    metadata: Mapping[str, Any] = attrs.field(default=EMPTY, converter=_freeze_mapping)
+    #: Items that are not independent share a cluster (passage, template, conversation):
+    #: intervals then use cluster-robust standard errors.
+    cluster: str | None = attrs.field(default=None, validator=_check_optional_str)
+    #: Any other column: latency, cost, tokens... (a read-only copy of what was given).
+    metadata: Mapping[str, Any] = attrs.field(default=EMPTY, converter=_freeze_metadata)
     #: One score per metric label; empty until a run fills it.
     scores: Mapping[str, ItemScore] = attrs.field(default=EMPTY, converter=_freeze_mapping)
 
@@ -215,9 +261,69 @@ class ItemResult:
         _set(new, "input", self.input)
         _set(new, "group", self.group)
         _set(new, "model", self.model)
+        _set(new, "cluster", self.cluster)
         _set(new, "metadata", self.metadata)
         _set(new, "scores", scores or EMPTY)
         return new
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Read-only mappings do not pickle: ship plain values, rebuilt without re-validation.
+        return (
+            _item_from_state,
+            (
+                self.id,
+                self.output,
+                self.expected,
+                self.input,
+                self.group,
+                self.model,
+                self.cluster,
+                _thawed(self.metadata) if self.metadata else None,
+                dict(self.scores) if self.scores else None,
+            ),
+        )
+
+
+def _item_from_state(
+    id: str,
+    output: str | None,
+    expected: tuple[str, ...] | None,
+    input: str | None,
+    group: str | None,
+    model: str | None,
+    cluster: str | None,
+    metadata: Mapping[str, Any] | None,
+    scores: Mapping[str, ItemScore] | None,
+) -> ItemResult:
+    """An item from its pickled state (every field was valid when it was pickled)."""
+    new = _new(ItemResult)
+    _set(new, "id", id)
+    _set(new, "output", output)
+    _set(new, "expected", expected)
+    _set(new, "input", input)
+    _set(new, "group", group)
+    _set(new, "model", model)
+    _set(new, "cluster", cluster)
+    _set(new, "metadata", _freeze_metadata(metadata))
+    _set(new, "scores", scores or EMPTY)
+    return new
+
+
+def _score_from_state(
+    metric: str,
+    value: float | None,
+    status: str,
+    reason: str | None,
+    extra: Mapping[str, Any] | None,
+) -> ItemScore:
+    """A score from its pickled state (it was valid when it was pickled)."""
+    new = _new(ItemScore)
+    _set(new, "metric", metric)
+    _set(new, "value", value)
+    _set(new, "status", Status(status))
+    _set(new, "reason", reason)
+    _set(new, "extra", extra or EMPTY)
+    return new
 
 
 _new = object.__new__
@@ -251,6 +357,20 @@ class Estimate:
     def ci(self) -> tuple[float | None, float | None]:
         """The interval as a ``(low, high)`` pair."""
         return (self.low, self.high)
+
+
+@attrs.frozen(kw_only=True)
+class MetricResult:
+    """What a corpus metric's ``compute`` returns; build it with ``Metric.result(...)``."""
+
+    #: The headline number, or ``None`` when no row could be scored.
+    value: float | None
+    #: Row-level scores aligned with the rows (``None``: the row was not scored, i.e. skip).
+    per_row: tuple[float | None, ...] | None = None
+    #: How many rows counted (default: the rows with a score in ``per_row``).
+    n_scored: int | None = None
+    #: Secondary numbers by name (precision next to F1...).
+    extra: Mapping[str, float] = attrs.field(default=EMPTY, converter=_freeze_mapping)
 
 
 def _to_counts(value: Mapping[Status | str, int]) -> Mapping[Status, int]:

@@ -24,12 +24,22 @@ from ._serialize import (
     measurement_from_dict,
     measurement_to_dict,
 )
+from ._settings import RunSettings
 
 __all__ = ["RunResult", "atomic_write_text"]
 
 
 def _to_items(items: Iterable[ItemResult]) -> Sequence[ItemResult]:
     return items if isinstance(items, ScoredItems) else tuple(items)
+
+
+def _to_metric_configs(value: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
+    return tuple(dict(m) for m in value)
+
+
+def _settings_from_config(config: Mapping[str, Any]) -> RunSettings:
+    """Settings of a results file written before they were saved on their own."""
+    return RunSettings.from_dict({k: v for k, v in config.items() if v is not None})
 
 
 @attrs.frozen(kw_only=True)
@@ -47,13 +57,35 @@ class RunResult:
     measurements: Mapping[str, Measurement]
     #: One measurements dict per model.
     by_model: Mapping[str | None, Mapping[str, Measurement]]
-    #: The run's configuration: suite, metrics with options and labels, interval settings.
-    config: Mapping[str, Any] = attrs.field(factory=dict)
+    #: How the run was made: suite id, interval settings, executor.
+    settings: RunSettings = attrs.field(factory=RunSettings)
+    #: One entry per metric, in order: ``name``, ``label``, ``options``, and where it came
+    #: from (``distribution``, ``version``).
+    metric_configs: tuple[Mapping[str, Any], ...] = attrs.field(
+        default=(), converter=_to_metric_configs
+    )
+    #: Where the result comes from: ``created`` (UTC, ISO 8601), ``duration_s``,
+    #: ``itemscore_version``, ``python``, ``platform``, ``packages`` (distribution ->
+    #: version of every metric used), and whatever :meth:`with_provenance` added.
+    provenance: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The run's configuration as one plain mapping: the settings plus ``metrics``."""
+        return {
+            **self.settings.to_dict(),
+            "metrics": [dict(m) for m in self.metric_configs],
+            "itemscore_version": self.provenance.get("itemscore_version"),
+        }
 
     @property
     def suite_id(self) -> str:
         """The suite id the run was made under."""
-        return str(self.config.get("suite_id", "default"))
+        return self.settings.suite_id
+
+    def with_provenance(self, **more: Any) -> RunResult:
+        """A copy whose ``provenance`` also holds ``more`` (e.g. ``command``, ``data``)."""
+        return attrs.evolve(self, provenance={**self.provenance, **more})
 
     @property
     def models(self) -> list[str | None]:
@@ -63,7 +95,7 @@ class RunResult:
     @property
     def labels(self) -> list[str]:
         """The metric labels of the run, in configuration order."""
-        return [m["label"] for m in self.config.get("metrics", [])]
+        return [m["label"] for m in self.metric_configs]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document :meth:`save_json` writes."""
@@ -71,6 +103,8 @@ class RunResult:
             "schema": SCHEMA,
             "version": SCHEMA_VERSION,
             "config": json_safe(self.config),
+            "settings": json_safe(self.settings.to_dict()),
+            "provenance": json_safe(self.provenance),
             "measurements": [measurement_to_dict(m) for m in self.measurements.values()],
             "by_model": [
                 {"model": model, "measurements": [measurement_to_dict(m) for m in ms.values()]}
@@ -93,11 +127,17 @@ class RunResult:
                 ms = [measurement_from_dict(m) for m in entry["measurements"]]
                 by_model[entry["model"]] = {m.key: m for m in ms}
             measurements = [measurement_from_dict(m) for m in data["measurements"]]
+            config = data.get("config") or {}
+            settings = data.get("settings")
             return cls(
                 items=[item_from_dict(i) for i in data["items"]],
                 measurements={m.key: m for m in measurements},
                 by_model=by_model,
-                config=data.get("config") or {},
+                settings=RunSettings.from_dict(settings)
+                if settings is not None
+                else _settings_from_config(config),
+                metric_configs=config.get("metrics") or (),
+                provenance=data.get("provenance") or {},
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ResultsFormatError(

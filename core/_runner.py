@@ -1,180 +1,112 @@
-"""Runs: configure metrics, score every item with every metric in isolation, aggregate.
+"""Runs: plan -> execute shards -> merge columns -> aggregate -> result.
 
-Isolation follows pytest's ``CallInfo.from_call``: each call is made inside ``try``; any
-``Exception`` becomes that item's ``error`` score (type, message and a short traceback) and the
-run goes on; ``KeyboardInterrupt`` and ``SystemExit`` pass through.
+``score``, ``run`` and ``rescore`` check their settings (:class:`RunSettings`) and build or take
+a :class:`RunPlan` before any item is scored. The executor scores the item-level metrics shard
+by shard (each score isolated, see :mod:`itemscore.executors._shard`) and merges the shards'
+columns in item order; corpus metrics (``compute``) run here, once per model over all rows;
+then every metric is aggregated once per model and per group.
 """
 
 from __future__ import annotations
 
-import inspect
+import datetime
 import math
-import operator
-import threading
-import traceback
-from collections import Counter
+import platform
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from ._exceptions import ConfigError, InputError, OptionError
+from ._columns import ScoreColumn
+from ._exceptions import InputError
 from ._items import ScoredItems
-from ._metric import Metric, MetricContext
-from ._records import EMPTY, Estimate, ItemResult, ItemScore, Measurement, Status
-from ._registry import MetricInfo, Registry, default_registry
+from ._metric import MetricContext
+from ._plan import PlannedMetric, RunPlan, plan, plan_metrics
+from ._records import EMPTY, Estimate, ItemResult, ItemScore, Measurement, MetricResult, Status
+from ._registry import Registry
 from ._result import RunResult
-from ._spec import MetricLike, MetricSpec
+from ._settings import RunSettings, check_ci_method, resolve_workers
+from ._spec import MetricLike
 from ._suite import Suite
+from .executors import Executor, get_executor
 
-__all__ = ["PlannedMetric", "plan_metrics", "rescore", "run", "score"]
+__all__ = [
+    "SMALL_GROUP",
+    "PlannedMetric",
+    "check_ci_method",
+    "plan_metrics",
+    "rescore",
+    "run",
+    "score",
+]
 
 #: ``progress(done, total)``: called as scoring advances (``total`` = items x metrics).
 ProgressCallback = Callable[[int, int], None]
 
-_PROGRESS_EVERY = 2048
-_TRACEBACK_FRAMES = 3
+#: A group with fewer scored items than this is flagged: ``extra["small_group"] = 1.0``.
+SMALL_GROUP = 30
 
 
-@attrs.frozen
-class PlannedMetric:
-    """A metric configured for one run: its label, the spec it came from, the instance."""
-
-    #: The measurement's label, distinct within the run.
-    label: str
-    #: The configured instance.
-    metric: Metric = attrs.field(eq=False)
-    #: The metric's id.
-    metric_id: str
-    #: The options it was configured with.
-    options: Mapping[str, Any]
-    #: Where it comes from (``None`` for an instance given directly).
-    info: MetricInfo | None = attrs.field(default=None, eq=False)
-
-    def to_config(self) -> dict[str, Any]:
-        """The entry of ``RunResult.config["metrics"]``."""
-        out: dict[str, Any] = {
-            "name": self.metric_id,
-            "label": self.label,
-            "options": dict(self.options),
-        }
-        if self.info is not None:
-            out["distribution"] = self.info.distribution
-            out["version"] = self.info.version
-        return out
+# -- settings and items ---------------------------------------------------------------------
 
 
-# -- configuration --------------------------------------------------------------------------
-
-
-def _plan_one(obj: MetricLike, registry: Registry) -> PlannedMetric:
-    if isinstance(obj, Metric):
-        label = obj.label
-        return PlannedMetric(label, obj, obj.metric_id, {}, None)
-    if isinstance(obj, type) and issubclass(obj, Metric):
-        return PlannedMetric(obj.metric_id, obj.configure(), obj.metric_id, {}, None)
-    spec = MetricSpec.parse(obj)
-    info = registry.find(spec.name)
-    assert info.cls is not None
-    try:
-        metric = info.cls.configure(spec.options)
-    except OptionError:
-        raise
-    except Exception as exc:  # a metric's own __init__ check, e.g. labels=[]
-        raise OptionError(
-            f"Metric {info.id!r} rejected its options {dict(spec.options)!r}: "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
-    label = spec.label or info.cls.metric_id
-    return PlannedMetric(label, metric, info.cls.metric_id, dict(spec.options), info)
-
-
-def plan_metrics(
-    metrics: Iterable[MetricLike],
-    extra_metrics: Iterable[MetricLike] = (),
+def _prepare(
     *,
-    registry: Registry | None = None,
-) -> list[PlannedMetric]:
-    """Resolve and configure every metric of a run, checking labels; score nothing.
-
-    ``extra_metrics`` that repeat a bound metric (same label, same metric and options) are
-    dropped rather than scored twice.
-
-    Raises:
-        UnknownMetricError: a name no installed metric has.
-        OptionError: an unknown option or a bad value.
-        ConfigError: two metrics with one label, or an extra metric that reuses a bound
-            metric's label with other options.
-    """
-    registry = registry or default_registry()
-    planned: list[PlannedMetric] = []
-    by_label: dict[str, PlannedMetric] = {}
-    for source, objs in (("metrics", metrics), ("extra_metrics", extra_metrics)):
-        if isinstance(objs, (str, Mapping)):
-            objs = [objs]
-        for obj in objs:
-            pm = _plan_one(obj, registry)
-            other = by_label.get(pm.label)
-            if other is not None:
-                same = other.metric_id == pm.metric_id and dict(other.options) == dict(pm.options)
-                if source == "extra_metrics" and same:
-                    continue  # already bound to the suite: not scored twice
-                raise ConfigError(
-                    f"Two metrics have the label {pm.label!r} ({other.metric_id} "
-                    f"{dict(other.options)} and {pm.metric_id} {dict(pm.options)}). Labels "
-                    "must be distinct: give one a `label`, e.g. "
-                    f"{{'name': {pm.metric_id!r}, 'label': '{pm.label}_2', ...}}."
-                )
-            by_label[pm.label] = pm
-            planned.append(pm)
-    if not planned:
-        raise ConfigError("No metrics to score: name at least one, e.g. metrics=['exact_match'].")
-    return planned
+    suite_id: str,
+    confidence: float,
+    ci_method: str | None,
+    seed: int,
+    concurrency: int,
+    executor: str | Executor,
+    workers: int | str | None,
+    client: Any,
+    retries: int,
+) -> tuple[RunSettings, Executor]:
+    """The run's typed settings and its executor; every option checked, none ignored."""
+    n_workers = resolve_workers(workers)
+    engine = get_executor(executor, workers=n_workers, client=client)
+    settings = RunSettings(
+        suite_id=suite_id,
+        confidence=confidence,
+        ci_method=ci_method,
+        seed=seed,
+        concurrency=concurrency,
+        executor=engine.name,
+        workers=engine.workers if engine.parallel else None,
+        retries=retries,
+    )
+    return settings, engine
 
 
-def _check_run_settings(confidence: float, ci_method: str | None, concurrency: int) -> None:
-    if not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ConfigError(f"`confidence` ({confidence!r}) must be in (0, 1).")
-    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
-        raise ConfigError(f"`concurrency` ({concurrency!r}) must be a positive integer.")
-    if ci_method is not None:
-        check_ci_method(ci_method)
-
-
-def check_ci_method(method: str, name: str = "`ci_method`") -> None:
-    """Check that ``method`` is an interval method some aggregation supports.
-
-    Args:
-        method: The method asked for.
-        name: How the error message names the setting (``--ci`` on the command line).
+def _coerce_items(items: Iterable[Any]) -> list[ItemResult]:
+    """The one place where what the caller passed becomes a list of items.
 
     Raises:
-        ConfigError: no aggregation knows ``method``.
+        InputError: an element that is not an ``ItemResult``.
     """
-    from . import aggregate
-    from ._exceptions import did_you_mean, one_of
-
-    known = dict.fromkeys((*aggregate.RATIO_METHODS, *aggregate.MEAN_METHODS))
-    if method not in known:
-        raise ConfigError(
-            f"{name} ({method!r}) must be one of {one_of(known)}.{did_you_mean(method, known)}"
-        )
-
-
-def _check_items(items: Sequence[Any]) -> None:
-    """Every item is an ItemResult, and ids are unique per model.
-
-    Several models answer the same questions, so one id may appear once per model.
-    """
-    if set(map(type, items)) <= {ItemResult} and len(set(map(_id_of, items))) == len(items):
-        return  # the common case, checked in two passes at C speed
-    seen: dict[tuple[str | None, str], int] = {}
+    items = list(items)
+    if set(map(type, items)) <= {ItemResult}:
+        return items
     for index, item in enumerate(items):
         if not isinstance(item, ItemResult):
             raise InputError(
                 f"Item {index} is a {type(item).__name__}, not an ItemResult; "
                 "build items with ItemResult(...) or pass rows through a Suite."
             )
+    return items
+
+
+def _check_ids(items: Sequence[ItemResult]) -> None:
+    """Ids are unique per model: several models answer the same questions.
+
+    Raises:
+        InputError: a duplicate id, naming both positions.
+    """
+    if len(set(map(_id_of, items))) == len(items):
+        return  # the common case, checked at C speed
+    seen: dict[tuple[str | None, str], int] = {}
+    for index, item in enumerate(items):
         first = seen.setdefault((item.model, item.id), index)
         if first != index:
             whose = f" for model {item.model!r}" if item.model is not None else ""
@@ -184,192 +116,94 @@ def _check_items(items: Sequence[Any]) -> None:
             )
 
 
-# -- scoring --------------------------------------------------------------------------------
+def _id_of(item: ItemResult) -> str:
+    return item.id
 
 
-def _error_score(label: str, exc: BaseException) -> ItemScore:
-    frames = traceback.format_tb(exc.__traceback__)[-_TRACEBACK_FRAMES:]
-    return ItemScore(
-        metric=label,
-        status=Status.ERROR,
-        reason=f"{type(exc).__name__}: {exc}",
-        extra={"traceback": "".join(frames)},
-    )
+# -- corpus metrics -------------------------------------------------------------------------
 
 
-def _checked(result: object, label: str) -> ItemScore:
-    """The metric's return value as a valid score for ``label``: None is skip, junk is error."""
-    if type(result) is ItemScore:
-        return result if result.metric == label else attrs.evolve(result, metric=label)
-    if result is None:
-        return ItemScore(metric=label, status=Status.SKIP, reason="the metric left it unscored")
-    if isinstance(result, ItemScore):
-        return attrs.evolve(result, metric=label)
-    return ItemScore(
-        metric=label,
-        status=Status.ERROR,
-        reason=f"TypeError: score_item returned {type(result).__name__}, "
-        "expected ItemScore or None",
-    )
+def _compute(pm: PlannedMetric, items: Sequence[ItemResult]) -> MetricResult:
+    """Call a corpus metric over ``items``; its exception propagates to the caller."""
+    predictions = [item.output for item in items]
+    references = [item.expected for item in items]
+    result = pm.metric.compute(predictions, references)
+    if not isinstance(result, MetricResult):
+        raise TypeError(
+            f"compute returned {type(result).__name__}, expected self.result(value, ...)"
+        )
+    if result.per_row is not None and len(result.per_row) != len(items):
+        raise ValueError(
+            f"compute returned {len(result.per_row)} per_row scores for {len(items)} rows"
+        )
+    return result
 
 
-def _missing_inputs(
-    items: Sequence[ItemResult], required: Sequence[str], label: str
-) -> dict[int, ItemScore]:
-    """The skip score of every item that lacks a required input, by index.
-
-    An item lacking several is skipped for the first one ``required`` names.
-    """
-    skipped: dict[int, ItemScore] = {}
-    for name in required:
-        if name in _ITEM_ATTRS:
-            values = list(map(operator.attrgetter(name), items))
-            if None not in values:  # the common case: one scan at C speed
-                continue
-            reason = (
-                "no answer key (expected is empty)"
-                if name == "expected"
-                else f"missing required input: {name}"
+def _per_row_column(label: str, result: MetricResult, n: int) -> ScoreColumn:
+    """A corpus metric's row scores as a column: a number is ok, ``None`` skip, junk error."""
+    scores: list[ItemScore] = []
+    rows = result.per_row if result.per_row is not None else (None,) * n
+    for value in rows:
+        if value is None:
+            scores.append(ItemScore(metric=label, status=Status.SKIP, reason="not scored"))
+        elif (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        ):
+            scores.append(ItemScore(metric=label, value=float(value), status=Status.OK))
+        else:
+            scores.append(
+                ItemScore(
+                    metric=label,
+                    status=Status.ERROR,
+                    reason=f"compute gave {value!r} for this row, expected a finite number",
+                )
             )
-        else:
-            values = [item.metadata.get(name) for item in items]
-            reason = f"missing required input: {name}"
-        skip = ItemScore(metric=label, status=Status.SKIP, reason=reason)  # one shared record
-        for index, value in enumerate(values):
-            if value is None:
-                skipped.setdefault(index, skip)
-    return skipped
+    return ScoreColumn.from_scores(label, scores)
 
 
-_ITEM_ATTRS = frozenset(a.name for a in attrs.fields(ItemResult))
-_id_of = operator.attrgetter("id")
-_group_of = operator.attrgetter("group")
-_metric_of = operator.attrgetter("metric")
-_status_of = operator.attrgetter("status")
+def _score_corpus(
+    the_plan: RunPlan, items: Sequence[ItemResult], models: Mapping[str | None, list[int]]
+) -> tuple[dict[str, ScoreColumn], dict[tuple[str, str | None], MetricResult | str]]:
+    """Run every corpus metric once per model over all its rows, here on the driver.
 
-
-class _Scorer:
-    """Scores every item with one metric, isolated, in input order."""
-
-    def __init__(
-        self,
-        planned: PlannedMetric,
-        ctx: MetricContext,
-        on_scored: Callable[[ItemResult, ItemScore], None] | None,
-        tick: Callable[[int], None],
-    ) -> None:
-        self.metric = planned.metric
-        self.label = planned.label
-        self.ctx = ctx
-        self.on_scored = on_scored
-        self.tick = tick
-
-    def run(self, items: Sequence[ItemResult]) -> list[ItemScore]:
-        metric, label = self.metric, self.label
-        skipped = _missing_inputs(items, metric.required_inputs, label)
-        todo = [item for i, item in enumerate(items) if i not in skipped] if skipped else items
-        if inspect.iscoroutinefunction(metric.score_item):
-            scored = self._run_async(todo)
-        elif type(metric).score_items is not Metric.score_items:
-            scored = self._run_batch(todo)
-        else:
-            scored = self._run_each(todo)
-        self.tick(len(skipped))
-        if skipped:
-            rest = iter(scored)
-            final = [skipped[i] if i in skipped else next(rest) for i in range(len(items))]
-        else:
-            final = scored
-        if self.on_scored is not None:
-            for item, score in zip(items, final):
-                self.on_scored(item, score)
-        return final
-
-    def _run_each(self, items: Sequence[ItemResult]) -> list[ItemScore]:
-        score_item, label, ctx, tick = self.metric.score_item, self.label, self.ctx, self.tick
-        out: list[ItemScore] = []
-        append = out.append
-        for done, item in enumerate(items, 1):
+    Returns:
+        The columns by label, and each (label, model)'s result or error text.
+    """
+    columns: dict[str, ScoreColumn] = {}
+    results: dict[tuple[str, str | None], MetricResult | str] = {}
+    for pm in the_plan.metrics:
+        if not pm.is_corpus:
+            continue
+        parts: dict[str | None, ScoreColumn] = {}
+        for model, indices in models.items():
+            subset = [items[i] for i in indices]
             try:
-                result = score_item(item, ctx)
-            except Exception as exc:  # noqa: BLE001 - isolation: the item records the error
-                append(_error_score(label, exc))
+                result = _compute(pm, subset)
+            except Exception as exc:  # noqa: BLE001 - one measurement's error
+                reason = f"{type(exc).__name__}: {exc}"
+                results[(pm.label, model)] = reason
+                parts[model] = ScoreColumn.filled(pm.label, len(subset), Status.ERROR, reason)
             else:
-                # The common case, checked inline: a score already labelled for this run.
-                if type(result) is ItemScore and result.metric == label:
-                    append(result)
-                else:
-                    append(_checked(result, label))
-            if done % _PROGRESS_EVERY == 0:
-                tick(_PROGRESS_EVERY)
-        tick(len(items) % _PROGRESS_EVERY)
-        return out
-
-    def _run_batch(self, items: Sequence[ItemResult]) -> list[ItemScore]:
-        if not items:
-            return []
-        try:
-            batch = list(self.metric.score_items(items, self.ctx))
-        except Exception:  # noqa: BLE001 - fall back so that one bad item costs one score
-            return self._run_each(items)
-        if len(batch) != len(items):
-            return self._run_each(items)
-        label = self.label
-        self.tick(len(items))
-        # Checked with C-level passes: batches are large and often share a few score objects.
-        if set(map(type, batch)) == {ItemScore} and set(map(_metric_of, batch)) == {label}:
-            return batch  # type: ignore[return-value] # every element is a labelled ItemScore
-        return [
-            r if type(r) is ItemScore and r.metric == label else _checked(r, label) for r in batch
-        ]
-
-    def _run_async(self, items: Sequence[ItemResult]) -> list[ItemScore]:
-        import asyncio  # only async metrics pay for it at start-up
-
-        metric, label, ctx = self.metric, self.label, self.ctx
-
-        async def score_all() -> list[ItemScore]:
-            gate = asyncio.Semaphore(max(1, ctx.concurrency))
-
-            async def one(item: ItemResult) -> ItemScore:
-                async with gate:
-                    try:
-                        result = await metric.score_item(item, ctx)  # type: ignore[misc]
-                    except Exception as exc:  # noqa: BLE001 - isolation
-                        score = _error_score(label, exc)
-                    else:
-                        score = _checked(result, label)
-                self.tick(1)
-                return score
-
-            return list(await asyncio.gather(*(one(item) for item in items)))
-
-        scores: list[ItemScore] = _run_coroutine(score_all)
-        return scores
+                results[(pm.label, model)] = result
+                parts[model] = _per_row_column(pm.label, result, len(subset))
+        columns[pm.label] = _scatter(pm.label, len(items), models, parts)
+    return columns, results
 
 
-def _run_coroutine(factory: Callable[[], Any]) -> Any:
-    """Run a coroutine to completion, also when called from inside a running event loop."""
-    import asyncio
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(factory())
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(factory())
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="itemscore-async")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+def _scatter(
+    label: str,
+    n: int,
+    models: Mapping[str | None, list[int]],
+    parts: Mapping[str | None, ScoreColumn],
+) -> ScoreColumn:
+    """One column over all items from one column per model."""
+    if len(models) == 1:
+        return next(iter(parts.values()))
+    scores: list[ItemScore | None] = [None] * n
+    for model, indices in models.items():
+        for index, score in zip(indices, parts[model]):
+            scores[index] = score
+    return ScoreColumn.from_scores(label, scores)  # type: ignore[arg-type] # all filled
 
 
 # -- aggregation ----------------------------------------------------------------------------
@@ -382,19 +216,49 @@ def _finite_or_none(value: float | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _measure(
-    planned: PlannedMetric,
-    scores: Sequence[ItemScore],
-    groups: Sequence[str | None] | None,
+def _estimate(
+    pm: PlannedMetric,
+    scores: ScoreColumn,
+    subset: Sequence[ItemResult],
     ctx: MetricContext,
+    corpus: MetricResult | str | None,
+) -> Estimate:
+    """The metric's estimate for these scores: its aggregate, or a corpus metric's result."""
+    if not pm.is_corpus:
+        estimate = pm.metric.aggregate(scores, ctx)
+        if not isinstance(estimate, Estimate):
+            raise TypeError(
+                f"aggregate returned {type(estimate).__name__}, expected itemscore.Estimate"
+            )
+        return estimate
+    if corpus is None:  # a group, or several models pooled: compute over those rows
+        corpus = _compute(pm, subset)
+    if isinstance(corpus, str):
+        raise _CorpusError(corpus)
+    n = corpus.n_scored if corpus.n_scored is not None else scores.counts()[Status.OK]
+    return Estimate(value=corpus.value, n=n, confidence=ctx.confidence, extra=corpus.extra)
+
+
+class _CorpusError(Exception):
+    """A corpus metric's ``compute`` failed; its text is the measurement's error."""
+
+
+def _measure(
+    pm: PlannedMetric,
+    scores: ScoreColumn,
+    subset: Sequence[ItemResult],
+    ctx: MetricContext,
+    *,
+    groups: Sequence[str | None] | None,
+    clusters: Sequence[str | None] | None,
+    corpus: MetricResult | str | None = None,
 ) -> Measurement:
-    counts = dict.fromkeys(Status, 0)
-    counts.update(Counter(map(_status_of, scores)))
-    metric = planned.metric
+    counts = scores.counts()
+    metric = pm.metric
     common: dict[str, Any] = {
-        "key": f"{ctx.suite_id}.{planned.label}",
+        "key": f"{ctx.suite_id}.{pm.label}",
         "suite": ctx.suite_id,
-        "metric": planned.label,
+        "metric": pm.label,
         "model": ctx.model,
         "confidence": ctx.confidence,
         "n": counts[Status.OK] + counts[Status.FAIL],
@@ -404,57 +268,111 @@ def _measure(
     }
     by_group: dict[str, Measurement] = {}
     if groups is not None:
-        members: dict[str, list[ItemScore]] = {}
-        for group, score in zip(groups, scores):
+        members: dict[str, list[int]] = {}
+        for index, group in enumerate(groups):
             if group is not None:
-                members.setdefault(group, []).append(score)
+                members.setdefault(group, []).append(index)
         for group in sorted(members):
+            indices = members[group]
             by_group[group] = _measure(
-                planned, members[group], None, attrs.evolve(ctx, group=group)
+                pm,
+                scores.take(indices),
+                [subset[i] for i in indices],
+                attrs.evolve(ctx, group=group),
+                groups=None,
+                clusters=None if clusters is None else [clusters[i] for i in indices],
             )
     try:
-        estimate = metric.aggregate(scores, ctx)
-        if not isinstance(estimate, Estimate):
-            raise TypeError(
-                f"aggregate returned {type(estimate).__name__}, expected itemscore.Estimate"
-            )
+        estimate = _estimate(pm, scores, subset, attrs.evolve(ctx, clusters=clusters), corpus)
+        value = None if estimate.value is None else float(estimate.value)
+        if value is not None and not math.isfinite(value):
+            raise ValueError(f"aggregate returned a non-finite value ({value!r})")
+    except _CorpusError as exc:
+        return Measurement(**common, groups=by_group, error=str(exc))
     except Exception as exc:  # noqa: BLE001 - one failed aggregate spoils one measurement
         return Measurement(**common, groups=by_group, error=f"{type(exc).__name__}: {exc}")
+    extra = {k: float(v) for k, v in estimate.extra.items()} if estimate.extra else {}
+    if by_group:
+        extra.update(_macro(by_group, ctx.confidence, metric.value_bounds))
+    elif ctx.group is not None and common["n"] < SMALL_GROUP:
+        extra["small_group"] = 1.0
     return Measurement(
         **common,
-        value=_finite_or_none(estimate.value),
+        value=value,
         ci_low=_finite_or_none(estimate.low),
         ci_high=_finite_or_none(estimate.high),
         ci_method=estimate.method,
-        extra={k: float(v) for k, v in estimate.extra.items()} if estimate.extra else EMPTY,
+        extra=extra or EMPTY,
         groups=by_group,
     )
 
 
-def _measure_all(
-    planned: Sequence[PlannedMetric],
-    items: Sequence[ItemResult],
-    scores_by_label: Mapping[str, Sequence[ItemScore]],
-    base: MetricContext,
-) -> tuple[dict[str, Measurement], dict[str | None, dict[str, Measurement]]]:
+def _macro(
+    groups: Mapping[str, Measurement], confidence: float, bounds: tuple[float, float] | None
+) -> dict[str, float]:
+    """The unweighted mean over groups, with a normal interval from the groups' own intervals.
+
+    ``macro = mean(v_g)``; ``se = sqrt(sum(se_g^2)) / G`` with ``se_g = (high_g - low_g) / (2z)``
+    (groups are disjoint, so independent). The interval is left out when a group has none.
+    """
+    from statistics import NormalDist
+
+    values = [g.value for g in groups.values() if g.value is not None]
+    if not values:
+        return {}
+    out = {"macro": math.fsum(values) / len(values), "macro_groups": float(len(values))}
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    halves = [
+        (g.ci_high - g.ci_low) / 2
+        for g in groups.values()
+        if g.value is not None and g.ci_low is not None and g.ci_high is not None
+    ]
+    if len(halves) == len(values):
+        se = math.sqrt(math.fsum((h / z) ** 2 for h in halves)) / len(values)
+        low, high = out["macro"] - z * se, out["macro"] + z * se
+        if bounds is not None:
+            low, high = max(low, bounds[0]), min(high, bounds[1])
+        out["macro_low"], out["macro_high"] = low, high
+    return out
+
+
+def _models_of(items: Sequence[ItemResult]) -> dict[str | None, list[int]]:
+    """Item indices by model, in order of first appearance."""
+    if len({item.model for item in items}) <= 1:
+        return {items[0].model if items else None: list(range(len(items)))}
     models: dict[str | None, list[int]] = {}
-    if len({item.model for item in items}) > 1:
-        for index, item in enumerate(items):
-            models.setdefault(item.model, []).append(index)
-    elif items:
-        models[items[0].model] = []  # one model: its items are all the items
-    any_group = set(map(_group_of, items)) != {None}
+    for index, item in enumerate(items):
+        models.setdefault(item.model, []).append(index)
+    return models
+
+
+def _measure_all(
+    the_plan: RunPlan,
+    items: Sequence[ItemResult],
+    columns: Mapping[str, ScoreColumn],
+    settings: RunSettings,
+    models: Mapping[str | None, list[int]],
+    corpus: Mapping[tuple[str, str | None], MetricResult | str],
+) -> tuple[dict[str, Measurement], dict[str | None, dict[str, Measurement]]]:
+    any_group = any(item.group is not None for item in items)
+    any_cluster = any(item.cluster is not None for item in items)
+    base = MetricContext(
+        suite_id=settings.suite_id, confidence=settings.confidence,
+        ci_method=settings.ci_method, seed=settings.seed, concurrency=settings.concurrency,
+    )  # fmt: skip
 
     def measure(indices: Sequence[int] | None, model: str | None) -> dict[str, Measurement]:
-        out: dict[str, Measurement] = {}
         subset = items if indices is None else [items[i] for i in indices]
         groups = [item.group for item in subset] if any_group else None
-        for pm in planned:
-            all_scores = scores_by_label[pm.label]
-            scores = all_scores if indices is None else [all_scores[i] for i in indices]
+        clusters = [item.cluster for item in subset] if any_cluster else None
+        out: dict[str, Measurement] = {}
+        for pm in the_plan.metrics:
+            column = columns[pm.label] if indices is None else columns[pm.label].take(indices)
             ctx = attrs.evolve(base, label=pm.label, model=model)
-            measurement = _measure(pm, scores, groups, ctx)
-            out[measurement.key] = measurement
+            pooled = indices is None and len(models) > 1
+            result = None if pooled else corpus.get((pm.label, model))
+            m = _measure(pm, column, subset, ctx, groups=groups, clusters=clusters, corpus=result)
+            out[m.key] = m
         return out
 
     if len(models) <= 1:
@@ -465,35 +383,37 @@ def _measure_all(
     return measure(None, None), by_model
 
 
-# -- the public entry points ----------------------------------------------------------------
+# -- the run --------------------------------------------------------------------------------
 
 
-def _execute(
+def _run_plan(
     items: Sequence[ItemResult],
-    planned: Sequence[PlannedMetric],
-    *,
-    suite_id: str,
-    confidence: float,
-    ci_method: str | None,
-    seed: int,
-    concurrency: int,
-    config: dict[str, Any],
+    the_plan: RunPlan,
+    settings: RunSettings,
+    engine: Executor,
     progress: ProgressCallback | None,
-    keep_scores: bool = False,
-) -> tuple[ScoredItems, dict[str, list[ItemScore]]]:
+    *,
+    base: RunResult | None = None,
+) -> RunResult:
+    """Plan -> execute shards -> merge columns -> aggregate -> result."""
+    from . import __version__
     from ._plugins import plugin_manager
 
-    pm = plugin_manager()
-    pm.hook.itemscore_run_started(suite_id=suite_id, config=config, n_items=len(items))
-    # A hook nobody implements must cost nothing per item.
-    on_scored: Callable[[ItemResult, ItemScore], None] | None = None
-    if pm.hook.itemscore_item_scored.get_hookimpls():
-        hook = pm.hook.itemscore_item_scored
+    created = datetime.datetime.now(datetime.timezone.utc)
+    started = time.perf_counter()
+    if engine.parallel:
+        the_plan.check_picklable(settings.executor)
+    metric_configs: list[Mapping[str, Any]] = list(the_plan.to_config())
+    if base is not None:
+        new_labels = set(the_plan.labels)
+        kept = [m for m in base.metric_configs if m.get("label") not in new_labels]
+        metric_configs = kept + metric_configs
+    config = {**settings.to_dict(), "metrics": metric_configs, "itemscore_version": __version__}
+    hooks = plugin_manager().hook
+    hooks.itemscore_run_started(suite_id=settings.suite_id, config=config, n_items=len(items))
 
-        def on_scored(item: ItemResult, score: ItemScore) -> None:
-            hook(item=item, score=score)
-
-    total = len(items) * len(planned)
+    # Execute the shards; the executor merges their columns in item order.
+    total = len(items) * len(the_plan)
     done = 0
 
     def tick(count: int) -> None:
@@ -502,22 +422,52 @@ def _execute(
             done += count
             progress(done, total)
 
-    scores_by_label: dict[str, list[ItemScore]] = {}
-    for entry in planned:
-        entry.metric.bind(entry.label)
-        ctx = MetricContext(
-            suite_id=suite_id, label=entry.label, confidence=confidence, ci_method=ci_method,
-            seed=seed, concurrency=concurrency,
-        )  # fmt: skip
-        scores_by_label[entry.label] = _Scorer(entry, ctx, on_scored, tick).run(items)
+    columns = engine.execute(the_plan, items, settings, tick)
+    models = _models_of(items)
+    corpus_columns, corpus = _score_corpus(the_plan, items, models)
+    columns.update(corpus_columns)
+    tick(len(items) * len(corpus_columns))
+    ordered = {label: columns[label] for label in the_plan.labels}
+    if hooks.itemscore_item_scored.get_hookimpls():  # nobody listening costs nothing
+        for column in ordered.values():
+            for item, item_score in zip(items, column):
+                hooks.itemscore_item_scored(item=item, score=item_score)
 
-    scored = ScoredItems(items, scores_by_label, keep_scores=keep_scores)
-    return scored, scores_by_label
+    # Aggregate once, per model and per group.
+    measurements, by_model = _measure_all(the_plan, items, ordered, settings, models, corpus)
+    packages = the_plan.packages()
+    if base is not None:
+        measurements = {**base.measurements, **measurements}
+        by_model = {model: {**base.by_model.get(model, {}), **ms} for model, ms in by_model.items()}
+        packages = {**base.provenance.get("packages", {}), **packages}
+    provenance = {
+        "created": created.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "duration_s": round(time.perf_counter() - started, 6),
+        "itemscore_version": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages": packages,
+    }
+    if base is not None:
+        provenance = {**base.provenance, **provenance}
+    result = RunResult(
+        items=ScoredItems(items, ordered, keep_scores=base is not None),
+        measurements=measurements,
+        by_model=by_model,
+        settings=settings,
+        metric_configs=metric_configs,
+        provenance=provenance,
+    )
+    hooks.itemscore_run_finished(result=result)
+    return result
+
+
+# -- the public entry points ----------------------------------------------------------------
 
 
 def score(
     items: Iterable[ItemResult],
-    metrics: Iterable[MetricLike],
+    metrics: Iterable[MetricLike] | RunPlan,
     *,
     suite_id: str = "default",
     extra_metrics: Iterable[MetricLike] = (),
@@ -525,15 +475,20 @@ def score(
     ci_method: str | None = None,
     seed: int = 0,
     concurrency: int = 16,
+    executor: str | Executor = "serial",
+    workers: int | str | None = None,
+    client: Any = None,
+    retries: int = 0,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
 ) -> RunResult:
-    """Score ``items`` with every metric, one item at a time, and aggregate.
+    """Score ``items`` with every metric, each item isolated, and aggregate.
 
     Args:
         items: The items; ids must be unique per model.
-        metrics: Metric names, mappings ``{"name": ..., "label": ..., <options>}``,
-            ``MetricSpec``, metric classes or configured instances.
+        metrics: A :func:`~itemscore.plan`, or metric names, mappings
+            ``{"name": ..., "label": ..., <options>}``, ``MetricSpec``, metric classes or
+            configured instances.
         suite_id: Prefix of the measurement keys (``"<suite_id>.<label>"``).
         extra_metrics: More metrics for this run; repeats of ``metrics`` are dropped.
         confidence: Confidence level of every interval.
@@ -541,69 +496,29 @@ def score(
             for ratios, ``"t"`` or ``"bootstrap"`` for means); ``None``: each metric's default.
         seed: Seed for bootstrap intervals.
         concurrency: How many items an ``async def score_item`` may score at once.
+        executor: ``"serial"`` (this process), ``"process"`` (a process pool), ``"dask"``
+            (a Dask cluster) or an ``Executor`` object. Results are the same whatever runs them.
+        workers: Worker processes of ``"process"``/``"dask"`` (``"auto"``: the cores).
+        client: A ``distributed.Client`` for ``executor="dask"``; without one a local cluster
+            of ``workers`` processes is started and closed.
+        retries: How often a shard whose worker was lost is tried again.
         progress: ``progress(done, total)`` as scoring advances.
         registry: Where to find metrics (default: every installed one).
 
     Raises:
-        ConfigError: a bad configuration, found before any item is scored.
+        ConfigError: a bad configuration, found before any item is scored (an executor
+            option that does not apply, a metric that cannot be sent to workers...).
         InputError: an item that is not an ``ItemResult``, or a duplicate id.
     """
-    _check_run_settings(confidence, ci_method, concurrency)
-    planned = plan_metrics(metrics, extra_metrics, registry=registry)
-    items = list(items)
-    _check_items(items)
-    return _finish(items, planned, suite_id, confidence, ci_method, seed, concurrency, progress)
-
-
-def _finish(
-    items: Sequence[ItemResult],
-    planned: Sequence[PlannedMetric],
-    suite_id: str,
-    confidence: float,
-    ci_method: str | None,
-    seed: int,
-    concurrency: int,
-    progress: ProgressCallback | None,
-    *,
-    base: RunResult | None = None,
-) -> RunResult:
-    from . import __version__
-    from ._plugins import plugin_manager
-
-    config: dict[str, Any] = {
-        "suite_id": suite_id,
-        "metrics": [p.to_config() for p in planned],
-        "confidence": confidence,
-        "ci_method": ci_method,
-        "seed": seed,
-        "itemscore_version": __version__,
-    }
-    if base is not None:
-        new_labels = {p.label for p in planned}
-        kept = [m for m in base.config.get("metrics", []) if m.get("label") not in new_labels]
-        config["metrics"] = kept + config["metrics"]
-    scored_items, scores_by_label = _execute(
-        items,
-        planned,
-        suite_id=suite_id,
-        confidence=confidence,
-        ci_method=ci_method,
-        seed=seed,
-        concurrency=concurrency,
-        config=config,
-        progress=progress,
-        keep_scores=base is not None,
-    )
-    ctx = MetricContext(suite_id=suite_id, confidence=confidence, ci_method=ci_method, seed=seed)
-    measurements, by_model = _measure_all(planned, items, scores_by_label, ctx)
-    if base is not None:
-        measurements = {**base.measurements, **measurements}
-        by_model = {model: {**base.by_model.get(model, {}), **ms} for model, ms in by_model.items()}
-    result = RunResult(
-        items=scored_items, measurements=measurements, by_model=by_model, config=config
-    )
-    plugin_manager().hook.itemscore_run_finished(result=result)
-    return result
+    settings, engine = _prepare(
+        suite_id=suite_id, confidence=confidence, ci_method=ci_method, seed=seed,
+        concurrency=concurrency, executor=executor, workers=workers, client=client,
+        retries=retries,
+    )  # fmt: skip
+    the_plan = plan(metrics, extra_metrics, registry=registry)
+    items = _coerce_items(items)
+    _check_ids(items)
+    return _run_plan(items, the_plan, settings, engine, progress)
 
 
 def run(
@@ -615,6 +530,10 @@ def run(
     ci_method: str | None = None,
     seed: int = 0,
     concurrency: int = 16,
+    executor: str | Executor = "serial",
+    workers: int | str | None = None,
+    client: Any = None,
+    retries: int = 0,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
 ) -> RunResult:
@@ -624,11 +543,16 @@ def run(
         suite: The suite; its ``metrics`` are bound to every run.
         raw: The harness's rows, turned into items by ``suite.items(raw)``; ``None``: the
             suite's bundled data.
-        extra_metrics: Metrics opted into this run only; repeats of bound ones are dropped.
+        extra_metrics: Metrics opted into this run only (or a plan of them); repeats of bound
+            ones are dropped.
         confidence: Confidence level of every interval.
         ci_method: Interval method for the measurements that support it.
         seed: Seed for bootstrap intervals.
         concurrency: How many items an ``async def score_item`` may score at once.
+        executor: ``"serial"``, ``"process"``, ``"dask"`` or an ``Executor`` object.
+        workers: Worker processes of ``"process"``/``"dask"`` (``"auto"``: the cores).
+        client: A ``distributed.Client`` for ``executor="dask"``.
+        retries: How often a shard whose worker was lost is tried again.
         progress: ``progress(done, total)`` as scoring advances.
         registry: Where to find metrics (default: every installed one).
 
@@ -636,54 +560,57 @@ def run(
         ConfigError: a bad configuration, found before any item is scored.
         InputError: malformed rows or duplicate ids.
     """
-    _check_run_settings(confidence, ci_method, concurrency)
-    planned = plan_metrics(suite.metrics, extra_metrics, registry=registry)
+    settings, engine = _prepare(
+        suite_id=suite.suite_id, confidence=confidence, ci_method=ci_method, seed=seed,
+        concurrency=concurrency, executor=executor, workers=workers, client=client,
+        retries=retries,
+    )  # fmt: skip
+    if isinstance(extra_metrics, RunPlan):
+        extra_metrics = extra_metrics.metrics  # configured already: used as they are
+    the_plan = plan(suite.metrics, extra_metrics, registry=registry)
     rows = suite.load_data() if raw is None else raw
-    items = list(suite.items(rows))
-    _check_items(items)
-    return _finish(
-        items, planned, suite.suite_id, confidence, ci_method, seed, concurrency, progress
-    )
+    items = _coerce_items(suite.items(rows))
+    _check_ids(items)
+    return _run_plan(items, the_plan, settings, engine, progress)
 
 
 def rescore(
     result: RunResult,
-    metrics: Iterable[MetricLike] | None = None,
+    metrics: Iterable[MetricLike] | RunPlan | None = None,
     *,
     confidence: float | None = None,
     ci_method: str | None = None,
     seed: int | None = None,
     concurrency: int = 16,
+    executor: str | Executor = "serial",
+    workers: int | str | None = None,
+    client: Any = None,
+    retries: int = 0,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
 ) -> RunResult:
     """Add or recompute metrics on saved results, without the model.
 
     Scores and measurements of labels not named are kept as they were. ``metrics=None``
-    recomputes every metric of ``result.config``.
+    recomputes every metric of the result. ``confidence``, ``ci_method`` and ``seed`` default
+    to the result's own settings.
 
     Raises:
         ConfigError: a bad configuration, found before any item is scored.
     """
-    config = result.config
+    old = result.settings
+    settings, engine = _prepare(
+        suite_id=old.suite_id,
+        confidence=old.confidence if confidence is None else confidence,
+        ci_method=old.ci_method if ci_method is None else ci_method,
+        seed=old.seed if seed is None else seed,
+        concurrency=concurrency, executor=executor, workers=workers, client=client,
+        retries=retries,
+    )  # fmt: skip
     if metrics is None:
         metrics = [
             {"name": m["name"], "label": m["label"], **m.get("options", {})}
-            for m in config.get("metrics", [])
+            for m in result.metric_configs
         ]
-    confidence = config.get("confidence", 0.95) if confidence is None else confidence
-    ci_method = config.get("ci_method") if ci_method is None else ci_method
-    seed = config.get("seed", 0) if seed is None else seed
-    _check_run_settings(confidence, ci_method, concurrency)
-    planned = plan_metrics(metrics, registry=registry)
-    return _finish(
-        result.items,
-        planned,
-        result.suite_id,
-        confidence,
-        ci_method,
-        seed,
-        concurrency,
-        progress,
-        base=result,
-    )
+    the_plan = plan(metrics, registry=registry)
+    return _run_plan(result.items, the_plan, settings, engine, progress, base=result)

@@ -76,7 +76,7 @@ def item_to_dict(item: ItemResult) -> dict[str, Any]:
         "output": item.output,
         "expected": list(item.expected) if item.expected is not None else None,
     }
-    for name in ("input", "group", "model"):
+    for name in ("input", "group", "model", "cluster"):
         value = getattr(item, name)
         if value is not None:
             out[name] = value
@@ -96,6 +96,7 @@ def item_from_dict(data: Mapping[str, Any]) -> ItemResult:
         input=data.get("input"),
         group=data.get("group"),
         model=data.get("model"),
+        cluster=data.get("cluster"),
         metadata=data.get("metadata") or {},
         scores=scores,
     )

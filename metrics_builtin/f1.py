@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
-from itemscore import Estimate, ItemScore, MetricContext
+from itemscore import Estimate, ItemScore, MetricContext, ScoreColumn
 from itemscore.aggregate import percentile_interval, resample_counts
 from itemscore.metrics_builtin._comparison import NormalizedMetric, check_labels
 
@@ -163,21 +163,23 @@ def _pair_counts(scores: Sequence[ItemScore]) -> dict[tuple[str, str | None], in
     Scores of equal verdicts are often one shared object, so each distinct object is read once
     and counted by identity: a million classification items cost a few C-level passes.
     """
-    ids = list(map(id, scores))
-    distinct = dict(zip(ids, scores))
+    if isinstance(scores, ScoreColumn):
+        extras = scores.scored_extras()  # no score object is built
+    else:
+        extras = [score.extra for score in scores if score.status.scored]
+    ids = list(map(id, extras))
+    distinct = dict(zip(ids, extras))
     pairs: dict[tuple[str, str | None], int] = {}
     for key, count in Counter(ids).items():
-        score = distinct[key]
-        if not score.status.scored:
-            continue
-        gold = score.extra.get("gold")
+        extra = distinct[key]
+        gold = extra.get("gold")
         if not isinstance(gold, str):
             raise ValueError(
-                f"A scored item has no gold label in its extra ({dict(score.extra)!r}); f1 "
+                f"A scored item has no gold label in its extra ({dict(extra)!r}); f1 "
                 "builds its confusion counts from the `gold` and `pred` of every scored item. "
                 "Re-score the items with f1."
             )
-        pred = score.extra.get("pred")
+        pred = extra.get("pred")
         pair = (gold, pred if isinstance(pred, str) else None)
         pairs[pair] = pairs.get(pair, 0) + count
     return pairs

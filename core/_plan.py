@@ -1,0 +1,237 @@
+"""``RunPlan``: the metrics of one run, resolved, configured and checked once.
+
+``itemscore.plan(...)`` builds one; ``score``, ``run`` and ``rescore`` accept it in place of
+metric names, so each metric is configured exactly once per run. A plan's metrics are never
+changed by a run (their label comes from the context), so a plan pickles and ships to workers.
+"""
+
+from __future__ import annotations
+
+import functools
+import pickle
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from ._exceptions import ConfigError, OptionError
+from ._metric import Metric
+from ._registry import MetricInfo, Registry, default_registry
+from ._spec import MetricLike, MetricSpec
+
+__all__ = ["PlannedMetric", "RunPlan", "plan", "plan_metrics"]
+
+
+@attrs.frozen
+class PlannedMetric:
+    """A metric configured for one run: its label, the spec it came from, the instance."""
+
+    #: The measurement's label, distinct within the run.
+    label: str
+    #: The configured instance.
+    metric: Metric = attrs.field(eq=False)
+    #: The metric's id.
+    metric_id: str
+    #: The options it was configured with.
+    options: Mapping[str, Any]
+    #: Where it comes from (``None`` for an instance given directly).
+    info: MetricInfo | None = attrs.field(default=None, eq=False)
+
+    @property
+    def is_corpus(self) -> bool:
+        """Whether the metric scores every row at once (``compute``) instead of item by item."""
+        return self.metric.is_corpus
+
+    def to_config(self) -> dict[str, Any]:
+        """The entry of ``RunResult.config["metrics"]``."""
+        out: dict[str, Any] = {
+            "name": self.metric_id,
+            "label": self.label,
+            "options": dict(self.options),
+        }
+        if self.info is not None:
+            out["distribution"] = self.info.distribution
+            out["version"] = self.info.version
+        return out
+
+    def spec(self) -> MetricSpec:
+        """The spec that configures this metric again (for ``rescore``)."""
+        return MetricSpec(self.metric_id, self.label, self.options)
+
+
+@attrs.frozen
+class RunPlan:
+    """The configured metrics of one run, in order, with distinct labels.
+
+    Build one with :func:`itemscore.plan`; pass it to ``score``, ``run`` or ``rescore``.
+    """
+
+    #: The metrics, in the order their measurements are reported.
+    metrics: tuple[PlannedMetric, ...]
+
+    @property
+    def labels(self) -> list[str]:
+        """The labels, in order."""
+        return [pm.label for pm in self.metrics]
+
+    def __len__(self) -> int:
+        return len(self.metrics)
+
+    def __iter__(self) -> Any:
+        return iter(self.metrics)
+
+    def to_config(self) -> list[dict[str, Any]]:
+        """The ``metrics`` entry of ``RunResult.config``."""
+        return [pm.to_config() for pm in self.metrics]
+
+    def packages(self) -> dict[str, str]:
+        """The distribution and version of every metric, by distribution name."""
+        out: dict[str, str] = {}
+        for pm in self.metrics:
+            if pm.info is not None and pm.info.distribution:
+                out[pm.info.distribution] = pm.info.version or "unknown"
+            else:
+                found = _distribution_of(type(pm.metric))
+                if found is not None:
+                    out[found[0]] = found[1]
+        return dict(sorted(out.items()))
+
+    def check_picklable(self, executor: str) -> None:
+        """Check that every metric can be shipped to a worker process.
+
+        Raises:
+            ConfigError: a metric that cannot be pickled, named, with the serial executor
+                suggested.
+        """
+        for pm in self.metrics:
+            if pm.is_corpus:
+                continue  # corpus metrics run on the driver
+            try:
+                pickle.dumps(pm.metric)
+            except Exception as exc:
+                raise ConfigError(
+                    f"Metric {pm.label!r} ({type(pm.metric).__qualname__}) cannot be sent to "
+                    f"the {executor!r} executor's workers: it cannot be pickled "
+                    f"({type(exc).__name__}: {exc}). Use executor='serial', or keep the "
+                    "metric's state picklable (no open clients, locks or lambdas)."
+                ) from exc
+
+
+def _distribution_of(cls: type) -> tuple[str, str] | None:
+    """The installed distribution that provides ``cls``'s module, with its version."""
+    from importlib.metadata import version
+
+    top = cls.__module__.partition(".")[0]
+    names = _packages_distributions().get(top)
+    if not names:
+        return None
+    try:
+        return names[0], version(names[0])
+    except Exception:  # noqa: BLE001 - provenance is best effort, never a failure
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _packages_distributions() -> Mapping[str, list[str]]:
+    from importlib.metadata import packages_distributions
+
+    return packages_distributions()
+
+
+def _plan_one(obj: MetricLike, registry: Registry) -> PlannedMetric:
+    if isinstance(obj, Metric):
+        return PlannedMetric(obj.metric_id, obj, obj.metric_id, {}, None)
+    if isinstance(obj, type) and issubclass(obj, Metric):
+        return PlannedMetric(obj.metric_id, obj.configure(), obj.metric_id, {}, None)
+    spec = MetricSpec.parse(obj)
+    info = registry.find(spec.name)
+    assert info.cls is not None
+    try:
+        metric = info.cls.configure(spec.options)
+    except OptionError:
+        raise
+    except Exception as exc:  # a metric's own __init__ check, e.g. labels=[]
+        raise OptionError(
+            f"Metric {info.id!r} rejected its options {dict(spec.options)!r}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    label = spec.label or info.cls.metric_id
+    return PlannedMetric(label, metric, info.cls.metric_id, dict(spec.options), info)
+
+
+def plan_metrics(
+    metrics: Iterable[MetricLike],
+    extra_metrics: Iterable[MetricLike] = (),
+    *,
+    registry: Registry | None = None,
+) -> list[PlannedMetric]:
+    """Resolve and configure every metric of a run, checking labels; score nothing.
+
+    ``extra_metrics`` that repeat a bound metric (same label, same metric and options) are
+    dropped rather than scored twice.
+
+    Raises:
+        UnknownMetricError: a name no installed metric has.
+        OptionError: an unknown option or a bad value.
+        ConfigError: two metrics with one label, or an extra metric that reuses a bound
+            metric's label with other options.
+    """
+    return list(plan(metrics, extra_metrics, registry=registry).metrics)
+
+
+def plan(
+    metrics: Iterable[MetricLike] | RunPlan,
+    extra_metrics: Iterable[MetricLike] = (),
+    *,
+    registry: Registry | None = None,
+) -> RunPlan:
+    """Resolve and configure the metrics of a run once, checking labels; score nothing.
+
+    Args:
+        metrics: Metric names, mappings ``{"name": ..., "label": ..., <options>}``,
+            ``MetricSpec``, metric classes or configured instances (or a plan, returned
+            with ``extra_metrics`` added).
+        extra_metrics: More metrics; repeats of ``metrics`` (same label, metric and options)
+            are dropped rather than scored twice.
+        registry: Where to find metrics (default: every installed one).
+
+    Returns:
+        The plan ``score``, ``run`` and ``rescore`` accept.
+
+    Raises:
+        UnknownMetricError: a name no installed metric has.
+        OptionError: an unknown option or a bad value.
+        ConfigError: two metrics with one label, or an extra metric that reuses a bound
+            metric's label with other options, or no metric at all.
+    """
+    registry = registry or default_registry()
+    planned: list[PlannedMetric] = []
+    by_label: dict[str, PlannedMetric] = {}
+    sources: list[tuple[str, Iterable[Any]]] = []
+    if isinstance(metrics, RunPlan):
+        planned = list(metrics.metrics)
+        by_label = {pm.label: pm for pm in planned}
+    else:
+        sources.append(("metrics", metrics))
+    sources.append(("extra_metrics", extra_metrics))
+    for source, objs in sources:
+        if isinstance(objs, (str, Mapping, MetricSpec)):
+            objs = [objs]
+        for obj in objs:
+            pm = obj if isinstance(obj, PlannedMetric) else _plan_one(obj, registry)
+            other = by_label.get(pm.label)
+            if other is not None:
+                same = other.metric_id == pm.metric_id and dict(other.options) == dict(pm.options)
+                if source == "extra_metrics" and same:
+                    continue  # already bound to the suite: not scored twice
+                raise ConfigError(
+                    f"Two metrics have the label {pm.label!r} ({other.metric_id} "
+                    f"{dict(other.options)} and {pm.metric_id} {dict(pm.options)}). Labels "
+                    "must be distinct: give one a `label`, e.g. "
+                    f"{{'name': {pm.metric_id!r}, 'label': '{pm.label}_2', ...}}."
+                )
+            by_label[pm.label] = pm
+            planned.append(pm)
+    if not planned:
+        raise ConfigError("No metrics to score: name at least one, e.g. metrics=['exact_match'].")
+    return RunPlan(tuple(planned))

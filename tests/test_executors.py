@@ -1,0 +1,279 @@
+"""Executors: the same results serial, on a process pool and on Dask; lost workers; checks."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+import itemscore
+from itemscore import ConfigError, ItemResult, ItemScore, Metric, MetricContext, Status
+from itemscore._registry import unregister
+from itemscore.executors import EXECUTORS, Executor, get_executor
+
+BUILTIN = [
+    "exact_match",
+    "token_f1",
+    "answered_rate",
+    {"name": "accuracy", "labels": ["positive", "negative", "neutral"]},
+    {"name": "f1", "labels": ["positive", "negative", "neutral"], "average": "weighted"},
+    {"name": "exact_match", "label": "em_strict", "ignore_case": False},
+]
+PLUGIN = ["starts_with", {"name": "output_length", "unit": "characters"}]
+
+
+def make_items(n: int = 300) -> list[ItemResult]:
+    """Two models, groups, clusters, failed requests and rows without an answer key."""
+    words = ["positive", "Negative.", "neutral", "it is positive", "東京", "Ünïcode", ""]
+    return [
+        ItemResult(
+            id=f"q{i // 2}",
+            model=f"m{i % 2}",
+            output=None if i % 17 == 3 else words[i % len(words)] + (" x" if i % 5 == 0 else ""),
+            expected=None if i % 23 == 7 else ("positive", "negative")[i % 2],
+            group=f"g{i % 4}",
+            cluster=f"c{i // 10}",
+            metadata={"i": i, "tags": ["a", "b"]},
+        )
+        for i in range(n)
+    ]
+
+
+def assert_same(a: itemscore.RunResult, b: itemscore.RunResult) -> None:
+    assert a.measurements == b.measurements
+    assert a.by_model == b.by_model
+    assert list(a.items) == list(b.items)
+
+
+@pytest.fixture(scope="module")
+def serial_result() -> itemscore.RunResult:
+    return itemscore.score(make_items(), itemscore.plan(BUILTIN + PLUGIN), seed=3)
+
+
+def test_process_pool_gives_the_serial_results(serial_result: itemscore.RunResult) -> None:
+    """Every built-in metric and the example plugin: identical values, states, intervals."""
+    result = itemscore.score(make_items(), BUILTIN + PLUGIN, seed=3, executor="process", workers=2)
+    assert_same(serial_result, result)
+    assert result.settings.executor == "process"
+    assert result.settings.workers == 2
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_gives_the_serial_results(serial_result: itemscore.RunResult) -> None:
+    """A Dask LocalCluster of 2 workers, started and closed by the run: identical results."""
+    pytest.importorskip("distributed")
+    result = itemscore.score(make_items(), BUILTIN + PLUGIN, seed=3, executor="dask", workers=2)
+    assert_same(serial_result, result)
+    assert result.settings.executor == "dask"
+
+
+@pytest.mark.slow
+def test_dask_client_is_used_and_left_open(serial_result: itemscore.RunResult) -> None:
+    """A given client runs the shards; the run does not close it."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        result = itemscore.score(
+            make_items(), itemscore.plan(BUILTIN + PLUGIN), seed=3, executor="dask", client=client
+        )
+        assert client.status == "running"
+    assert_same(serial_result, result)
+    assert result.settings.workers is None  # the client's cluster has the workers it has
+
+
+# -- lost workers and failing shards ----------------------------------------------------------
+
+
+class Killer(Metric):
+    """Kills its worker process on the item with id ``kill_on`` (only outside the driver).
+
+    Args:
+        kill_on: The item id whose scoring kills the worker.
+    """
+
+    metric_id = "killer_test"
+    required_inputs = ()
+
+    def __init__(self, kill_on: str = "") -> None:
+        self.kill_on = kill_on
+        self.driver = os.getpid()
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        if item.id == self.kill_on and os.getpid() != self.driver:
+            os._exit(13)
+        return self.ok()
+
+
+class BrokenShard(Metric):
+    """``required_inputs`` itself raises: a failure outside any metric call."""
+
+    metric_id = "broken_shard_test"
+
+    @property  # type: ignore[override]
+    def required_inputs(self) -> tuple[str, ...]:
+        raise RuntimeError("cannot read my inputs")
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        return self.ok()
+
+
+@pytest.fixture(autouse=True)
+def _registered() -> Iterator[None]:
+    for cls in (Killer, BrokenShard):
+        itemscore.register(cls)
+    yield
+    for cls in (Killer, BrokenShard):
+        unregister(cls.metric_id)
+
+
+def plain_items(n: int) -> list[ItemResult]:
+    return [ItemResult(id=f"i{i}", output="x", expected="x") for i in range(n)]
+
+
+def test_a_lost_worker_costs_only_its_shard() -> None:
+    """The shard whose worker died gets 'worker lost' errors; every other item is scored."""
+    items = plain_items(80)
+    result = itemscore.score(
+        items,
+        [{"name": "killer_test", "kill_on": "i45"}, "exact_match"],
+        executor="process",
+        workers=2,
+    )
+    killer = [item.scores["killer_test"] for item in result.items]
+    lost = [s for s in killer if s.status is Status.ERROR]
+    assert len(lost) == 10  # 80 items on 2 workers: 8 shards of 10, one of them lost
+    assert all(s.reason is not None and s.reason.startswith("worker lost: ") for s in lost)
+    assert "items 'i40' to 'i49'" in str(lost[0].reason)
+    assert result.items[45].scores["killer_test"].status is Status.ERROR
+    ok_items = [i for i, s in enumerate(killer) if s.status is Status.OK]
+    assert all(result.items[i].scores["exact_match"].status is Status.OK for i in ok_items)
+    assert result.measurements["default.killer_test"].counts[Status.ERROR] == len(lost)
+
+
+def test_lost_shards_are_retried_as_the_settings_say() -> None:
+    """retries=1: the lost shard is tried again (and lost again here), and recorded."""
+    result = itemscore.score(
+        plain_items(40),
+        [{"name": "killer_test", "kill_on": "i5"}],
+        executor="process",
+        workers=2,
+        retries=1,
+    )
+    assert result.settings.retries == 1
+    assert result.items[5].scores["killer_test"].reason.startswith("worker lost: ")  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_a_shard_raising_outside_any_metric_gives_its_items_errors(executor: str) -> None:
+    """The run finishes; the shard's items say why."""
+    workers = 2 if executor == "process" else None
+    result = itemscore.score(
+        plain_items(30), ["broken_shard_test"], executor=executor, workers=workers
+    )
+    reasons = {item.scores["broken_shard_test"].reason for item in result.items}
+    assert reasons == {"shard failed: RuntimeError: cannot read my inputs"}
+    assert result.measurements["default.broken_shard_test"].counts[Status.ERROR] == 30
+
+
+# -- checks before scoring ----------------------------------------------------------------------
+
+
+class Unpicklable(Metric):
+    """Holds a lock: cannot be sent to another process."""
+
+    metric_id = "unpicklable_test"
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        return self.ok()
+
+
+def test_a_metric_that_cannot_be_pickled_is_refused_before_scoring() -> None:
+    """The error names the metric and suggests the serial executor."""
+    with pytest.raises(ConfigError, match=r"'unpicklable_test'.*executor='serial'"):
+        itemscore.score(plain_items(3), [Unpicklable()], executor="process", workers=2)
+    # serial needs no pickling
+    result = itemscore.score(plain_items(3), [Unpicklable()])
+    assert result.measurements["default.unpicklable_test"].value == 1.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"workers": 2}, "does not apply to the serial executor"),
+        ({"executor": "process", "client": object()}, "applies only to executor='dask'"),
+        ({"executor": "proces"}, "did you mean 'process'"),
+        ({"executor": "process", "workers": 0}, "must be a positive integer or 'auto'"),
+        ({"retries": -1}, "`retries` (-1)"),
+    ],
+    ids=["workers-serial", "client-process", "misspelt", "zero-workers", "negative-retries"],
+)
+def test_executor_options_that_do_not_apply_are_errors(
+    kwargs: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        itemscore.score(plain_items(2), ["exact_match"], **kwargs)  # type: ignore[arg-type]
+    assert message.lower() in str(info.value).lower()
+
+
+def test_workers_auto_is_the_cores() -> None:
+    engine = get_executor("process", workers=os.cpu_count())
+    result = itemscore.score(plain_items(4), ["exact_match"], executor="process", workers="auto")
+    assert result.settings.workers == engine.workers == os.cpu_count()
+
+
+def test_every_registered_executor_is_importable() -> None:
+    """The registry names one module per executor, each with an Executor subclass."""
+    for name in EXECUTORS:
+        if name == "dask":
+            pytest.importorskip("distributed")
+        engine = get_executor(name)
+        assert isinstance(engine, Executor)
+        assert engine.name == name
+
+
+def test_an_executor_object_is_used_as_it_is() -> None:
+    """A custom executor: the base class splits, the subclass scores, the run merges."""
+    from itemscore.executors import score_shard
+
+    class Reversed(Executor):
+        name = "reversed"
+        workers = 3
+
+        def map_shards(self, plan, shards, settings, tick):  # type: ignore[no-untyped-def]
+            for index in reversed(range(len(shards))):
+                yield index, score_shard(plan, shards[index], settings)
+
+    items = make_items(50)
+    a = itemscore.score(items, BUILTIN)
+    b = itemscore.score(items, BUILTIN, executor=Reversed())
+    assert_same(a, b)
+    assert b.settings.executor == "reversed"
+
+
+def test_items_and_scores_pickle() -> None:
+    """Items and scores cross process boundaries unchanged (read-only mappings included)."""
+    result = itemscore.score(make_items(20), ["exact_match", "token_f1"])
+    items = list(result.items)
+    assert pickle.loads(pickle.dumps(items)) == items
+
+
+def shard_sizes(executor: Executor, n: int) -> Sequence[int]:
+    return [stop - start for start, stop in executor.split(n)]
+
+
+def test_shards_cover_every_item_once() -> None:
+    engine = get_executor("process", workers=2)
+    for n in (0, 1, 7, 8, 9, 1000):
+        sizes = shard_sizes(engine, n)
+        assert sum(sizes) == n
+        assert all(size > 0 for size in sizes) or n == 0
