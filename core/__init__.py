@@ -34,6 +34,7 @@ from ._settings import RunSettings
 from ._spec import MetricSpec
 from ._suite import Suite, get_suite
 from .hookspecs import hookimpl
+from .inputs import read_items
 
 __version__ = _version("itemscore")
 
@@ -70,6 +71,7 @@ __all__ = [
     "hookimpl",
     "plan",
     "plugin_manager",
+    "read_items",
     "register",
     "rescore",
     "reset_registry",

@@ -25,9 +25,9 @@ import attrs
 import click
 
 from ._exceptions import ConfigError, InputError, did_you_mean, one_of
-from ._io import FORMATS, ROLES
 from ._runner import check_ci_method
 from ._spec import MetricSpec
+from .inputs import FORMATS, ROLES
 
 if TYPE_CHECKING:
     import yaml
@@ -347,9 +347,9 @@ class _ConfigReader:
     def read(self) -> _Plan:
         import yaml
 
-        from ._io import _decode
+        from .inputs import decode
 
-        text = _decode(self.path.read_bytes(), self.name)
+        text = decode(self.path.read_bytes(), self.name)
         loader = _yaml_loader()(text)
         try:
             root = loader.get_single_node()
@@ -600,10 +600,10 @@ def _progress_enabled(view: _View) -> bool:
 
 
 def _execute(plan: _Plan, view: _View) -> None:
-    from ._io import read_items
     from ._reports import check_out_dir, resolve_formats
     from ._runner import plan_metrics, score
     from ._terminal import progress_bar
+    from .inputs import read_items
 
     assert plan.data is not None
     suite_id, suite = _resolve_suite(plan.suite)
@@ -975,7 +975,7 @@ def score(
 
     FILE is JSON lines, JSON (a list of objects), CSV, TSV or Parquet.
     """
-    from ._io import parse_column_map
+    from .inputs import parse_column_map
 
     plan = load_config(config) if config is not None else _Plan()
     plan.data, plan.data_name = file, os.fspath(file)

@@ -97,6 +97,28 @@ class RunResult:
         """The metric labels of the run, in configuration order."""
         return [m["label"] for m in self.metric_configs]
 
+    def items_df(self) -> Any:
+        """A pandas DataFrame with one row per item and metric (needs ``itemscore[pandas]``).
+
+        Columns: ``id``, ``model``, ``group``, ``input``, ``output``, ``expected``, ``metric``,
+        ``status``, ``value`` (NaN for skip and error), ``reason``, then one per metadata key.
+        """
+        from ._frames import items_df
+
+        return items_df(self)
+
+    def measurements_df(self) -> Any:
+        """A pandas DataFrame with one row per measurement and group (``group`` ``None``: all).
+
+        Needs ``itemscore[pandas]``. Columns: ``key``, ``suite``, ``metric``, ``model``,
+        ``group``, ``value``, ``ci_low``, ``ci_high``, ``ci_method``, ``confidence``, ``n``,
+        ``n_ok``, ``n_fail``, ``n_skip``, ``n_error``, ``higher_is_better``,
+        ``reproducibility_class``, ``error``, ``extra``.
+        """
+        from ._frames import measurements_df
+
+        return measurements_df(self)
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON document :meth:`save_json` writes."""
         return {

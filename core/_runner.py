@@ -19,7 +19,6 @@ from typing import Any
 import attrs
 
 from ._columns import ScoreColumn
-from ._exceptions import InputError
 from ._items import ScoredItems
 from ._metric import MetricContext
 from ._plan import PlannedMetric, RunPlan, plan, plan_metrics
@@ -30,6 +29,7 @@ from ._settings import RunSettings, check_ci_method, resolve_workers
 from ._spec import MetricLike
 from ._suite import Suite
 from .executors import Executor, get_executor
+from .inputs import suite_rows, to_items
 
 __all__ = [
     "SMALL_GROUP",
@@ -79,45 +79,18 @@ def _prepare(
     return settings, engine
 
 
-def _coerce_items(items: Iterable[Any]) -> list[ItemResult]:
+def _coerce_items(
+    items: Iterable[Any], columns: Mapping[str, str] | None = None
+) -> list[ItemResult]:
     """The one place where what the caller passed becomes a list of items.
 
-    Raises:
-        InputError: an element that is not an ``ItemResult``.
-    """
-    items = list(items)
-    if set(map(type, items)) <= {ItemResult}:
-        return items
-    for index, item in enumerate(items):
-        if not isinstance(item, ItemResult):
-            raise InputError(
-                f"Item {index} is a {type(item).__name__}, not an ItemResult; "
-                "build items with ItemResult(...) or pass rows through a Suite."
-            )
-    return items
-
-
-def _check_ids(items: Sequence[ItemResult]) -> None:
-    """Ids are unique per model: several models answer the same questions.
+    ItemResults pass as they are; mappings and DataFrames go through the converter every file
+    goes through (:func:`itemscore.inputs.to_items`), which also checks ids per model.
 
     Raises:
-        InputError: a duplicate id, naming both positions.
+        InputError: a row that cannot be an item, or a duplicate id.
     """
-    if len(set(map(_id_of, items))) == len(items):
-        return  # the common case, checked at C speed
-    seen: dict[tuple[str | None, str], int] = {}
-    for index, item in enumerate(items):
-        first = seen.setdefault((item.model, item.id), index)
-        if first != index:
-            whose = f" for model {item.model!r}" if item.model is not None else ""
-            raise InputError(
-                f"Item id {item.id!r} appears twice{whose} (items {first} and {index}); "
-                "ids must be unique per model within a run."
-            )
-
-
-def _id_of(item: ItemResult) -> str:
-    return item.id
+    return to_items(items, columns)
 
 
 # -- corpus metrics -------------------------------------------------------------------------
@@ -466,11 +439,12 @@ def _run_plan(
 
 
 def score(
-    items: Iterable[ItemResult],
+    items: Iterable[Any],
     metrics: Iterable[MetricLike] | RunPlan,
     *,
     suite_id: str = "default",
     extra_metrics: Iterable[MetricLike] = (),
+    columns: Mapping[str, str] | None = None,
     confidence: float = 0.95,
     ci_method: str | None = None,
     seed: int = 0,
@@ -485,12 +459,15 @@ def score(
     """Score ``items`` with every metric, each item isolated, and aggregate.
 
     Args:
-        items: The items; ids must be unique per model.
+        items: ItemResults, mappings keyed by column, or a pandas DataFrame (rows follow the
+            rules of files: NaN means missing, other columns go to metadata); ids must be
+            unique per model.
         metrics: A :func:`~itemscore.plan`, or metric names, mappings
             ``{"name": ..., "label": ..., <options>}``, ``MetricSpec``, metric classes or
             configured instances.
         suite_id: Prefix of the measurement keys (``"<suite_id>.<label>"``).
         extra_metrics: More metrics for this run; repeats of ``metrics`` are dropped.
+        columns: Role -> column name for rows whose columns are not named like the roles.
         confidence: Confidence level of every interval.
         ci_method: Interval method for the measurements that support it (e.g. ``"wilson"``
             for ratios, ``"t"`` or ``"bootstrap"`` for means); ``None``: each metric's default.
@@ -508,7 +485,7 @@ def score(
     Raises:
         ConfigError: a bad configuration, found before any item is scored (an executor
             option that does not apply, a metric that cannot be sent to workers...).
-        InputError: an item that is not an ``ItemResult``, or a duplicate id.
+        InputError: a row that cannot be an item, or a duplicate id.
     """
     settings, engine = _prepare(
         suite_id=suite_id, confidence=confidence, ci_method=ci_method, seed=seed,
@@ -516,8 +493,7 @@ def score(
         retries=retries,
     )  # fmt: skip
     the_plan = plan(metrics, extra_metrics, registry=registry)
-    items = _coerce_items(items)
-    _check_ids(items)
+    items = _coerce_items(items, columns)
     return _run_plan(items, the_plan, settings, engine, progress)
 
 
@@ -526,6 +502,7 @@ def run(
     raw: Iterable[Any] | None = None,
     *,
     extra_metrics: Iterable[MetricLike] = (),
+    columns: Mapping[str, str] | None = None,
     confidence: float = 0.95,
     ci_method: str | None = None,
     seed: int = 0,
@@ -545,6 +522,8 @@ def run(
             suite's bundled data.
         extra_metrics: Metrics opted into this run only (or a plan of them); repeats of bound
             ones are dropped.
+        columns: Role -> column name; with it (or a DataFrame as ``raw``) the rows are turned
+            into items by that mapping before ``suite.items`` sees them.
         confidence: Confidence level of every interval.
         ci_method: Interval method for the measurements that support it.
         seed: Seed for bootstrap intervals.
@@ -569,8 +548,7 @@ def run(
         extra_metrics = extra_metrics.metrics  # configured already: used as they are
     the_plan = plan(suite.metrics, extra_metrics, registry=registry)
     rows = suite.load_data() if raw is None else raw
-    items = _coerce_items(suite.items(rows))
-    _check_ids(items)
+    items = _coerce_items(suite.items(suite_rows(rows, columns)))
     return _run_plan(items, the_plan, settings, engine, progress)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from typing import Any, ClassVar
@@ -12,13 +11,13 @@ import attrs
 from ._entrypoints import entry_points
 from ._exceptions import InputError, UnknownSuiteError, did_you_mean
 from ._records import ItemResult
+from .inputs import to_items
+from .inputs.jsonl import parse_line
 
-__all__ = ["SUITES_GROUP", "Suite", "get_suite", "item_from_row", "suite_refs"]
+__all__ = ["SUITES_GROUP", "Suite", "get_suite", "suite_refs"]
 
 #: The entry-point group suites are declared in.
 SUITES_GROUP = "itemscore.suites"
-
-_ROLES = ("id", "output", "expected", "input", "group", "model")
 
 
 class Suite:
@@ -40,12 +39,12 @@ class Suite:
     def items(self, raw: Iterable[Any]) -> Iterable[ItemResult]:
         """Turn a harness's raw rows into items.
 
-        The default accepts items as they are, and mappings with the keys ``id``, ``output``,
-        ``expected``, ``input``, ``group`` and ``model`` (other keys go to ``metadata``;
-        a missing ``id`` becomes the row number).
+        The default accepts items as they are, and mappings keyed by role (``id``, ``output``,
+        ``expected``, ``input``, ``group``, ``model``...), converted by the rules every file
+        follows: other keys go to ``metadata``, NaN means missing, a missing ``id`` becomes the
+        row number.
         """
-        for index, row in enumerate(raw):
-            yield row if isinstance(row, ItemResult) else item_from_row(row, index)
+        return to_items(raw)
 
     def load_data(self) -> Iterator[Mapping[str, Any]]:
         """The rows of the suite's bundled data (JSON lines).
@@ -57,35 +56,9 @@ class Suite:
             raise InputError(f"Suite {self.suite_id!r} bundles no data; pass your own rows.")
         package, name = self.bundled_data
         text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
-        for line in text.splitlines():
+        for lineno, line in enumerate(text.splitlines(), 1):
             if line.strip():
-                yield json.loads(line)
-
-
-def item_from_row(row: Any, index: int) -> ItemResult:
-    """An item from a mapping with the item fields as keys; other keys become metadata.
-
-    Raises:
-        InputError: the row is not a mapping, or a field has the wrong type.
-    """
-    if not isinstance(row, Mapping):
-        raise InputError(
-            f"Row {index + 1} is a {type(row).__name__}; rows must be mappings or ItemResult."
-        )
-    fields = {role: row[role] for role in _ROLES if role in row}
-    fields.setdefault("id", str(index + 1))
-    if not isinstance(fields["id"], str):
-        fields["id"] = str(fields["id"])
-    if "output" not in fields:
-        raise InputError(f"Row {index + 1} has no `output` key.")
-    metadata = {k: v for k, v in row.items() if k not in _ROLES and k != "metadata"}
-    nested = row.get("metadata")
-    if isinstance(nested, Mapping):
-        metadata.update(nested)
-    try:
-        return ItemResult(**fields, metadata=metadata)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"Row {index + 1} (id {fields['id']!r}): {exc}") from None
+                yield parse_line(line, f"{package}/{name}", lineno)
 
 
 @attrs.frozen

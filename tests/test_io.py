@@ -11,13 +11,12 @@ import pytest
 
 import itemscore
 from itemscore import ConfigError, InputError, ItemResult
-from itemscore._io import (
+from itemscore.inputs import (
     FORMATS,
     detect_format,
-    items_from_file,
     parse_column_map,
-    read_file,
     read_items,
+    read_rows,
 )
 
 
@@ -235,7 +234,7 @@ def test_malformed_json_names_line_and_column(tmp_path: Path, text: str, where: 
     """Every JSON syntax problem is reported at its line and column."""
     path = write(tmp_path, "d.json", text)
     with pytest.raises(InputError) as info:
-        read_file(path)
+        list(read_rows(path))
     assert str(info.value).startswith(f"{path}:{where}")
 
 
@@ -441,9 +440,8 @@ def test_column_map_parses() -> None:
     assert parse_column_map(["output = response", "id=qid"]) == {"output": "response", "id": "qid"}
 
 
-def test_data_file_rows_can_be_converted_twice(tmp_path: Path) -> None:
-    """Reading and converting are separate steps: one read, several mappings."""
+def test_one_file_read_with_two_mappings(tmp_path: Path) -> None:
+    """The mapping picks the column: the same file read twice gives different outputs."""
     path = jsonl(tmp_path, {"a": "x", "b": "y"})
-    data = read_file(path)
-    assert items_from_file(data, columns={"output": "a"})[0].output == "x"
-    assert items_from_file(data, columns={"output": "b"})[0].output == "y"
+    assert read_items(path, columns={"output": "a"})[0].output == "x"
+    assert read_items(path, columns={"output": "b"})[0].output == "y"

@@ -166,7 +166,7 @@ def test_same_metric_twice_with_labels() -> None:
 def test_duplicate_item_ids_are_refused() -> None:
     """Two items with one id are an input error naming the id and both positions."""
     items = [ItemResult(id="a", output="x"), ItemResult(id="a", output="y")]
-    with pytest.raises(InputError, match=r"'a' appears twice \(items 0 and 1\)"):
+    with pytest.raises(InputError, match=r"Row 2: the id 'a' appears twice \(first at row 1\)"):
         itemscore.score(items, ["answered_rate"])
 
 
@@ -175,14 +175,16 @@ def test_ids_are_unique_per_model() -> None:
     both = [ItemResult(id="q", output="x", model="a"), ItemResult(id="q", output="y", model="b")]
     assert itemscore.score(both, ["answered_rate"]).models == ["a", "b"]
     twice = [*both, ItemResult(id="q", output="z", model="b")]
-    with pytest.raises(InputError, match=r"'q' appears twice for model 'b' \(items 1 and 2\)"):
+    with pytest.raises(
+        InputError, match=r"Row 3: the id 'q' appears twice for model 'b' \(first at row 2\)"
+    ):
         itemscore.score(twice, ["answered_rate"])
 
 
 def test_non_items_are_refused() -> None:
-    """Plain dicts are not items; the error says how to build them."""
-    with pytest.raises(InputError, match="not an ItemResult"):
-        itemscore.score([{"id": "a", "output": "x"}], ["answered_rate"])  # type: ignore[list-item]
+    """Rows must be mappings or items; the error says so."""
+    with pytest.raises(InputError, match="Row 1: the row is a list; rows must be mappings"):
+        itemscore.score([["a", "x"]], ["answered_rate"])
 
 
 @pytest.mark.parametrize("confidence", [0, 1, 1.5, -0.1], ids=str)

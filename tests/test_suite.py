@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from itemscore import InputError, ItemResult, Suite, UnknownSuiteError, get_suite
-from itemscore._suite import item_from_row
+from itemscore.inputs import item_from_row
 
 
 def test_rows_become_items_with_metadata() -> None:
@@ -38,16 +38,23 @@ def test_missing_id_becomes_the_row_number() -> None:
 @pytest.mark.parametrize(
     ("row", "message"),
     [
-        (["x"], "Row 3 is a list"),
-        ({"id": "a"}, "Row 3 has no `output`"),
-        ({"id": "a", "output": 5}, r"Row 3 \(id 'a'\): `output` \(5\)"),
+        (["x"], "Row 3: the row is a list; rows must be mappings"),
+        ({"id": "a"}, "Row 3: the row has no 'output' key"),
+        ({"id": "a", "output": {"x": 1}}, r"Row 3: 'output' must be text.*not an object"),
+        ({"id": True, "output": "x"}, "Row 3: the id true is a boolean"),
     ],
-    ids=["not-a-mapping", "no-output", "bad-output"],
+    ids=["not-a-mapping", "no-output", "bad-output", "boolean-id"],
 )
 def test_bad_rows_name_the_row(row: object, message: str) -> None:
     """Malformed rows are input errors naming the row."""
     with pytest.raises(InputError, match=message):
         item_from_row(row, 2)
+
+
+def test_number_output_becomes_its_json_text_as_in_files() -> None:
+    """One rule for suites and files: a number output is its JSON text, NaN is missing."""
+    assert item_from_row({"output": 0.5}, 0).output == "0.5"
+    assert item_from_row({"output": float("nan")}, 0).output is None
 
 
 def test_default_items_passes_items_through() -> None:

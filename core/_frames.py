@@ -1,0 +1,202 @@
+"""pandas in and out: DataFrames as a source of items, and results as DataFrames.
+
+pandas is optional (extra ``itemscore[pandas]``): it is imported only here, only when a
+DataFrame is asked for. A DataFrame handed to ``score()`` is recognised without importing it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ._exceptions import ConfigError, InputError
+from ._records import Status
+from .inputs._source import Rows, RowSource
+
+if TYPE_CHECKING:
+    from ._result import RunResult
+
+__all__ = [
+    "ITEM_COLUMNS",
+    "MEASUREMENT_COLUMNS",
+    "frame_source",
+    "is_dataframe",
+    "items_df",
+    "measurements_df",
+]
+
+_CHUNK = 10_000
+
+
+def is_dataframe(data: object) -> bool:
+    """Whether ``data`` is a pandas DataFrame (checked without importing pandas)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(data, pandas.DataFrame)
+
+
+def frame_source(frame: Any, name: str = "DataFrame") -> RowSource:
+    """The rows of a DataFrame, by position (the index is not read), in chunks.
+
+    Raises:
+        InputError: two columns with one name.
+    """
+    columns = [str(column) for column in frame.columns]
+    seen: set[str] = set()
+    for column in columns:
+        if column in seen:
+            raise InputError(
+                f"{name}: two columns are named {column!r}; column names must be unique."
+            )
+        seen.add(column)
+    return RowSource(name, "dataframe", columns, _frame_chunks(frame, columns, name), unit="row")
+
+
+def _frame_chunks(frame: Any, columns: list[str], name: str) -> Iterator[Rows]:
+    for start in range(0, len(frame), _CHUNK):
+        part = frame.iloc[start : start + _CHUNK]
+        records = part.to_dict("records")
+        if list(part.columns) != columns:
+            records = [dict(zip(columns, record.values())) for record in records]
+        yield Rows(name, records, range(start + 1, start + len(records) + 1), "row")
+
+
+def _pandas(what: str) -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise ConfigError(
+            f"{what} needs pandas, which is not installed. "
+            "Install it with: pip install 'itemscore[pandas]'"
+        ) from None
+    return pandas
+
+
+#: The columns of :func:`items_df` before the metadata columns.
+ITEM_COLUMNS = (
+    "id",
+    "model",
+    "group",
+    "input",
+    "output",
+    "expected",
+    "metric",
+    "status",
+    "value",
+    "reason",
+)
+
+
+def items_df(result: RunResult) -> Any:
+    """One row per item and metric: the item's fields, the score, then metadata columns.
+
+    ``expected`` is a list of answers (or ``None``); ``value`` is NaN for skip and error;
+    metadata keys become columns after the fixed ones (a key named like a fixed column is
+    prefixed ``metadata.``).
+    """
+    pandas = _pandas("RunResult.items_df()")
+    labels = result.labels
+    data: dict[str, list[Any]] = {column: [] for column in ITEM_COLUMNS}
+    meta: dict[str, list[Any]] = {}
+    row = 0
+    for item in result.items:
+        for label in labels or list(item.scores):
+            score = item.scores.get(label)
+            if score is None:
+                continue
+            data["id"].append(item.id)
+            data["model"].append(item.model)
+            data["group"].append(item.group)
+            data["input"].append(item.input)
+            data["output"].append(item.output)
+            data["expected"].append(list(item.expected) if item.expected is not None else None)
+            data["metric"].append(label)
+            data["status"].append(score.status.value)
+            data["value"].append(score.value if score.value is not None else float("nan"))
+            data["reason"].append(score.reason)
+            for key, value in item.metadata.items():
+                column = key if key not in data else f"metadata.{key}"
+                values = meta.get(column)
+                if values is None:
+                    values = meta[column] = [None] * row
+                values.append(value)
+            row += 1
+            for values in meta.values():
+                if len(values) < row:
+                    values.append(None)
+    frame = pandas.DataFrame({**data, **meta})
+    frame["value"] = frame["value"].astype("float64")
+    return frame
+
+
+def measurements_df(result: RunResult) -> Any:
+    """One row per measurement and group: the overall row has ``group`` ``None``.
+
+    Rows come per model (``by_model``); with several models the numbers pooled over them
+    (``measurements``) follow with ``model`` ``None``. The four state counts are the columns
+    ``n_ok``, ``n_fail``, ``n_skip`` and ``n_error``; ``error`` is the aggregate's failure, if
+    any; ``extra`` holds the secondary numbers as a dict.
+    """
+    pandas = _pandas("RunResult.measurements_df()")
+    blocks = list(result.by_model.values())
+    if len(blocks) > 1:
+        blocks.append(result.measurements)
+    records = []
+    for block in blocks:
+        for measurement in block.values():
+            records.append(_measurement_row(measurement, None))
+            for group, sub in measurement.groups.items():
+                records.append(_measurement_row(sub, group))
+    frame = pandas.DataFrame.from_records(records, columns=list(MEASUREMENT_COLUMNS))
+    for column in ("value", "ci_low", "ci_high"):
+        frame[column] = frame[column].astype("float64")
+    return frame
+
+
+#: The columns of :func:`measurements_df`.
+MEASUREMENT_COLUMNS = (
+    "key",
+    "suite",
+    "metric",
+    "model",
+    "group",
+    "value",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "confidence",
+    "n",
+    "n_ok",
+    "n_fail",
+    "n_skip",
+    "n_error",
+    "higher_is_better",
+    "reproducibility_class",
+    "error",
+    "extra",
+)
+
+
+def _measurement_row(m: Any, group: str | None) -> tuple[Any, ...]:
+    counts = m.counts
+    return (
+        m.key,
+        m.suite,
+        m.metric,
+        m.model,
+        group,
+        m.value,
+        m.ci_low,
+        m.ci_high,
+        m.ci_method,
+        m.confidence,
+        m.n,
+        counts[Status.OK],
+        counts[Status.FAIL],
+        counts[Status.SKIP],
+        counts[Status.ERROR],
+        m.higher_is_better,
+        m.reproducibility_class,
+        m.error,
+        dict(m.extra),
+    )

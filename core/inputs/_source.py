@@ -1,0 +1,206 @@
+"""What every reader hands to the converter: rows in chunks, each knowing where it came from."""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import attrs
+
+from .._exceptions import InputError
+
+__all__ = [
+    "DEFAULT_CHUNK_SIZE",
+    "RowSource",
+    "Rows",
+    "decode",
+    "find_lone_surrogate",
+    "json_kind",
+    "show",
+    "surrogate_error",
+    "surrogate_offset",
+    "text_position",
+]
+
+#: Rows per chunk when a reader streams a file (about 2 MB of JSON lines of typical outputs).
+DEFAULT_CHUNK_SIZE = 10_000
+
+
+@attrs.define(slots=True)
+class Rows:
+    """Consecutive rows of one source, with what is needed to say where each row came from."""
+
+    #: The source as the user named it (used in messages).
+    name: str
+    #: The rows, as mappings from column name to value (from Python: anything, checked later).
+    rows: list[Any]
+    #: Per row: its first line in the file, or its row (record) number for formats without lines.
+    lines: Sequence[int]
+    #: ``"line"`` for text files; ``"row"`` (Parquet, DataFrames, dicts) or ``"record"`` otherwise.
+    unit: str = "line"
+    #: Per row of a JSON format: its source text, searched for a key to name its column.
+    texts: list[str] | None = None
+    #: Per row with ``texts``: the column (1-based) where its text starts on its first line.
+    first_columns: list[int] | None = None
+
+    def where(self, index: int, key: str | None = None) -> str:
+        """``FILE:LINE:COLUMN`` of row ``index`` (of ``key`` in it, when it can be found)."""
+        line = self.lines[index]
+        if not self.name:  # rows handed over in Python: no file to name
+            return f"Row {line}"
+        if self.unit != "line":
+            return f"{self.name}: {self.unit} {line}"
+        if self.texts is None:
+            named = f": column {key!r}" if key is not None else ""
+            return f"{self.name}:{line}{named}"
+        text = self.texts[index]
+        column = self.first_columns[index] if self.first_columns is not None else 1
+        offset = 0
+        if key is not None:
+            found = text.find(json.dumps(key, ensure_ascii=False))
+            if found < 0:  # the key is written with escapes: fall back to the row's start
+                found = text.find(json.dumps(key))
+            offset = max(found, 0)
+        return f"{self.name}:{text_position(text, offset, line, column)}"
+
+    def place(self, index: int) -> str:
+        """``line 3`` or ``row 3``: the row's place, for "first at ..." in messages."""
+        return f"{self.unit} {self.lines[index]}"
+
+
+@attrs.define
+class RowSource:
+    """A data source opened by a reader: its header (when it has one) and its rows in chunks.
+
+    The chunks are produced as they are iterated, so a large file is never held at once.
+    """
+
+    #: The source as the user named it.
+    name: str
+    #: The format's name (``"jsonl"``, ``"csv"``...).
+    format: str
+    #: The header of formats that have one (CSV, TSV, Parquet, DataFrames); ``None`` otherwise.
+    columns: list[str] | None
+    #: The rows, chunk by chunk.
+    chunks: Iterable[Rows]
+    #: How a row's place is named when the format has no lines: ``"row"`` or ``"record"``.
+    unit: str = "line"
+
+    def __iter__(self) -> Iterator[Rows]:
+        return iter(self.chunks)
+
+
+def text_position(text: str, offset: int, line: int = 1, column: int = 1) -> str:
+    """``LINE:COLUMN`` of ``offset`` in ``text``, whose first character is at ``line:column``."""
+    newlines = text.count("\n", 0, offset)
+    if newlines:
+        return f"{line + newlines}:{offset - text.rfind(chr(10), 0, offset)}"
+    return f"{line}:{column + offset}"
+
+
+def decode(data: bytes, name: str, *, first_line: int = 1, bom: bool = True) -> str:
+    """``data`` as text, strictly UTF-8 (a leading byte-order mark is dropped).
+
+    Raises:
+        InputError: a byte that is not UTF-8, named at its line and character column.
+    """
+    if bom and data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = first_line + data.count(b"\n", 0, exc.start)
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        column = len(data[line_start : exc.start].decode("utf-8", errors="replace")) + 1
+        raise InputError(
+            f"{name}:{line}:{column}: the file is not valid UTF-8 (byte 0x{data[exc.start]:02x}). "
+            "Save it as UTF-8 and try again."
+        ) from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def find_lone_surrogate(value: Any) -> str | None:
+    r"""The first text (key or value) inside ``value`` holding a lone surrogate, or ``None``.
+
+    JSON's ``\\ud800`` escapes decode to characters that UTF-8 cannot encode; no writer can
+    save them, so readers refuse them.
+    """
+    if type(value) is str:
+        return value if _SURROGATE.search(value) else None
+    if type(value) is dict:
+        for key, item in value.items():
+            found = find_lone_surrogate(key) or find_lone_surrogate(item)
+            if found is not None:
+                return found
+    elif type(value) is list:
+        for item in value:
+            found = find_lone_surrogate(item)
+            if found is not None:
+                return found
+    return None
+
+
+def surrogate_error(where: str, found: str) -> InputError:
+    """The error for a lone surrogate escape in JSON ``text``, at the escape's column."""
+    return InputError(
+        f"{where}: the text {show(found)} holds a lone surrogate escape (\\ud800-\\udfff "
+        "without its pair), which is not a character and cannot be written as UTF-8. "
+        "Fix the escape in the file, or remove it."
+    )
+
+
+def surrogate_offset(text: str) -> int:
+    """Offset of the first surrogate escape in JSON ``text`` (0 when none is found)."""
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        escape = match.group()[-6:]
+        code = int(escape[2:], 16)
+        start = match.end() - 6
+        if code >= 0xDC00:
+            before = text[start - 6 : start]
+            paired = before[:2] == "\\u" and 0xD800 <= _hex(before[2:]) < 0xDC00
+            if not paired:
+                return start
+        else:
+            after = text[match.end() : match.end() + 6]
+            if not (after[:2] == "\\u" and 0xDC00 <= _hex(after[2:]) <= 0xDFFF):
+                return start
+    return 0
+
+
+def _hex(text: str) -> int:
+    try:
+        return int(text, 16)
+    except ValueError:
+        return -1
+
+
+def show(value: Any) -> str:
+    """A value as JSON writes it (``true``, ``1.5``, ``"a"``), shortened for messages."""
+    try:
+        text = json.dumps(value, ensure_ascii=True, default=repr)
+    except (TypeError, ValueError):  # a number too long for str(), a mapping with odd keys
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def json_kind(value: object) -> str:
+    """``an object``, ``a list``, ``a number``...: the JSON kind of ``value``, for messages."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return f"a {type(value).__name__}"
