@@ -75,7 +75,8 @@ class InputFormat:
     name: str
     #: File extensions (lower case, with the dot) read in this format when none is named.
     extensions: tuple[str, ...]
-    #: ``"module:function"`` in this package; imported on first use, so start-up stays light.
+    #: ``"module:function"``: a module of this package (or, with a dot, any module), imported
+    #: on first use so that start-up stays light.
     reader: str
     #: Whether the reader returns a list of dicts keyed by role (``True``) or a RowSource.
     records: bool = False
@@ -83,9 +84,9 @@ class InputFormat:
     def load(self) -> Callable[..., Any]:
         """The reader function."""
         module, _, function = self.reader.partition(":")
-        loaded: Callable[..., Any] = getattr(
-            importlib.import_module(f"{__name__}.{module}"), function
-        )
+        if "." not in module:
+            module = f"{__name__}.{module}"
+        loaded: Callable[..., Any] = getattr(importlib.import_module(module), function)
         return loaded
 
 
