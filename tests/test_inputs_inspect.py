@@ -1,0 +1,254 @@
+"""inspect_ai logs (.eval and .json) as items, read from logs inspect_ai itself wrote.
+
+The logs under tests/data/harness/inspect/ come from `inspect_ai.eval` on scripted models
+(tests/data/harness/make_logs.py; versions in the README there).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import itemscore
+from itemscore import ConfigError, InputError, ItemResult
+from itemscore.inputs.inspect_log import read_inspect
+
+LOGS = Path(__file__).parent / "data" / "harness" / "inspect"
+QA_A = LOGS / "capitals_qa_scripted-a"
+QA_B = LOGS / "capitals_qa_scripted-b"
+MC_A = LOGS / "science_mc_scripted-a"
+BOTH = pytest.mark.parametrize("suffix", [".eval", ".json"])
+
+QUESTIONS = [
+    "What is the capital of France?",
+    "How many legs does a spider have?",
+    "Who wrote Hamlet?",
+    "What is the chemical symbol for gold?",
+]
+EXPECTED = [["Paris"], ["8", "eight"], ["William Shakespeare", "Shakespeare"], ["Au"]]
+ROLES = ("id", "model", "input", "output", "expected", "group")
+
+
+def roles(record: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(record[k] for k in ROLES)
+
+
+def to_item(record: dict[str, Any]) -> ItemResult:
+    return ItemResult(
+        **{k: record[k] for k in ROLES if k != "expected"},
+        expected=tuple(record["expected"]) if record["expected"] is not None else None,
+        metadata={k: v for k, v in record.items() if k not in ROLES},
+    )
+
+
+@BOTH
+def test_short_answers_become_items_field_by_field(suffix: str) -> None:
+    """Sample id, the log's model, the input, the scorer's answer, the target, the task."""
+    records = read_inspect(QA_A.with_suffix(suffix))
+    model, task = "scripted/scripted-a", "capitals_qa"
+    assert [roles(r) for r in records] == [
+        ("q1", model, QUESTIONS[0], "Paris", EXPECTED[0], task),
+        ("q2", model, QUESTIONS[1], "eight", EXPECTED[1], task),
+        ("q3", model, QUESTIONS[2], "Christopher Marlowe", EXPECTED[2], task),
+        ("q4", model, QUESTIONS[3], "Au", EXPECTED[3], task),
+    ]
+    first = records[0]
+    assert first["completion"] == "The capital of France is Paris.\nANSWER: Paris"
+    assert first["answer"] == "Paris"
+    assert first["scorer"] == "pattern"
+    assert [r["score"] for r in records] == ["C", "C", "I", "C"]
+    assert [r["subject"] for r in records] == ["geography", "biology", "literature", "chemistry"]
+    assert first["task"] == "capitals_qa"
+    assert first["epoch"] == 1
+    assert first["target"] == ["Paris"]
+    assert "error" not in first
+
+
+def test_eval_and_json_logs_give_the_same_items() -> None:
+    """The two formats of one run hold the same samples, read alike."""
+    for log in (QA_A, QA_B, MC_A):
+        assert read_inspect(log.with_suffix(".eval")) == read_inspect(log.with_suffix(".json"))
+
+
+@BOTH
+def test_errors_and_missing_answers(suffix: str) -> None:
+    """A sample that ended in an error is a failed request; no answer falls back to the text."""
+    records = read_inspect(QA_B.with_suffix(suffix))
+    model, task = "scripted/scripted-b", "capitals_qa"
+    assert [roles(r) for r in records] == [
+        ("q1", model, QUESTIONS[0], "paris", EXPECTED[0], task),
+        ("q2", model, QUESTIONS[1], "I think it is six.", EXPECTED[1], task),
+        ("q3", model, QUESTIONS[2], "Shakespeare", EXPECTED[2], task),
+        ("q4", model, QUESTIONS[3], None, EXPECTED[3], task),
+    ]
+    assert records[1]["answer"] is None  # pattern() found no "ANSWER:" line
+    assert records[3]["error"] == "RuntimeError('scripted failure on q4')"
+    assert records[3]["score"] is None
+    assert [r["score"] for r in records[:3]] == ["C", "I", "C"]
+
+
+@BOTH
+def test_output_completion_keeps_the_text_as_written(suffix: str) -> None:
+    """output="completion" gives the completion; the scorer's answer stays in metadata."""
+    records = read_inspect(QA_A.with_suffix(suffix), output="completion")
+    assert records[0]["output"] == "The capital of France is Paris.\nANSWER: Paris"
+    assert records[0]["answer"] == "Paris"
+    failed = read_inspect(QA_B.with_suffix(suffix), output="completion")[3]
+    assert failed["output"] is None  # still a failed request
+
+
+@BOTH
+def test_multiple_choice_letters_become_choice_texts(suffix: str) -> None:
+    """choice() answers and targets are letters; items hold the choices' texts."""
+    records = read_inspect(MC_A.with_suffix(suffix))
+    model, task = "scripted/scripted-a", "science_mc"
+    assert [roles(r) for r in records] == [
+        ("m1", model, "Which planet is largest?", "Jupiter", ["Jupiter"], task),
+        ("m2", model, "Which gas do plants take in?", "Oxygen", ["Carbon dioxide"], task),
+        ("m3", model, "What is 7 x 6?", "42", ["42"], task),
+    ]
+    assert [(r["answer"], r["target"]) for r in records] == [("B", "B"), ("A", "C"), ("A", "A")]
+    assert records[2]["completion"] == "Let me think.\n\nANSWER: A"
+    assert records[0]["choices"] == ["Mars", "Jupiter", "Venus", "Mercury"]
+
+
+def test_exact_match_agrees_with_inspects_own_scores() -> None:
+    """itemscore's exact_match is ok exactly where inspect's scorer said C."""
+    for log in (QA_A, QA_B, MC_A):
+        records = read_inspect(log.with_suffix(".eval"))
+        result = itemscore.score([to_item(r) for r in records], ["exact_match"], suite_id="i")
+        for record, item in zip(records, result.items):
+            status = item.scores["exact_match"].status
+            if record["score"] is None:
+                assert status in ("fail", "skip")  # the failed request
+            else:
+                assert (status == "ok") == (record["score"] == "C"), record["id"]
+
+
+def test_scorer_can_be_named() -> None:
+    """scorer= picks a scorer by name; an unknown one is a ConfigError with did-you-mean."""
+    assert read_inspect(MC_A.with_suffix(".json"), scorer="choice")[0]["output"] == "Jupiter"
+    with pytest.raises(ConfigError, match=r"no scorer 'choices'.*'choice'.*Did you mean"):
+        read_inspect(MC_A.with_suffix(".json"), scorer="choices")
+
+
+def test_unknown_output_option() -> None:
+    """output= takes answer or completion."""
+    with pytest.raises(ConfigError, match=r"`output` \('text'\) must be one of"):
+        read_inspect(QA_A.with_suffix(".json"), output="text")  # type: ignore[arg-type]
+
+
+# -- the .eval archive ---------------------------------------------------------------------
+
+
+def test_eval_members_are_zstd_compressed() -> None:
+    """The trap is real: inspect_ai writes zip members with method 93 (zstd)."""
+    with zipfile.ZipFile(QA_A.with_suffix(".eval")) as archive:
+        methods = {info.compress_type for info in archive.infolist()}
+        assert methods == {93}
+        if not hasattr(zipfile, "ZIP_ZSTANDARD"):  # Python < 3.14
+            with pytest.raises(NotImplementedError):
+                archive.read("header.json")
+
+
+@pytest.mark.skipif(hasattr(zipfile, "ZIP_ZSTANDARD"), reason="zipfile reads zstd itself")
+def test_missing_zstandard_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without zstandard, reading a .eval log says which extra to install."""
+    monkeypatch.setitem(sys.modules, "zstandard", None)
+    with pytest.raises(ConfigError, match=r"pip install 'itemscore\[inspect\]'"):
+        read_inspect(QA_A.with_suffix(".eval"))
+    assert read_inspect(QA_A.with_suffix(".json"))[0]["output"] == "Paris"  # JSON needs none
+
+
+def test_damaged_member_is_an_input_error(tmp_path: Path) -> None:
+    """A member whose compressed bytes are damaged is named."""
+    data = bytearray(QA_A.with_suffix(".eval").read_bytes())
+    with zipfile.ZipFile(QA_A.with_suffix(".eval")) as archive:
+        info = archive.getinfo("samples/q1_epoch_1.json")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    data[start + 10 : start + 40] = bytes(30)
+    path = tmp_path / "damaged.eval"
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"damaged.eval: member samples/q1_epoch_1.json"):
+        read_inspect(path)
+
+
+def test_archive_without_header_is_not_a_log(tmp_path: Path) -> None:
+    """A zip file that is not an inspect_ai log says so."""
+    path = tmp_path / "other.eval"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("readme.txt", "hello")
+    with pytest.raises(InputError, match=r"no header\.json"):
+        read_inspect(path)
+
+
+# -- malformed JSON logs -------------------------------------------------------------------
+
+
+def test_bad_json_names_line_and_column(tmp_path: Path) -> None:
+    """A truncated JSON log is an InputError at FILE:LINE:COLUMN."""
+    path = tmp_path / "log.json"
+    path.write_text(QA_A.with_suffix(".json").read_text()[:500])
+    with pytest.raises(InputError, match=rf"^{path}:\d+:\d+: not valid JSON"):
+        read_inspect(path)
+
+
+def test_a_json_list_is_not_a_log(tmp_path: Path) -> None:
+    """A JSON data file (a list of rows) is refused with what a log looks like."""
+    path = tmp_path / "rows.json"
+    path.write_text('[{"id": 1}]')
+    with pytest.raises(InputError, match="holds one object"):
+        read_inspect(path)
+
+
+def test_log_without_samples_says_how_to_get_them(tmp_path: Path) -> None:
+    """A log written without samples is an error naming --no-log-samples."""
+    log = json.loads(QA_A.with_suffix(".json").read_text())
+    del log["samples"]
+    path = tmp_path / "header-only.json"
+    path.write_text(json.dumps(log))
+    with pytest.raises(InputError, match=r"no samples.*--no-log-samples"):
+        read_inspect(path)
+
+
+def test_object_without_eval_is_not_a_log(tmp_path: Path) -> None:
+    """An object that is not an inspect_ai log is named as such."""
+    path = tmp_path / "x.json"
+    path.write_text('{"samples": []}')
+    with pytest.raises(InputError, match="no 'eval' object"):
+        read_inspect(path)
+
+
+def test_bad_sample_names_the_sample(tmp_path: Path) -> None:
+    """A sample with a target of the wrong type is named by position and id."""
+    log = json.loads(QA_A.with_suffix(".json").read_text())
+    log["samples"][1]["target"] = {"text": "eight"}
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(log))
+    with pytest.raises(InputError, match=r"bad.json: sample 2 \(id 'q2'\): 'target' must be"):
+        read_inspect(path)
+
+
+def test_several_epochs_number_the_ids(tmp_path: Path) -> None:
+    """With epochs, ids are ID#EPOCH so that they stay unique per model."""
+    log = json.loads(QA_A.with_suffix(".json").read_text())
+    second = [dict(s, epoch=2) for s in log["samples"]]
+    log["samples"] += second
+    log["eval"]["config"]["epochs"] = 2
+    path = tmp_path / "epochs.json"
+    path.write_text(json.dumps(log))
+    ids = [r["id"] for r in read_inspect(path)]
+    assert ids == ["q1#1", "q2#1", "q3#1", "q4#1", "q1#2", "q2#2", "q3#2", "q4#2"]
+
+
+def test_the_fixtures_are_the_runs_recorded_in_the_readme() -> None:
+    """Each fixture names inspect_ai's version in its own header, as the README says."""
+    readme = (LOGS.parent / "README.md").read_text()
+    for log in sorted(LOGS.glob("*.json")):
+        version = json.loads(log.read_text())["eval"]["packages"]["inspect_ai"]
+        assert f"| inspect_ai | {version}" in readme

@@ -1,0 +1,268 @@
+"""lm-evaluation-harness samples files as items, read from logs lm-eval itself wrote.
+
+The logs under tests/data/harness/lm-eval/ come from `lm_eval run --log_samples` on two scripted
+models (tests/data/harness/make_logs.py; versions in the README there).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import itemscore
+from itemscore import ConfigError, InputError, ItemResult
+from itemscore.inputs.lm_eval import read_lm_eval
+
+RUNS = Path(__file__).parent / "data" / "harness" / "lm-eval" / "results"
+GEN_A = next((RUNS / "scripted-a").glob("samples_capitals_gen_*.jsonl"))
+MC_A = next((RUNS / "scripted-a").glob("samples_science_mc_*.jsonl"))
+GEN_B = next((RUNS / "scripted-b").glob("samples_capitals_gen_*.jsonl"))
+
+PROMPTS = [
+    "Question: What is the capital of France?\nAnswer:",
+    "Question: How many legs does a spider have?\nAnswer:",
+    "Question: Who wrote Hamlet?\nAnswer:",
+    "Question: What is the chemical symbol for gold?\nAnswer:",
+]
+EXPECTED = [["Paris"], ["8", "eight"], ["William Shakespeare", "Shakespeare"], ["Au"]]
+
+
+def roles(record: dict[str, Any]) -> tuple[Any, ...]:
+    keys = ("id", "model", "input", "output", "expected", "group")
+    return tuple(record[k] for k in keys)
+
+
+def to_item(record: dict[str, Any]) -> ItemResult:
+    keys = ("id", "model", "input", "output", "expected", "group")
+    return ItemResult(
+        **{k: record[k] for k in keys if k != "expected"},
+        expected=tuple(record["expected"]) if record["expected"] is not None else None,
+        metadata={k: v for k, v in record.items() if k not in keys},
+    )
+
+
+def copy_run(tmp_path: Path, *files: Path) -> list[Path]:
+    return [Path(shutil.copy(f, tmp_path / f.name)) for f in files]
+
+
+# -- generate_until ------------------------------------------------------------------------
+
+
+def test_generate_until_lines_become_items_field_by_field() -> None:
+    """doc_id, the results file's model, the prompt, the filtered answer and the target list."""
+    records = read_lm_eval(GEN_A)
+    assert [roles(r) for r in records] == [
+        ("0", "scripted-a", PROMPTS[0], "Paris", EXPECTED[0], "capitals_gen"),
+        ("1", "scripted-a", PROMPTS[1], "eight", EXPECTED[1], "capitals_gen"),
+        ("2", "scripted-a", PROMPTS[2], "Christopher Marlowe", EXPECTED[2], "capitals_gen"),
+        ("3", "scripted-a", PROMPTS[3], "Au", EXPECTED[3], "capitals_gen"),
+    ]
+    first = records[0]
+    assert first["completion"] == "The capital of France is Paris.\nANSWER: Paris"
+    assert first["answer"] == "Paris"
+    assert first["filter"] == "strict-match"
+    assert first["task"] == "capitals_gen"
+    assert first["doc_id"] == 0
+    assert first["doc"] == {
+        "id": "q1",
+        "question": "What is the capital of France?",
+        "answers": ["Paris"],
+        "subject": "geography",
+    }
+    assert [r["exact_match"] for r in records] == [1.0, 1.0, 0.0, 1.0]
+
+
+def test_target_list_is_read_back_from_its_python_text() -> None:
+    """lm-eval writes a list target as "['8', 'eight']"; each answer becomes one valid answer."""
+    line = json.loads(GEN_A.read_text().splitlines()[1])
+    assert line["target"] == "['8', 'eight']"  # the trap, as lm-eval writes it
+    assert read_lm_eval(GEN_A)[1]["expected"] == ["8", "eight"]
+
+
+def test_the_filter_lm_eval_scored_is_the_default_output() -> None:
+    """The first filter (strict-match) is read; the raw completion stays in metadata."""
+    records = read_lm_eval(GEN_B)
+    assert [r["output"] for r in records] == ["paris", "[invalid]", "Shakespeare", "[invalid]"]
+    assert [r["completion"] for r in records] == [
+        "ANSWER: paris",
+        "I think it is six.",
+        "ANSWER: Shakespeare",
+        "",
+    ]
+    assert {r["filter"] for r in records} == {"strict-match"}
+    assert [r["model"] for r in records] == ["scripted-b"] * 4
+
+
+def test_another_filter_can_be_chosen() -> None:
+    """filter="raw" reads the other lines of each document."""
+    records = read_lm_eval(GEN_A, filter="raw")
+    assert [r["id"] for r in records] == ["0", "1", "2", "3"]
+    assert records[0]["output"] == "The capital of France is Paris.\nANSWER: Paris"
+    assert [r["filter"] for r in records] == ["raw"] * 4
+    assert [r["exact_match"] for r in records] == [0.0] * 4
+
+
+def test_output_completion_takes_the_response_as_generated() -> None:
+    """output="completion" gives resps, keeping the filtered answer in metadata."""
+    records = read_lm_eval(GEN_B, output="completion")
+    assert records[1]["output"] == "I think it is six."
+    assert records[1]["answer"] == "[invalid]"
+
+
+def test_exact_match_agrees_with_lm_evals_own_scores() -> None:
+    """itemscore's exact_match on the items gives lm-eval's per-document exact_match."""
+    for path in (GEN_A, GEN_B):
+        records = read_lm_eval(path)
+        result = itemscore.score([to_item(r) for r in records], ["exact_match"], suite_id="lm")
+        got = [1.0 if i.scores["exact_match"].status == "ok" else 0.0 for i in result.items]
+        assert got == [r["exact_match"] for r in records]
+
+
+# -- multiple_choice -----------------------------------------------------------------------
+
+
+def test_multiple_choice_maps_the_target_index_to_the_choice_text() -> None:
+    """The target index ("1") names the right choice; the output is the most likely choice."""
+    records = read_lm_eval(MC_A)
+    assert [roles(r) for r in records] == [
+        ("0", "scripted-a", "Question: Which planet is largest?\nAnswer:", "Jupiter",
+         ["Jupiter"], "science_mc"),
+        ("1", "scripted-a", "Question: Which gas do plants take in?\nAnswer:", "Oxygen",
+         ["Carbon dioxide"], "science_mc"),
+        ("2", "scripted-a", "Question: What is 7 x 6?\nAnswer:", "42", ["42"], "science_mc"),
+    ]  # fmt: skip
+    first = records[0]
+    assert first["target"] == "1"  # the trap: an index, written as text
+    assert first["choices"] == ["Mars", "Jupiter", "Venus", "Mercury"]
+    assert first["loglikelihoods"] == [-1.5, -0.25, -2.5, -3.0]
+    assert [r["acc"] for r in records] == [1.0, 0.0, 1.0]
+
+
+def test_accuracy_agrees_with_lm_evals_acc() -> None:
+    """exact_match between chosen and right choice gives lm-eval's acc per document."""
+    records = read_lm_eval(MC_A)
+    result = itemscore.score([to_item(r) for r in records], ["exact_match"], suite_id="lm")
+    got = [1.0 if i.scores["exact_match"].status == "ok" else 0.0 for i in result.items]
+    assert got == [r["acc"] for r in records]
+
+
+def test_multiple_choice_without_results_file_is_told_by_its_responses(tmp_path: Path) -> None:
+    """Without the task config, (log-likelihood, greedy) pairs per choice mean multiple choice."""
+    (copy,) = copy_run(tmp_path, MC_A)
+    records = read_lm_eval(copy)
+    assert [r["output"] for r in records] == ["Jupiter", "Oxygen", "42"]
+    assert [r["expected"] for r in records] == [["Jupiter"], ["Carbon dioxide"], ["42"]]
+
+
+# -- the model's name ----------------------------------------------------------------------
+
+
+def test_model_comes_from_the_results_file_of_the_same_run() -> None:
+    """The samples file never names the model; results_TIMESTAMP.json beside it does."""
+    assert "scripted-a" not in GEN_A.read_text()
+    assert {r["model"] for r in read_lm_eval(GEN_A)} == {"scripted-a"}
+    assert {r["model"] for r in read_lm_eval(GEN_B)} == {"scripted-b"}
+
+
+def test_without_a_results_file_the_model_is_unnamed_or_given(tmp_path: Path) -> None:
+    """A lone samples file has no model unless model= names it."""
+    (copy,) = copy_run(tmp_path, GEN_A)
+    assert {r["model"] for r in read_lm_eval(copy)} == {None}
+    assert {r["model"] for r in read_lm_eval(copy, model="gpt-x")} == {"gpt-x"}
+    assert read_lm_eval(copy)[0]["group"] == "capitals_gen"
+
+
+def test_a_renamed_samples_file_finds_the_only_results_file(tmp_path: Path) -> None:
+    """A samples file renamed by hand still pairs with the one results file beside it."""
+    results = next((RUNS / "scripted-a").glob("results_*.json"))
+    shutil.copy(results, tmp_path / results.name)
+    shutil.copy(GEN_A, tmp_path / "mine.jsonl")
+    records = read_lm_eval(tmp_path / "mine.jsonl")
+    assert {r["model"] for r in records} == {"scripted-a"}
+
+
+def test_model_falls_back_to_model_args(tmp_path: Path) -> None:
+    """An older results file without model_name: pretrained= in model_args names the model."""
+    results = next((RUNS / "scripted-b").glob("results_*.json"))
+    data = json.loads(results.read_text())
+    del data["model_name"]
+    (tmp_path / results.name).write_text(json.dumps(data))
+    (copy,) = copy_run(tmp_path, GEN_B)
+    assert read_lm_eval(copy)[0]["model"] == "scripted-b"
+
+
+# -- errors --------------------------------------------------------------------------------
+
+
+def test_bad_json_names_file_line_and_column(tmp_path: Path) -> None:
+    """A broken line is an InputError at FILE:LINE:COLUMN."""
+    lines = GEN_A.read_text().splitlines()
+    lines[2] = lines[2][:40]
+    path = tmp_path / GEN_A.name
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=rf"^{path}:3:\d+: not valid JSON"):
+        read_lm_eval(path)
+
+
+def test_a_line_that_is_not_an_lm_eval_sample_is_named(tmp_path: Path) -> None:
+    """A JSON lines file of other rows says which key is missing, on which line."""
+    path = tmp_path / "outputs.jsonl"
+    path.write_text('{"id": 1, "output": "x"}\n')
+    with pytest.raises(InputError, match=r"outputs.jsonl:1: the line has no 'doc_id'"):
+        read_lm_eval(path)
+
+
+def test_empty_file_is_an_error(tmp_path: Path) -> None:
+    """No lines: nothing to score is an error, not an empty result."""
+    path = tmp_path / "samples_x_2026-01-01T00-00-00.000000.jsonl"
+    path.write_text("\n")
+    with pytest.raises(InputError, match="empty"):
+        read_lm_eval(path)
+
+
+def test_unknown_filter_lists_the_files_filters() -> None:
+    """A filter the file lacks is a ConfigError with the filters and a did-you-mean."""
+    with pytest.raises(ConfigError, match=r"'strict-match', 'raw'.*Did you mean 'strict-match'"):
+        read_lm_eval(GEN_A, filter="strict_match")
+
+
+def test_unknown_output_option() -> None:
+    """output= takes answer or completion."""
+    with pytest.raises(ConfigError, match=r"`output` \('answers'\) must be one of"):
+        read_lm_eval(GEN_A, output="answers")  # type: ignore[arg-type]
+
+
+def test_target_index_out_of_range_names_the_line(tmp_path: Path) -> None:
+    """A multiple-choice target beyond the choices is an InputError at its line."""
+    lines = MC_A.read_text().splitlines()
+    row = json.loads(lines[1])
+    row["target"] = "7"
+    lines[1] = json.dumps(row)
+    (copy,) = copy_run(tmp_path, MC_A)
+    copy.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r":2: the target index 7 is out of range"):
+        read_lm_eval(copy)
+
+
+def test_loglikelihood_tasks_have_no_text_to_score(tmp_path: Path) -> None:
+    """A task whose output type gives no text (loglikelihood) is refused with the reason."""
+    results = next((RUNS / "scripted-a").glob("results_*.json"))
+    data = json.loads(results.read_text())
+    data["configs"]["science_mc"]["output_type"] = "loglikelihood"
+    (tmp_path / results.name).write_text(json.dumps(data))
+    (copy,) = copy_run(tmp_path, MC_A)
+    with pytest.raises(InputError, match=r":1: the task 'science_mc' has output type"):
+        read_lm_eval(copy)
+
+
+def test_broken_results_file_is_named(tmp_path: Path) -> None:
+    """The results file beside the samples is read too; a broken one is named."""
+    results = next((RUNS / "scripted-a").glob("results_*.json"))
+    (tmp_path / results.name).write_text("{")
+    (copy,) = copy_run(tmp_path, GEN_A)
+    with pytest.raises(InputError, match=rf"{results.name}:1:2: not valid JSON"):
+        read_lm_eval(copy)
