@@ -252,3 +252,50 @@ def test_the_fixtures_are_the_runs_recorded_in_the_readme() -> None:
     for log in sorted(LOGS.glob("*.json")):
         version = json.loads(log.read_text())["eval"]["packages"]["inspect_ai"]
         assert f"| inspect_ai | {version}" in readme
+
+
+# -- through read_items and the command line -----------------------------------------------
+
+
+@BOTH
+def test_read_items_with_format_inspect(suffix: str) -> None:
+    """read_items(format="inspect") gives items; a failed sample has no output."""
+    items = itemscore.read_items(QA_B.with_suffix(suffix), format="inspect")
+    assert [(i.id, i.model, i.output, i.expected, i.group) for i in items] == [
+        ("q1", "scripted/scripted-b", "paris", ("Paris",), "capitals_qa"),
+        ("q2", "scripted/scripted-b", "I think it is six.", ("8", "eight"), "capitals_qa"),
+        ("q3", "scripted/scripted-b", "Shakespeare", tuple(EXPECTED[2]), "capitals_qa"),
+        ("q4", "scripted/scripted-b", None, ("Au",), "capitals_qa"),
+    ]
+    assert items[0].metadata["subject"] == "geography"
+    assert items[3].metadata["error"] == "RuntimeError('scripted failure on q4')"
+
+
+def test_eval_extension_means_inspect() -> None:
+    """A .eval file needs no --format: the extension is inspect_ai's own."""
+    items = itemscore.read_items(QA_A.with_suffix(".eval"))
+    assert [i.output for i in items] == ["Paris", "eight", "Christopher Marlowe", "Au"]
+
+
+def test_map_group_to_a_sample_metadata_key() -> None:
+    """columns={"group": "subject"} groups by the samples' metadata instead of the task."""
+    items = itemscore.read_items(
+        MC_A.with_suffix(".json"), format="inspect", columns={"group": "subject"}
+    )
+    assert [i.group for i in items] == ["astronomy", "biology", "arithmetic"]
+
+
+def test_command_line_scores_an_inspect_log() -> None:
+    """`itemscore score LOG.eval --format inspect` agrees with inspect's own accuracy."""
+    from click.testing import CliRunner
+
+    from itemscore._cli import cli
+
+    log = MC_A.with_suffix(".eval")
+    args = ["score", str(log), "--format", "inspect", "-m", "exact_match", "--json"]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    (measurement,) = json.loads(result.output)["measurements"]
+    assert measurement["model"] == "scripted/scripted-a"
+    accuracy = json.loads(MC_A.with_suffix(".json").read_text())["results"]["scores"][0]
+    assert measurement["value"] == pytest.approx(accuracy["metrics"]["accuracy"]["value"])

@@ -29,6 +29,7 @@ PROMPTS = [
     "Question: What is the chemical symbol for gold?\nAnswer:",
 ]
 EXPECTED = [["Paris"], ["8", "eight"], ["William Shakespeare", "Shakespeare"], ["Au"]]
+EXPECTED_TUPLES = [tuple(e) for e in EXPECTED]
 
 
 def roles(record: dict[str, Any]) -> tuple[Any, ...]:
@@ -266,3 +267,42 @@ def test_broken_results_file_is_named(tmp_path: Path) -> None:
     (copy,) = copy_run(tmp_path, GEN_A)
     with pytest.raises(InputError, match=rf"{results.name}:1:2: not valid JSON"):
         read_lm_eval(copy)
+
+
+# -- through read_items and the command line -----------------------------------------------
+
+
+def test_read_items_with_format_lm_eval() -> None:
+    """read_items(format="lm-eval") gives items; reader options pass through."""
+    items = itemscore.read_items(GEN_A, format="lm-eval")
+    assert [(i.id, i.model, i.output, i.expected, i.group) for i in items] == [
+        ("0", "scripted-a", "Paris", ("Paris",), "capitals_gen"),
+        ("1", "scripted-a", "eight", ("8", "eight"), "capitals_gen"),
+        ("2", "scripted-a", "Christopher Marlowe", EXPECTED_TUPLES[2], "capitals_gen"),
+        ("3", "scripted-a", "Au", ("Au",), "capitals_gen"),
+    ]
+    assert items[0].input == PROMPTS[0]
+    assert items[0].metadata["completion"] == "The capital of France is Paris.\nANSWER: Paris"
+    assert items[0].metadata["doc"]["subject"] == "geography"
+    raw = itemscore.read_items(GEN_A, format="lm-eval", filter="raw")
+    assert raw[0].output == "The capital of France is Paris.\nANSWER: Paris"
+
+
+def test_read_items_refuses_an_unknown_reader_option() -> None:
+    """An option the lm-eval reader does not take is a ConfigError naming its options."""
+    with pytest.raises(ConfigError, match=r"no option 'filters'.*Did you mean 'filter'"):
+        itemscore.read_items(GEN_A, format="lm-eval", filters="raw")
+
+
+def test_command_line_scores_an_lm_eval_samples_file() -> None:
+    """`itemscore score FILE --format lm-eval` gives lm-eval's own exact_match."""
+    from click.testing import CliRunner
+
+    from itemscore._cli import cli
+
+    args = ["score", str(GEN_A), "--format", "lm-eval", "-m", "exact_match", "--json"]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    (measurement,) = json.loads(result.output)["measurements"]
+    assert measurement["model"] == "scripted-a"
+    assert measurement["value"] == 0.75  # lm-eval's own strict-match exact_match for this run

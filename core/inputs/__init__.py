@@ -98,6 +98,8 @@ _FORMATS = (
     InputFormat("csv", (".csv",), "csv:read_csv"),
     InputFormat("tsv", (".tsv", ".tab"), "csv:read_tsv"),
     InputFormat("parquet", (".parquet", ".pq"), "parquet:read"),
+    InputFormat("lm-eval", (), "lm_eval:read_lm_eval", records=True),
+    InputFormat("inspect", (".eval",), "inspect_log:read_inspect", records=True),
 )
 
 #: Every input format, by name.
