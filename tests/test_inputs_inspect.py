@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import itemscore
 from itemscore import ConfigError, InputError, ItemResult
@@ -299,3 +302,37 @@ def test_command_line_scores_an_inspect_log() -> None:
     assert measurement["model"] == "scripted/scripted-a"
     accuracy = json.loads(MC_A.with_suffix(".json").read_text())["results"]["scores"][0]
     assert measurement["value"] == pytest.approx(accuracy["metrics"]["accuracy"]["value"])
+
+
+HOSTILE = st.one_of(
+    st.text(),
+    st.sampled_from(["\ud800", "[bold red]x[/]", "=cmd()", "\x00\x85\u2028", "A, Z", "B"]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(strings=st.lists(HOSTILE, min_size=3, max_size=3))
+def test_hostile_text_is_read_as_it_is_or_named(strings: list[str]) -> None:
+    """Any text in a real sample's answer, target and id: read as it is, or an InputError."""
+    answer, target, ident = strings
+    log = json.loads(MC_A.with_suffix(".json").read_text())
+    sample = log["samples"][0]
+    sample["scores"]["choice"]["answer"] = answer
+    sample["target"] = target
+    sample["id"] = ident
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "log.json"
+        path.write_text(json.dumps(log), encoding="utf-8")
+        try:
+            records = read_inspect(path)
+        except InputError as exc:
+            message = str(exc)
+        else:
+            message = ""
+    if message:
+        assert message.startswith(f"{path}: sample 1"), message
+        assert "\ud800" in "".join(strings), message  # only a lone surrogate is refused
+        return
+    assert records[0]["id"] == ident
+    assert records[0]["answer"] == answer
+    assert isinstance(records[0]["output"], str)

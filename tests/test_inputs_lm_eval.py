@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import itemscore
 from itemscore import ConfigError, InputError, ItemResult
@@ -306,3 +309,37 @@ def test_command_line_scores_an_lm_eval_samples_file() -> None:
     (measurement,) = json.loads(result.output)["measurements"]
     assert measurement["model"] == "scripted-a"
     assert measurement["value"] == 0.75  # lm-eval's own strict-match exact_match for this run
+
+
+HOSTILE = st.one_of(
+    st.text(),
+    st.sampled_from(["\ud800", "[bold red]x[/]", "=cmd()", "\x00\x85\u2028", '"},{"', "['x'"]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(strings=st.lists(HOSTILE, min_size=3, max_size=3))
+def test_hostile_text_is_read_as_it_is_or_named(strings: list[str]) -> None:
+    """Any text in a real line's response, target and prompt: read as it is, or an InputError."""
+    answer, target, prompt = strings
+    row = json.loads(GEN_A.read_text().splitlines()[0])
+    row["filtered_resps"] = [answer]
+    row["target"] = target
+    row["arguments"]["gen_args_0"]["arg_0"] = prompt
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / GEN_A.name
+        path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+        try:
+            records = read_lm_eval(path)
+        except InputError as exc:
+            message = str(exc)
+        else:
+            message = ""
+    if message:
+        assert message.startswith(f"{path}:1"), message
+        assert "\ud800" in "".join(strings), message  # only a lone surrogate is refused
+        return
+    (record,) = records
+    assert record["output"] == answer
+    assert record["input"] == prompt
+    assert all(isinstance(t, str) for t in record["expected"] or [])

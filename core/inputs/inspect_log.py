@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._exceptions import ConfigError, InputError, did_you_mean, one_of
+from ._source import find_lone_surrogate, surrogate_error
 
 __all__ = ["read_inspect"]
 
@@ -107,6 +108,10 @@ def read_inspect(
             f"{one_of(scorers) or 'none'}.{did_you_mean(scorer, scorers)}"
         )
     chosen = scorer if scorer is not None else (scorers[0] if scorers else None)
+    for where, sample in samples:
+        found = find_lone_surrogate(sample)
+        if found is not None:  # no report could write it as UTF-8
+            raise surrogate_error(f"{name}: {where}", found)
     return [
         _record(
             sample,

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._exceptions import ConfigError, InputError, did_you_mean, one_of
+from ._source import find_lone_surrogate, surrogate_error, surrogate_offset
 
 __all__ = ["read_lm_eval"]
 
@@ -149,6 +150,9 @@ def _read_lines(path: Path, name: str) -> list[tuple[int, dict[str, Any]]]:
             ) from None
         if not isinstance(row, dict):
             raise InputError(f"{name}:{lineno}: each line must be a JSON object.")
+        found = find_lone_surrogate(row) if "\\u" in line else None
+        if found is not None:
+            raise surrogate_error(f"{name}:{lineno}:{surrogate_offset(line) + 1}", found)
         for key in ("doc_id", "arguments", "resps", "filtered_resps", "target"):
             if key not in row:
                 raise InputError(
@@ -318,7 +322,7 @@ def _targets(target: Any, where: _Where) -> list[str] | None:
             parsed = ast.literal_eval(target)
         except (ValueError, SyntaxError):
             parsed = None
-        if isinstance(parsed, list):
+        if isinstance(parsed, list) and all(isinstance(t, (str, int, float)) for t in parsed):
             target = parsed
     if isinstance(target, list):
         if not all(isinstance(t, (str, int, float)) for t in target):
