@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._exceptions import ConfigError, InputError
 from ._records import Status
+from .inputs._convert import ROLES
 from .inputs._source import Rows, RowSource
 
 if TYPE_CHECKING:
@@ -72,23 +73,15 @@ def _pandas(what: str) -> Any:
     return pandas
 
 
+_FIRST = ("id", "model", "group")
+#: The item's fields in :func:`items_df`: every role, the breakdown keys first.
+ITEM_FIELDS = (*_FIRST, *(role for role in ROLES if role not in _FIRST))
 #: The columns of :func:`items_df` before the metadata columns.
-ITEM_COLUMNS = (
-    "id",
-    "model",
-    "group",
-    "input",
-    "output",
-    "expected",
-    "metric",
-    "status",
-    "value",
-    "reason",
-)
+ITEM_COLUMNS = (*ITEM_FIELDS, "metric", "status", "value", "reason")
 
 
 def items_df(result: RunResult) -> Any:
-    """One row per item and metric: the item's fields, the score, then metadata columns.
+    """One row per item and metric: the item's roles, the score, then metadata columns.
 
     ``expected`` is a list of answers (or ``None``); ``value`` is NaN for skip and error;
     metadata keys become columns after the fixed ones (a key named like a fixed column is
@@ -104,12 +97,9 @@ def items_df(result: RunResult) -> Any:
             score = item.scores.get(label)
             if score is None:
                 continue
-            data["id"].append(item.id)
-            data["model"].append(item.model)
-            data["group"].append(item.group)
-            data["input"].append(item.input)
-            data["output"].append(item.output)
-            data["expected"].append(list(item.expected) if item.expected is not None else None)
+            for field in ITEM_FIELDS:
+                value = getattr(item, field)
+                data[field].append(list(value) if type(value) is tuple else value)
             data["metric"].append(label)
             data["status"].append(score.status.value)
             data["value"].append(score.value if score.value is not None else float("nan"))

@@ -100,8 +100,9 @@ class RunResult:
     def items_df(self) -> Any:
         """A pandas DataFrame with one row per item and metric (needs ``itemscore[pandas]``).
 
-        Columns: ``id``, ``model``, ``group``, ``input``, ``output``, ``expected``, ``metric``,
-        ``status``, ``value`` (NaN for skip and error), ``reason``, then one per metadata key.
+        Columns: ``id``, ``model``, ``group``, the other roles (``output``, ``expected`` as a
+        list, ``input``, ``cluster``), ``metric``, ``status``, ``value`` (NaN for skip and
+        error), ``reason``, then one per metadata key.
         """
         from ._frames import items_df
 

@@ -123,13 +123,14 @@ def test_items_df_has_one_row_per_item_and_metric() -> None:
     """Three items and two metrics: six rows, with status, value and metadata columns."""
     frame = _result().items_df()
     assert len(frame) == 6
-    assert list(frame.columns[:10]) == [
+    assert list(frame.columns[:11]) == [
         "id",
         "model",
         "group",
-        "input",
         "output",
         "expected",
+        "input",
+        "cluster",
         "metric",
         "status",
         "value",

@@ -13,6 +13,7 @@ import itemscore
 from itemscore import ConfigError, InputError, ItemResult
 from itemscore.inputs import (
     FORMATS,
+    ROLES,
     detect_format,
     parse_column_map,
     read_items,
@@ -445,3 +446,12 @@ def test_one_file_read_with_two_mappings(tmp_path: Path) -> None:
     path = jsonl(tmp_path, {"a": "x", "b": "y"})
     assert read_items(path, columns={"output": "a"})[0].output == "x"
     assert read_items(path, columns={"output": "b"})[0].output == "y"
+
+
+def test_every_item_field_is_a_role(tmp_path: Path) -> None:
+    """Roles come from ItemResult's fields: `cluster` is read like `group`."""
+    assert set(ROLES) == {"id", "output", "expected", "input", "group", "model", "cluster"}
+    path = jsonl(tmp_path, {"id": "a", "output": "x", "passage": 7})
+    (item,) = read_items(path, columns={"cluster": "passage"})
+    assert item.cluster == "7"
+    assert dict(item.metadata) == {}

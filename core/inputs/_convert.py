@@ -238,6 +238,8 @@ class Converter:
             expected: tuple[str, ...] | None
             if type(raw_expected) is str and delimiter is None:
                 expected = (raw_expected,) if raw_expected and not raw_expected.isspace() else None
+            elif type(raw_expected) is list and all(type(a) is str for a in raw_expected):
+                expected = tuple(a for a in raw_expected if a and not a.isspace()) or None
             elif raw_expected is _ABSENT:
                 if explicit_expected:
                     raise self._missing_key(chunk, index, "expected", exp_col, row)
