@@ -282,6 +282,7 @@ def _write_rows(tmp_path: Path, fmt: str, rows: list[dict[str, str]]) -> Path:
     return path
 
 
+# Formats of harness logs (records readers) have their own hostile-text tests.
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if not REGISTRY[f].records])
 @settings(
     max_examples=60,
