@@ -317,7 +317,7 @@ def to_items(
             for chunk in source:
                 out += converter.convert(chunk)
         return out
-    rows = data if isinstance(data, list) else list(data)
+    rows = list(data)  # a copy: the caller's list may change after the run starts
     plain = columns is None and answer_delimiter is None and null_output is None
     if plain and set(map(type, rows)) <= {ItemResult}:
         check_unique_ids(rows)
