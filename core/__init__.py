@@ -3,40 +3,91 @@
 Score each item with each metric, one item at a time and every score isolated, then
 aggregate the scores into ratios or means with confidence intervals. Metrics come from the
 built-ins and from any package that declares an ``itemscore.metrics`` entry point.
+
+The names below are imported on first use (PEP 562 ``__getattr__``), so that ``import
+itemscore`` and ``itemscore metrics --json`` start as fast as Python itself. To export a name,
+add it to :data:`_EXPORTS` (name -> private module), to the ``TYPE_CHECKING`` block, and to
+``__all__``.
 """
 
 from __future__ import annotations
 
-from importlib.metadata import version as _version
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from ._columns import ScoreColumn
-from ._exceptions import (
-    ConfigError,
-    InputError,
-    ItemscoreError,
-    MetricCollisionError,
-    OptionError,
-    PluginLoadError,
-    ResultsFormatError,
-    UnknownMetricError,
-    UnknownSuiteError,
-)
-from ._metric import Metric, MetricContext
-from ._options import OptionInfo
-from ._plan import RunPlan, plan
-from ._plugins import plugin_manager
-from ._records import Estimate, ItemResult, ItemScore, Measurement, MetricResult, Status
-from ._registry import MetricInfo, Registry, register, reset_registry, unregister
-from ._reports import export
-from ._result import RunResult
-from ._runner import rescore, run, score
-from ._settings import RunSettings
-from ._spec import MetricSpec
-from ._suite import Suite, get_suite
-from .hookspecs import hookimpl
-from .inputs import read_items
+if TYPE_CHECKING:
+    from ._columns import ScoreColumn
+    from ._exceptions import (
+        ConfigError,
+        InputError,
+        ItemscoreError,
+        MetricCollisionError,
+        NotAMetricError,
+        OptionError,
+        PluginLoadError,
+        ResultsFormatError,
+        UnknownMetricError,
+        UnknownSuiteError,
+    )
+    from ._metric import Metric, MetricContext
+    from ._options import OptionInfo
+    from ._plan import RunPlan, plan
+    from ._plugins import plugin_manager
+    from ._records import Estimate, ItemResult, ItemScore, Measurement, MetricResult, Status
+    from ._registry import MetricInfo, Registry, register, reset_registry, unregister
+    from ._reports import export
+    from ._result import RunResult
+    from ._runner import rescore, run, score
+    from ._settings import RunSettings
+    from ._spec import MetricSpec
+    from ._suite import Suite, get_suite
+    from .hookspecs import hookimpl
+    from .inputs import read_items
 
-__version__ = _version("itemscore")
+    __version__: str
+
+#: Every public name, and the private module that defines it.
+_EXPORTS: dict[str, str] = {
+    "ScoreColumn": "._columns",
+    "ConfigError": "._exceptions",
+    "InputError": "._exceptions",
+    "ItemscoreError": "._exceptions",
+    "MetricCollisionError": "._exceptions",
+    "NotAMetricError": "._exceptions",
+    "OptionError": "._exceptions",
+    "PluginLoadError": "._exceptions",
+    "ResultsFormatError": "._exceptions",
+    "UnknownMetricError": "._exceptions",
+    "UnknownSuiteError": "._exceptions",
+    "Metric": "._metric",
+    "MetricContext": "._metric",
+    "OptionInfo": "._options",
+    "RunPlan": "._plan",
+    "plan": "._plan",
+    "plugin_manager": "._plugins",
+    "Estimate": "._records",
+    "ItemResult": "._records",
+    "ItemScore": "._records",
+    "Measurement": "._records",
+    "MetricResult": "._records",
+    "Status": "._records",
+    "MetricInfo": "._registry",
+    "Registry": "._registry",
+    "register": "._registry",
+    "reset_registry": "._registry",
+    "unregister": "._registry",
+    "export": "._reports",
+    "RunResult": "._result",
+    "rescore": "._runner",
+    "run": "._runner",
+    "score": "._runner",
+    "RunSettings": "._settings",
+    "MetricSpec": "._spec",
+    "Suite": "._suite",
+    "get_suite": "._suite",
+    "hookimpl": ".hookspecs",
+    "read_items": ".inputs",
+}
 
 __all__ = [
     "ConfigError",
@@ -52,6 +103,7 @@ __all__ = [
     "MetricInfo",
     "MetricResult",
     "MetricSpec",
+    "NotAMetricError",
     "OptionError",
     "OptionInfo",
     "PluginLoadError",
@@ -79,3 +131,21 @@ __all__ = [
     "score",
     "unregister",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use, and keep it as a module attribute."""
+    if name == "__version__":
+        from importlib.metadata import version
+
+        value: Any = version("itemscore")
+    elif name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    else:
+        raise AttributeError(f"module 'itemscore' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ._entrypoints import entry_points
+from ._entrypoints import entry_points, load
 from ._exceptions import ItemscoreError
 from ._suite import SUITES_GROUP, Suite
 
@@ -62,7 +62,7 @@ def demo_suites() -> list[Suite]:
     for ref in entry_points(SUITES_GROUP):
         if not ref.builtin:
             continue
-        cls = ref.entry_point.load()
+        cls = load(ref).obj
         if isinstance(cls, type) and issubclass(cls, Suite) and cls.bundled_data is not None:
             suites.append(cls())
     if not suites:

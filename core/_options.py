@@ -167,16 +167,26 @@ def check_options(
             valid = ", ".join(f"`{n}`" for n in infos) or "none"
             raise OptionError(
                 f"Metric {metric_id!r} has no option `{name}`."
-                f"{did_you_mean(name, infos)} Valid options: {valid}."
+                f"{did_you_mean(name, infos)} Valid options: {valid}.",
+                metric_id=metric_id,
+                option=name,
+                allowed=list(infos),
             )
         try:
             checked[name] = coerce_value(info, value)
         except OptionError as exc:  # name the metric: a run may configure several
-            raise OptionError(f"Metric {metric_id!r}: {exc}") from None
+            raise OptionError(
+                f"Metric {metric_id!r}: {exc}",
+                metric_id=metric_id,
+                option=exc.option or name,
+                allowed=exc.allowed,
+            ) from None
     missing = [n for n, info in infos.items() if info.required and n not in checked]
     if missing:
         raise OptionError(
-            f"Metric {metric_id!r} needs the option(s) {', '.join(f'`{n}`' for n in missing)}."
+            f"Metric {metric_id!r} needs the option(s) {', '.join(f'`{n}`' for n in missing)}.",
+            metric_id=metric_id,
+            option=missing[0],
         )
     return checked
 
@@ -207,7 +217,9 @@ def _coerce(info: OptionInfo, hint: Any, value: Any) -> Any:
             did_you_mean(value, [str(c) for c in choices]) if isinstance(value, str) else ""
         )
         raise OptionError(
-            f"`{info.name}` ({value!r}) must be one of {one_of(choices)}.{suggestion}"
+            f"`{info.name}` ({value!r}) must be one of {one_of(choices)}.{suggestion}",
+            option=info.name,
+            allowed=choices,
         )
     if origin is typing.Union or origin is types.UnionType:
         for arm in typing.get_args(hint):
@@ -234,7 +246,9 @@ def _coerce(info: OptionInfo, hint: Any, value: Any) -> Any:
     if hint is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if not math.isfinite(value):
-                raise OptionError(f"`{info.name}` ({value!r}) must be a finite number.")
+                raise OptionError(
+                    f"`{info.name}` ({value!r}) must be a finite number.", option=info.name
+                )
             return float(value)
         raise _type_error(info, value)
     if isinstance(hint, type):
@@ -245,8 +259,11 @@ def _coerce(info: OptionInfo, hint: Any, value: Any) -> Any:
 
 
 def _type_error(info: OptionInfo, value: Any) -> OptionError:
+    kind = type(value).__name__
     return OptionError(
-        f"`{info.name}` ({value!r}) must be {_article(info.type_name)}, not {type(value).__name__}."
+        f"`{info.name}` ({value!r}) must be {_article(info.type_name)}, not {kind}.",
+        option=info.name,
+        allowed=info.choices,
     )
 
 

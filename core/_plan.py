@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from ._exceptions import ConfigError, OptionError
+from ._exceptions import ConfigError, ItemscoreError, OptionError
 from ._metric import Metric
 from ._registry import MetricInfo, Registry, default_registry
 from ._spec import MetricLike, MetricSpec
@@ -217,19 +217,25 @@ def plan(
     for source, objs in sources:
         if isinstance(objs, (str, Mapping, MetricSpec)):
             objs = [objs]
-        for obj in objs:
-            pm = obj if isinstance(obj, PlannedMetric) else _plan_one(obj, registry)
+        for index, obj in enumerate(objs):
+            try:
+                pm = obj if isinstance(obj, PlannedMetric) else _plan_one(obj, registry)
+            except ItemscoreError as exc:  # say which entry, for messages that point at it
+                exc.at_entry(source, index)
+                raise
             other = by_label.get(pm.label)
             if other is not None:
                 same = other.metric_id == pm.metric_id and dict(other.options) == dict(pm.options)
                 if source == "extra_metrics" and same:
                     continue  # already bound to the suite: not scored twice
-                raise ConfigError(
+                clash = ConfigError(
                     f"Two metrics have the label {pm.label!r} ({other.metric_id} "
                     f"{dict(other.options)} and {pm.metric_id} {dict(pm.options)}). Labels "
                     "must be distinct: give one a `label`, e.g. "
                     f"{{'name': {pm.metric_id!r}, 'label': '{pm.label}_2', ...}}."
                 )
+                clash.at_entry(source, index)
+                raise clash
             by_label[pm.label] = pm
             planned.append(pm)
     if not planned:

@@ -6,7 +6,8 @@ import attrs
 import pluggy
 
 from . import hookspecs
-from ._entrypoints import EntryPointRef, autoload_enabled, entry_points
+from ._entrypoints import EntryPointRef, autoload_enabled, entry_points, load
+from ._exceptions import describe_exception
 
 __all__ = ["PLUGINS_GROUP", "BrokenPlugin", "plugin_manager", "reset_plugin_manager"]
 
@@ -47,10 +48,14 @@ class ItemscorePluginManager(pluggy.PluginManager):
             name = ref.name
             if self.has_plugin(name) or name in self.sources:
                 name = f"{ref.distribution}:{ref.name}"
+            loaded = load(ref)
+            if not loaded.ok:
+                self.broken.append(BrokenPlugin(ref, loaded.error or ""))
+                continue
             try:
-                self.register(ref.entry_point.load(), name=name)
+                self.register(loaded.obj, name=name)
             except Exception as exc:  # noqa: BLE001 - one broken plugin never stops the others
-                self.broken.append(BrokenPlugin(ref, f"{type(exc).__name__}: {exc}"))
+                self.broken.append(BrokenPlugin(ref, describe_exception(exc, one_line=True)))
             else:
                 self.sources[name] = ref
 

@@ -1,18 +1,31 @@
-"""Finding metrics: entry points (lazily), in-process ``@register``, and plugin hooks."""
+"""Finding metrics: entry points, in-process ``@register``, and plugin hooks.
+
+Nothing is imported before a metric is asked for or listed. Asking for one imports every metric
+entry point (each failure recorded, never fatal): a metric's id is a class attribute, so only
+then is it known that no other installed metric claims the same id.
+"""
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Iterable
 from typing import Literal, TypeVar, cast
 
 import attrs
 
-from ._entrypoints import EntryPointRef, autoload_enabled, entry_points
+from ._entrypoints import (
+    AUTOLOAD_ENV,
+    EntryPointRef,
+    autoload_enabled,
+    disabled_entry_points,
+    entry_points,
+    load,
+)
 from ._exceptions import (
     MetricCollisionError,
+    NotAMetricError,
     PluginLoadError,
     UnknownMetricError,
+    describe_exception,
     did_you_mean,
 )
 from ._metric import Metric
@@ -52,6 +65,8 @@ class MetricInfo:
     plugin: str | None = None
     #: The loaded class.
     cls: type[Metric] | None = attrs.field(default=None, eq=False, repr=False)
+    #: When another source claims the same id: where each claim comes from (this one too).
+    collision: tuple[str, ...] = ()
 
     @property
     def origin(self) -> str:
@@ -72,16 +87,20 @@ def register(cls: M) -> M:
     the same class definition again (a notebook cell) replaces the earlier one.
 
     Raises:
-        TypeError: ``cls`` is not a ``Metric`` subclass with a ``metric_id``.
+        NotAMetricError: ``cls`` is not a ``Metric`` subclass with a ``metric_id`` (a
+            ``TypeError``).
         MetricCollisionError: another class is registered under the same id.
     """
     _check_metric_class(cls, f"{cls!r}")
     existing = _REGISTERED.get(cls.metric_id)
     if existing is not None and existing is not cls and not _same_definition(existing, cls):
+        first = f"{existing.__module__}.{existing.__qualname__}"
+        second = f"{cls.__module__}.{cls.__qualname__}"
         raise MetricCollisionError(
-            f"Metric id {cls.metric_id!r} is registered twice: by "
-            f"{existing.__module__}.{existing.__qualname__} and by "
-            f"{cls.__module__}.{cls.__qualname__}. Give one of them another metric_id."
+            f"Metric id {cls.metric_id!r} is registered twice: by {first} and by {second}. "
+            "Give one of them another metric_id.",
+            metric_id=cls.metric_id,
+            sources=(first, second),
         )
     _REGISTERED[cls.metric_id] = cls
     return cls
@@ -98,14 +117,14 @@ def _same_definition(a: type, b: type) -> bool:
 
 def _check_metric_class(obj: object, where: str) -> type[Metric]:
     if not isinstance(obj, type) or not issubclass(obj, Metric):
-        raise TypeError(f"{where} is not a subclass of itemscore.Metric.")
+        raise NotAMetricError(f"{where} is not a subclass of itemscore.Metric.")
     if not isinstance(getattr(obj, "metric_id", None), str):
-        raise TypeError(f"{where} has no `metric_id`; set it as a class attribute.")
+        raise NotAMetricError(f"{where} has no `metric_id`; set it as a class attribute.")
     return obj
 
 
 def _describe_exception(exc: BaseException) -> str:
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return describe_exception(exc, one_line=True)
 
 
 def _variants(name: str) -> set[str]:
@@ -144,11 +163,12 @@ class Registry:
             distribution=ref.distribution,
             version=ref.version,
         )
+        loaded = load(ref)
         try:
-            cls = _check_metric_class(
-                ref.entry_point.load(), f"Entry point {ref.name!r} ({ref.value})"
-            )
-        except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, never fatal
+            if not loaded.ok:
+                raise PluginLoadError(loaded.error or "")
+            cls = _check_metric_class(loaded.obj, f"Entry point {ref.name!r} ({ref.value})")
+        except PluginLoadError as exc:  # a broken plugin is reported, never fatal
             info = attrs.evolve(where, status="broken", error=_describe_exception(exc))
         else:
             info = attrs.evolve(where, id=cls.metric_id, cls=cls)
@@ -215,49 +235,61 @@ class Registry:
     def infos(self) -> list[MetricInfo]:
         """Every metric, loaded, sorted by id; broken plugins last.
 
-        Raises:
-            MetricCollisionError: two sources claim one id.
+        Never raises for a plugin's sake: a plugin that fails to load is listed as broken, and
+        metrics whose id is claimed twice are listed as broken, each naming both claims.
         """
         infos = self._all()
-        self._check_collisions(infos)
-        return sorted(infos, key=lambda i: (i.status == "broken", i.id or "", i.entry_point or ""))
+        claims: dict[str, list[MetricInfo]] = {}
+        for info in infos:
+            if info.id is not None:
+                claims.setdefault(info.id, []).append(info)
+        listed = []
+        for info in infos:
+            rivals = _distinct(claims.get(info.id or "", []))
+            if info.id is not None and len(rivals) > 1:
+                error = _collision(info.id, rivals)
+                info = attrs.evolve(
+                    info,
+                    status="broken",
+                    error=str(error),
+                    collision=error.sources,
+                )
+            listed.append(info)
+        return sorted(listed, key=lambda i: (i.status == "broken", i.id or "", i.entry_point or ""))
 
     def _pick(self, name: str, candidates: list[MetricInfo]) -> MetricInfo | None:
         """The metric with id ``name`` among ``candidates``, else the one with that entry point.
 
+        A broken entry point never hides a metric that loads: it matters only when no healthy
+        metric answers to ``name``.
+
         Raises:
             MetricCollisionError: two candidates claim the id.
-            PluginLoadError: the entry point named ``name`` is broken.
+            PluginLoadError: the entry point named ``name`` is broken, and nothing else is
+                ``name``.
         """
-        by_id = [i for i in candidates if i.id == name]
+        by_id = _distinct([i for i in candidates if i.id == name])
+        if len(by_id) > 1:
+            raise _collision(name, by_id)
         if by_id:
-            self._check_collisions(by_id)
             return by_id[0]
         variants = _variants(name)
         by_entry_point = [i for i in candidates if i.entry_point in variants]
+        healthy = _distinct([i for i in by_entry_point if i.status == "ok"])
+        for info in healthy:
+            rivals = _distinct([i for i in candidates if i.id == info.id])
+            if len(rivals) > 1:
+                raise _collision(info.id or name, rivals)
+        if healthy:
+            return healthy[0]
         for info in by_entry_point:
-            if info.status == "broken":
-                raise PluginLoadError(
-                    f"Metric {name!r} cannot be loaded from {info.origin}: {info.error}"
-                )
-        if by_entry_point:
-            self._check_collisions(by_entry_point)
-            return by_entry_point[0]
+            raise PluginLoadError(
+                f"Metric {name!r} cannot be loaded from {info.origin}: {info.error}",
+                entry_point=info.entry_point,
+                distribution=info.distribution,
+                group=METRICS_GROUP,
+            )
         return None
-
-    @staticmethod
-    def _check_collisions(infos: Iterable[MetricInfo]) -> None:
-        by_id: dict[str, MetricInfo] = {}
-        for info in infos:
-            if info.id is None:
-                continue
-            other = by_id.get(info.id)
-            if other is not None and other.cls is not info.cls:
-                raise MetricCollisionError(
-                    f"Metric id {info.id!r} is claimed twice: by {other.origin} and by "
-                    f"{info.origin}. Uninstall one of them, or ask its author to rename it."
-                )
-            by_id[info.id] = info
 
     # -- lookup ----------------------------------------------------------------------------
 
@@ -276,22 +308,14 @@ class Registry:
     def find(self, name: str) -> MetricInfo:
         """Like :meth:`get`, returning the :class:`MetricInfo`.
 
-        A name that is an entry point's name loads only that entry point (and any other of the
-        same name): a metric is used without importing every plugin. Collisions are checked
-        among the metrics that answer to ``name``; ``infos()`` checks them all.
+        Every metric entry point is loaded (once per registry), so that a plugin claiming the
+        id of another metric under a different entry-point name is an error, not a silent
+        choice; a plugin that fails to load matters only when it is the one asked for.
         """
-        variants = _variants(name)
-        # The lazy path: entry points whose name matches, so one metric imports one module.
-        candidates = [self._load(r) for r in self._entry_points() if r.name in variants]
-        if name in _REGISTERED:
-            candidates += [i for i in self._registered() if i.id == name]
-        found = self._pick(name, candidates)
-        if found is None:
-            # The full path: an id that no entry point is named after, or a hook-added metric.
-            found = self._pick(name, self._all())
+        infos = self._all()
+        found = self._pick(name, infos)
         if found is not None:
             return found
-        infos = self._all()
         known = sorted(
             {i.id for i in infos if i.id} | {i.entry_point for i in infos if i.entry_point}
         )
@@ -299,11 +323,40 @@ class Registry:
         hint = ""
         if broken:
             names = ", ".join(repr(i.entry_point or i.target) for i in broken)
-            hint = f" Some plugins failed to load ({names}); `itemscore metrics` shows why."
+            hint = f" Some plugins failed to load ({names}); `itemscore plugins` shows why."
+        if not self.autoload:
+            hint += (
+                f" Plugin autoload is off ({AUTOLOAD_ENV} is set): only itemscore's own "
+                "metrics and in-process registrations are available."
+            )
+        switched_off = [r.name for r in disabled_entry_points(METRICS_GROUP, autoload=True)]
+        if name in switched_off or name.replace("-", "_") in switched_off:
+            hint += f" The entry point {name!r} is installed but switched off."
         raise UnknownMetricError(
             f"No metric is named {name!r}.{did_you_mean(name, known)} "
-            f"Installed metrics: {', '.join(sorted({i.id for i in infos if i.id}))}.{hint}"
+            f"Installed metrics: {', '.join(sorted({i.id for i in infos if i.id}))}.{hint}",
+            name=name,
         )
+
+
+def _distinct(infos: list[MetricInfo]) -> list[MetricInfo]:
+    """``infos`` with one entry per class (the same class reached twice is one claim)."""
+    out: list[MetricInfo] = []
+    for info in infos:
+        if info.cls is None or all(other.cls is not info.cls for other in out):
+            out.append(info)
+    return out
+
+
+def _collision(metric_id: str, claims: list[MetricInfo]) -> MetricCollisionError:
+    sources = tuple(info.origin for info in claims)
+    return MetricCollisionError(
+        f"Metric id {metric_id!r} is claimed twice: by {sources[0]} and by "
+        f"{' and by '.join(sources[1:])}. Uninstall one of them, ask its author to rename it, "
+        "or switch one off with ITEMSCORE_DISABLE_PLUGINS=NAME.",
+        metric_id=metric_id,
+        sources=sources,
+    )
 
 
 _DEFAULT: Registry | None = None
@@ -321,6 +374,8 @@ def reset_registry() -> None:
     """Forget the loaded entry points (after installing a plugin, or in tests)."""
     global _DEFAULT
     _DEFAULT = None
+    from ._entrypoints import reset_loaded
     from ._plugins import reset_plugin_manager
 
+    reset_loaded()
     reset_plugin_manager()

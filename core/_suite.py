@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from typing import Any, ClassVar
 
 import attrs
 
-from ._entrypoints import entry_points
-from ._exceptions import InputError, UnknownSuiteError, did_you_mean
+from ._entrypoints import EntryPointRef, entry_points, load
+from ._exceptions import InputError, PluginLoadError, UnknownSuiteError, did_you_mean
 from ._records import ItemResult
 from .inputs import to_items
 from .inputs.jsonl import parse_line
 
-__all__ = ["SUITES_GROUP", "Suite", "get_suite", "suite_refs"]
+__all__ = ["SUITES_GROUP", "Suite", "find_suite", "get_suite", "suite_refs"]
 
 #: The entry-point group suites are declared in.
 SUITES_GROUP = "itemscore.suites"
@@ -78,23 +79,88 @@ def suite_refs() -> list[SuiteRef]:
     return [SuiteRef(r.name, r.value, r.distribution) for r in entry_points(SUITES_GROUP)]
 
 
+def _same(a: str, b: str) -> bool:
+    return a.replace("-", "_") == b.replace("-", "_")
+
+
+def _suite_class(ref: EntryPointRef) -> type[Suite]:
+    """The suite class of ``ref``, loaded once.
+
+    Raises:
+        PluginLoadError: it cannot be imported, or is not a ``Suite`` subclass.
+    """
+    loaded = load(ref)
+    where = f"suite entry point {ref.name!r} ({ref.value}) of distribution {ref.distribution!r}"
+    if not loaded.ok:
+        raise PluginLoadError(
+            f"The {where} cannot be loaded: {loaded.error}",
+            entry_point=ref.name,
+            distribution=ref.distribution,
+            group=SUITES_GROUP,
+        )
+    if not isinstance(loaded.obj, type) or not issubclass(loaded.obj, Suite):
+        raise PluginLoadError(
+            f"The {where} is {loaded.obj!r}, not a subclass of itemscore.Suite.",
+            entry_point=ref.name,
+            distribution=ref.distribution,
+            group=SUITES_GROUP,
+        )
+    return loaded.obj
+
+
+def find_suite(name: str, *, near_miss: float | None = 0.8) -> Suite | None:
+    """The installed suite with entry-point name or id ``name``, or ``None`` when none is.
+
+    An entry point named ``name`` is loaded first; only when none is are the others loaded to
+    compare their ids. A suite entry point that fails to load never stops a suite that loads.
+
+    Args:
+        name: The suite's id or entry-point name.
+        near_miss: A ``name`` at least this similar (difflib ratio) to an installed suite's
+            name is taken for a typo of it: an error, not a new id. ``None``: no such check.
+
+    Raises:
+        PluginLoadError: the entry point named ``name`` cannot be loaded.
+        UnknownSuiteError: ``name`` is a near miss of an installed suite's name.
+    """
+    refs = entry_points(SUITES_GROUP)
+    for ref in refs:
+        if _same(ref.name, name):
+            return _suite_class(ref)()
+    names: list[str] = []
+    for ref in refs:
+        names.append(ref.name)
+        try:
+            cls = _suite_class(ref)
+        except PluginLoadError:
+            continue  # another suite's problem; `itemscore plugins` reports it
+        names.append(cls.suite_id)
+        if _same(cls.suite_id, name):
+            return cls()
+    close = [] if near_miss is None else difflib.get_close_matches(name, names, 1, near_miss)
+    if close:
+        raise UnknownSuiteError(
+            f"No suite is named {name!r}. Did you mean {close[0]!r}? Installed suites: "
+            f"{', '.join(sorted(set(names)))}. (An id that resembles no installed suite only "
+            "names the measurement keys.)",
+            name=name,
+        )
+    return None
+
+
 def get_suite(name: str) -> Suite:
     """An instance of the suite with id or entry-point name ``name``.
 
     Raises:
         UnknownSuiteError: no installed suite has that name.
+        PluginLoadError: the suite named ``name`` cannot be loaded.
     """
-    refs = entry_points(SUITES_GROUP)
-    for ref in refs:
-        if ref.name == name or ref.name.replace("-", "_") == name.replace("-", "_"):
-            suite_cls = ref.entry_point.load()
-            return suite_cls()  # type: ignore[no-any-return]
-    for ref in refs:
-        suite_cls = ref.entry_point.load()
-        if getattr(suite_cls, "suite_id", None) == name:
-            return suite_cls()  # type: ignore[no-any-return]
-    names = [r.name for r in refs]
+    suite = find_suite(name, near_miss=None)
+    if suite is not None:
+        return suite
+    names = [r.name for r in entry_points(SUITES_GROUP)]
     raise UnknownSuiteError(
         f"No suite is named {name!r}.{did_you_mean(name, names)} "
-        f"Installed suites: {', '.join(names) or 'none'}."
+        f"Installed suites: {', '.join(names) or 'none'}.",
+        name=name,
     )

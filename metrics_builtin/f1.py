@@ -6,13 +6,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-import numpy as np
-
-from itemscore import Estimate, ItemScore, MetricContext, ScoreColumn
-from itemscore.aggregate import percentile_interval, resample_counts
+from itemscore import Estimate, ItemScore, MetricContext, OptionError, ScoreColumn
 from itemscore.metrics_builtin._comparison import NormalizedMetric, check_labels
 
 if TYPE_CHECKING:
+    import numpy as np
     from numpy.typing import NDArray
 
 __all__ = ["F1"]
@@ -78,7 +76,12 @@ class F1(NormalizedMetric[_Prepared]):
     ) -> None:
         if average not in _AVERAGES:
             allowed = ", ".join(repr(a) for a in _AVERAGES)
-            raise ValueError(f"`average` ({average!r}) must be one of {allowed}.")
+            raise OptionError(
+                f"`average` ({average!r}) must be one of {allowed}.",
+                metric_id="f1",
+                option="average",
+                allowed=_AVERAGES,
+            )
         checked = check_labels(labels)
         super().__init__(
             ignore_case=ignore_case,
@@ -118,6 +121,10 @@ class F1(NormalizedMetric[_Prepared]):
         Raises:
             ValueError: a scored item has no ``gold`` label in its ``extra``.
         """
+        import numpy as np  # here, not at import: listing metrics must not load numpy
+
+        from itemscore.aggregate import percentile_interval, resample_counts
+
         pairs = _pair_counts(scores)
         if not pairs:
             return Estimate(value=None, n=0, confidence=ctx.confidence)
@@ -154,6 +161,8 @@ class F1(NormalizedMetric[_Prepared]):
 
 def _block_seed(seed: int, block: int) -> int:
     """An independent, reproducible seed for bootstrap block ``block`` (> 0) of ``seed``."""
+    import numpy as np
+
     return int(np.random.SeedSequence((seed, block)).generate_state(1)[0])
 
 
@@ -199,6 +208,8 @@ class _Cells:
         pred: NDArray[np.intp],
         counts: NDArray[np.int64],
     ) -> None:
+        import numpy as np
+
         self.classes = classes
         self.gold = gold
         self.pred = pred
@@ -221,6 +232,8 @@ class _Cells:
     @classmethod
     def from_pairs(cls, pairs: Mapping[tuple[str, str | None], int]) -> _Cells:
         """The cells of ``{(gold, pred): count}``; the classes are the sorted gold labels."""
+        import numpy as np
+
         classes = sorted({gold for gold, _ in pairs})
         index = {name: i for i, name in enumerate(classes)}
         other = len(classes)
@@ -241,6 +254,8 @@ class _Cells:
         A class whose gold label has no item in a row is no class of that row: its
         predictions count nowhere.
         """
+        import numpy as np
+
         rows, k = draws.shape[0], len(self.classes)
         counts = draws.astype(np.float64)
         support = np.add.reduceat(counts[:, self._gold_order], self._gold_starts, axis=1)
@@ -293,6 +308,8 @@ class _Cells:
 
 def _divide(num: NDArray[np.float64], den: NDArray[Any]) -> NDArray[np.float64]:
     """``num / den`` with 0 where ``den`` is 0 (scikit-learn's ``zero_division=0``)."""
+    import numpy as np
+
     out = np.zeros(np.broadcast_shapes(num.shape, den.shape))
     np.divide(num, den, out=out, where=den != 0)
     return out

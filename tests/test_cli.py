@@ -22,7 +22,10 @@ from click.testing import CliRunner
 
 import itemscore
 from itemscore import ConfigError, MetricSpec, OptionError, UnknownMetricError
-from itemscore._cli import cli, load_config, main, parse_metric_spec, yaml_value
+from itemscore.cli import cli, main
+from itemscore.cli._config import load_config
+from itemscore.cli._grammar import parse_metric_spec, yaml_value
+from itemscore.cli._pipeline import prepare_request
 
 SCRIPT = Path(sys.executable).parent / "itemscore"
 GOLDEN = Path(__file__).parent / "golden"
@@ -204,12 +207,12 @@ def test_config_file_is_read_with_paths_relative_to_it(tmp_path: Path) -> None:
     plan = load_config(config)
     assert plan.data == tmp_path / "cfg" / "data.jsonl"
     assert plan.out == tmp_path / "cfg" / "results"
-    assert plan.metrics == [
+    assert [entry.spec for entry in plan.metrics] == [
         MetricSpec("exact_match"),
         MetricSpec("exact_match", "em_strict", {"ignore_case": False}),
         MetricSpec("token_f1", "tf", {"remove_articles": True}),
     ]
-    assert plan.extra_metrics == [MetricSpec("answered_rate")]
+    assert [entry.spec for entry in plan.extra_metrics] == [MetricSpec("answered_rate")]
     assert (plan.suite, plan.format, plan.columns) == (
         "qa",
         "jsonl",
@@ -261,7 +264,7 @@ def test_config_file_is_read_with_paths_relative_to_it(tmp_path: Path) -> None:
             "metrics:\n  - exact_match\n  - exact_match:ignore_case=false\n",
             "3:5",
             ConfigError,
-            "the label 'exact_match' is already used on line 2",
+            "Two metrics have the label 'exact_match'",
         ),
         ("metrics: [exact_match]\nextra_metrics: [exact_match]\n", None, None, None),
         ("metrics:\n  - 3\n", "2:5", ConfigError, "must be a metric name or a mapping"),
@@ -269,8 +272,8 @@ def test_config_file_is_read_with_paths_relative_to_it(tmp_path: Path) -> None:
         ("columns: [output]\n", "1:10", ConfigError, "`columns` must map roles"),
         ("data: missing.jsonl\n", "1:7", ConfigError, "which is not a file"),
         ("format: jsnol\n", "1:9", ConfigError, "`format` ('jsnol') must be one of"),
-        ("confidence: 95\n", "1:13", ConfigError, "`confidence` (95) must be a number in (0, 1)"),
-        ("seed: yes\n", "1:7", ConfigError, "`seed` ('yes') must be a whole number"),
+        ("confidence: 95\n", "1:13", ConfigError, "`confidence` (95) must be in (0, 1)"),
+        ("seed: yes\n", "1:7", ConfigError, "`seed` ('yes') must be an integer"),
         ("ci_method: wilsn\n", "1:12", ConfigError, "Did you mean 'wilson'?"),
         ("reports: [csv, texx]\n", "1:16", ConfigError, "the report format 'texx' is not known"),
         ("suite: [a]\n", "1:8", ConfigError, "`suite` must be a non-empty text, not a list"),
@@ -304,13 +307,17 @@ def test_config_file_is_read_with_paths_relative_to_it(tmp_path: Path) -> None:
 def test_config_errors_name_line_and_column(
     tmp_path: Path, text: str, where: str | None, error: type[Exception] | None, message: str | None
 ) -> None:
-    """Each configuration error is raised before any scoring, at the line and column at fault."""
+    """Each configuration error is raised before any scoring, at the line and column at fault.
+
+    The file's shape is checked when it is read; its values by the library, when the run is
+    prepared, and reported at the place the value was written.
+    """
     config = write(tmp_path / "run.yaml", text)
     if error is None:
-        load_config(config)  # an extra metric equal to a bound one is dropped, not an error
+        prepare_request(load_config(config))  # an extra metric equal to a bound one is dropped
         return
     with pytest.raises(error) as info:
-        load_config(config)
+        prepare_request(load_config(config))
     assert str(info.value).startswith(f"{config}:{where}: ")
     assert message is not None
     assert message in str(info.value)
@@ -585,15 +592,21 @@ def test_python_dash_m_runs_the_same_command_line() -> None:
 
 
 def test_unexpected_failure_exits_1_and_leaves_nothing(fake_site: Path, tmp_path: Path) -> None:
-    """A failing report writer: exit 1, one line (traceback only with --debug), no files."""
+    """A failing report writer: exit 1, one line (traceback only with --debug), no files.
+
+    The broken hook plugin of the same distribution is one warning line before it.
+    """
     env = {"PYTHONPATH": str(fake_site)}
     args = [GOLDEN / "small.jsonl", "-m", "answered_rate", "--out", tmp_path / "out"]
     proc = run_cli("score", *args, env=env)
     assert proc.returncode == 1
-    assert proc.stderr.strip().splitlines() == [
+    warning, error = proc.stderr.strip().splitlines()
+    assert warning.startswith("Warning: the plugin 'cli-fake-broken-plugin' of distribution ")
+    assert "No module named 'itemscore_cli_fake_missing_plugin'" in warning
+    assert error == (
         "Error: RuntimeError: the boom format failed (run with --debug or ITEMSCORE_DEBUG=1 "
         "for the traceback)"
-    ]
+    )
     assert not (tmp_path / "out").exists()
     debug = run_cli("--debug", "score", *args, env=env)
     assert debug.returncode == 1
@@ -766,7 +779,7 @@ def test_label_clash_between_config_and_command_line(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "Two metrics have the label 'exact_match'" in result.stderr
-    assert str(config) in result.stderr
+    assert "-m 'exact_match:ignore_case=false'" in result.stderr
 
 
 def test_debug_shows_the_cause_of_bad_input(tmp_path: Path) -> None:
@@ -792,7 +805,7 @@ def test_rescore_checks_the_interval_method(tmp_path: Path) -> None:
     """A misspelt --ci is refused before the results are read."""
     result = CliRunner().invoke(cli, ["rescore", str(GOLDEN / "small.jsonl"), "--ci", "wilsn"])
     assert result.exit_code == 2
-    assert "--ci ('wilsn') must be one of" in result.stderr
+    assert "--ci: `ci_method` ('wilsn') must be one of" in result.stderr
 
 
 def test_demo_tables_and_reports(tmp_path: Path) -> None:

@@ -166,4 +166,4 @@ def test_the_wheel_declares_the_builtin_entry_points(wheel: Path) -> None:
     parser.read_string(text)
     metrics = dict(parser["itemscore.metrics"])
     assert metrics["answered-rate"] == "itemscore.metrics_builtin.answered_rate:AnsweredRate"
-    assert parser["console_scripts"]["itemscore"] == "itemscore._cli:main"
+    assert parser["console_scripts"]["itemscore"] == "itemscore.cli:main"

@@ -87,41 +87,38 @@ def test_a_metric_with_hyphens_in_its_id_is_found_by_id(plugins: Plugins) -> Non
 # -- laziness -----------------------------------------------------------------------------------
 
 
-def test_asking_for_one_metric_by_id_imports_only_its_module(plugins: Plugins) -> None:
-    """Looking a metric up by id imports its entry point's module and no other."""
+def test_nothing_is_imported_before_a_metric_is_asked_for(plugins: Plugins) -> None:
+    """Building a registry (and listing entry points) imports no plugin module."""
     wanted = plugins.metric("shout", "shout")
-    other = plugins.metric("quiet", "quiet")
-    log = plugins.folder / "tripwire.log"
-    tripwire = plugins.module(
-        "tripwire",
-        f"with open({str(log)!r}, 'a') as f:\n    f.write('imported')\nraise RuntimeError('no')\n",
-    )
-    plugins.entry_point("tripwire", f"{tripwire}:M")
-    assert Registry().get("shout").metric_id == "shout"
-    assert plugins.imported(wanted)
-    assert not plugins.imported(other)
-    assert not log.exists()
+    Registry()
+    assert not plugins.imported(wanted)
 
 
-def test_scoring_one_metric_imports_only_its_module(plugins: Plugins) -> None:
-    """A run over one metric leaves every other plugin module unimported."""
-    wanted = plugins.metric("shout", "shout")
-    other = plugins.metric("quiet", "quiet")
-    result = itemscore.score([_item("YES"), ItemResult(id="2", output="no")], ["shout"])
-    assert [i.scores["shout"].status for i in result.items] == ["ok", "fail"]
-    assert plugins.imported(wanted)
-    assert not plugins.imported(other)
-
-
-def test_asking_for_one_metric_by_entry_point_name_imports_only_its_module(
+def test_a_lookup_loads_every_metric_and_a_raising_plugin_breaks_nothing(
     plugins: Plugins,
 ) -> None:
-    """Looking a metric up by its entry-point name imports that module and no other."""
-    wanted = plugins.metric("upper-case", "upper_case_v2", module="upper")
+    """Looking a metric up imports every metric plugin; one that raises is recorded, not fatal.
+
+    Every plugin is loaded because a metric's id is a class attribute: only then is it known
+    that no other plugin claims the id asked for.
+    """
+    wanted = plugins.metric("shout", "shout")
     other = plugins.metric("quiet", "quiet")
-    assert Registry().get("upper-case").metric_id == "upper_case_v2"
+    tripwire = plugins.module("tripwire", "raise RuntimeError('no')\n")
+    plugins.entry_point("tripwire", f"{tripwire}:M")
+    registry = Registry()
+    assert registry.get("shout").metric_id == "shout"
     assert plugins.imported(wanted)
-    assert not plugins.imported(other)
+    assert plugins.imported(other)
+    broken = [i for i in registry.infos() if i.status == "broken"]
+    assert [(i.entry_point, i.error) for i in broken] == [("tripwire", "RuntimeError: no")]
+
+
+def test_a_metric_is_found_by_entry_point_name_when_its_id_differs(plugins: Plugins) -> None:
+    """Looking a metric up by its entry-point name gives the class it names."""
+    plugins.metric("upper-case", "upper_case_v2", module="upper")
+    plugins.metric("quiet", "quiet")
+    assert Registry().get("upper-case").metric_id == "upper_case_v2"
 
 
 def test_listing_loads_every_plugin(plugins: Plugins) -> None:
@@ -250,24 +247,75 @@ def test_an_unknown_metric_in_a_run_fails_before_scoring(plugins: Plugins) -> No
 
 
 def test_one_id_from_two_distributions_is_an_error_naming_both(plugins: Plugins) -> None:
-    """Two distributions whose entry points give one id: MetricCollisionError names both."""
+    """Two distributions whose entry points give one id: using it raises, naming both."""
     plugins.metric("shout", "shout", dist="dist-a", module="shout_a")
     plugins.metric("shout", "shout", dist="dist-b", module="shout_b")
-    for call in (Registry().infos, lambda: Registry().get("shout")):
-        with pytest.raises(MetricCollisionError) as caught:
-            call()
-        message = str(caught.value)
-        assert "'shout'" in message
-        assert "'dist-a'" in message
-        assert "'dist-b'" in message
+    with pytest.raises(MetricCollisionError) as caught:
+        Registry().get("shout")
+    message = str(caught.value)
+    assert "'shout'" in message
+    assert "'dist-a'" in message
+    assert "'dist-b'" in message
+    assert caught.value.metric_id == "shout"
+    assert len(caught.value.sources) == 2
+    assert any("'dist-a'" in s for s in caught.value.sources)
+    assert any("'dist-b'" in s for s in caught.value.sources)
 
 
-def test_one_id_under_two_entry_point_names_is_an_error_when_listing(plugins: Plugins) -> None:
-    """Two distributions claiming one id under different entry-point names collide in a listing."""
+def test_a_collision_is_listed_not_raised(plugins: Plugins) -> None:
+    """infos() lists both claims of one id as broken, each naming both sources (issue 7.10)."""
     plugins.metric("shout", "shout", dist="dist-a", module="shout_a")
     plugins.metric("loud", "shout", dist="dist-b", module="shout_b")
-    with pytest.raises(MetricCollisionError, match=r"'dist-a'.*'dist-b'|'dist-b'.*'dist-a'"):
-        Registry().infos()
+    infos = Registry().infos()
+    claims = [i for i in infos if i.id == "shout"]
+    assert [(i.entry_point, i.status) for i in claims] == [("loud", "broken"), ("shout", "broken")]
+    for info in claims:
+        assert len(info.collision) == 2
+        assert info.error is not None
+        assert "'dist-a'" in info.error
+        assert "'dist-b'" in info.error
+    assert {i.id for i in infos if i.status == "ok"} >= {"exact_match", "answered_rate"}
+
+
+def test_a_plugin_taking_a_builtin_id_under_another_name_collides(plugins: Plugins) -> None:
+    """A plugin declaring id token_f1 under another entry point collides (issue 7.11).
+
+    Asking for token_f1 is an error naming both, never silently the built-in.
+    """
+    plugins.metric("my-tf1", "token_f1", dist="impostor-dist")
+    with pytest.raises(MetricCollisionError) as caught:
+        Registry().get("token_f1")
+    assert "'impostor-dist'" in str(caught.value)
+    assert "'itemscore'" in str(caught.value)
+    with pytest.raises(MetricCollisionError):
+        itemscore.score([_item("YES")], ["token_f1"])
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "raise ImportError('gone')\n",
+        "M = 3\n",
+        "from itemscore import Metric\nclass M(Metric):\n    metric_id = 'em2'\n",
+    ],
+    ids=["broken", "not-a-metric", "another-id"],
+)
+def test_a_plugin_entry_point_named_like_a_builtin_breaks_nothing(
+    plugins: Plugins, source: str
+) -> None:
+    """An entry point NAMED exact_match, broken or another metric, breaks nothing (issue 7.11).
+
+    -m exact_match, the demo and the API still use the built-in.
+    """
+    module = plugins.module("squatter", source)
+    plugins.entry_point("exact_match", f"{module}:M", dist="squatter-dist")
+    assert Registry().get("exact_match").__module__ == "itemscore.metrics_builtin.exact_match"
+    result = itemscore.score([ItemResult(id="1", output="a", expected="a")], ["exact_match"])
+    assert result.items[0].scores["exact_match"].status == "ok"
+    from itemscore._demo import demo_suites
+
+    (qa,) = [s for s in demo_suites() if s.suite_id == "demo_qa"]
+    assert itemscore.run(qa).measurements["demo_qa.exact_match"].value is not None
 
 
 def test_the_same_distribution_seen_twice_is_no_collision(plugins: Plugins) -> None:
@@ -478,7 +526,9 @@ def test_a_hook_id_that_collides_with_an_entry_point_is_an_error(plugins: Plugin
     """A hook-added class under an installed id collides, naming both sources."""
     itemscore.plugin_manager().register(_Adder(_define("answered_rate")), name="adder-plugin")
     with pytest.raises(MetricCollisionError, match="adder-plugin"):
-        Registry().infos()
+        Registry().get("answered_rate")
+    listed = [i for i in Registry().infos() if i.id == "answered_rate"]
+    assert {i.status for i in listed} == {"broken"}
 
 
 def test_reset_registry_forgets_hook_plugins(plugins: Plugins) -> None:

@@ -1,0 +1,158 @@
+"""Checks of a whole run that the command line and the Python API share.
+
+Each looks at the items and the plan (or the result) as a whole and either raises an error
+that says how to fix the run, or sends a warning with the fix to ``notice``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._exceptions import InputError, one_of
+
+if TYPE_CHECKING:
+    from ._records import ItemResult, Measurement
+    from ._result import RunResult
+    from ._runner import PlannedMetric
+
+__all__ = [
+    "check_answer_keys",
+    "check_ci_support",
+    "check_groups",
+    "compare_measurements",
+    "likely_group_columns",
+]
+
+#: Where warnings go.
+Notice = Callable[[str], None]
+
+#: A group column has at most this many distinct values...
+_MAX_GROUPS = 200
+#: ...and values repeat: at most this share of the items has a value of its own.
+_MAX_DISTINCT_SHARE = 0.5
+
+
+def check_answer_keys(
+    items: Sequence[ItemResult],
+    planned: Iterable[PlannedMetric],
+    *,
+    source: str = "the items",
+    column: str = "expected",
+) -> None:
+    """A run in which no item has an answer key cannot use a metric that needs one.
+
+    Every such metric would skip every item: that is a missing column, not a result.
+
+    Args:
+        items: The run's items.
+        planned: The configured metrics.
+        source: How to name the items in the message (the data file).
+        column: The column the answers were to be read from.
+
+    Raises:
+        InputError: no item has an answer key and at least one metric needs one.
+    """
+    if any(item.expected is not None for item in items):
+        return
+    needing = [p.label for p in planned if "expected" in p.metric.required_inputs]
+    if needing:
+        raise InputError(
+            f"{source}: no row has an answer key (column {column!r} is missing or "
+            f"empty), but {one_of(needing)} need{'s' if len(needing) == 1 else ''} one. "
+            "Map the answers with --map expected=COLUMN, or leave those metrics out.",
+            path=source,
+        )
+
+
+def likely_group_columns(items: Sequence[ItemResult]) -> list[str]:
+    """Metadata columns that look like a breakdown key: text that repeats, a few values."""
+    if not items:
+        return []
+    values: dict[str, Counter[str]] = {}
+    for item in items:
+        for key, value in item.metadata.items():
+            if isinstance(value, str) and value:
+                values.setdefault(key, Counter())[value] += 1
+    found = []
+    for key, counts in values.items():
+        distinct = len(counts)
+        if 1 < distinct <= _MAX_GROUPS and distinct <= _MAX_DISTINCT_SHARE * len(items):
+            found.append((sum(counts.values()), key))
+    return [key for _, key in sorted(found, key=lambda pair: (-pair[0], pair[1]))]
+
+
+def check_groups(items: Sequence[ItemResult], *, notice: Notice) -> None:
+    """Warn when a breakdown by group was asked for but no item has a group."""
+    if any(item.group is not None for item in items):
+        return
+    likely = likely_group_columns(items)
+    if likely:
+        hint = " or ".join(f"--map group={name}" for name in likely[:3])
+        fix = f"Name the group column with {hint}."
+    else:
+        fix = "Name the group column with --map group=COLUMN."
+    notice(f"Warning: --by-group shows no groups: no item has a `group`. {fix}")
+
+
+def check_ci_support(result: RunResult, method: str, *, notice: Notice) -> None:
+    """Warn about each measurement that could not use the interval method asked for."""
+    seen: dict[str, str] = {}
+    for measurements in result.by_model.values():
+        for m in measurements.values():
+            if m.ci_method != method and m.value is not None and m.metric not in seen:
+                seen[m.metric] = m.ci_method
+    for label, used in seen.items():
+        notice(
+            f"Warning: {label!r} does not support the interval method {method!r}; "
+            f"its interval uses {used!r}."
+        )
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12)
+    return bool(a == b)
+
+
+def _differences(where: str, saved: Measurement, again: Measurement) -> list[str]:
+    out = []
+    for field in ("value", "ci_low", "ci_high", "n", "ci_method", "confidence", "error"):
+        a, b = getattr(saved, field), getattr(again, field)
+        if not _same(a, b):
+            out.append(f"{where}: `{field}` is {a!r} in the file but recomputes to {b!r}.")
+    counts_a = {str(k): v for k, v in saved.counts.items()}
+    counts_b = {str(k): v for k, v in again.counts.items()}
+    if counts_a != counts_b:
+        out.append(f"{where}: the counts are {counts_a} in the file but recompute to {counts_b}.")
+    for group in sorted(set(saved.groups) | set(again.groups)):
+        if group not in again.groups or group not in saved.groups:
+            out.append(
+                f"{where}: group {group!r} is in only one of the file and the recomputation."
+            )
+            continue
+        out += _differences(f"{where} group {group!r}", saved.groups[group], again.groups[group])
+    return out
+
+
+def compare_measurements(saved: RunResult, again: RunResult) -> list[str]:
+    """One sentence per number of ``saved`` that ``again`` does not reproduce.
+
+    Every model's measurements are compared, and with several models the pooled ones too.
+    """
+    out = []
+    pairs: list[tuple[str, Mapping[str, Measurement], Mapping[str, Measurement]]] = []
+    for model, measurements in saved.by_model.items():
+        who = f" for model {model!r}" if model is not None else ""
+        pairs.append((who, measurements, again.by_model.get(model, {})))
+    if len(saved.by_model) > 1:
+        pairs.append((" pooled over the models", saved.measurements, again.measurements))
+    for who, measurements, recomputed in pairs:
+        for key, m in measurements.items():
+            if key not in recomputed:
+                out.append(f"{key}{who}: not recomputed.")
+                continue
+            out += _differences(f"{key}{who}", m, recomputed[key])
+    return out

@@ -1,0 +1,477 @@
+"""``itemscore score``, ``run``, ``rescore``, ``verify`` and ``demo``: parse, call, print.
+
+Each command builds a :class:`RunRequest` from its options (and a configuration file), hands
+it to :mod:`._pipeline`, and prints what comes back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import click
+
+from itemscore._exceptions import ConfigError
+from itemscore._spec import MetricSpec
+from itemscore.inputs import FORMATS, ROLES
+from itemscore.cli import CONTEXT
+
+from ._grammar import parse_metric_spec
+from ._request import MetricEntry, RunRequest
+
+if TYPE_CHECKING:
+    from itemscore._result import RunResult
+
+__all__ = ["demo", "rescore", "run_command", "score", "verify"]
+
+
+# -- shared pieces ---------------------------------------------------------------------------
+
+
+@attrs.define
+class _View:
+    """How to show a run: table, JSON or nothing."""
+
+    by_group: bool = False
+    as_json: bool = False
+    quiet: bool = False
+
+    def notice(self, message: str) -> None:
+        """A note or warning on stderr (nothing under --quiet)."""
+        if not self.quiet:
+            click.echo(message, err=True)
+
+    def progress_enabled(self) -> bool:
+        """Whether to show a progress bar."""
+        from itemscore._terminal import progress_wanted
+
+        return progress_wanted(quiet=self.quiet, json_output=self.as_json)
+
+
+def _warn_broken_plugins(view: _View) -> None:
+    """A broken hook plugin is a warning on every command that runs metrics."""
+    from itemscore._plugins import plugin_manager
+
+    for broken in plugin_manager().broken:
+        ref = broken.ref
+        view.notice(
+            f"Warning: the plugin {ref.name!r} of distribution {ref.distribution!r} failed to "
+            f"load and is not used: {broken.error} (`itemscore plugins` lists every plugin; "
+            f"ITEMSCORE_DISABLE_PLUGINS={ref.name} switches it off)."
+        )
+
+
+def _cli_entries(texts: Iterable[str]) -> list[MetricEntry]:
+    return [MetricEntry(parse_metric_spec(t), f"-m {t!r}") for t in texts]
+
+
+def _extra_entries(texts: Iterable[str]) -> list[MetricEntry]:
+    entries = []
+    for text in texts:
+        for name in text.split(","):
+            if name.strip():
+                entries.append(MetricEntry(MetricSpec(name.strip()), f"--extra-metrics {text!r}"))
+    return entries
+
+
+def _workers(value: str | None) -> int | str | None:
+    if value is None or value == "auto":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(
+            f"--workers ({value!r}) must be a positive whole number or 'auto'."
+        ) from None
+
+
+def _show(results: Sequence[RunResult], view: _View, written: Sequence[Path]) -> None:
+    if view.as_json:
+        from itemscore._serialize import measurement_to_dict
+
+        payload = [
+            {
+                "suite": result.suite_id,
+                "measurements": [
+                    measurement_to_dict(m)
+                    for measurements in result.by_model.values()
+                    for m in measurements.values()
+                ],
+            }
+            for result in results
+        ]
+        document: Any = payload[0] if len(payload) == 1 else payload
+        if isinstance(document, dict):
+            document["files"] = [os.fspath(p) for p in written]
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return
+    if view.quiet:
+        return
+    from itemscore._terminal import make_console, result_tables
+
+    console = make_console()
+    for result in results:
+        for table in result_tables(result, by_group=view.by_group):
+            console.print(table)
+    if written:
+        folder = written[0].parent
+        names = ", ".join(p.name for p in written)
+        click.echo(f"Wrote {names} to {folder}", err=True)
+
+
+def _out_options(func: Any) -> Any:
+    for option in reversed(
+        [
+            click.option(
+                "--out",
+                type=click.Path(file_okay=False, path_type=Path),
+                help="Write results.json, items.jsonl, summary.csv, table.tex (and "
+                "results.xlsx) into this folder.",
+            ),
+            click.option(
+                "--report",
+                "reports",
+                multiple=True,
+                metavar="FORMAT",
+                help="Write only these report formats with --out (repeatable): json, items, "
+                "csv, tex, xlsx or a plugin's format. Default: all.",
+            ),
+            click.option(
+                "--by-group",
+                is_flag=True,
+                default=None,
+                help="Add one row per group to the tables.",
+            ),
+            click.option(
+                "--json",
+                "as_json",
+                is_flag=True,
+                help="Print the measurements as JSON on stdout instead of tables.",
+            ),
+            click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors."),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def _stat_options(func: Any) -> Any:
+    for option in reversed(
+        [
+            click.option(
+                "--ci",
+                "ci_method",
+                metavar="METHOD",
+                help="Interval method: wilson, normal, clopper-pearson, jeffreys, agresti-coull "
+                "(ratios); normal, t, bootstrap (means). A metric that cannot use it keeps its "
+                "own, with a warning.",
+            ),
+            click.option(
+                "--confidence",
+                type=float,
+                help="Confidence level of the intervals, in (0, 1) (default 0.95).",
+            ),
+            click.option("--seed", type=int, help="Seed for bootstrap intervals."),
+            click.option(
+                "--workers",
+                metavar="N|auto",
+                help="Score on N worker processes (auto: one per core).",
+            ),
+            click.option("--dask", metavar="ADDRESS", help="Score on a Dask cluster."),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def _override(request: RunRequest, **values: Any) -> None:
+    for key, value in values.items():
+        if value is not None:
+            setattr(request, key, value)
+            request.setting_where.pop(key, None)  # the command line wins, and is the place
+
+
+def _run_request(request: RunRequest, view: _View) -> None:
+    from itemscore._terminal import progress_bar
+
+    from ._pipeline import score_request
+
+    _warn_broken_plugins(view)
+    with progress_bar(view.progress_enabled()) as progress:
+        result, written = score_request(
+            request, command=sys.argv, progress=progress, notice=view.notice
+        )
+    _show([result], view, written)
+
+
+# -- the commands --------------------------------------------------------------------------
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-m",
+    "--metric",
+    "metric_specs",
+    multiple=True,
+    metavar="SPEC",
+    help="A metric, repeatable: NAME[@LABEL][:KEY=VALUE,...], e.g. "
+    "-m 'f1:average=weighted,labels=[positive,negative]'.",
+)
+@click.option(
+    "--config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A YAML file with metrics and other settings; command-line options win.",
+)
+@click.option("--extra-metrics", multiple=True, metavar="NAME,...", help="More metrics by name.")
+@click.option("--suite", metavar="ID", help="Suite id for measurement keys; an installed "
+              "suite of that id adds its bound metrics and reads the rows its way.")  # fmt: skip
+@click.option(
+    "--format",
+    "input_format",
+    type=click.Choice(FORMATS),
+    help="The file's format (default: from its extension).",
+)
+@click.option(
+    "--map",
+    "maps",
+    multiple=True,
+    metavar="ROLE=COLUMN",
+    help=f"Read a role from another column (roles: {', '.join(ROLES)}).",
+)
+@click.option("--answer-delimiter", metavar="TEXT", help="Split `expected` into several answers.")
+@click.option(
+    "--null-output",
+    metavar="TEXT",
+    help="An output cell equal to TEXT is a failed request (CSV has no null).",
+)
+@_stat_options
+@_out_options
+def score(
+    file: Path,
+    metric_specs: tuple[str, ...],
+    config: Path | None,
+    extra_metrics: tuple[str, ...],
+    suite: str | None,
+    input_format: str | None,
+    maps: tuple[str, ...],
+    answer_delimiter: str | None,
+    null_output: str | None,
+    ci_method: str | None,
+    confidence: float | None,
+    seed: int | None,
+    workers: str | None,
+    dask: str | None,
+    out: Path | None,
+    reports: tuple[str, ...],
+    by_group: bool | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Score a file of model outputs with the metrics named by -m.
+
+    FILE is JSON lines, JSON (a list of objects), CSV, TSV or Parquet.
+    """
+    from itemscore.inputs import parse_column_map
+
+    from ._config import load_config
+
+    request = load_config(config) if config is not None else RunRequest()
+    request.data, request.data_name = file, os.fspath(file)
+    request.metrics += _cli_entries(metric_specs)
+    request.extra_metrics += _extra_entries(extra_metrics)
+    request.columns.update(parse_column_map(maps))
+    _override(
+        request,
+        format=input_format,
+        suite=suite,
+        answer_delimiter=answer_delimiter,
+        null_output=null_output,
+        ci_method=ci_method,
+        confidence=confidence,
+        seed=seed,
+        workers=_workers(workers),
+        dask=dask,
+        out=out,
+        reports=list(reports) or None,
+        by_group=by_group,
+    )
+    if config is None or metric_specs:
+        request.source = "the command line" if config is None else f"{config} and the command line"
+    _run_request(request, _View(request.by_group, as_json, quiet))
+
+
+@click.command("run", context_settings=CONTEXT)
+@click.argument("config", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_stat_options
+@_out_options
+def run_command(
+    config: Path,
+    ci_method: str | None,
+    confidence: float | None,
+    seed: int | None,
+    workers: str | None,
+    dask: str | None,
+    out: Path | None,
+    reports: tuple[str, ...],
+    by_group: bool | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Score the data named in a YAML configuration file.
+
+    CONFIG holds suite, data, columns, metrics, out... (see docs/cli.md); options given here
+    win over the file's.
+    """
+    from ._config import load_config
+
+    request = load_config(config)
+    if request.data is None:
+        raise ConfigError(
+            f"{config}:1:1: the configuration has no `data` key; name the file of outputs, "
+            "e.g. `data: outputs.jsonl` (relative to the configuration file)."
+        )
+    _override(
+        request,
+        ci_method=ci_method,
+        confidence=confidence,
+        seed=seed,
+        workers=_workers(workers),
+        dask=dask,
+        out=out,
+        reports=list(reports) or None,
+        by_group=by_group,
+    )
+    _run_request(request, _View(request.by_group, as_json, quiet))
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-m",
+    "--metric",
+    "metric_specs",
+    multiple=True,
+    metavar="SPEC",
+    help="A metric to add or recompute (repeatable); a saved metric named without options "
+    "keeps its saved options. None: recompute every saved metric.",
+)
+@_stat_options
+@_out_options
+def rescore(
+    results: Path,
+    metric_specs: tuple[str, ...],
+    ci_method: str | None,
+    confidence: float | None,
+    seed: int | None,
+    workers: str | None,
+    dask: str | None,
+    out: Path | None,
+    reports: tuple[str, ...],
+    by_group: bool | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Add or recompute metrics on a saved results.json, without the model."""
+    from itemscore._terminal import progress_bar
+
+    from ._pipeline import rescore_results
+
+    view = _View(bool(by_group), as_json, quiet)
+    request = RunRequest()
+    _override(
+        request,
+        ci_method=ci_method,
+        confidence=confidence,
+        seed=seed,
+        workers=_workers(workers),
+        dask=dask,
+        out=out,
+        reports=list(reports) or None,
+    )
+    entries = _cli_entries(metric_specs)
+    _warn_broken_plugins(view)
+    with progress_bar(view.progress_enabled()) as progress:
+        result, written = rescore_results(
+            results, entries, request, progress=progress, notice=view.notice
+        )
+    _show([result], view, written)
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--data",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The data file the results were computed from: check its SHA-256 too.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit code says it all.")
+def verify(results: Path, data: Path | None, quiet: bool) -> None:
+    """Recompute every measurement of a results.json from its saved items.
+
+    Exits 0 when every number agrees, 1 when any differs (each difference is printed).
+    """
+    from ._pipeline import verify_results
+
+    view = _View(quiet=quiet)
+    _warn_broken_plugins(view)
+    again, differences = verify_results(results, data=data, notice=view.notice)
+    if differences:
+        if not quiet:
+            for line in differences:
+                click.echo(line)
+            click.echo(
+                f"{len(differences)} difference(s): {results} does not recompute as saved.",
+                err=True,
+            )
+        sys.exit(1)
+    if not quiet:
+        count = sum(len(ms) for ms in again.by_model.values())
+        checked = " and the data file's hash" if data is not None else ""
+        click.echo(f"All {count} measurements{checked} agree with {results}.")
+
+
+@click.command(context_settings=CONTEXT)
+@click.option("--by-group", is_flag=True, help="Add one row per group to the tables.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Also write each suite's reports into OUT/<suite id>/.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the measurements as JSON.")
+def demo(by_group: bool, out: Path | None, as_json: bool) -> None:
+    """Score the bundled demo data and print the tables (no arguments needed)."""
+    from itemscore._demo import demo_suites
+    from itemscore._reports import check_out_dir, export
+    from itemscore._runner import run
+    from itemscore._terminal import make_console, progress_bar
+
+    view = _View(by_group, as_json, False)
+    _warn_broken_plugins(view)
+    if out is not None:
+        check_out_dir(out)
+    suites = demo_suites()
+    console = None if as_json else make_console()
+    results = []
+    for suite in suites:
+        with progress_bar(view.progress_enabled(), suite.suite_id) as progress:
+            result = run(suite, progress=progress)
+        results.append(result)
+        if console is not None:
+            from rich.markup import escape
+
+            console.print(f"[bold]{escape(suite.suite_id)}[/bold]: {escape(suite.description)}")
+            _show([result], view, [])
+    written: list[Path] = []
+    for suite, result in zip(suites, results):
+        if out is not None:
+            written += export(result, out / suite.suite_id, None, notice=view.notice)
+    if as_json:
+        _show(results, view, written)
+    elif written:
+        click.echo(f"Wrote the reports to {out}", err=True)

@@ -1,0 +1,379 @@
+"""The command line's runs as functions: a request in, ``(result, paths)`` out, nothing printed.
+
+Each step calls the library (plan, settings, suite lookup, file reading, run-level checks,
+scoring, export); this module only decides the order, turns the library's errors into errors
+that name where the request wrote the part at fault, and sends warnings to ``notice``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from itemscore._exceptions import (
+    ConfigError,
+    ItemscoreError,
+    MetricCollisionError,
+    PluginLoadError,
+)
+
+from ._request import MetricEntry, RunRequest, located
+
+if TYPE_CHECKING:
+    from itemscore._records import ItemResult
+    from itemscore._result import RunResult
+    from itemscore._runner import PlannedMetric
+    from itemscore._suite import Suite
+
+__all__ = [
+    "Notice",
+    "check_settings",
+    "file_digest",
+    "plan_entries",
+    "prepare_request",
+    "rescore_results",
+    "score_request",
+    "verify_results",
+]
+
+#: Where warnings go (the command line prints them on stderr).
+Notice = Callable[[str], None]
+#: ``progress(done, total)`` as scoring advances.
+Progress = Callable[[int, int], None]
+
+#: The command-line flag of each setting, for messages.
+SETTING_FLAGS = {
+    "confidence": "--confidence",
+    "ci_method": "--ci",
+    "seed": "--seed",
+    "workers": "--workers",
+    "dask": "--dask",
+}
+
+
+def _ignore(message: str) -> None:
+    pass
+
+
+def plan_entries(
+    metrics: Sequence[Any], extra: Sequence[Any], *, source: str
+) -> list[PlannedMetric]:
+    """Configure every metric once (the library's plan), reporting a failure where it was asked.
+
+    ``metrics`` and ``extra`` hold :class:`MetricEntry` (asked for on the command line or in a
+    file) or anything the library takes (a suite's bound metrics).
+
+    Raises:
+        ConfigError: as the library's plan, the message starting with the entry's place.
+        MetricCollisionError: likewise.
+    """
+    from itemscore._runner import plan_metrics
+
+    def spec(obj: Any) -> Any:
+        return obj.spec if isinstance(obj, MetricEntry) else obj
+
+    try:
+        return plan_metrics([spec(m) for m in metrics], [spec(m) for m in extra])
+    except (ConfigError, MetricCollisionError, PluginLoadError) as exc:
+        index = getattr(exc, "index", None)
+        setting = getattr(exc, "setting", None)
+        listed = {"metrics": metrics, "extra_metrics": extra}.get(setting or "")
+        if listed is not None and index is not None and index < len(listed):
+            entry = listed[index]
+            if isinstance(entry, MetricEntry):
+                raise located(exc, entry.place(exc)) from exc
+        raise located(exc, source) from exc
+
+
+def check_settings(request: RunRequest) -> dict[str, Any]:
+    """The run's settings, each checked by the library and reported where it was written.
+
+    Raises:
+        ConfigError: a setting the library refuses.
+    """
+    from itemscore._runner import _check_run_settings
+
+    values: dict[str, Any] = {}
+    checks: dict[str, Callable[[Any], None]] = {
+        "confidence": lambda v: _check_run_settings(v, None, 16),
+        "ci_method": lambda v: _check_run_settings(0.95, v, 16),
+        "seed": _check_seed,
+    }
+    for key, check in checks.items():
+        value = getattr(request, key)
+        if value is None:
+            continue
+        try:
+            check(value)
+        except ConfigError as exc:
+            raise located(exc, request.setting_place(key, SETTING_FLAGS[key])) from exc
+        values[key] = value
+    if request.workers is not None or request.dask is not None:
+        raise ConfigError(
+            f"{request.setting_place('workers', '--workers')}: this version of itemscore "
+            "scores in one process; --workers and --dask come with the parallel executors."
+        )
+    return values
+
+
+def _check_seed(value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"`seed` ({value!r}) must be an integer.")
+
+
+def resolve_suite(name: str | None, notice: Notice) -> tuple[str, Suite | None]:
+    """The suite id of the run, and the installed suite of that name (``None`` when none is).
+
+    Raises:
+        UnknownSuiteError: ``name`` is a near miss of an installed suite's name.
+        PluginLoadError: the suite named ``name`` is installed but cannot be loaded.
+    """
+    if name is None:
+        return "default", None
+    from itemscore._suite import find_suite
+
+    suite = find_suite(name)
+    if suite is None:
+        return name, None
+    return suite.suite_id, suite
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 of a file, in hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_request_items(request: RunRequest, suite: Suite | None) -> list[ItemResult]:
+    """The items of the request's data file; through the suite's ``items()`` when it has one.
+
+    Raises:
+        InputError: the file is malformed.
+    """
+    from itemscore._suite import Suite
+    from itemscore.inputs import read_items, read_rows
+
+    assert request.data is not None
+    name = request.data_name or None
+    if suite is not None and type(suite).items is not Suite.items:
+        source = read_rows(request.data, request.format, name=name)
+        return list(suite.items(row for chunk in source for row in chunk.rows))
+    return read_items(
+        request.data,
+        request.columns,
+        request.format,
+        answer_delimiter=request.answer_delimiter,
+        null_output=request.null_output,
+        name=name,
+    )
+
+
+def score_request(
+    request: RunRequest,
+    *,
+    command: Sequence[str] | None = None,
+    progress: Progress | None = None,
+    notice: Notice = _ignore,
+) -> tuple[RunResult, list[Path]]:
+    """Score the request's data file and write its reports: ``(result, paths written)``.
+
+    Everything is checked before anything is scored or written.
+
+    Raises:
+        ConfigError: a bad metric, option, setting, suite or report format.
+        InputError: a malformed data file, or no answer key where a metric needs one.
+    """
+    from itemscore._checks import check_answer_keys, check_ci_support, check_groups
+    from itemscore._runner import score
+
+    assert request.data is not None
+    prepared = prepare_request(request, notice=notice)
+    suite, planned, settings = prepared.suite, prepared.planned, prepared.settings
+    items = read_request_items(request, suite)
+    name = request.data_name or os.fspath(request.data)
+    check_answer_keys(
+        items, planned, source=name, column=request.columns.get("expected", "expected")
+    )
+    if request.by_group:
+        check_groups(items, notice=notice)
+    result = score(items, planned, suite_id=prepared.suite_id, progress=progress, **settings)
+    if request.ci_method is not None:
+        check_ci_support(result, request.ci_method, notice=notice)
+    result = _with_provenance(
+        result,
+        command=list(command) if command is not None else None,
+        columns=dict(request.columns),
+        data={
+            "path": name,
+            "sha256": file_digest(request.data),
+            "rows": len(items),
+        },
+    )
+    return result, _export(result, request.out, prepared.reports, notice)
+
+
+@attrs.frozen
+class PreparedRun:
+    """A request checked and configured: everything but the items."""
+
+    #: The suite id of the measurement keys.
+    suite_id: str
+    #: The installed suite of that id, if any.
+    suite: Suite | None
+    #: The metrics, each configured once.
+    planned: list[PlannedMetric]
+    #: The checked settings, as keyword arguments of ``score``.
+    settings: dict[str, Any]
+    #: The report formats to write (``None``: no ``--out``).
+    reports: list[str] | None
+
+
+def prepare_request(request: RunRequest, *, notice: Notice = _ignore) -> PreparedRun:
+    """Check and configure everything of a request that does not need its data.
+
+    Raises:
+        ConfigError: a bad metric, option, setting, suite or report format, reported where
+            the request wrote it.
+    """
+    from itemscore._reports import check_out_dir, resolve_formats
+
+    settings = check_settings(request)
+    suite_id, suite = resolve_suite(request.suite, notice)
+    if suite is not None:
+        metrics: list[Any] = list(suite.metrics)
+        extra: list[Any] = [*request.metrics, *request.extra_metrics]
+    else:
+        metrics, extra = list(request.metrics), list(request.extra_metrics)
+    if not metrics and not extra:
+        raise ConfigError(
+            "No metrics to score: name one with -m NAME (or `metrics:` in a configuration "
+            "file). `itemscore metrics` lists the installed ones."
+        )
+    planned = plan_entries(metrics, extra, source=request.source)
+    reports = None
+    if request.out is not None:
+        check_out_dir(request.out)
+        reports = [name for name, _, _ in resolve_formats(request.reports, notice=notice)]
+    return PreparedRun(suite_id, suite, planned, settings, reports)
+
+
+def _with_provenance(result: RunResult, **more: Any) -> RunResult:
+    """``result.with_provenance(...)`` when the runner offers it (added with the executors)."""
+    add = getattr(result, "with_provenance", None)
+    if add is None:
+        return result
+    return add(**{k: v for k, v in more.items() if v is not None})  # type: ignore[no-any-return]
+
+
+def _export(
+    result: RunResult, out: Path | None, formats: list[str] | None, notice: Notice
+) -> list[Path]:
+    if out is None:
+        return []
+    from itemscore._reports import export
+
+    return export(result, out, formats, notice=notice)
+
+
+def rescore_specs(saved: Mapping[str, Any], entries: Iterable[MetricEntry]) -> list[Any]:
+    """The metrics to rescore: an entry naming a saved metric without options keeps its options.
+
+    ``-m token_f1`` on results scored with ``token_f1:remove_articles=true`` recomputes that
+    measurement as it was configured; ``-m token_f1:remove_articles=false`` changes it.
+    """
+    from itemscore._spec import MetricSpec
+
+    saved_metrics = list(saved.get("metrics", []))
+    out: list[Any] = []
+    for entry in entries:
+        spec = entry.spec
+        if not spec.options:
+            label = spec.label or spec.name
+            for old in saved_metrics:
+                if old.get("label") == label and old.get("name") in (spec.name, label):
+                    spec = MetricSpec(spec.name, spec.label, old.get("options", {}))
+                    break
+        out.append(MetricEntry(spec, entry.where, entry.name_where, entry.option_where))
+    return out
+
+
+def rescore_results(
+    results: Path,
+    entries: Sequence[MetricEntry],
+    request: RunRequest,
+    *,
+    progress: Progress | None = None,
+    notice: Notice = _ignore,
+) -> tuple[RunResult, list[Path]]:
+    """Add or recompute metrics on a saved results.json: ``(result, paths written)``.
+
+    Raises:
+        ConfigError: a bad metric, option or setting.
+        ResultsFormatError: ``results`` is not an itemscore results file.
+    """
+    from itemscore._reports import check_out_dir, resolve_formats
+    from itemscore._result import RunResult
+    from itemscore._runner import rescore
+
+    settings = check_settings(request)
+    reports = None
+    if request.out is not None:
+        check_out_dir(request.out)
+        reports = [name for name, _, _ in resolve_formats(request.reports, notice=notice)]
+    saved = RunResult.load_json(results)
+    planned = None
+    if entries:
+        planned = plan_entries(rescore_specs(saved.config, entries), [], source=request.source)
+    result = rescore(saved, planned, progress=progress, **settings)
+    if request.ci_method is not None:
+        from itemscore._checks import check_ci_support
+
+        check_ci_support(result, request.ci_method, notice=notice)
+    return result, _export(result, request.out, reports, notice)
+
+
+def verify_results(
+    results: Path, *, data: Path | None = None, notice: Notice = _ignore
+) -> tuple[RunResult, list[str]]:
+    """Recompute every measurement of a saved results.json from its saved items.
+
+    Returns:
+        The recomputed result, and one sentence per difference (none: everything agrees).
+
+    Raises:
+        ResultsFormatError: ``results`` is not an itemscore results file.
+        ItemscoreError: a saved metric is no longer installed or refuses its saved options.
+    """
+    from itemscore._checks import compare_measurements
+    from itemscore._result import RunResult
+    from itemscore._runner import rescore
+
+    saved = RunResult.load_json(results)
+    differences: list[str] = []
+    if data is not None:
+        recorded = dict(getattr(saved, "provenance", {}) or {}).get("data") or {}
+        expected = recorded.get("sha256") if isinstance(recorded, Mapping) else None
+        actual = file_digest(data)
+        if expected is None:
+            differences.append(
+                f"{results} records no data hash, so {data} cannot be checked against it."
+            )
+        elif expected != actual:
+            differences.append(
+                f"{data} is not the file the results were computed from: its SHA-256 is "
+                f"{actual}, the results record {expected}."
+            )
+    try:
+        again = rescore(saved)
+    except ItemscoreError as exc:
+        raise located(exc, f"{results}") from exc
+    differences += compare_measurements(saved, again)
+    return again, differences

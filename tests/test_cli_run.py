@@ -1,0 +1,138 @@
+"""Runs that used to go quiet: groups, suites, interval methods, rescore options; verify."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import itemscore
+
+SCRIPT = Path(sys.executable).parent / "itemscore"
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ITEMSCORE_")}
+    return subprocess.run(
+        [str(SCRIPT), *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=120,
+        check=False,
+    )
+
+
+def rows(path: Path, lines: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def subjects(tmp_path: Path) -> Path:
+    """Answers with a `subject` column (not `group`)."""
+    return rows(
+        tmp_path / "subjects.jsonl",
+        [
+            {"id": str(i), "output": "a", "expected": "a" if i % 3 else "b", "subject": s}
+            for i, s in enumerate(["math", "art", "math", "art", "math", "art"])
+        ],
+    )
+
+
+def test_by_group_without_groups_names_the_likely_column(subjects: Path) -> None:
+    """--by-group with no group column warns and suggests --map group=subject (issue 10.1)."""
+    proc = run_cli("score", subjects, "-m", "exact_match", "--by-group")
+    assert proc.returncode == 0, proc.stderr
+    assert "--by-group shows no groups" in proc.stderr
+    assert "--map group=subject" in proc.stderr
+    mapped = run_cli("score", subjects, "-m", "exact_match", "--by-group", "--map", "group=subject")
+    assert "Warning" not in mapped.stderr
+    assert "math" in mapped.stdout
+
+
+def test_a_near_miss_of_an_installed_suite_is_an_error(subjects: Path) -> None:
+    """--suite demo_qaa exits 2 with did-you-mean; an id resembling no suite stays allowed."""
+    proc = run_cli("score", subjects, "--suite", "demo_qaa", "-m", "exact_match")
+    assert proc.returncode == 2
+    assert "No suite is named 'demo_qaa'. Did you mean 'demo_qa'?" in proc.stderr
+    plain = run_cli("score", subjects, "--suite", "my_bench", "-m", "exact_match", "--json")
+    assert plain.returncode == 0, plain.stderr
+    assert json.loads(plain.stdout)["measurements"][0]["key"] == "my_bench.exact_match"
+
+
+def test_an_interval_method_a_metric_cannot_use_is_a_warning(subjects: Path) -> None:
+    """--ci t on a ratio metric: a warning naming the method it used instead."""
+    proc = run_cli("score", subjects, "-m", "exact_match", "--ci", "t", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "'exact_match' does not support the interval method 't'" in proc.stderr
+    assert json.loads(proc.stdout)["measurements"][0]["ci_method"] == "wilson"
+
+
+def test_rescore_keeps_saved_options_unless_new_ones_are_given(tmp_path: Path) -> None:
+    """rescore -m token_f1 recomputes with the saved remove_articles; new options replace it."""
+    data = rows(
+        tmp_path / "d.jsonl",
+        [{"id": "1", "output": "the cat", "expected": "a cat"}, {"id": "2", "output": "x"}],
+    )
+    first = run_cli(
+        "score", data, "-m", "token_f1:remove_articles=true", "--out", tmp_path / "o", "-q"
+    )
+    assert first.returncode == 0, first.stderr
+    saved = tmp_path / "o" / "results.json"
+    kept = run_cli("rescore", saved, "-m", "token_f1", "--json")
+    assert kept.returncode == 0, kept.stderr
+    assert json.loads(kept.stdout)["measurements"][0]["value"] == 1.0
+    changed = run_cli("rescore", saved, "-m", "token_f1:remove_articles=false", "--json")
+    assert json.loads(changed.stdout)["measurements"][0]["value"] == 0.5
+
+
+def test_verify_agrees_then_finds_a_tampered_number(tmp_path: Path) -> None:
+    """verify: exit 0 on fresh results; exit 1 naming the number after an edit (issue 10.4)."""
+    out = tmp_path / "o"
+    data = GOLDEN / "small.jsonl"
+    assert run_cli("score", data, "-m", "exact_match", "--out", out, "-q").returncode == 0
+    results = out / "results.json"
+    good = run_cli("verify", results)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "agree" in good.stdout
+    document = json.loads(results.read_text(encoding="utf-8"))
+    text = json.dumps(document)
+    first = next(iter(itemscore.RunResult.load_json(results).measurements.values()))
+    assert first.value is not None
+    tampered = text.replace(repr(first.value), repr(first.value / 2), 1)
+    assert tampered != text
+    results.write_text(tampered, encoding="utf-8")
+    bad = run_cli("verify", results)
+    assert bad.returncode == 1
+    assert "`value` is" in bad.stdout
+
+
+@pytest.mark.skipif(
+    not hasattr(itemscore.RunResult, "with_provenance"),
+    reason="results record the data hash once RunResult.with_provenance exists",
+)
+def test_verify_checks_the_data_hash(tmp_path: Path) -> None:
+    """verify --data: exit 0 with the scored file, 1 with another."""
+    out = tmp_path / "o"
+    data = GOLDEN / "small.jsonl"
+    assert run_cli("score", data, "-m", "exact_match", "--out", out, "-q").returncode == 0
+    results = out / "results.json"
+    good = run_cli("verify", results, "--data", data)
+    assert good.returncode == 0, good.stdout + good.stderr
+    other = rows(tmp_path / "other.jsonl", [{"id": "1", "output": "x"}])
+    wrong_data = run_cli("verify", results, "--data", other)
+    assert wrong_data.returncode == 1
+    assert "is not the file the results were computed from" in wrong_data.stdout
+
+
+def test_bad_settings_exit_2_naming_the_flag(subjects: Path) -> None:
+    """--confidence and --seed are checked by the library, reported at the flag."""
+    proc = run_cli("score", subjects, "-m", "exact_match", "--confidence", "95")
+    assert proc.returncode == 2
+    assert "Error: --confidence: `confidence` (95.0) must be in (0, 1)." in proc.stderr
