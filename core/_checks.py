@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from ._exceptions import InputError, one_of
 
 if TYPE_CHECKING:
+    from ._plan import PlannedMetric
     from ._records import ItemResult, Measurement
     from ._result import RunResult
-    from ._runner import PlannedMetric
 
 __all__ = [
     "check_answer_keys",

@@ -25,9 +25,9 @@ from itemscore._exceptions import (
 from ._request import MetricEntry, RunRequest, located
 
 if TYPE_CHECKING:
+    from itemscore._plan import RunPlan
     from itemscore._records import ItemResult
     from itemscore._result import RunResult
-    from itemscore._runner import PlannedMetric
     from itemscore._suite import Suite
 
 __all__ = [
@@ -60,9 +60,7 @@ def _ignore(message: str) -> None:
     pass
 
 
-def plan_entries(
-    metrics: Sequence[Any], extra: Sequence[Any], *, source: str
-) -> list[PlannedMetric]:
+def plan_entries(metrics: Sequence[Any], extra: Sequence[Any], *, source: str) -> RunPlan:
     """Configure every metric once (the library's plan), reporting a failure where it was asked.
 
     ``metrics`` and ``extra`` hold :class:`MetricEntry` (asked for on the command line or in a
@@ -72,13 +70,13 @@ def plan_entries(
         ConfigError: as the library's plan, the message starting with the entry's place.
         MetricCollisionError: likewise.
     """
-    from itemscore._runner import plan_metrics
+    from itemscore._plan import plan
 
     def spec(obj: Any) -> Any:
         return obj.spec if isinstance(obj, MetricEntry) else obj
 
     try:
-        return plan_metrics([spec(m) for m in metrics], [spec(m) for m in extra])
+        return plan([spec(m) for m in metrics], [spec(m) for m in extra])
     except (ConfigError, MetricCollisionError, PluginLoadError) as exc:
         index = getattr(exc, "index", None)
         setting = getattr(exc, "setting", None)
@@ -91,39 +89,55 @@ def plan_entries(
 
 
 def check_settings(request: RunRequest) -> dict[str, Any]:
-    """The run's settings, each checked by the library and reported where it was written.
+    """The run's settings as ``score`` keywords, each checked by the library's ``RunSettings``.
+
+    A setting the library refuses is reported where it was written (the YAML key or the flag).
 
     Raises:
         ConfigError: a setting the library refuses.
     """
-    from itemscore._runner import _check_run_settings
+    from itemscore._settings import RunSettings, resolve_workers
 
     values: dict[str, Any] = {}
-    checks: dict[str, Callable[[Any], None]] = {
-        "confidence": lambda v: _check_run_settings(v, None, 16),
-        "ci_method": lambda v: _check_run_settings(0.95, v, 16),
-        "seed": _check_seed,
-    }
-    for key, check in checks.items():
+    for key in ("confidence", "ci_method", "seed"):
         value = getattr(request, key)
         if value is None:
             continue
         try:
-            check(value)
+            RunSettings(**{key: value})
         except ConfigError as exc:
             raise located(exc, request.setting_place(key, SETTING_FLAGS[key])) from exc
         values[key] = value
-    if request.workers is not None or request.dask is not None:
+    if request.workers is not None and request.dask is not None:
         raise ConfigError(
-            f"{request.setting_place('workers', '--workers')}: this version of itemscore "
-            "scores in one process; --workers and --dask come with the parallel executors."
+            f"{request.setting_place('dask', '--dask')}: choose --workers (processes on this "
+            "machine) or --dask (a cluster), not both."
         )
+    if request.workers is not None:
+        try:
+            workers = resolve_workers(request.workers)
+            RunSettings(executor="process", workers=workers)
+        except ConfigError as exc:
+            raise located(exc, request.setting_place("workers", "--workers")) from exc
+        values.update(executor="process", workers=workers)
+    if request.dask is not None:
+        values.update(executor="dask", dask=request.dask)
     return values
 
 
-def _check_seed(value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"`seed` ({value!r}) must be an integer.")
+def _executor_arguments(settings: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """``settings`` as ``score`` keywords, with a Dask client for ``dask`` (to close after)."""
+    settings = dict(settings)
+    address = settings.pop("dask", None)
+    if address is None:
+        return settings, None
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ConfigError("--dask needs the Dask extra: pip install 'itemscore[dask]'.") from None
+    client = Client(address)  # type: ignore[no-untyped-call]
+    settings["client"] = client
+    return settings, client
 
 
 def resolve_suite(name: str | None, notice: Notice) -> tuple[str, Suite | None]:
@@ -204,7 +218,12 @@ def score_request(
     )
     if request.by_group:
         check_groups(items, notice=notice)
-    result = score(items, planned, suite_id=prepared.suite_id, progress=progress, **settings)
+    arguments, client = _executor_arguments(settings)
+    try:
+        result = score(items, planned, suite_id=prepared.suite_id, progress=progress, **arguments)
+    finally:
+        if client is not None:
+            client.close()
     if request.ci_method is not None:
         check_ci_support(result, request.ci_method, notice=notice)
     result = _with_provenance(
@@ -229,7 +248,7 @@ class PreparedRun:
     #: The installed suite of that id, if any.
     suite: Suite | None
     #: The metrics, each configured once.
-    planned: list[PlannedMetric]
+    planned: RunPlan
     #: The checked settings, as keyword arguments of ``score``.
     settings: dict[str, Any]
     #: The report formats to write (``None``: no ``--out``).
@@ -266,11 +285,8 @@ def prepare_request(request: RunRequest, *, notice: Notice = _ignore) -> Prepare
 
 
 def _with_provenance(result: RunResult, **more: Any) -> RunResult:
-    """``result.with_provenance(...)`` when the runner offers it (added with the executors)."""
-    add = getattr(result, "with_provenance", None)
-    if add is None:
-        return result
-    return add(**{k: v for k, v in more.items() if v is not None})  # type: ignore[no-any-return]
+    """``result`` with what only the command line knows added to its provenance."""
+    return result.with_provenance(**{k: v for k, v in more.items() if v is not None})
 
 
 def _export(
@@ -332,7 +348,12 @@ def rescore_results(
     planned = None
     if entries:
         planned = plan_entries(rescore_specs(saved.config, entries), [], source=request.source)
-    result = rescore(saved, planned, progress=progress, **settings)
+    arguments, client = _executor_arguments(settings)
+    try:
+        result = rescore(saved, planned, progress=progress, **arguments)
+    finally:
+        if client is not None:
+            client.close()
     if request.ci_method is not None:
         from itemscore._checks import check_ci_support
 
@@ -359,7 +380,7 @@ def verify_results(
     saved = RunResult.load_json(results)
     differences: list[str] = []
     if data is not None:
-        recorded = dict(getattr(saved, "provenance", {}) or {}).get("data") or {}
+        recorded = saved.provenance.get("data") or {}
         expected = recorded.get("sha256") if isinstance(recorded, Mapping) else None
         actual = file_digest(data)
         if expected is None:
