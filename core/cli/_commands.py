@@ -18,8 +18,8 @@ import click
 
 from itemscore._exceptions import ConfigError
 from itemscore._spec import MetricSpec
-from itemscore.inputs import FORMATS, ROLES
 from itemscore.cli import CONTEXT
+from itemscore.inputs import FORMATS, ROLES
 
 from ._grammar import parse_metric_spec
 from ._request import MetricEntry, RunRequest
