@@ -292,7 +292,7 @@ def test_command_line_scores_an_inspect_log() -> None:
     """`itemscore score LOG.eval --format inspect` agrees with inspect's own accuracy."""
     from click.testing import CliRunner
 
-    from itemscore._cli import cli
+    from itemscore.cli import cli
 
     log = MC_A.with_suffix(".eval")
     args = ["score", str(log), "--format", "inspect", "-m", "exact_match", "--json"]

@@ -301,7 +301,7 @@ def test_command_line_scores_an_lm_eval_samples_file() -> None:
     """`itemscore score FILE --format lm-eval` gives lm-eval's own exact_match."""
     from click.testing import CliRunner
 
-    from itemscore._cli import cli
+    from itemscore.cli import cli
 
     args = ["score", str(GEN_A), "--format", "lm-eval", "-m", "exact_match", "--json"]
     result = CliRunner().invoke(cli, args, catch_exceptions=False)
