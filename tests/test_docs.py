@@ -4,15 +4,20 @@ A block runs on its own: in a fresh namespace, in an empty temporary folder, wit
 metric registry and plugin manager, so it must import what it uses and define what it needs.
 An excerpt that is not meant to run (a few lines of a class, a signature) carries the marker
 :data:`FRAGMENT` on a line of its own just above its fence; mkdocs renders the comment as
-nothing.
+nothing. A top-level line ``expression  # literal`` (or ``print(expression)  # literal``) must
+give that literal: ``normalize("U.S.A.")  # 'usa'`` is checked, ``# the defaults`` is prose.
 """
 
 from __future__ import annotations
 
+import ast
+import io
 import re
+import tokenize
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -110,6 +115,80 @@ def python_blocks() -> list[Block]:
     return [block for block in all_blocks() if block.info in PYTHON]
 
 
+_CHECK = "__check_claim__"
+
+
+class ClaimError(AssertionError):
+    """A line of a block does not give what its comment says it gives."""
+
+
+def _claim(comment: str) -> tuple[str, Any] | None:
+    """The Python literal a ``# comment`` says a line evaluates to, with its text, or None.
+
+    ``# 'usa'``, ``# ['a', 'b']``, ``# None`` and ``# False: kept`` (a literal, a colon and an
+    explanation) are claims; ``# the defaults suit short answers`` is not.
+    """
+    text = comment.lstrip("#").strip()
+    for candidate in (text, text.split(": ", 1)[0]):
+        try:
+            return candidate, ast.literal_eval(candidate)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return None
+
+
+def _check_claim(actual: Any, claimed: Any, text: str, where: str) -> None:
+    if isinstance(claimed, float) and isinstance(actual, (int, float)) and "." in text:
+        actual = round(actual, len(text.rsplit(".", 1)[1]))
+    if actual != claimed or type(actual) is not type(claimed):
+        raise ClaimError(
+            f"{where}: the comment says this line gives {text}, but it gives {actual!r}: "
+            f"correct the comment (or the code)."
+        )
+
+
+def with_claims_checked(tree: ast.Module, block: Block) -> ast.Module:
+    """``tree`` with every top-level ``expression  # literal`` line turned into a check.
+
+    A bare expression, or ``print(expression)``, followed by a comment holding a Python literal
+    must give that literal (a float to the digits shown).
+    """
+    source = "\n" * block.line + block.source
+    comments = {
+        token.start[0]: token.string
+        for token in tokenize.generate_tokens(io.StringIO(source).readline)
+        if token.type == tokenize.COMMENT
+    }
+    for index, node in enumerate(tree.body):
+        if not isinstance(node, ast.Expr) or node.end_lineno not in comments:
+            continue
+        claim = _claim(comments[node.end_lineno])
+        if claim is None:
+            continue
+        value = node.value
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "print"
+            and len(value.args) == 1
+            and not value.keywords
+        ):
+            value = value.args[0]
+        where = f"{block.path.relative_to(ROOT).as_posix()}:{node.end_lineno}"
+        call = ast.Call(
+            func=ast.Name(id=_CHECK, ctx=ast.Load()),
+            args=[
+                value,
+                ast.parse(claim[0], mode="eval").body,
+                ast.Constant(claim[0]),
+                ast.Constant(where),
+            ],
+            keywords=[],
+        )
+        tree.body[index] = ast.copy_location(ast.Expr(call), node)
+    return ast.fix_missing_locations(tree)
+
+
 def _how_to_fix(block: Block) -> str:
     return (
         f"Make it run on its own: it runs in a fresh namespace, in an empty temporary folder, "
@@ -143,8 +222,10 @@ def test_python_block_runs_as_written(block: Block) -> None:
     """The block runs without raising, alone, in an empty temporary folder."""
     # Blank lines in front keep the line numbers of tracebacks those of the Markdown file.
     try:
-        code = compile("\n" * block.line + block.source, str(block.path), "exec")
-        exec(code, {"__name__": "__main__"})
+        source = "\n" * block.line + block.source
+        tree = with_claims_checked(ast.parse(source, filename=str(block.path)), block)
+        code = compile(tree, str(block.path), "exec")
+        exec(code, {"__name__": "__main__", _CHECK: _check_claim})
     except Exception as exc:  # noqa: BLE001 - any failure of the block is the finding
         failure = exc
     else:
@@ -155,9 +236,10 @@ def test_python_block_runs_as_written(block: Block) -> None:
     lines = [frame.lineno for frame in frames if frame.filename == str(block.path)]
     if lines and lines[-1] is not None:
         where = f"{block.path.relative_to(ROOT).as_posix()}:{lines[-1]}"
+    hint = "" if isinstance(failure, ClaimError) else _how_to_fix(block) + "\n\n"
     pytest.fail(
         f"{where}: the Python block at {block.where} does not run as written: "
-        f"{type(failure).__name__}: {failure}\n\n{_how_to_fix(block)}\n\n"
+        f"{type(failure).__name__}: {failure}\n\n{hint}"
         + "".join(traceback.format_exception(failure)),
         pytrace=False,
     )
