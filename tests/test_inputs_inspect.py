@@ -336,3 +336,17 @@ def test_hostile_text_is_read_as_it_is_or_named(strings: list[str]) -> None:
     assert records[0]["id"] == ident
     assert records[0]["answer"] == answer
     assert isinstance(records[0]["output"], str)
+
+
+def test_a_json_log_is_recognised_without_format(tmp_path: Path) -> None:
+    """A .json file holding an inspect_ai log needs no --format; a JSON list stays json."""
+    from itemscore.inputs import detect_format
+
+    assert detect_format(QA_A.with_suffix(".json")) == "inspect"
+    assert detect_format(QA_A.with_suffix(".eval")) == "inspect"
+    data = tmp_path / "rows.json"
+    data.write_text('[{"version": 2, "eval": {}}]')
+    assert detect_format(data) == "json"
+    other = tmp_path / "other.json"
+    other.write_text('{"eval": {}}')
+    assert detect_format(other) == "json"  # no inspect version first: not claimed

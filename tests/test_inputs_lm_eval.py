@@ -343,3 +343,18 @@ def test_hostile_text_is_read_as_it_is_or_named(strings: list[str]) -> None:
     assert record["output"] == answer
     assert record["input"] == prompt
     assert all(isinstance(t, str) for t in record["expected"] or [])
+
+
+def test_a_samples_file_is_recognised_without_format(tmp_path: Path) -> None:
+    """A .jsonl file whose lines are lm-eval samples needs no --format; data files stay jsonl."""
+    from itemscore.inputs import detect_format
+
+    assert detect_format(GEN_A) == "lm-eval"
+    assert detect_format(MC_A) == "lm-eval"
+    assert [i.output for i in itemscore.read_items(GEN_B)][:2] == ["paris", "[invalid]"]
+    data = tmp_path / "outputs.jsonl"
+    data.write_text('{"id": "1", "output": "x", "doc_id": 0, "arguments": [], "resps": [], '
+                    '"filtered_resps": []}\n')  # fmt: skip
+    assert detect_format(data) == "jsonl"  # it has an output: a data file
+    assert detect_format(tmp_path / "missing.jsonl") == "jsonl"  # the reader will say why
+    assert detect_format(GEN_A, "jsonl") == "jsonl"  # a named format always wins

@@ -111,6 +111,9 @@ FORMATS: tuple[str, ...] = tuple(REGISTRY)
 def detect_format(path: str | os.PathLike[str], format: str | None = None) -> str:
     """The input format of ``path``: ``format`` when given, else from the file's extension.
 
+    A ``.jsonl`` or ``.json`` file that holds a harness log (lm-eval, inspect_ai) by its
+    content is read as one.
+
     ``format`` may also be an extension's name (``ndjson``, ``pq``).
 
     Raises:
@@ -130,7 +133,9 @@ def detect_format(path: str | os.PathLike[str], format: str | None = None) -> st
     suffix = Path(path).suffix.lower()
     for fmt in REGISTRY.values():
         if suffix in fmt.extensions:
-            return fmt.name
+            from ._sniff import sniff  # harness logs share .jsonl and .json with data files
+
+            return sniff(path, fmt.name)
     raise ConfigError(
         f"Cannot tell the format of {os.fspath(path)} from its extension "
         f"{suffix or '(none)'!r}; name it with --format (one of {one_of(FORMATS)})."

@@ -1,0 +1,49 @@
+"""Telling harness logs from data files of the same extension, by their first bytes.
+
+lm-eval's samples files are ``.jsonl`` and inspect_ai's JSON logs ``.json``, like any data file;
+their content tells them apart without doubt, so ``--format`` may be left out:
+
+- a ``.jsonl`` file whose first line is an object with lm-eval's keys (``doc_id``, ``arguments``,
+  ``resps``, ``filtered_resps``) and no ``output`` is an lm-eval samples file;
+- a ``.json`` file holding an object (a JSON data file holds a list) that starts with
+  inspect_ai's ``"version"`` and has an ``"eval"`` object is an inspect_ai log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+__all__ = ["sniff"]
+
+_HEAD = 1 << 20  # enough for the first line of a samples file, whose doc may be long
+_LM_EVAL_KEYS = frozenset({"doc_id", "arguments", "resps", "filtered_resps"})
+_INSPECT = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,.*?"eval"\s*:\s*\{', re.S)
+
+
+def sniff(path: str | os.PathLike[str], name: str) -> str:
+    """The harness format ``path`` holds when its content says so, else ``name`` unchanged.
+
+    Never raises: a file that cannot be read keeps the format its extension gave, and the
+    reader reports the problem.
+    """
+    if name not in ("jsonl", "json"):
+        return name
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_HEAD if name == "jsonl" else 1 << 16)
+    except OSError:
+        return name
+    if name == "json":
+        return "inspect" if _INSPECT.match(head) else name
+    first = head.lstrip().split(b"\n", 1)
+    if len(first) < 2 and len(head) == _HEAD:
+        return name  # a first line longer than the head: not worth reading further
+    try:
+        row = json.loads(first[0])
+    except ValueError:
+        return name
+    if isinstance(row, dict) and row.keys() >= _LM_EVAL_KEYS and "output" not in row:
+        return "lm-eval"
+    return name
