@@ -3,7 +3,7 @@
 # The set-up comes in layers, one stamp file each, so that every target installs only what it
 # needs: `make demo` the package, `make test` also the test tools and the example plugin. Delete
 # a stamp to redo its layer (`rm .venv/.installed` after adding a module). To add a layer that
-# the tests need (a browser, a service), write its stamp rule and append the stamp to TEST_SETUP.
+# the tests need (a browser, a service), write its stamp rule and add the stamp to TEST_SETUP.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -11,6 +11,8 @@ PIP    := $(BIN)/python -m pip
 
 PACKAGE_STAMP := $(VENV)/.installed
 DEV_STAMP     := $(VENV)/.dev-installed
+# What lint, typecheck, pytest, docs-build and bench need. Append a layer's stamp here, above
+# the rules: make expands a rule's prerequisites where it reads the rule.
 TEST_SETUP    := $(DEV_STAMP)
 
 .PHONY: demo test lint typecheck pytest docs-build bench docs clean
