@@ -177,6 +177,17 @@ class ScoreColumn(Sequence[ItemScore]):
             return [EMPTY] * (states.count(OK) + states.count(FAIL))
         return [e or EMPTY for s, e in zip(states, extras) if s <= FAIL]
 
+    def scored_clusters(self, clusters: Sequence[str | None]) -> list[str | None]:
+        """The entries of ``clusters`` (one per item) of the scored items, in order."""
+        return [c for s, c in zip(self.states, clusters) if s <= FAIL]
+
+    def scored_outcomes(
+        self, clusters: Sequence[str | None]
+    ) -> tuple[list[bool], list[str | None]]:
+        """For the scored items: whether each is ok (not fail), and each one's cluster."""
+        pairs = [(s == OK, c) for s, c in zip(self.states, clusters) if s <= FAIL]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
     def scored_values(self) -> list[float]:
         """The values of the scored (ok and fail) items, in order."""
         values = self.values

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import functools
-import operator
 import re
-from collections import Counter
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
@@ -231,19 +229,27 @@ class Metric:
         from . import aggregate
         from ._columns import ScoreColumn
 
+        column = scores if isinstance(scores, ScoreColumn) else ScoreColumn.from_scores("", scores)
+        clusters = ctx.clusters
+        if clusters is not None and all(c is None for c in clusters):
+            clusters = None
         if self.aggregation == "ratio":
-            if isinstance(scores, ScoreColumn):
-                counts = scores.counts()
-            else:
-                counts = Counter(map(_status_of, scores))
-            ok, fail = counts[Status.OK], counts[Status.FAIL]
             method = _method_for(ctx.ci_method, aggregate.RATIO_METHODS, "wilson")
+            if clusters is not None:
+                successes, scored_clusters = column.scored_outcomes(clusters)
+                return aggregate.cluster_ratio(
+                    successes, scored_clusters, method=method, confidence=ctx.confidence
+                )
+            counts = column.counts()
+            ok, fail = counts[Status.OK], counts[Status.FAIL]
             return aggregate.ratio(ok, ok + fail, method=method, confidence=ctx.confidence)
-        if isinstance(scores, ScoreColumn):
-            values = scores.scored_values()
-        else:
-            values = [s.value for s in scores if s.value is not None and s.status.scored]
+        values = column.scored_values()
         method = _method_for(ctx.ci_method, aggregate.MEAN_METHODS, "normal")
+        if self.aggregation == "mean" and clusters is not None:
+            scored_clusters = column.scored_clusters(clusters)
+            return aggregate.cluster_mean(
+                values, scored_clusters, confidence=ctx.confidence, bounds=self.value_bounds
+            )
         if self.aggregation == "mean":
             estimate = aggregate.mean(
                 values,
@@ -268,9 +274,6 @@ class Metric:
 
     def __repr__(self) -> str:
         return f"<{type(self).__qualname__} {getattr(self, 'metric_id', '?')!r}>"
-
-
-_status_of = operator.attrgetter("status")
 
 
 @functools.lru_cache(maxsize=256)

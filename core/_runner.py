@@ -20,7 +20,7 @@ import attrs
 
 from ._columns import ScoreColumn
 from ._items import ScoredItems
-from ._metric import MetricContext
+from ._metric import Metric, MetricContext
 from ._plan import PlannedMetric, RunPlan, plan, plan_metrics
 from ._records import EMPTY, Estimate, ItemResult, ItemScore, Measurement, MetricResult, Status
 from ._registry import Registry
@@ -266,7 +266,8 @@ def _measure(
         return Measurement(**common, groups=by_group, error=f"{type(exc).__name__}: {exc}")
     extra = {k: float(v) for k, v in estimate.extra.items()} if estimate.extra else {}
     if by_group:
-        extra.update(_macro(by_group, ctx.confidence, metric.value_bounds))
+        assert groups is not None
+        extra.update(_macro(pm, scores, groups, by_group, ctx.confidence))
     elif ctx.group is not None and common["n"] < SMALL_GROUP:
         extra["small_group"] = 1.0
     return Measurement(
@@ -281,31 +282,55 @@ def _measure(
 
 
 def _macro(
-    groups: Mapping[str, Measurement], confidence: float, bounds: tuple[float, float] | None
+    pm: PlannedMetric,
+    scores: ScoreColumn,
+    groups: Sequence[str | None],
+    by_group: Mapping[str, Measurement],
+    confidence: float,
 ) -> dict[str, float]:
-    """The unweighted mean over groups, with a normal interval from the groups' own intervals.
+    """The macro value (unweighted mean over groups) with its interval, for ``extra``.
 
-    ``macro = mean(v_g)``; ``se = sqrt(sum(se_g^2)) / G`` with ``se_g = (high_g - low_g) / (2z)``
-    (groups are disjoint, so independent). The interval is left out when a group has none.
+    Metrics with the default ratio or mean aggregate: :func:`itemscore.aggregate.macro_mean`
+    of the scored values (0/1 for a ratio), groups as fixed strata. Metrics with their own
+    aggregate: the mean of the groups' values, with ``se = sqrt(sum(se_g^2)) / G`` where
+    ``se_g = (high_g - low_g) / (2z)`` from each group's own interval (groups are disjoint, so
+    independent); no interval when a group has none.
     """
     from statistics import NormalDist
 
-    values = [g.value for g in groups.values() if g.value is not None]
-    if not values:
+    from . import aggregate
+
+    metric = pm.metric
+    own = type(metric).aggregate is not Metric.aggregate or pm.is_corpus
+    if not own and metric.aggregation in ("ratio", "mean"):
+        values: Sequence[float]
+        if metric.aggregation == "ratio":
+            values, scored_groups = scores.scored_outcomes(groups)
+            bounds: tuple[float, float] | None = (0.0, 1.0)
+        else:
+            values, scored_groups = scores.scored_values(), scores.scored_clusters(groups)
+            bounds = metric.value_bounds
+        estimate = aggregate.macro_mean(values, scored_groups, confidence=confidence, bounds=bounds)
+        if estimate.value is None:
+            return {}
+        out = {"macro": estimate.value, "macro_groups": float(estimate.extra["n_groups"])}
+        if estimate.low is not None and estimate.high is not None:
+            out["macro_low"], out["macro_high"] = estimate.low, estimate.high
+        return out
+    found = [g for g in by_group.values() if g.value is not None]
+    if not found:
         return {}
-    out = {"macro": math.fsum(values) / len(values), "macro_groups": float(len(values))}
+    out = {
+        "macro": math.fsum(g.value for g in found if g.value is not None) / len(found),
+        "macro_groups": float(len(found)),
+    }
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     halves = [
-        (g.ci_high - g.ci_low) / 2
-        for g in groups.values()
-        if g.value is not None and g.ci_low is not None and g.ci_high is not None
+        (g.ci_high - g.ci_low) / 2 for g in found if g.ci_low is not None and g.ci_high is not None
     ]
-    if len(halves) == len(values):
-        se = math.sqrt(math.fsum((h / z) ** 2 for h in halves)) / len(values)
-        low, high = out["macro"] - z * se, out["macro"] + z * se
-        if bounds is not None:
-            low, high = max(low, bounds[0]), min(high, bounds[1])
-        out["macro_low"], out["macro_high"] = low, high
+    if len(halves) == len(found):
+        se = math.sqrt(math.fsum((h / z) ** 2 for h in halves)) / len(found)
+        out["macro_low"], out["macro_high"] = out["macro"] - z * se, out["macro"] + z * se
     return out
 
 

@@ -327,3 +327,39 @@ def test_clusters_reach_the_aggregate_aligned_with_the_scores() -> None:
     assert [i.cluster for i in items] in Clustered.seen
     assert itemscore.score(make_items(), ["clustered_test"])
     assert Clustered.seen[-1] is None
+
+
+def test_clustered_items_get_cluster_robust_intervals() -> None:
+    """Default ratio and mean aggregates use the clusters: n_clusters and the design effect."""
+    from itemscore import aggregate
+
+    items = [
+        ItemResult(
+            id=str(i), output="yes" if i % 7 < 4 else "no", expected="yes", cluster=f"c{i // 6}"
+        )
+        for i in range(60)
+    ]
+    result = itemscore.score(items, ["exact_match", "token_f1"])
+    em = result.measurements["default.exact_match"]
+    expected = aggregate.cluster_ratio(
+        [i % 7 < 4 for i in range(60)], [f"c{i // 6}" for i in range(60)]
+    )
+    assert (em.value, em.ci_low, em.ci_high) == (expected.value, expected.low, expected.high)
+    assert em.extra["n_clusters"] == 10.0
+    assert "design_effect" in result.measurements["default.token_f1"].extra
+
+
+def test_macro_of_default_aggregates_is_aggregate_macro_mean() -> None:
+    from itemscore import aggregate
+
+    groups = [("a", "b", "c")[i % 3] if i < 45 else "a" for i in range(60)]
+    items = [
+        ItemResult(id=str(i), output="yes" if i % 4 else "no", expected="yes", group=g)
+        for i, g in enumerate(groups)
+    ]
+    m = itemscore.score(items, ["exact_match"]).measurements["default.exact_match"]
+    expected = aggregate.macro_mean(
+        [float(i % 4 != 0) for i in range(60)], groups, bounds=(0.0, 1.0)
+    )
+    assert m.extra["macro"] == expected.value
+    assert (m.extra["macro_low"], m.extra["macro_high"]) == (expected.low, expected.high)
