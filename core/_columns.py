@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import Any, ClassVar, overload
 
 from ._records import EMPTY, ItemScore, Status
 
@@ -34,10 +34,19 @@ class ScoreColumn(Sequence[ItemScore]):
     """One metric's scores, one entry per item, in item order.
 
     ``reasons`` and ``extras`` are ``None`` when no item has one (the common case); an empty
-    ``extra`` is stored as ``None``.
+    ``extra`` is stored as ``None``. A metric's ``score_items`` may return a column instead of
+    a list of scores: state codes (:attr:`OK`, :attr:`FAIL`, :attr:`SKIP`, :attr:`ERROR`),
+    values (a finite number for ok and fail, ``None`` otherwise), and optionally reasons and
+    extras; no :class:`~itemscore.ItemScore` is built until someone reads one.
     """
 
     __slots__ = ("extras", "label", "reasons", "states", "values")
+
+    #: State codes, as stored in :attr:`states`.
+    OK: ClassVar[int] = 0
+    FAIL: ClassVar[int] = 1
+    SKIP: ClassVar[int] = 2
+    ERROR: ClassVar[int] = 3
 
     def __init__(
         self,
@@ -157,6 +166,13 @@ class ScoreColumn(Sequence[ItemScore]):
 
     def __iter__(self) -> Iterator[ItemScore]:
         return map(self.__getitem__, range(len(self.states)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment] # compared by content, like a list
 
     def __repr__(self) -> str:
         return f"<ScoreColumn {self.label!r}: {len(self)} scores>"

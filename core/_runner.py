@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 
 from ._columns import ScoreColumn
+from ._gc import gc_frozen
 from ._items import ScoredItems
 from ._metric import Metric, MetricContext
 from ._plan import PlannedMetric, RunPlan, plan, plan_metrics
@@ -420,9 +421,10 @@ def _run_plan(
             done += count
             progress(done, total)
 
-    columns = engine.execute(the_plan, items, settings, tick)
-    models = _models_of(items)
-    corpus_columns, corpus = _score_corpus(the_plan, items, models)
+    with gc_frozen():
+        columns = engine.execute(the_plan, items, settings, tick)
+        models = _models_of(items)
+        corpus_columns, corpus = _score_corpus(the_plan, items, models)
     columns.update(corpus_columns)
     tick(len(items) * len(corpus_columns))
     ordered = {label: columns[label] for label in the_plan.labels}
@@ -432,7 +434,8 @@ def _run_plan(
                 hooks.itemscore_item_scored(item=item, score=item_score)
 
     # Aggregate once, per model and per group.
-    measurements, by_model = _measure_all(the_plan, items, ordered, settings, models, corpus)
+    with gc_frozen():
+        measurements, by_model = _measure_all(the_plan, items, ordered, settings, models, corpus)
     packages = the_plan.packages()
     if base is not None:
         measurements = {**base.measurements, **measurements}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from itemscore import ItemResult, ItemScore, Metric, MetricContext
+from itemscore import ItemResult, ItemScore, Metric, MetricContext, ScoreColumn
 
 
 class AnsweredRate(Metric):
@@ -22,7 +22,9 @@ class AnsweredRate(Metric):
         """Ok when the request produced an output (even an empty one), fail when it failed."""
         return self.ok() if item.output is not None else self.fail()
 
-    def score_items(self, items: Sequence[ItemResult], ctx: MetricContext) -> list[ItemScore]:
-        """The same verdicts for many items, without a call per item."""
-        ok, fail = self.ok(), self.fail()
-        return [ok if item.output is not None else fail for item in items]
+    def score_items(self, items: Sequence[ItemResult], ctx: MetricContext) -> ScoreColumn:
+        """The same verdicts for many items, as one column: no call and no object per item."""
+        answered = [item.output is not None for item in items]
+        states = bytes([ScoreColumn.OK if a else ScoreColumn.FAIL for a in answered])
+        values: list[float | None] = [1.0 if a else 0.0 for a in answered]
+        return ScoreColumn(self.label, states, values)

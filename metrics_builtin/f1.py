@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from itemscore import Estimate, ItemScore, MetricContext, OptionError, ScoreColumn
-from itemscore.metrics_builtin._comparison import NormalizedMetric, check_labels
+from itemscore.metrics_builtin._comparison import NormalizedMetric, Verdict, check_labels
 
 if TYPE_CHECKING:
     import numpy as np
@@ -101,14 +101,14 @@ class F1(NormalizedMetric[_Prepared]):
         forms = [normalize(answer) for answer in expected]
         return frozenset(forms), forms[0]
 
-    def _judge(self, output: str, prepared: _Prepared) -> ItemScore:
+    def _verdict(self, output: str, prepared: _Prepared) -> Verdict:
         forms, first = prepared
         extractor = self.extractor
         label = None if extractor is None else extractor.find(output)
         pred = self.normalizer(output) if label is None else self._label_forms[label]
         if pred in forms:
-            return self.ok(extra={"pred": pred, "gold": pred})
-        return self.fail(extra={"pred": pred, "gold": first})
+            return (True, 1.0, {"pred": pred, "gold": pred})
+        return (False, 0.0, {"pred": pred, "gold": first})
 
     def _failed_extra(self, prepared: _Prepared) -> Mapping[str, Any]:
         return {"pred": None, "gold": prepared[1]}

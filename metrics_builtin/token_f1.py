@@ -6,8 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from itemscore import ItemScore
-from itemscore.metrics_builtin._comparison import NormalizedMetric
+from itemscore.metrics_builtin._comparison import NormalizedMetric, Verdict
 from itemscore.metrics_builtin._squad import check_squad_options, squad_normalize
 from itemscore.text import Normalizer, tokenize
 
@@ -167,11 +166,11 @@ class TokenF1(NormalizedMetric[tuple[_Reference, ...]]):
             references.append((answer, tokens, counts))
         return tuple(references)
 
-    def _judge(self, output: str, prepared: tuple[_Reference, ...]) -> ItemScore:
+    def _verdict(self, output: str, prepared: tuple[_Reference, ...]) -> Verdict:
         pred = self._split(self.normalizer(output))
         if not pred and self._squad:
             extra = {"best_reference": prepared[0][0], "precision": 0.0, "recall": 0.0}
-            return self.ok(0.0, extra=extra)
+            return (True, 0.0, extra)
         best = (-1.0, 0.0, 0.0)
         best_reference = prepared[0][0]
         for answer, tokens, counts in prepared:
@@ -182,7 +181,7 @@ class TokenF1(NormalizedMetric[tuple[_Reference, ...]]):
                     break
         f1, precision, recall = best
         extra = {"best_reference": best_reference, "precision": precision, "recall": recall}
-        return self.ok(f1, extra=extra)
+        return (True, f1, extra)
 
     def _failed_extra(self, prepared: tuple[_Reference, ...]) -> Mapping[str, Any]:
         return {"best_reference": None, "precision": 0.0, "recall": 0.0}
