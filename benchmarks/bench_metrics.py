@@ -1,5 +1,8 @@
 """The built-in text metrics against plain-Python loops that compute the same numbers.
 
+0. The 100k QA rows of ``../shared/bench/gen_data.py`` scored with ``exact_match``,
+   ``token_f1`` and ``answered_rate`` against ``qa_em_f1_same_rules`` (itemscore's rules in a
+   tight loop) and ``qa_em_f1`` (SQuAD's cheaper rules), as paired medians.
 1. 100k SQuAD-like short answers (1-3 valid answers each, about 5% failed requests) scored with
    ``exact_match``, ``token_f1`` and ``answered_rate`` through ``itemscore.score``, against a
    tight plain loop (normalise, exact match, token F1 with ``Counter``, answered share). A second
@@ -13,14 +16,22 @@ Run directly (``python benchmarks/bench_metrics.py``) or through ``benchmarks/ru
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import statistics
 import string
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from itemscore import ItemResult, MetricContext, score
+import numpy as np
+
+from itemscore import ItemResult, MetricContext, plan, score
 from itemscore.metrics_builtin.f1 import F1
 
 N_SHORT = 100_000
@@ -189,8 +200,105 @@ def bench_f1() -> None:
     print(f"  aggregate alone                        {t_agg:6.3f} s")
 
 
+# ../shared/bench next to the checkout (or two levels up, from a worktree under wt/).
+SHARED_BENCH = [Path(__file__).resolve().parents[k] / "shared" / "bench" for k in (2, 3)]
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _shared_bench() -> Path | None:
+    """The shared benchmark folder (generator and plain loops), if this checkout has one."""
+    for folder in (Path(os.environ.get("ITEMSCORE_SHARED_BENCH", "")), *SHARED_BENCH):
+        if str(folder) and (folder / "gen_data.py").is_file():
+            return folder
+    return None
+
+
+def qa_rows(shared: Path, size: str = "100k") -> list[dict[str, Any]]:
+    """The generator's QA rows, written once into the ignored benchmarks/data/."""
+    path = DATA / f"qa-{size}.jsonl"
+    if not path.is_file():
+        subprocess.run(
+            [sys.executable, str(shared / "gen_data.py"), "--size", size, "--task", "qa",
+             "--out", str(DATA)],
+            check=True,
+        )  # fmt: skip
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def bench_qa_same_rules() -> None:
+    """exact_match + token_f1 + answered_rate through score() against a tight plain loop.
+
+    The plain loop (``qa_em_f1_same_rules``) applies itemscore's default normalisation rules to
+    the rows with an answer key, plus the answered share over all rows; the two must agree to
+    the last digit, item by item. Timed as paired runs in one process, alternating, medians.
+    """
+    shared = _shared_bench()
+    if shared is None:
+        print("QA benchmark skipped: no shared bench folder (set ITEMSCORE_SHARED_BENCH).")
+        return
+    sys.path.insert(0, str(shared))
+    from baselines import qa_em_f1  # type: ignore[import-not-found]
+    from same_rules import qa_em_f1_same_rules  # type: ignore[import-not-found]
+
+    rows = qa_rows(shared)
+    items = [
+        ItemResult(
+            id=r["id"], output=r["output"], expected=r.get("expected"), input=r["input"],
+            metadata={"lang": r["lang"]},
+        )
+        for r in rows
+    ]  # fmt: skip
+    keyed = [r for r in rows if r.get("expected")]
+    preds = [r["output"] or "" for r in keyed]
+    refs = [r["expected"] for r in keyed]
+    outputs = [r["output"] for r in rows]
+    metrics = plan(["exact_match", "token_f1", "answered_rate"])
+
+    def plain() -> tuple[list[int], list[float], float]:
+        em, f1 = qa_em_f1_same_rules(preds, refs)
+        return em, f1, sum(o is not None for o in outputs) / len(outputs)
+
+    def squad() -> tuple[list[int], list[float], float]:
+        em, f1 = qa_em_f1(preds, refs)
+        return em, f1, sum(o is not None for o in outputs) / len(outputs)
+
+    def framework() -> Any:
+        return score(items, metrics)
+
+    em, f1, answered = plain()
+    result = framework()
+    scored = [item for item in result.items if item.expected]
+    assert [int(i.scores["exact_match"].value or 0.0) for i in scored] == em
+    assert [i.scores["token_f1"].value for i in scored] == f1
+    m = result.measurements
+    assert m["default.exact_match"].value == sum(em) / len(em)
+    assert m["default.token_f1"].value == float(np.mean(f1))
+    assert m["default.answered_rate"].value == answered
+    times = paired({"plain": plain, "squad": squad, "itemscore": framework}, rounds=5)
+    per = 1e6 / len(items)
+    print(f"{len(items):,} QA rows (gen_data.py), exact_match + token_f1 + answered_rate")
+    print(f"  itemscore.score               {times['itemscore']:7.3f} s  "
+          f"{times['itemscore'] * per:6.2f} us/item")  # fmt: skip
+    print(f"  qa_em_f1_same_rules + share   {times['plain']:7.3f} s  "
+          f"ratio {times['itemscore'] / times['plain']:.2f}x (target <= 1.3x)")  # fmt: skip
+    print(f"  qa_em_f1 (SQuAD rules)        {times['squad']:7.3f} s  "
+          f"ratio {times['itemscore'] / times['squad']:.2f}x")  # fmt: skip
+    print("  (medians of 5 alternating rounds; every item's numbers equal the plain loop's)")
+
+
+def paired(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
+    """Median seconds of each function, run in alternation ``rounds`` times."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            times[name].append(_timed(fn)[0])
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
 def main() -> None:
-    """Run both benchmarks and print their figures."""
+    """Run the benchmarks and print their figures."""
+    bench_qa_same_rules()
     bench_short_answers()
     bench_f1()
 

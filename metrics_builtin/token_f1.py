@@ -70,9 +70,9 @@ def _scores(
                 common += 1
     if common == 0:
         return 0.0, 0.0, 0.0
-    precision = common / len(pred)
-    recall = common / len(gold)
-    return (2 * precision * recall) / (precision + recall), precision, recall
+    # 2c / (|pred| + |gold|): the harmonic mean of precision and recall in one rounding step,
+    # so the value is the same float as a plain loop computing it that way.
+    return 2.0 * common / (len(pred) + len(gold)), common / len(pred), common / len(gold)
 
 
 class TokenF1(NormalizedMetric[tuple[_Reference, ...]]):
@@ -173,8 +173,13 @@ class TokenF1(NormalizedMetric[tuple[_Reference, ...]]):
             return (True, 0.0, extra)
         best = (-1.0, 0.0, 0.0)
         best_reference = prepared[0][0]
+        squad = self._squad
         for answer, tokens, counts in prepared:
             scores = _scores(pred, tokens, counts)
+            if squad and scores[0]:
+                # The official script's rounding: 2pr / (p + r), to reproduce it to the digit.
+                _, p, r = scores
+                scores = ((2 * p * r) / (p + r), p, r)
             if scores[0] > best[0]:
                 best, best_reference = scores, answer
                 if scores[0] == 1.0:

@@ -241,8 +241,10 @@ def test_token_scores_match_counter_overlap(length: int) -> None:
         f1, precision, recall = token_scores(pred, gold)
         assert precision == same / len(pred)
         assert recall == same / len(gold)
-        want = 0.0 if same == 0 else 2 * precision * recall / (precision + recall)
+        want = 0.0 if same == 0 else 2 * same / (len(pred) + len(gold))
         assert f1 == want
+        if same:
+            assert f1 == pytest.approx(2 * precision * recall / (precision + recall), rel=1e-15)
 
 
 def test_long_answers_through_the_metric() -> None:
