@@ -410,7 +410,11 @@ class Measurement:
     higher_is_better: bool = True
     #: "deterministic" or "judge-based".
     reproducibility_class: str = "deterministic"
-    #: Secondary numbers (precision next to F1, ``f1[positive]``...).
+    #: Secondary numbers (precision next to F1, ``f1[positive]``...). The runner adds: on a
+    #: measurement with groups, ``macro`` (unweighted mean over the groups), ``macro_low``,
+    #: ``macro_high`` (its interval) and ``macro_groups``; on a group measurement with fewer
+    #: than 30 scored items, ``small_group = 1.0`` (tables may flag it); with clusters,
+    #: ``n_clusters``, ``se_cluster`` and ``design_effect``.
     extra: Mapping[str, float] = attrs.field(default=EMPTY, converter=_freeze_mapping)
     #: One measurement per distinct item group, same shape.
     groups: Mapping[str, Measurement] = attrs.field(default=EMPTY, converter=_freeze_mapping)
