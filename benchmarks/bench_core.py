@@ -73,7 +73,7 @@ def bench_executors(rounds: int = 3) -> None:
         import distributed
 
         cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address="127.0.0.1:0"
         )
         client = distributed.Client(cluster)
         # A running cluster, as a Dask user would have: startup is not part of a run.

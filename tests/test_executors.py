@@ -76,7 +76,7 @@ def test_dask_client_is_used_and_left_open(serial_result: itemscore.RunResult) -
     distributed = pytest.importorskip("distributed")
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address="127.0.0.1:0"
         ) as cluster,
         distributed.Client(cluster) as client,
     ):

@@ -80,7 +80,8 @@ class DaskExecutor(Executor):
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            # A free port on this machine only: the default, 8787, is often taken.
+            dashboard_address="127.0.0.1:0",
         )
         self._own = (cluster, distributed.Client(cluster))
 
