@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from ._plugins import plugin_manager
     from ._records import Estimate, ItemResult, ItemScore, Measurement, MetricResult, Status
     from ._registry import MetricInfo, Registry, register, reset_registry, unregister
-    from ._reports import export
     from ._result import RunResult
     from ._runner import rescore, run, score
     from ._settings import RunSettings
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
     from ._suite import Suite, get_suite
     from .hookspecs import hookimpl
     from .inputs import read_items
+    from .reports import export
 
     __version__: str
 
@@ -76,7 +76,7 @@ _EXPORTS: dict[str, str] = {
     "register": "._registry",
     "reset_registry": "._registry",
     "unregister": "._registry",
-    "export": "._reports",
+    "export": ".reports",
     "RunResult": "._result",
     "rescore": "._runner",
     "run": "._runner",

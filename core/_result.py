@@ -23,6 +23,7 @@ from ._serialize import (
     json_safe,
     measurement_from_dict,
     measurement_to_dict,
+    resolve_items,
 )
 from ._settings import RunSettings
 
@@ -192,7 +193,7 @@ class RunResult:
             raise ResultsFormatError(
                 f"{path}: not UTF-8 text (byte {exc.start}); is it a results.json?"
             ) from None
-        return cls.from_dict(data, source=str(path))
+        return cls.from_dict(resolve_items(data, path), source=str(path))
 
 
 def atomic_write_text(path: Path, text: str) -> Path:
@@ -203,7 +204,7 @@ def atomic_write_text(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except BaseException:

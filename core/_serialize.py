@@ -6,8 +6,12 @@ The shapes are stable: a saved ``results.json`` carries a schema name and versio
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ._exceptions import ResultsFormatError
@@ -21,14 +25,16 @@ __all__ = [
     "json_safe",
     "measurement_from_dict",
     "measurement_to_dict",
+    "resolve_items",
     "score_from_dict",
     "score_to_dict",
 ]
 
 #: The schema name written into every results file.
 SCHEMA = "itemscore.results"
-#: Bumped when the shape changes incompatibly.
-SCHEMA_VERSION = 1
+#: Bumped when the shape changes incompatibly. Version 2: ``"items"`` may refer to a file
+#: (``{"file": "items.jsonl", "count": N, "sha256": ...}``) instead of listing the items.
+SCHEMA_VERSION = 2
 
 
 def json_safe(value: Any) -> Any:
@@ -163,3 +169,67 @@ def check_schema(data: Any, source: str) -> None:
             f"{source} has results schema version {version!r}; this itemscore reads versions "
             f"up to {SCHEMA_VERSION}. Upgrade itemscore to read it."
         )
+
+
+def resolve_items(data: Any, path: Path) -> Any:
+    """``data`` (a results document read from ``path``) with its items inline.
+
+    A document written beside ``items.jsonl`` refers to it (``"items": {"file": ...,
+    "count": ..., "sha256": ...}``); the file must sit in the same folder, hold ``count``
+    lines and have that hash. Other documents are returned unchanged.
+
+    Raises:
+        ResultsFormatError: the reference names a path outside the folder, or the items file
+            is missing, of another length or content, or not valid JSON lines.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("items"), Mapping):
+        return data
+    ref = data["items"]
+    name = ref.get("file")
+    if (
+        not isinstance(name, str)
+        or not name
+        or name != os.path.basename(name)
+        or name
+        in (
+            ".",
+            "..",
+        )
+        or "\\" in name
+        or "\0" in name
+    ):
+        raise ResultsFormatError(
+            f"{path}: the items file {name!r} must be a file name in the same folder."
+        )
+    # Beside the file the link points to, so a report set switched meanwhile is not mixed.
+    items_path = Path(os.path.realpath(path)).parent / name
+    try:
+        raw = items_path.read_bytes()
+    except OSError as exc:
+        raise ResultsFormatError(
+            f"{path}: its items are in {name}, which cannot be read ({exc.strerror or exc}); "
+            "copy results.json together with the items file."
+        ) from None
+    expected_hash = ref.get("sha256")
+    if expected_hash is not None and hashlib.sha256(raw).hexdigest() != expected_hash:
+        raise ResultsFormatError(
+            f"{path}: {name} is not the items file this results file was written with "
+            "(its SHA-256 differs)."
+        )
+    items = []
+    # Split on "\n" only: JSON text may hold U+2028 or U+0085, which str.splitlines splits on.
+    for number, line in enumerate(raw.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            where = f"{exc.colno}" if isinstance(exc, json.JSONDecodeError) else "1"
+            raise ResultsFormatError(
+                f"{items_path}:{number}:{where}: not valid JSON ({exc})."
+            ) from None
+    if ref.get("count") is not None and ref["count"] != len(items):
+        raise ResultsFormatError(
+            f"{path}: {name} holds {len(items)} items, but the results file expects {ref['count']}."
+        )
+    return {**data, "items": items}

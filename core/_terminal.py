@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ._docgen import describe_aggregation
 from ._records import Measurement, Status
 from ._result import RunResult
+from .reports._summary import method_name
+from .reports._text import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from ._options import OptionInfo
     from ._registry import MetricInfo
@@ -28,6 +31,7 @@ __all__ = [
     "progress_bar",
     "progress_wanted",
     "result_tables",
+    "safe_text",
 ]
 
 #: ``progress(done, total)``, as the runner calls it.
@@ -63,26 +67,39 @@ def format_interval(low: float | None, high: float | None) -> str:
     return f"[{low:.{_DIGITS}f}, {high:.{_DIGITS}f}]"
 
 
-def _row(m: Measurement, name: str) -> list[str]:
+def safe_text(text: object) -> Text:
+    r"""Text from the data for a rich table: never read as markup, controls shown as escapes.
+
+    ``[bold red]`` and ``[/]`` stay literal text; ``\x1b[2J`` shows as those characters
+    instead of clearing the screen.
+    """
+    from rich.text import Text
+
+    return Text(printable(str(text)))
+
+
+def _row(m: Measurement, name: str) -> list[Any]:
     counts = m.counts
     return [
-        name,
+        safe_text(name),
         format_value(m.value),
         format_interval(m.ci_low, m.ci_high),
+        safe_text(method_name(m.ci_method)),
         str(m.n),
         str(counts.get(Status.OK, 0)),
         str(counts.get(Status.FAIL, 0)),
         str(counts.get(Status.SKIP, 0)),
         str(counts.get(Status.ERROR, 0)),
-        m.error or "",
+        safe_text(m.error) if m.error else "",
     ]
 
 
 def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
-    """One table per model: each measurement with its interval, n and the four state counts.
+    """One table per model: each measurement with its interval, method, n and the four counts.
 
     With ``by_group``, each measurement is followed by one row per group. The last column holds
     the error of a measurement whose aggregate failed; it is left out when there is none.
+    Every text from the data (suite, model, label, group, error) is shown as plain text.
     """
     from rich import box
     from rich.table import Table
@@ -90,7 +107,7 @@ def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
     tables: list[Table] = []
     confidence = float(result.config.get("confidence", 0.95))
     for model, measurements in result.by_model.items():
-        rows: list[tuple[list[str], bool]] = []
+        rows: list[tuple[list[Any], bool]] = []
         for m in measurements.values():
             rows.append((_row(m, m.metric), False))
             if by_group:
@@ -98,10 +115,11 @@ def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
                     rows.append((_row(gm, f"  {group}"), True))
         with_errors = any(cells[-1] for cells, _ in rows)
         title = f"{result.suite_id}" + (f" · {model}" if model is not None else "")
-        table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+        table = Table(title=safe_text(title), box=box.SIMPLE_HEAD, title_justify="left")
         table.add_column("metric", no_wrap=True)
         table.add_column("value", justify="right")
         table.add_column(f"{confidence * 100:g}% interval", justify="right", no_wrap=True)
+        table.add_column("method", no_wrap=True)
         for name in ("n", "ok", "fail", "skip", "error"):
             table.add_column(name, justify="right")
         if with_errors:
@@ -136,16 +154,19 @@ def metrics_tables(infos: Sequence[MetricInfo]) -> list[Table]:
     for info in infos:
         package = _package(info)
         if info.status == "broken" or info.cls is None:
-            broken.add_row(info.entry_point or "", package, info.target, info.error or "")
+            broken.add_row(
+                *(safe_text(x) for x in (info.entry_point or "", package, info.target)),
+                safe_text(info.error or ""),
+            )
             continue
         cls = info.cls
         table.add_row(
-            info.id or "",
-            info.entry_point or f"({info.source})",
-            package,
-            cls.reproducibility_class,
+            safe_text(info.id or ""),
+            safe_text(info.entry_point or f"({info.source})"),
+            safe_text(package),
+            safe_text(cls.reproducibility_class),
             _yes(cls.higher_is_better),
-            cls.description,
+            safe_text(cls.description),
         )
     return [table, broken] if broken.row_count else [table]
 

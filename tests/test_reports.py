@@ -31,17 +31,11 @@ from itemscore import (
 )
 from itemscore._io import read_items
 from itemscore._plugins import plugin_manager
-from itemscore._reports import (
-    BUILTIN_FORMATS,
-    SUMMARY_COLUMNS,
-    export,
-    items_jsonl,
-    latex_escape,
-    latex_table,
-    resolve_formats,
-    summary_csv,
-    summary_rows,
-)
+from itemscore.reports import BUILTIN_FORMATS, export, resolve_formats
+from itemscore.reports._summary import SUMMARY_COLUMNS, summary_rows
+from itemscore.reports.items_jsonl import iter_lines as items_jsonl
+from itemscore.reports.summary_csv import summary_csv
+from itemscore.reports.table_tex import latex_escape, latex_table
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("ITEMSCORE_UPDATE_GOLDEN") == "1"
@@ -140,8 +134,9 @@ def test_latex_escape(text: str, escaped: str) -> None:
 def _rows(tex: str) -> dict[str, list[str]]:
     """Table rows by their first cell."""
     out = {}
-    for line in tex.splitlines():
-        if line.endswith(r" \\") and not line.startswith("Model"):
+    body = tex.split(r"\midrule")[1].split(r"\bottomrule")[0]
+    for line in body.splitlines():
+        if line.endswith(r" \\") and not line.startswith(" & "):
             cells = line[: -len(r" \\")].split(" & ")
             out[cells[0]] = cells[1:]
     return out
@@ -189,6 +184,7 @@ def test_table_is_booktabs_with_one_column_per_measurement(result: RunResult) ->
     """tabular with l + one r per measurement, booktabs rules, one row per model."""
     tex = latex_table(result)
     assert r"\begin{tabular}{lrrr}" in tex
+    assert tex.index(r"\begin{table}") < tex.index(r"\caption{") < tex.index(r"\label{tab:")
     for rule in (r"\toprule", r"\midrule", r"\bottomrule", r"\end{tabular}"):
         assert rule in tex
     assert list(_rows(tex)) == ["a", "b"]
@@ -281,12 +277,13 @@ def test_golden_input_numbers_are_as_counted_by_hand() -> None:
 
 
 def test_export_writes_every_builtin_report(result: RunResult, tmp_path: Path) -> None:
-    """Default export: results.json, items.jsonl, summary.csv, table.tex and results.xlsx."""
-    pytest.importorskip("openpyxl")
+    """Default export: every built-in report, in format order, readable back."""
     out = tmp_path / "new" / "out"
-    written = export(result, out, ["json", "items", "csv", "tex", "xlsx"])
+    written = export(result, out, list(BUILTIN_FORMATS))
     assert [p.name for p in written] == list(BUILTIN_FORMATS.values())
-    assert sorted(p.name for p in out.iterdir()) == sorted(BUILTIN_FORMATS.values())
+    assert sorted(p.name for p in out.iterdir() if p.name != ".itemscore") == sorted(
+        BUILTIN_FORMATS.values()
+    )
     assert RunResult.load_json(out / "results.json").measurements == result.measurements
     assert (out / "table.tex").read_text(encoding="utf-8") == latex_table(result)
 
@@ -319,44 +316,35 @@ def test_out_dir_that_is_a_file_is_refused(result: RunResult, tmp_path: Path) ->
 def test_failure_mid_export_leaves_no_partial_files(
     result: RunResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """When a writer fails after others succeeded, no report and no temporary file remain."""
-    import itemscore._reports as reports
+    """When a writer fails after others succeeded, the old set stays and nothing new remains."""
+    import itemscore.reports.table_tex as table_tex
 
     def half_then_fail(result: RunResult, path: Path) -> None:
         path.write_text("\\begin{tabular}")  # a partial file under the temporary name
         raise OSError("disk full")
 
-    monkeypatch.setitem(reports._BUILTIN_WRITERS, "tex", half_then_fail)
     existing = tmp_path / "existing"
-    existing.mkdir()
-    (existing / "summary.csv").write_text("old")
+    export(result, existing, ["csv"])
+    old = (existing / "summary.csv").read_text()
+    monkeypatch.setattr(table_tex, "write", half_then_fail)
     with pytest.raises(OSError, match="disk full"):
         export(result, existing, ["json", "csv", "tex", "items"])
-    assert [p.name for p in existing.iterdir()] == ["summary.csv"]
-    assert (existing / "summary.csv").read_text() == "old"  # the old report is untouched
+    assert sorted(p.name for p in existing.iterdir()) == [".itemscore", "summary.csv"]
+    assert (existing / "summary.csv").read_text() == old  # the old report is untouched
+    assert len(list((existing / ".itemscore").glob("set-*"))) == 1  # the old set only
     fresh = tmp_path / "a" / "b"
     with pytest.raises(OSError, match="disk full"):
         export(result, fresh, ["json", "tex"])
     assert not (tmp_path / "a").exists()  # folders created for the export are removed too
 
 
-def test_missing_openpyxl_skips_xlsx_with_one_note(
+def test_xlsx_needs_no_spreadsheet_library(
     result: RunResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without openpyxl the default export skips results.xlsx and says so once."""
-    import itemscore._reports as reports
-
+    """results.xlsx is written without openpyxl: the default export always includes it."""
     monkeypatch.setitem(sys.modules, "openpyxl", None)
-    monkeypatch.setattr(reports, "_noticed", set())
-    notes: list[str] = []
-    first = export(result, tmp_path / "one", notice=notes.append)
-    export(result, tmp_path / "two", notice=notes.append)
-    assert "results.xlsx" not in [p.name for p in first]
-    assert {"results.json", "items.jsonl", "summary.csv", "table.tex"} <= {p.name for p in first}
-    assert len(notes) == 1
-    assert "pip install 'itemscore[xlsx]'" in notes[0]
-    with pytest.raises(ConfigError, match=r"needs openpyxl.*pip install 'itemscore\[xlsx\]'"):
-        resolve_formats(["xlsx"])
+    written = export(result, tmp_path / "one")
+    assert "results.xlsx" in [p.name for p in written]
 
 
 def test_xlsx_has_summary_and_outputs_sheets(tmp_path: Path) -> None:

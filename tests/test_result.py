@@ -43,7 +43,7 @@ def test_json_round_trip_is_lossless(result: RunResult, tmp_path: Path) -> None:
 def test_saved_document_is_versioned(result: RunResult, tmp_path: Path) -> None:
     """The file names its schema and version."""
     data = json.loads(result.save_json(tmp_path / "r.json").read_text())
-    assert (data["schema"], data["version"]) == ("itemscore.results", 1)
+    assert (data["schema"], data["version"]) == ("itemscore.results", 2)
     assert data["config"]["metrics"][1] == {
         "name": "answered_rate",
         "label": "ar",

@@ -89,7 +89,7 @@ def test_format_interval() -> None:
 
 
 def test_one_table_per_model_with_counts() -> None:
-    """Each model gets a table: label, value, interval, n and the four state counts."""
+    """Each model gets a table: label, value, interval, method, n and the four state counts."""
     data = [
         ItemResult(id="1", model="a", output="x", expected=("x",)),
         ItemResult(id="2", model="a", output=None, expected=("x",)),
@@ -98,7 +98,7 @@ def test_one_table_per_model_with_counts() -> None:
     ]
     result = itemscore.score(data, ["exact_match"], suite_id="s")
     tables = result_tables(result)
-    assert [t.title for t in tables] == ["s · a", "s · b"]
+    assert [str(t.title) for t in tables] == ["s · a", "s · b"]
     text = render(tables[0])
     m = result.by_model["a"]["s.exact_match"]
     # n = 2 scored (1 ok, 1 fail), 1 skipped for want of an answer key, 0 errors.
@@ -107,6 +107,7 @@ def test_one_table_per_model_with_counts() -> None:
         "0.5000",
         f"[{m.ci_low:.4f},",
         f"{m.ci_high:.4f}]",
+        "Wilson",
         "2",
         "1",
         "1",

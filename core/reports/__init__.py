@@ -1,0 +1,211 @@
+"""Report files: one module per format, registered in :data:`BUILTIN` below.
+
+To add a report format, write one module here with a ``write(result, path)`` function and add
+one line to :data:`BUILTIN`. Plugins add formats through the ``itemscore_export_formats`` hook
+(:mod:`.plugin_formats`); a plugin format ``NAME`` is written to ``DIR/results.NAME``.
+
+:func:`export` writes the whole set all or nothing, even across ``kill -9``: every report is
+written into a fresh folder ``DIR/.itemscore/set-*``, and the set is switched into place with
+one atomic rename (:mod:`._commit`). The reports in ``DIR`` are links into the current set.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .._exceptions import ConfigError, did_you_mean, one_of
+from .._result import RunResult
+
+__all__ = [
+    "BUILTIN",
+    "BUILTIN_FORMATS",
+    "ReportFormat",
+    "available_formats",
+    "check_out_dir",
+    "export",
+    "resolve_formats",
+]
+
+#: ``writer(result, path)`` writes one report of ``result`` to ``path``.
+Writer = Callable[[RunResult, Path], None]
+
+
+@attrs.frozen
+class ReportFormat:
+    """A built-in report format: its name, its file, and the module that writes it."""
+
+    #: The name used with ``--report`` and ``export(formats=...)``.
+    name: str
+    #: The file written into the output folder.
+    filename: str
+    #: The module of this package whose ``write(result, path)`` writes it (imported on use).
+    module: str
+
+    def writer(self) -> Callable[..., None]:
+        """The module's ``write`` function."""
+        write: Callable[..., None] = importlib.import_module(f"{__name__}.{self.module}").write
+        return write
+
+
+#: Every built-in format, in the order they are listed and returned. One line per format.
+BUILTIN: tuple[ReportFormat, ...] = (
+    ReportFormat("json", "results.json", "results_json"),
+    ReportFormat("items", "items.jsonl", "items_jsonl"),
+    ReportFormat("csv", "summary.csv", "summary_csv"),
+    ReportFormat("tex", "table.tex", "table_tex"),
+    ReportFormat("xlsx", "results.xlsx", "results_xlsx"),
+    ReportFormat("html", "report.html", "report_html"),
+)
+
+#: The built-in report formats: name -> file name.
+BUILTIN_FORMATS: dict[str, str] = {f.name: f.filename for f in BUILTIN}
+_BY_NAME = {f.name: f for f in BUILTIN}
+
+
+def _plugin_formats() -> dict[str, tuple[str, Writer]]:
+    from .plugin_formats import plugin_formats
+
+    return plugin_formats(BUILTIN_FORMATS)
+
+
+def available_formats() -> dict[str, str]:
+    """Every report format this process can write: name -> file name (plugins included)."""
+    names = dict(BUILTIN_FORMATS)
+    for name in _plugin_formats():
+        names[name] = f"results.{name}"
+    return names
+
+
+def resolve_formats(
+    formats: Iterable[str] | None = None,
+    *,
+    notice: Callable[[str], None] | None = None,
+) -> list[tuple[str, str, Writer]]:
+    """The reports to write, as ``(format, file name, writer)``, checked before any is written.
+
+    ``None`` means every built-in format and every plugin format.
+
+    Args:
+        formats: Format names, or ``None`` for all.
+        notice: Kept for callers that pass one; no format is skipped any more.
+
+    Raises:
+        ConfigError: an unknown format.
+        ItemscoreError: a plugin's format is unusable (see :mod:`.plugin_formats`).
+    """
+    plugins = _plugin_formats()
+    known = [*BUILTIN_FORMATS, *plugins]
+    if formats is None:
+        chosen = list(known)
+    else:
+        chosen = []
+        for name in formats:
+            if name not in known:
+                raise ConfigError(
+                    f"The report format {name!r} is not known; use one of {one_of(known)}."
+                    f"{did_you_mean(name, known)}"
+                )
+            if name not in chosen:
+                chosen.append(name)
+    out: list[tuple[str, str, Writer]] = []
+    for name in chosen:
+        if name in _BY_NAME:
+            fmt = _BY_NAME[name]
+            out.append((name, fmt.filename, fmt.writer()))
+        else:
+            out.append((name, f"results.{name}", plugins[name][1]))
+    return out
+
+
+def check_out_dir(out_dir: str | os.PathLike[str]) -> Path:
+    """``out_dir`` as a path, checked to be a folder or not to exist yet.
+
+    Raises:
+        ConfigError: ``out_dir`` exists and is not a folder.
+    """
+    path = Path(out_dir)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(
+            f"The output folder {os.fspath(out_dir)} is an existing file; name a folder."
+        )
+    return path
+
+
+def _call(writer: Callable[..., Any], name: str, result: RunResult, path: Path, names: Any) -> None:
+    if name == "json":
+        writer(result, path, names)  # refers to items.jsonl when it is in the set
+    else:
+        writer(result, path)
+
+
+def export(
+    result: RunResult,
+    out_dir: str | os.PathLike[str],
+    formats: Iterable[str] | None = None,
+    *,
+    notice: Callable[[str], None] | None = None,
+) -> list[Path]:
+    """Write the reports of ``result`` into ``out_dir``, all or nothing.
+
+    The whole set is written into a fresh folder ``out_dir/.itemscore/set-*`` and switched
+    into place in one atomic step: a failure or a kill at any moment leaves either the
+    previous complete set or the new complete set. Reports of formats not in the new set are
+    removed, so a set is never mixed with an older one. Sets left by killed runs are removed
+    by the next export into the same folder.
+
+    Args:
+        result: The run.
+        out_dir: The folder (created when missing).
+        formats: Names of :data:`BUILTIN_FORMATS` or plugin formats; ``None``: all of them.
+        notice: Kept for callers that pass one.
+
+    Returns:
+        The paths written, in format order.
+
+    Raises:
+        ConfigError: an unknown format or a bad folder, before anything is written.
+        Exception: whatever a writer raised; then the previous set is still in place.
+    """
+    from ._commit import new_set
+
+    path = check_out_dir(out_dir)
+    plan = resolve_formats(formats, notice=notice)
+    created = [p for p in (path, *path.parents) if not p.exists()]  # deepest first
+    path.mkdir(parents=True, exist_ok=True)
+    names = [filename for _, filename, _ in plan]
+    known = list(dict.fromkeys([*BUILTIN_FORMATS.values(), *names]))
+    report_set = new_set(path)
+    try:
+        # items.jsonl first: results.json refers to it by count and hash.
+        order = sorted(plan, key=lambda entry: entry[0] != "items")
+        for name, filename, writer in order:
+            _call(writer, name, result, report_set.folder / filename, names)
+        return report_set.commit(names, known)
+    except BaseException:
+        report_set.discard()
+        if created:
+            _remove_created(path, created)
+        raise
+
+
+def _remove_created(path: Path, created: list[Path]) -> None:
+    """Remove the folders this export created, when nothing else was put there meanwhile."""
+    from ._commit import STATE_DIR
+
+    state = path / STATE_DIR
+    try:
+        (state / "lock").unlink(missing_ok=True)
+        state.rmdir()
+    except OSError:
+        return
+    for folder in created:
+        try:
+            folder.rmdir()
+        except OSError:
+            break  # not empty after all: something else wrote there meanwhile

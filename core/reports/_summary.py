@@ -1,0 +1,169 @@
+"""What several reports share: the summary rows, the metric display names, which cells are bold."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._records import Measurement, Status
+from .._result import RunResult
+
+__all__ = [
+    "SUMMARY_COLUMNS",
+    "bold_cells",
+    "confidence_of",
+    "display_name",
+    "find",
+    "labels_of",
+    "method_name",
+    "summary_rows",
+]
+
+#: The columns of ``summary.csv`` and of the Summary sheet, in order.
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "suite",
+    "metric",
+    "model",
+    "group",
+    "value",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "confidence",
+    "n",
+    "ok",
+    "fail",
+    "skip",
+    "error",
+    "error_message",
+)
+
+#: How tables name the built-in metrics; any other label is shown as written.
+_DISPLAY_NAMES: dict[str, str] = {
+    "exact_match": "Exact match",
+    "accuracy": "Accuracy",
+    "f1": "F1",
+    "token_f1": "Token F1",
+    "answered_rate": "Answered rate",
+    "cost": "Cost",
+    "llm_judge": "LLM judge",
+}
+
+#: How tables name the interval methods.
+_METHOD_NAMES: dict[str, str] = {
+    "wilson": "Wilson",
+    "clopper-pearson": "Clopper-Pearson",
+    "normal": "normal",
+    "t": "t",
+    "bootstrap": "bootstrap",
+    "none": "no interval",
+}
+
+
+def _summary_row(m: Measurement, group: str | None) -> dict[str, Any]:
+    return {
+        "suite": m.suite,
+        "metric": m.metric,
+        "model": m.model,
+        "group": group,
+        "value": m.value,
+        "ci_low": m.ci_low,
+        "ci_high": m.ci_high,
+        "ci_method": m.ci_method,
+        "confidence": m.confidence,
+        "n": m.n,
+        "ok": m.counts.get(Status.OK, 0),
+        "fail": m.counts.get(Status.FAIL, 0),
+        "skip": m.counts.get(Status.SKIP, 0),
+        "error": m.counts.get(Status.ERROR, 0),
+        "error_message": m.error,
+    }
+
+
+def summary_rows(result: RunResult) -> list[dict[str, Any]]:
+    """One row per model and measurement, each followed by one row per group.
+
+    The keys are :data:`SUMMARY_COLUMNS`; missing values are ``None``.
+    """
+    rows: list[dict[str, Any]] = []
+    for measurements in result.by_model.values():
+        for m in measurements.values():
+            rows.append(_summary_row(m, None))
+            for group, gm in m.groups.items():
+                rows.append(_summary_row(gm, group))
+    return rows
+
+
+def labels_of(result: RunResult) -> list[str]:
+    """The measurement labels of every model, in first-seen order."""
+    labels: list[str] = []
+    for measurements in result.by_model.values():
+        for m in measurements.values():
+            if m.metric not in labels:
+                labels.append(m.metric)
+    return labels
+
+
+def find(measurements: Mapping[str, Measurement], label: str) -> Measurement | None:
+    """The measurement of ``label`` among one model's, or ``None``."""
+    for m in measurements.values():
+        if m.metric == label:
+            return m
+    return None
+
+
+def confidence_of(result: RunResult) -> float:
+    """The run's confidence level (0.95 when the configuration does not say)."""
+    settings = getattr(result, "settings", None)
+    value = getattr(settings, "confidence", None)
+    if value is None:
+        value = result.config.get("confidence", 0.95)
+    return float(value)
+
+
+def display_name(result: RunResult, label: str) -> str:
+    """How tables name a measurement: ``Exact match`` for ``exact_match``; labels as written.
+
+    A label that is a built-in metric's id (the metric used once, unlabelled) gets that
+    metric's display name; a label the user chose is shown as chosen.
+    """
+    for entry in result.config.get("metrics", []):
+        if isinstance(entry, Mapping) and entry.get("label") == label:
+            if entry.get("name") == label and label in _DISPLAY_NAMES:
+                return _DISPLAY_NAMES[label]
+            return label
+    return _DISPLAY_NAMES.get(label, label)
+
+
+def method_name(method: str) -> str:
+    """How tables name an interval method: ``Wilson``, ``t``, ``bootstrap``..."""
+    return _METHOD_NAMES.get(method, method)
+
+
+def _best_rows(values: Sequence[float | None], higher_is_better: bool, digits: int) -> set[int]:
+    """Rows holding the best value as displayed (ties all win); none with fewer than two."""
+    shown = [(i, round(v, digits)) for i, v in enumerate(values) if v is not None]
+    if len(shown) < 2:
+        return set()
+    best = max(v for _, v in shown) if higher_is_better else min(v for _, v in shown)
+    return {i for i, v in shown if v == best}
+
+
+def bold_cells(result: RunResult, *, digits: int = 3) -> set[tuple[str | None, str]]:
+    """The ``(model, label)`` cells that tables set in bold: the best value per measurement.
+
+    Today's rule: in each measurement, the best value as displayed with ``digits`` decimals
+    (the highest, or the lowest when ``higher_is_better`` is false), ties included; a
+    measurement with fewer than two values, or whose aggregate failed, has no bold.
+
+    This is the one place that decides bolding: every table asks it.
+    """
+    models = list(result.by_model)
+    bold: set[tuple[str | None, str]] = set()
+    for label in labels_of(result):
+        column = [find(result.by_model[model], label) for model in models]
+        values = [m.value if m is not None and m.error is None else None for m in column]
+        higher = next((m.higher_is_better for m in column if m is not None), True)
+        for row in _best_rows(values, higher, digits):
+            bold.add((models[row], label))
+    return bold

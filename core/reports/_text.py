@@ -1,0 +1,61 @@
+"""Text from the data, made safe to show: visible escapes for what a reader must not execute.
+
+Every string a report shows (model, group, label, suite id, reason, output) comes from data
+files or plugins, which itemscore does not trust (see ``docs/security.md``). Each report escapes
+for its own syntax; these helpers do the part they share: characters that are not text.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["one_line", "printable", "visible"]
+
+# Lone surrogates cannot be encoded in UTF-8: a writer would crash on them.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# C0 and C1 controls (escape sequences, bells, backspaces), DEL, and the bidirectional
+# overrides and isolates that reorder what a terminal shows ("Trojan Source").
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_LINE_BREAK = re.compile("[\r\n\t\v\f\x1c-\x1e\x85\u2028\u2029]+")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    r"""``text`` with every lone surrogate written as its escape (``\ud800``).
+
+    Example:
+        >>> visible("a\ud800b")
+        'a\\ud800b'
+    """
+    if text.isascii():
+        return text
+    return _SURROGATE.sub(_escape, text)
+
+
+def printable(text: str) -> str:
+    r"""``text`` with controls, bidirectional overrides and lone surrogates as visible escapes.
+
+    For terminals and one-line cells: ``\x1b[2J`` shows as the text ``\x1b[2J`` and never
+    clears the screen; a newline shows as ``\x0a``.
+
+    Example:
+        >>> printable("a\x1b[2Jb")
+        'a\\x1b[2Jb'
+    """
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def one_line(text: str) -> str:
+    r"""``text`` with line breaks and tabs as one space, then :func:`printable`.
+
+    For table cells in typeset documents, where a blank line would end the table.
+
+    Example:
+        >>> one_line("a\n\nb\tc")
+        'a b c'
+    """
+    return printable(_LINE_BREAK.sub(" ", text))

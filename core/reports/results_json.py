@@ -1,0 +1,67 @@
+"""``results.json``: the run (configuration, settings, provenance, measurements) and its items.
+
+Beside ``items.jsonl`` in one report set, the items are not written twice: ``"items"`` holds
+a reference, ``{"file": "items.jsonl", "count": N, "sha256": "..."}``, which
+:meth:`RunResult.load_json` follows (see :func:`itemscore._serialize.resolve_items`). Alone,
+the file holds every item inline, streamed one at a time as :meth:`RunResult.save_json` does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .._result import RunResult
+from .._serialize import json_safe
+from . import items_jsonl
+from ._files import open_report
+
+__all__ = ["FILENAME", "head", "write"]
+
+#: The file this format writes.
+FILENAME = "results.json"
+
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
+def head(result: RunResult) -> dict[str, Any]:
+    """Everything ``results.json`` holds except the items, ``provenance`` included."""
+    document = attrs.evolve(result, items=()).to_dict()
+    document.pop("items", None)
+    provenance = getattr(result, "provenance", None)
+    if provenance and "provenance" not in document:
+        document["provenance"] = json_safe(provenance)
+    return document
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write(result: RunResult, path: Path, names: Collection[str] = ()) -> None:
+    """Write ``results.json``; with ``items.jsonl`` among ``names`` (written first), refer to it."""
+    document = head(result)
+    items_file = path.parent / items_jsonl.FILENAME
+    with open_report(path) as handle:
+        if items_jsonl.FILENAME in names and items_file.is_file():
+            document["items"] = {
+                "file": items_jsonl.FILENAME,
+                "count": len(result.items),
+                "sha256": _sha256(items_file),
+            }
+            handle.write(_encode(document))
+            return
+        text = _encode({**document, "items": []})
+        handle.write(text[: -len("[]}")] + "[")
+        for index, item in enumerate(result.items):
+            handle.write(("" if index == 0 else ", ") + items_jsonl.item_line(item))
+        handle.write("]}")

@@ -1,0 +1,161 @@
+r"""``table.tex``: a LaTeX ``table`` for papers: models as rows, measurements as columns.
+
+Each cell holds the value, with its interval below in small type; under each header, the
+interval method and, when every model has the same, the number of scored items n. Every
+string from the data (suite id, model, group, label) is escaped with :func:`latex_escape`
+after :func:`~itemscore.reports._text.one_line`: no text can end the comment, run a command,
+or end a table row. The table needs ``\usepackage{booktabs}`` and ``\usepackage{graphicx}``;
+it is scaled down to ``\columnwidth`` only when wider.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .._result import RunResult
+from ._files import open_report
+from ._summary import bold_cells, confidence_of, display_name, find, labels_of, method_name
+from ._text import one_line
+
+__all__ = ["FILENAME", "latex_escape", "latex_table", "tex_text", "write"]
+
+#: The file this format writes.
+FILENAME = "table.tex"
+
+_LATEX_SPECIAL = {
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+    # Not commands, but "[" after "\\" would be read as the row's optional spacing, and
+    # "<", ">", "|" print as other glyphs in LaTeX's default font encoding.
+    "[": "{[}",
+    "]": "{]}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
+_LATEX_TABLE = str.maketrans(_LATEX_SPECIAL)
+_LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9.-]+")
+
+
+def latex_escape(text: str) -> str:
+    r"""``text`` with LaTeX's special characters escaped: ``& % $ # _ { } ~ ^ \ [ ] < > |``.
+
+    Example:
+        >>> latex_escape("f1_macro & 5%")
+        'f1\\_macro \\& 5\\%'
+    """
+    return text.translate(_LATEX_TABLE)
+
+
+def tex_text(text: str) -> str:
+    r"""Any text from the data as safe LaTeX: on one line, controls visible, specials escaped.
+
+    Example:
+        >>> tex_text("qa\n\\input{/etc/passwd}")
+        'qa \\textbackslash{}input\\{/etc/passwd\\}'
+    """
+    return latex_escape(one_line(text))
+
+
+def _fixed(value: float, digits: int) -> str:
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text  # no "-0.000"
+
+
+def _small(text: str) -> str:
+    return rf"{{\scriptsize {text}}}"
+
+
+def latex_table(result: RunResult, *, digits: int = 3) -> str:
+    r"""The text of ``table.tex``: a booktabs table in a ``table`` float with caption and label.
+
+    In each column the cells :func:`~itemscore.reports._summary.bold_cells` names are bold.
+    A measurement without a value shows ``--``; one whose aggregate failed shows ``error``.
+    """
+    models = list(result.by_model)
+    labels = labels_of(result)
+    bold = bold_cells(result, digits=digits)
+    confidence = confidence_of(result)
+    header = ["Model", *(tex_text(display_name(result, label)) for label in labels)]
+    sub_header = [""]
+    uniform_n: dict[str, bool] = {}
+    for label in labels:
+        found = [find(result.by_model[model], label) for model in models]
+        present = [m for m in found if m is not None]
+        methods = sorted({method_name(m.ci_method) for m in present})
+        ns = {m.n for m in present}
+        uniform_n[label] = len(ns) == 1
+        text = tex_text("/".join(methods))
+        if uniform_n[label]:
+            text += f", n={next(iter(ns))}"
+        sub_header.append(_small(text))
+    body: list[str] = []
+    for model in models:
+        values = [tex_text(model) if model is not None else r"\textit{all items}"]
+        intervals = [""]
+        for label in labels:
+            m = find(result.by_model[model], label)
+            if m is None:
+                values.append("")
+                intervals.append("")
+                continue
+            if m.error is not None:
+                values.append(r"\textit{error}")
+                intervals.append("")
+                continue
+            if m.value is None:
+                values.append("--")
+            else:
+                text = _fixed(m.value, digits)
+                values.append(rf"\textbf{{{text}}}" if (model, label) in bold else text)
+            below = ""
+            if m.ci_low is not None and m.ci_high is not None:
+                below = f"{{[}}{_fixed(m.ci_low, digits)}, {_fixed(m.ci_high, digits)}{{]}}"
+            if not uniform_n[label]:
+                below = f"{below} n={m.n}".strip()
+            intervals.append(_small(below) if below else "")
+        body.append(" & ".join(values) + r" \\")
+        if any(intervals):
+            body.append(" & ".join(intervals) + r" \\")
+    suite = tex_text(result.suite_id)
+    label = "tab:itemscore-" + (_LABEL_UNSAFE.sub("-", result.suite_id).strip("-") or "results")
+    lines = [
+        f"% itemscore results for suite {suite}: value with its "
+        f"{confidence * 100:g}% interval below; best per column in bold.",
+        r"% Needs \usepackage{booktabs} and \usepackage{graphicx}.",
+        r"\begin{table}[htbp]",
+        r"\centering",
+        rf"\caption{{Results on {suite}: each value with its {confidence * 100:g}\% "
+        r"confidence interval below it; under each metric, the interval method and n, the "
+        r"number of scored items. Best value per metric in bold.}",
+        rf"\label{{{label}}}",
+        r"\small",
+        r"\setlength{\tabcolsep}{4pt}",
+        r"\resizebox{\ifdim\width>\columnwidth\columnwidth\else\width\fi}{!}{%",
+        r"\begin{tabular}{l" + "r" * len(labels) + "}",
+        r"\toprule",
+        " & ".join(header) + r" \\",
+        " & ".join(sub_header) + r" \\",
+        r"\midrule",
+        *body,
+        r"\bottomrule",
+        r"\end{tabular}}",
+        r"\end{table}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write(result: RunResult, path: Path) -> None:
+    """Write ``table.tex`` for ``result`` to ``path``."""
+    with open_report(path) as handle:
+        handle.write(latex_table(result))
