@@ -9,8 +9,6 @@ touched, so negative values stay numbers.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from pathlib import Path
 
@@ -44,11 +42,16 @@ def _number(value: float | None) -> str:
     return "" if value is None else repr(float(value))
 
 
+def _quote(cell: str) -> str:
+    # RFC 4180. Python's csv writer leaves a lone "\r" unquoted when the line ends in "\n".
+    if any(c in cell for c in ',"\r\n'):
+        return '"' + cell.replace('"', '""') + '"'
+    return cell
+
+
 def summary_csv(result: RunResult) -> str:
     """The text of ``summary.csv``: the summary rows with a header."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(SUMMARY_COLUMNS)
+    lines = [",".join(SUMMARY_COLUMNS)]
     for row in summary_rows(result):
         cells = []
         for column in SUMMARY_COLUMNS:
@@ -59,8 +62,8 @@ def summary_csv(result: RunResult) -> str:
                 cells.append(str(value))
             else:
                 cells.append("" if value is None else guard_cell(str(value)))
-        writer.writerow(cells)
-    return buffer.getvalue()
+        lines.append(",".join(map(_quote, cells)))
+    return "\n".join(lines) + "\n"
 
 
 def write(result: RunResult, path: Path) -> None:
