@@ -12,7 +12,7 @@ import io
 import json
 import re
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -171,7 +171,7 @@ def test_terminal_shows_markup_and_controls_as_text(field: str, text: str) -> No
 
 # -- 8 and 9: spreadsheets --------------------------------------------------------------------
 
-FORMULAS = ["=HYPERLINK(\"http://x\",\"y\")", "+1+cmd", "-2+3", "@SUM(A1)", "\tx", "\rx"]
+FORMULAS = ['=HYPERLINK("http://x","y")', "+1+cmd", "-2+3", "@SUM(A1)", "\tx", "\rx"]
 
 
 def test_xlsx_header_and_data_cells_are_never_formulas(tmp_path: Path) -> None:
@@ -371,7 +371,8 @@ def test_hostile_strings_through_every_writer(
     for line in (out / "items.jsonl").read_text(encoding="utf-8").split("\n")[:-1]:
         json.loads(line)
     assert tex_problems((out / "table.tex").read_text(encoding="utf-8")) == []
-    for row in csv.reader(io.StringIO((out / "summary.csv").read_text(encoding="utf-8"), newline="")):
+    summary = (out / "summary.csv").read_text(encoding="utf-8")
+    for row in csv.reader(io.StringIO(summary, newline="")):
         for cell in row:
             assert not cell.startswith(("=", "+", "@", "\t", "\r")) or cell[:1] == "'"
     book = openpyxl.load_workbook(out / "results.xlsx")
@@ -381,5 +382,3 @@ def test_hostile_strings_through_every_writer(
     assert "\x1b[2J" not in text
     assert "\x00" not in text
     assert "\x1b]8;" not in text
-
-
