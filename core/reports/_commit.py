@@ -176,10 +176,11 @@ class ReportSet:
             _link(self.folder.name, state / _CURRENT)
             _fsync_dir(state)
             _fsync_dir(self.out_dir)
-            for name in known:
-                path = self.out_dir / name
-                if name not in names and path.is_symlink() and not path.exists():
-                    path.unlink()  # a format this set does not have
+            prefix = f"{STATE_DIR}/{_CURRENT}/"
+            for entry in self.out_dir.iterdir():
+                ours = entry.is_symlink() and os.readlink(entry).startswith(prefix)
+                if ours and entry.name not in names and not entry.exists():
+                    entry.unlink()  # a report of an earlier set that this set lacks
             self._release()
             _clean_unlocked(state)
         return [self.out_dir / name for name in names]

@@ -61,6 +61,15 @@ _REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 _CT = "application/vnd.openxmlformats-officedocument.spreadsheetml"
 
 
+def _entry(name: str) -> zipfile.ZipInfo:
+    """An archive entry with a fixed date: the same run gives the same bytes."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    # The fastest level: the sheets are large. (Python 3.13 names it compress_level.)
+    info._compresslevel = 1  # type: ignore[attr-defined]
+    return info
+
+
 def _column_letters(count: int) -> list[str]:
     letters = []
     for index in range(count):
@@ -220,7 +229,7 @@ def write(result: RunResult, path: Path, *, max_rows: int = MAX_ROWS) -> None:
             f'<sheet name="{name}" sheetId="{i}" r:id="rId{i}"/>' for i, name in enumerate(names, 1)
         )
         book.writestr(
-            "xl/workbook.xml",
+            _entry("xl/workbook.xml"),
             f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<workbook {_NS}>'
             f"<sheets>{sheets}</sheets></workbook>",
         )
@@ -230,18 +239,18 @@ def write(result: RunResult, path: Path, *, max_rows: int = MAX_ROWS) -> None:
         )
         rels += f'<Relationship Id="rId{len(names) + 1}" Type="{_REL}/styles" Target="styles.xml"/>'
         book.writestr(
-            "xl/_rels/workbook.xml.rels",
+            _entry("xl/_rels/workbook.xml.rels"),
             '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships '
             f'xmlns="http://schemas.openxmlformats.org/package/2006/relationships">{rels}'
             "</Relationships>",
         )
-        book.writestr("xl/styles.xml", _STYLES)
+        book.writestr(_entry("xl/styles.xml"), _STYLES)
         overrides = "".join(
             f'<Override PartName="/xl/worksheets/sheet{i}.xml" ContentType="{_CT}.worksheet+xml"/>'
             for i in range(1, len(names) + 1)
         )
         book.writestr(
-            "[Content_Types].xml",
+            _entry("[Content_Types].xml"),
             '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Types '
             'xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
             '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
@@ -251,7 +260,7 @@ def write(result: RunResult, path: Path, *, max_rows: int = MAX_ROWS) -> None:
             f"{overrides}</Types>",
         )
         book.writestr(
-            "_rels/.rels",
+            _entry("_rels/.rels"),
             '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships '
             'xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
             f'<Relationship Id="rId1" Type="{_REL}/officeDocument" Target="xl/workbook.xml"/>'
