@@ -11,11 +11,12 @@ PIP    := $(BIN)/python -m pip
 
 PACKAGE_STAMP := $(VENV)/.installed
 DEV_STAMP     := $(VENV)/.dev-installed
+BROWSER_STAMP := $(VENV)/.chromium
 # What lint, typecheck, pytest, docs-build and bench need. Append a layer's stamp here, above
 # the rules: make expands a rule's prerequisites where it reads the rule.
-TEST_SETUP    := $(DEV_STAMP)
+TEST_SETUP    := $(DEV_STAMP) $(BROWSER_STAMP)
 
-.PHONY: demo test lint typecheck pytest docs-build bench docs clean
+.PHONY: demo report-demo test lint typecheck pytest docs-build bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +34,22 @@ $(DEV_STAMP): $(PACKAGE_STAMP) requirements-dev.txt plugins_example/pyproject.to
 	$(PIP) install --quiet -e plugins_example
 	touch $@
 
+# Headless Chromium renders report.html in the tests (Debian's package; as root, installed when
+# missing; otherwise those tests are skipped and say so).
+$(BROWSER_STAMP): $(BIN)/python
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else echo "chromium is missing: the report.html rendering tests will be skipped"; fi
+	touch $@
+
 demo: $(PACKAGE_STAMP)
 	$(BIN)/itemscore demo
+
+# The HTML report of the demo data, to open in a browser.
+report-demo: $(PACKAGE_STAMP)
+	$(BIN)/itemscore demo --out out/demo >/dev/null
+	@ls out/demo/*/report.html
 
 test: lint typecheck pytest docs-build
 

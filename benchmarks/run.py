@@ -9,7 +9,7 @@ import importlib
 import sys
 from pathlib import Path
 
-SECTIONS = ("bench_core", "bench_metrics", "bench_cli", "bench_inputs")
+SECTIONS = ("bench_core", "bench_metrics", "bench_cli", "bench_inputs", "bench_reports")
 
 
 def main() -> None:

@@ -74,9 +74,11 @@ def itemscore_run_finished(result: RunResult) -> None:
 
 @hookspec
 def itemscore_export_formats() -> Mapping[str, ExportWriter]:  # type: ignore[empty-body]
-    """Return extra report formats by name: ``{"html": write_html}``.
+    """Return extra report formats by name: ``{"parquet": write_parquet}``.
 
     ``--out DIR`` on the command line (every format, or those named with ``--report NAME``)
     and ``itemscore.export(result, dir, formats=...)`` call ``writer(result, path)``;
-    the file becomes ``DIR/results.<name>`` once every report has been written.
+    the file becomes ``DIR/results.<name>`` once every report has been written. A name is
+    letters, digits and ``_ . + -`` (no path separator, no ``..``); another is an error that
+    names the plugin.
     """

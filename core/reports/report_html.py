@@ -1,7 +1,8 @@
 r"""``report.html``: one self-contained page (inline CSS, SVG and script; nothing fetched).
 
 Per measurement: the models' values with their intervals as a plot, the four-state counts,
-and per-group plots; then a filterable table of the items with their scores and reasons.
+and per-group plots; then a filterable table of the items with their scores and reasons. The
+filters can be preset from the address: ``report.html#state=error&metric=f1&q=paris``.
 
 Every text from the data is escaped: in the markup with :func:`html.escape` (after
 :func:`~itemscore.reports._text.printable`), and the items travel as JSON inside a
@@ -50,6 +51,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .text{white-space:pre-wrap;word-break:break-word;max-width:320px}
 .ok{color:#1a7f1a}.fail{color:#b22222}.skip{color:#777}.error{color:#c06000}
 #filters{display:flex;gap:10px;flex-wrap:wrap;margin:8px 0}#filters input{width:260px}
+#items td:nth-child(-n+3){white-space:nowrap}
 svg text{font:12px system-ui,sans-serif}
 """
 _SCRIPT = """
@@ -91,6 +93,11 @@ count.textContent=total+' matching item'+(total===1?'':'s')+
 document.querySelectorAll('#items thead th.metric').forEach(function(th){
 th.style.display=(metric&&th.dataset.label!==metric)?'none':'';});}
 [q,fm,fl,fs].forEach(function(el){el.addEventListener('input',render);});
+var preset=new URLSearchParams(location.hash.slice(1));
+if(preset.has('q'))q.value=preset.get('q');
+if(preset.has('model'))fm.value=preset.get('model');
+if(preset.has('metric'))fl.value=preset.get('metric');
+if(preset.has('state'))fs.value=preset.get('state');
 render();})();
 """
 
