@@ -413,3 +413,30 @@ def test_xlsx_is_the_same_bytes_for_the_same_run(tmp_path: Path) -> None:
     assert (tmp_path / "a.xlsx").read_bytes() == (tmp_path / "b.xlsx").read_bytes()
     with zipfile.ZipFile(tmp_path / "a.xlsx") as archive:
         assert {info.date_time for info in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.one_of(st.none(), TEXT), min_size=5, max_size=5),
+    metadata=st.dictionaries(
+        TEXT, st.one_of(st.none(), TEXT, st.floats(allow_nan=True), st.integers(), st.booleans())
+    ),
+)
+def test_items_jsonl_lines_are_the_items_json_form(
+    texts: list[str | None], metadata: dict[str, Any]
+) -> None:
+    """Each fast-built line parses to exactly what item_to_dict gives (the slow, plain form)."""
+    from itemscore._serialize import item_to_dict, json_safe
+    from itemscore.reports.items_jsonl import item_line
+
+    output, input_, group, model, cluster = texts
+    item = ItemResult(
+        id="x", output=output, expected=None if output is None else (output, "b"),
+        input=input_, group=group, model=model, cluster=cluster, metadata=metadata,
+        scores={
+            "a": ItemScore.ok("a", 0.25, extra={"k": output, "n": 1.5}),
+            "b": ItemScore.skip("b", reason=output),
+        },
+    )  # fmt: skip
+    expected = json.loads(json.dumps(json_safe(item_to_dict(item)), ensure_ascii=False))
+    assert json.loads(item_line(item)) == expected

@@ -15,7 +15,7 @@ from typing import Any
 
 from .._records import ItemResult, ItemScore
 from .._result import RunResult
-from .._serialize import json_safe
+from .._serialize import OPTIONAL_TEXTS, json_safe
 from ._files import open_report
 
 __all__ = ["FILENAME", "iter_lines", "write"]
@@ -64,12 +64,10 @@ def item_line(item: ItemResult) -> str:
     line = f'{{"id": {_string(item.id)}, "output": {_optional(item.output)}, "expected": ' + (
         "null" if expected is None else "[" + ", ".join(map(_string, expected)) + "]"
     )
-    if item.input is not None:
-        line += f', "input": {_string(item.input)}'
-    if item.group is not None:
-        line += f', "group": {_string(item.group)}'
-    if item.model is not None:
-        line += f', "model": {_string(item.model)}'
+    for name in OPTIONAL_TEXTS:
+        value = getattr(item, name)
+        if value is not None:
+            line += f', "{name}": {_string(value)}'
     if item.metadata:
         line += f', "metadata": {_mapping(item.metadata)}'
     scores = ", ".join(f"{_string(label)}: {_score(s)}" for label, s in item.scores.items())
