@@ -304,6 +304,8 @@ def to_items(
     The rows follow the same rules as a file's (see :mod:`itemscore.inputs._convert`):
     ``columns`` maps roles to column names, NaN and ``None`` mean missing, other columns go to
     metadata. ItemResult objects are taken as they are. Ids are checked to be unique per model.
+    Text from Python is taken as it is, lone surrogates included (files refuse them, since no
+    UTF-8 file can hold them; the report writers escape them).
 
     Raises:
         ConfigError: an unknown role.
