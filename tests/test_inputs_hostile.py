@@ -314,3 +314,38 @@ def test_hostile_strings_through_every_reader(tmp_path: Path, fmt: str, strings:
     if fmt in ("jsonl", "json", "parquet"):
         assert item.output == output
         assert item.metadata["note"] == extra
+
+
+# -- the command line: exit 2 and the place, for each of the above ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("d.jsonl", "", "d.jsonl:1: the file is empty"),
+        ("d.jsonl", '{"id": "a", "output": "a\\ud800"}\n', "d.jsonl:1:25: "),
+        ("d.jsonl", "[" * 100_000 + "\n", "d.jsonl:1:1: "),
+        ("d.jsonl", '{"id": ' + "9" * 5000 + ', "output": "x"}\n', "d.jsonl:1:1: "),
+        ("d.csv", 'id,output\n1,"open\n2,x\n', "d.csv:2: "),
+    ],
+    ids=["empty", "surrogate", "nested", "long-id", "unclosed-quote"],
+)
+def test_the_command_line_exits_2_naming_the_place(
+    tmp_path: Path, name: str, text: str, where: str
+) -> None:
+    """Bad files end `itemscore score` with exit 2 and FILE:LINE, never a traceback."""
+    import subprocess
+
+    path = write(tmp_path, name, text)
+    script = Path(sys.executable).parent / "itemscore"
+    done = subprocess.run(
+        [str(script), "score", name, "-m", "answered_rate"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert where in done.stderr
+    assert "Traceback" not in done.stderr
+    assert path.exists()

@@ -150,3 +150,14 @@ def test_items_in_chunks_are_plain_items(tmp_path: Path) -> None:
     path = jsonl_file(tmp_path, [{"id": "a", "output": "x", "expected": ["x", "y"]}])
     (chunk,) = iter_items(path)
     assert chunk == [ItemResult(id="a", output="x", expected=("x", "y"))]
+
+
+def test_chunks_come_before_the_rest_of_the_file_is_read(tmp_path: Path) -> None:
+    """Streaming: the first chunk arrives before a fault further down is even parsed."""
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"id": "a", "output": "x"}\n{"id": "b", "output": "y"}\nnot json\n', "utf-8")
+    chunks = iter_items(path, chunk_size=1)
+    assert [item.id for item in next(chunks)] == ["a"]
+    assert [item.id for item in next(chunks)] == ["b"]
+    with pytest.raises(InputError, match=r"d\.jsonl:3:1: not valid JSON"):
+        next(chunks)
