@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import itemscore
-from itemscore._io import read_items
+from itemscore.inputs import read_items
 
 N_ITEMS = 100_000
 SEED = 20240611

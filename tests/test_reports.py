@@ -29,8 +29,8 @@ from itemscore import (
     RunResult,
     hookimpl,
 )
-from itemscore._io import read_items
 from itemscore._plugins import plugin_manager
+from itemscore.inputs import read_items
 from itemscore.reports import BUILTIN_FORMATS, export, resolve_formats
 from itemscore.reports._summary import SUMMARY_COLUMNS, summary_rows
 from itemscore.reports.items_jsonl import iter_lines as items_jsonl
