@@ -350,3 +350,104 @@ def test_a_json_log_is_recognised_without_format(tmp_path: Path) -> None:
     other = tmp_path / "other.json"
     other.write_text('{"eval": {}}')
     assert detect_format(other) == "json"  # no inspect version first: not claimed
+
+
+def _log() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(MC_A.with_suffix(".json").read_text())
+    return loaded
+
+
+def _sample(**changes: Any) -> Any:
+    def change(log: dict[str, Any]) -> None:
+        log["samples"][0].update(changes)
+
+    return change
+
+
+def _samples(value: Any) -> Any:
+    def change(log: dict[str, Any]) -> None:
+        log["samples"] = value
+
+    return change
+
+
+MALFORMED = [
+    ("samples-object", _samples({"a": 1}), r"'samples' must be a list"),
+    ("sample-number", _samples([5]), r"sample 1 is not an object"),
+    ("choices-text", _sample(choices="ABC"), r"sample 1 \(id 'm1'\): 'choices' must be a list"),
+    ("output-text", _sample(output="B"), r"sample 1 \(id 'm1'\): 'output' must be an object"),
+    ("completion-number", _sample(output={"completion": 5}), r"'output.completion' must be"),
+    ("id-null", _sample(id=None), r"the sample's id must be a text or a whole number"),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"), [(c, m) for _, c, m in MALFORMED], ids=[i for i, _, _ in MALFORMED]
+)
+def test_malformed_samples_are_named(tmp_path: Path, change: Any, message: str) -> None:
+    """A real log with one field broken is an InputError naming the file and sample."""
+    log = _log()
+    change(log)
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log))
+    with pytest.raises(InputError, match=rf"^{path}: .*{message}"):
+        read_inspect(path)
+
+
+def test_chat_input_gives_the_user_messages_text(tmp_path: Path) -> None:
+    """A sample whose input is a chat: the text of its user messages, system prompt left out."""
+    log = _log()
+    log["samples"][0]["input"] = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "Which planet is largest?"}]},
+        {"role": "assistant", "content": "Jupiter?"},
+        {"role": "user", "content": "Say it again."},
+    ]
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(log))
+    assert read_inspect(path)[0]["input"] == "Which planet is largest?\n\nSay it again."
+
+
+def _repack(
+    source: Path, target: Path, drop: str = "", replace: dict[str, bytes] | None = None
+) -> None:
+    """Rewrite a real .eval log with deflate members, dropping or replacing some."""
+    from itemscore.inputs.inspect_log import _zstd_member
+
+    with zipfile.ZipFile(source) as archive, source.open("rb") as raw:
+        members = {i.filename: _zstd_member(raw, i, str(source)) for i in archive.infolist()}
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
+        for name, data in members.items():
+            if name != drop:
+                out.writestr(name, (replace or {}).get(name, data))
+
+
+def test_deflate_members_are_read_too(tmp_path: Path) -> None:
+    """An archive whose members use zipfile's own methods reads the same."""
+    path = tmp_path / "deflate.eval"
+    _repack(MC_A.with_suffix(".eval"), path)
+    assert read_inspect(path) == read_inspect(MC_A.with_suffix(".eval"))
+
+
+def test_unfinished_run_is_read_from_its_journal(tmp_path: Path) -> None:
+    """A .eval log without header.json (a run still going) is read from _journal/start.json."""
+    path = tmp_path / "running.eval"
+    _repack(MC_A.with_suffix(".eval"), path, drop="header.json")
+    assert [r["output"] for r in read_inspect(path)] == ["Jupiter", "Oxygen", "42"]
+
+
+@pytest.mark.parametrize(
+    ("member", "data", "message"),
+    [
+        ("header.json", b"[]", r"member header.json must hold a JSON object"),
+        ("samples/m2_epoch_1.json", b"[]", r"member samples/m2_epoch_1.json must hold"),
+        ("samples/m2_epoch_1.json", b"{", r"member samples/m2_epoch_1.json:1:2: not valid JSON"),
+    ],
+    ids=["header-list", "sample-list", "sample-broken"],
+)
+def test_bad_members_are_named(tmp_path: Path, member: str, data: bytes, message: str) -> None:
+    """A member that is not what inspect_ai writes is named."""
+    path = tmp_path / "bad.eval"
+    _repack(MC_A.with_suffix(".eval"), path, replace={member: data})
+    with pytest.raises(InputError, match=rf"^{path}: {message}"):
+        read_inspect(path)

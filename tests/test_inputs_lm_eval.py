@@ -358,3 +358,89 @@ def test_a_samples_file_is_recognised_without_format(tmp_path: Path) -> None:
     assert detect_format(data) == "jsonl"  # it has an output: a data file
     assert detect_format(tmp_path / "missing.jsonl") == "jsonl"  # the reader will say why
     assert detect_format(GEN_A, "jsonl") == "jsonl"  # a named format always wins
+
+
+def _first_line(path: Path) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(path.read_text().splitlines()[0])
+    return loaded
+
+
+def _set(row: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    return {**row, key: value}
+
+
+MALFORMED_GEN = [
+    ("arguments-empty", lambda r: _set(r, "arguments", {}), "'arguments' is empty"),
+    ("arguments-text", lambda r: _set(r, "arguments", "x"), "'arguments' must be an object"),
+    ("resps-text", lambda r: _set(r, "resps", "x"), "'resps' and 'filtered_resps' must be"),
+    ("doc-id-float", lambda r: _set(r, "doc_id", 1.5), "'doc_id' must be a whole number"),
+    ("response-object", lambda r: _set(r, "filtered_resps", [{"a": 1}]), "must hold the gen"),
+    ("target-object", lambda r: _set(r, "target", {"a": 1}), "'target' must be a text"),
+]
+MALFORMED_MC = [
+    ("loglik-text", lambda r: _set(r, "filtered_resps", [["x", "False"]] * 4), "log-likelihood"),
+    ("too-few", lambda r: _set(r, "filtered_resps", [["-1", "False"]] * 3), "3 responses for 4"),
+    (
+        "no-continuation",
+        lambda r: _set(r, "arguments", {f"gen_args_{i}": {"arg_0": "q"} for i in range(4)}),
+        "a context and a continuation",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "change", "message"),
+    [(GEN_A, c, m) for _, c, m in MALFORMED_GEN] + [(MC_A, c, m) for _, c, m in MALFORMED_MC],
+    ids=[i for i, _, _ in MALFORMED_GEN + MALFORMED_MC],
+)
+def test_malformed_lines_name_file_and_line(
+    tmp_path: Path, source: Path, change: Any, message: str
+) -> None:
+    """A real line with one field broken is an InputError at FILE:1 saying what is wrong."""
+    results = next(source.parent.glob("results_*.json"))
+    shutil.copy(results, tmp_path / results.name)
+    path = tmp_path / source.name
+    path.write_text(json.dumps(change(_first_line(source))) + "\n")
+    with pytest.raises(InputError, match=rf"^{path}:1: .*{message}"):
+        read_lm_eval(path)
+
+
+def test_a_line_that_is_not_an_object(tmp_path: Path) -> None:
+    """A JSON value other than an object on a line is named."""
+    path = tmp_path / "samples.jsonl"
+    path.write_text("[1, 2]\n")
+    with pytest.raises(InputError, match=r"samples.jsonl:1: each line must be a JSON object"):
+        read_lm_eval(path)
+
+
+def test_not_utf8_names_the_line(tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 are named with their line."""
+    path = tmp_path / "samples.jsonl"
+    path.write_bytes(GEN_A.read_bytes().replace(b"Paris", b"Par\xe9s", 1))
+    with pytest.raises(InputError, match=r"samples.jsonl:1: the file is not valid UTF-8"):
+        read_lm_eval(path)
+
+
+def test_older_list_layout_of_arguments(tmp_path: Path) -> None:
+    """Older lm-eval versions wrote arguments as a list of [context, continuation] lists."""
+    rows = [json.loads(line) for line in MC_A.read_text().splitlines()]
+    for row in rows:
+        row["arguments"] = [[a["arg_0"], a["arg_1"]] for a in row["arguments"].values()]
+    path = tmp_path / "samples_science_mc.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    records = read_lm_eval(path, model="m")
+    assert [(r["output"], r["expected"]) for r in records] == [
+        ("Jupiter", ["Jupiter"]),
+        ("Oxygen", ["Carbon dioxide"]),
+        ("42", ["42"]),
+    ]
+    assert records[0]["input"] == "Question: Which planet is largest?\nAnswer:"
+
+
+def test_results_file_that_is_not_an_object(tmp_path: Path) -> None:
+    """A results file holding a list is named."""
+    results = next((RUNS / "scripted-a").glob("results_*.json"))
+    (tmp_path / results.name).write_text("[]")
+    (copy,) = copy_run(tmp_path, GEN_A)
+    with pytest.raises(InputError, match=r"results file holds one JSON object"):
+        read_lm_eval(copy)
