@@ -2,29 +2,36 @@
 #
 # The set-up comes in layers, one stamp file each, so that every target installs only what it
 # needs: `make demo` the package, `make test` also the test tools and the example plugin. Delete
-# a stamp to redo its layer (`rm .venv/.installed` after adding a module). To add a layer that
-# the tests need (a browser, a service), write its stamp rule and add the stamp to TEST_SETUP.
+# a stamp to redo its layer. To add a layer that the tests need (a browser, a service), write its
+# stamp rule and add the stamp to TEST_SETUP.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 
 PACKAGE_STAMP := $(VENV)/.installed
+PACKAGE_FILES := $(VENV)/.package-files
 DEV_STAMP     := $(VENV)/.dev-installed
 BROWSER_STAMP := $(VENV)/.chromium
 # What lint, typecheck, pytest, docs-build and bench need. Append a layer's stamp here, above
 # the rules: make expands a rule's prerequisites where it reads the rule.
 TEST_SETUP    := $(DEV_STAMP) $(BROWSER_STAMP)
 
-.PHONY: demo report-demo test lint typecheck pytest docs-build bench docs clean
+.PHONY: demo report-demo test lint typecheck pytest docs-build bench docs clean FORCE
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
+# The package's files. A strict editable install links each file, so a file added (or removed)
+# needs a new install: this list changes then, and only then, and the install below is redone.
+$(PACKAGE_FILES): $(BIN)/python FORCE
+	@find core metrics_builtin -type f ! -path '*/__pycache__/*' | LC_ALL=C sort > $@.new
+	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
 # The package and its runtime dependencies: all `make demo` needs. Strict editable mode is the one
-# mypy can follow; it must be redone after adding a module.
-$(PACKAGE_STAMP): $(BIN)/python pyproject.toml
+# mypy can follow.
+$(PACKAGE_STAMP): $(BIN)/python pyproject.toml $(PACKAGE_FILES)
 	$(PIP) install --quiet -e . --config-settings editable_mode=strict
 	touch $@
 
