@@ -42,7 +42,7 @@ def sniff(path: str | os.PathLike[str], name: str) -> str:
         return name  # a first line longer than the head: not worth reading further
     try:
         row = json.loads(first[0])
-    except ValueError:
+    except (ValueError, RecursionError):  # the reader names the line at fault
         return name
     if isinstance(row, dict) and row.keys() >= _LM_EVAL_KEYS and "output" not in row:
         return "lm-eval"
