@@ -451,3 +451,11 @@ def test_bad_members_are_named(tmp_path: Path, member: str, data: bytes, message
     _repack(MC_A.with_suffix(".eval"), path, replace={member: data})
     with pytest.raises(InputError, match=rf"^{path}: {message}"):
         read_inspect(path)
+
+
+def test_deep_nesting_is_an_input_error(tmp_path: Path) -> None:
+    """A JSON log nested too deeply for the parser is named, not a crash."""
+    path = tmp_path / "deep.json"
+    path.write_text('{"a": ' + "[" * 100_000)
+    with pytest.raises(InputError, match=r"deep.json"):
+        read_inspect(path)

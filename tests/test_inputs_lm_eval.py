@@ -444,3 +444,16 @@ def test_results_file_that_is_not_an_object(tmp_path: Path) -> None:
     (copy,) = copy_run(tmp_path, GEN_A)
     with pytest.raises(InputError, match=r"results file holds one JSON object"):
         read_lm_eval(copy)
+
+
+def test_deep_nesting_is_an_input_error(tmp_path: Path) -> None:
+    """A line nested too deeply for the JSON parser is named, not a crash; nor is it sniffed."""
+    from itemscore.inputs import detect_format
+
+    path = tmp_path / "deep.jsonl"
+    path.write_text("[" * 100_000 + "\n")
+    assert detect_format(path) == "jsonl"
+    path.write_text('{"a": ' + "[" * 100_000 + "\n")
+    assert detect_format(path) == "jsonl"
+    with pytest.raises(InputError, match=r"deep.jsonl:1: "):
+        read_lm_eval(path)

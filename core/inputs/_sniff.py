@@ -40,6 +40,8 @@ def sniff(path: str | os.PathLike[str], name: str) -> str:
     first = head.lstrip().split(b"\n", 1)
     if len(first) < 2 and len(head) == _HEAD:
         return name  # a first line longer than the head: not worth reading further
+    if not first[0].startswith(b"{"):
+        return name
     try:
         row = json.loads(first[0])
     except (ValueError, RecursionError):  # the reader names the line at fault

@@ -139,6 +139,8 @@ def _read_json(path: Path, name: str) -> tuple[dict[str, Any], list[tuple[str, d
         ) from None
     except UnicodeDecodeError:
         raise InputError(f"{name}: the file is not valid UTF-8.") from None
+    except RecursionError:
+        raise InputError(f"{name}: the JSON nests too deeply to read.") from None
     if not isinstance(log, dict):
         raise InputError(f"{name}:1: an inspect_ai JSON log holds one object, not a list.")
     raw = log.get("samples") or []
@@ -216,6 +218,8 @@ def _member_json(archive: zipfile.ZipFile, raw: Any, info: zipfile.ZipInfo, name
         ) from None
     except UnicodeDecodeError:
         raise InputError(f"{name}: member {info.filename} is not valid UTF-8.") from None
+    except RecursionError:
+        raise InputError(f"{name}: member {info.filename} nests too deeply to read.") from None
 
 
 def _zstd_member(raw: Any, info: zipfile.ZipInfo, name: str) -> bytes:

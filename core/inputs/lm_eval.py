@@ -148,6 +148,8 @@ def _read_lines(path: Path, name: str) -> list[tuple[int, dict[str, Any]]]:
                 f"{name}:{lineno}:{exc.colno}: not valid JSON ({exc.msg}). An lm-eval samples "
                 "file holds one JSON object per line."
             ) from None
+        except RecursionError:
+            raise InputError(f"{name}:{lineno}: the line nests too deeply to read.") from None
         if not isinstance(row, dict):
             raise InputError(f"{name}:{lineno}: each line must be a JSON object.")
         found = find_lone_surrogate(row) if "\\u" in line else None
