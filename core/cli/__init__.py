@@ -89,6 +89,8 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _disable(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> None:
+    if not values:
+        return  # no import of the entry-point machinery for commands that do not need it
     from itemscore._entrypoints import disable
 
     names = []
