@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ._exceptions import PluginLoadError
 from ._metric import Metric
 from ._options import OptionInfo
 from ._registry import MetricInfo, Registry
@@ -101,7 +102,11 @@ def render_metric(info: MetricInfo) -> str:
     """
     cls = info.cls
     if cls is None:
-        raise ValueError(f"Metric {info.id!r} is not loaded ({info.error}); it cannot be listed.")
+        raise PluginLoadError(
+            f"Metric {info.id!r} is not loaded ({info.error}); it cannot be listed.",
+            entry_point=info.entry_point,
+            distribution=info.distribution,
+        )
     lines = [f"## {cls.metric_id}", "", cls.description or "(no description)", ""]
     needs_key = "expected" in cls.required_inputs
     lines += [
@@ -134,13 +139,13 @@ def builtin_metrics() -> list[MetricInfo]:
     """itemscore's own metrics, sorted by id (no plugins, hooks or in-process registrations).
 
     Raises:
-        RuntimeError: a built-in metric cannot be loaded.
+        PluginLoadError: a built-in metric cannot be loaded.
     """
     infos = [i for i in Registry(autoload=False).infos() if i.source == "entry-point"]
     broken = [i for i in infos if i.status == "broken"]
     if broken:
         details = "; ".join(f"{i.entry_point} ({i.target}): {i.error}" for i in broken)
-        raise RuntimeError(f"Built-in metrics cannot be loaded: {details}")
+        raise PluginLoadError(f"Built-in metrics cannot be loaded: {details}")
     return sorted(infos, key=lambda i: i.id or "")
 
 

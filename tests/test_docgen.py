@@ -15,6 +15,7 @@ from itemscore import (
     Metric,
     MetricContext,
     MetricInfo,
+    PluginLoadError,
     Registry,
     register,
 )
@@ -169,11 +170,11 @@ def test_broken_builtin_stops_generation(monkeypatch: pytest.MonkeyPatch) -> Non
         error="AttributeError: Gone",
     )
     monkeypatch.setattr(Registry, "infos", lambda self: [broken])
-    with pytest.raises(RuntimeError, match=r"exact_match.*Gone"):
+    with pytest.raises(PluginLoadError, match=r"exact_match.*Gone"):
         render_metrics_reference()
 
 
 def test_unloaded_metric_cannot_be_rendered() -> None:
     """render_metric needs a loaded class."""
-    with pytest.raises(ValueError, match="not loaded"):
+    with pytest.raises(PluginLoadError, match="not loaded"):
         render_metric(MetricInfo(id="x", status="broken", error="ImportError: x"))
