@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -136,3 +137,30 @@ def test_bad_settings_exit_2_naming_the_flag(subjects: Path) -> None:
     proc = run_cli("score", subjects, "-m", "exact_match", "--confidence", "95")
     assert proc.returncode == 2
     assert "Error: --confidence: `confidence` (95.0) must be in (0, 1)." in proc.stderr
+
+
+def test_each_metric_is_configured_once_per_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """score with a config file and -m: one configure call per metric (issue 8.6; was 3 each)."""
+    from click.testing import CliRunner
+
+    from itemscore import Metric
+    from itemscore.cli import cli
+
+    calls: list[str] = []
+    original = Metric.configure.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[Metric], options: Any = None) -> Metric:
+        calls.append(cls.metric_id)
+        return original(cls, options)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Metric, "configure", classmethod(counting))
+    data = rows(tmp_path / "d.jsonl", [{"id": "1", "output": "a", "expected": "a"}])
+    config = tmp_path / "c.yaml"
+    config.write_text("metrics: [exact_match]\n", encoding="utf-8")
+    result = CliRunner().invoke(
+        cli, ["score", str(data), "--config", str(config), "-m", "token_f1", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert sorted(calls) == ["exact_match", "token_f1"]
