@@ -227,7 +227,7 @@ class _Reader:
     def report_list(self, node: yaml.Node) -> list[str]:
         import yaml
 
-        from itemscore._reports import available_formats
+        from itemscore.reports import available_formats
 
         entries = node.value if isinstance(node, yaml.SequenceNode) else [node]
         known = available_formats()

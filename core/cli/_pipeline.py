@@ -262,7 +262,7 @@ def prepare_request(request: RunRequest, *, notice: Notice = _ignore) -> Prepare
         ConfigError: a bad metric, option, setting, suite or report format, reported where
             the request wrote it.
     """
-    from itemscore._reports import check_out_dir, resolve_formats
+    from itemscore.reports import check_out_dir, resolve_formats
 
     settings = check_settings(request)
     suite_id, suite = resolve_suite(request.suite, notice)
@@ -294,7 +294,7 @@ def _export(
 ) -> list[Path]:
     if out is None:
         return []
-    from itemscore._reports import export
+    from itemscore.reports import export
 
     return export(result, out, formats, notice=notice)
 
@@ -335,9 +335,9 @@ def rescore_results(
         ConfigError: a bad metric, option or setting.
         ResultsFormatError: ``results`` is not an itemscore results file.
     """
-    from itemscore._reports import check_out_dir, resolve_formats
     from itemscore._result import RunResult
     from itemscore._runner import rescore
+    from itemscore.reports import check_out_dir, resolve_formats
 
     settings = check_settings(request)
     reports = None
