@@ -72,6 +72,10 @@ class Metric:
     #: The range every value lies in, e.g. ``(0.0, 1.0)``: the default mean's interval is
     #: clipped to it, so a normal interval near 1 never reaches past 1. ``None``: unbounded.
     value_bounds: ClassVar[tuple[float, float] | None] = None
+    #: For ``async def score_item``: how many items this metric scores at once (a metric
+    #: calling a rate-limited service sets it from its options). ``None``: the run's
+    #: ``concurrency``.
+    max_concurrency: int | None = None
 
     # Set by ``bind`` (notebooks and tests); a run never binds: the label comes from the
     # context, and the runner labels every score it records.

@@ -217,7 +217,7 @@ def _run_async(
     label = ctx.label
 
     async def score_all() -> list[ItemScore]:
-        gate = asyncio.Semaphore(max(1, ctx.concurrency))
+        gate = asyncio.Semaphore(max(1, metric.max_concurrency or ctx.concurrency))
 
         async def one(item: ItemResult) -> ItemScore:
             async with gate:
