@@ -81,6 +81,8 @@ def describe_hint(hint: Any) -> str:
         return "any"
     if origin is Literal:
         return ", ".join(f"`{v}`" for v in typing.get_args(inner)) + suffix
+    if origin is typing.Union or origin is types.UnionType:
+        return " or ".join(describe_hint(arm) for arm in typing.get_args(inner)) + suffix
     if origin in _SEQUENCE_ORIGINS:
         args = typing.get_args(inner)
         item = args[0] if args else Any
