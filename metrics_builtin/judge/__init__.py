@@ -1,0 +1,25 @@
+"""Judge-based metrics: ``llm_judge`` grades outputs with an LLM over an OpenAI-compatible API.
+
+httpx (the extra ``itemscore[judge]``) is imported only when a judgment is requested, so listing
+the metrics or reading their options needs none of it.
+"""
+
+from __future__ import annotations
+
+from itemscore.metrics_builtin.judge._agreement import cohen_kappa, kappa_with_interval
+from itemscore.metrics_builtin.judge._cache import ReplyCache, default_cache_dir, request_key
+from itemscore.metrics_builtin.judge._metric import LlmJudge
+from itemscore.metrics_builtin.judge._parse import SCALES, Scale, UnparseableReply, parse_verdict
+
+__all__ = [
+    "SCALES",
+    "LlmJudge",
+    "ReplyCache",
+    "Scale",
+    "UnparseableReply",
+    "cohen_kappa",
+    "default_cache_dir",
+    "kappa_with_interval",
+    "parse_verdict",
+    "request_key",
+]

@@ -1,0 +1,567 @@
+"""``llm_judge``: an LLM grades each output against a rubric over an OpenAI-compatible API."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import urllib.parse
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from itemscore import (
+    Estimate,
+    ItemResult,
+    ItemScore,
+    Metric,
+    MetricContext,
+    OptionError,
+)
+from itemscore.metrics_builtin.judge._agreement import kappa_with_interval
+from itemscore.metrics_builtin.judge._cache import ReplyCache, default_cache_dir
+from itemscore.metrics_builtin.judge._http import JudgeFailure, JudgeSession, Reply, session_keeper
+from itemscore.metrics_builtin.judge._parse import SCALES, Scale, UnparseableReply, parse_verdict
+
+__all__ = ["LlmJudge"]
+
+#: Where requests go when neither ``base_url`` nor ``OPENAI_BASE_URL`` says otherwise.
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+#: The cache file inside the user cache folder (``cache=true``).
+CACHE_FILE = "judge-cache.sqlite3"
+
+_DEFAULT_RUBRICS = {
+    True: (
+        "Pass when the answer is correct and responds to the input (in agreement with the "
+        "reference answer, when one is given); fail otherwise."
+    ),
+    False: (
+        "Rate the answer's overall quality: correctness (against the reference answer, when "
+        "one is given), completeness and clarity."
+    ),
+}
+_SYSTEM = """You are an impartial judge. Grade the model's answer against the rubric.
+
+Rubric:
+{rubric}
+
+Reply with a JSON object only: {{"reason": "<one or two sentences>", "score": <verdict>}}, \
+where the verdict is {scale}."""
+_REFUSED = "the judge refused to grade"
+_NO_OUTPUT = "the request failed (output is None): scored as the scale's worst verdict"
+_SKIPPED_NO_OUTPUT = "the request failed (output is None); count_failed=False leaves it out"
+
+
+def _positive(name: str, value: float, *, zero: bool = False) -> None:
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+        bound = "0 or more" if zero else "greater than 0"
+        raise OptionError(f"Metric 'llm_judge': `{name}` ({value!r}) must be {bound}.")
+
+
+def _check_base_url(base_url: str) -> str:
+    parsed = urllib.parse.urlsplit(base_url)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise OptionError(
+            f"Metric 'llm_judge': `base_url` ({base_url!r}) must be an http(s) URL, "
+            "e.g. 'http://127.0.0.1:8080/v1' or 'https://api.openai.com/v1'."
+        )
+    if parsed.username is not None or parsed.password is not None:
+        raise OptionError(
+            "Metric 'llm_judge': `base_url` must not hold credentials: put the key in the "
+            "environment variable named by `api_key_env`."
+        )
+    return base_url.rstrip("/")
+
+
+def _read_rubric(rubric: str | None, pass_fail: bool) -> str:
+    if rubric is None:
+        return _DEFAULT_RUBRICS[pass_fail]
+    if rubric.startswith("@"):
+        path = Path(rubric[1:]).expanduser()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise OptionError(
+                f"Metric 'llm_judge': `rubric` ({rubric!r}) names a file that cannot be read: "
+                f"{exc.strerror or exc}."
+            ) from None
+    else:
+        text = rubric
+    if not text.strip():
+        raise OptionError(f"Metric 'llm_judge': `rubric` ({rubric!r}) is empty.")
+    return text.strip()
+
+
+def _cache_path(cache: bool | str) -> Path | None:
+    if cache is False:
+        return None
+    if cache is True:
+        return default_cache_dir() / CACHE_FILE
+    if not cache.strip():
+        raise OptionError(
+            "Metric 'llm_judge': `cache` ('') must be a file path, true (the user cache "
+            "folder) or false (no cache)."
+        )
+    path = Path(cache).expanduser()
+    return path / CACHE_FILE if path.is_dir() else path
+
+
+class LlmJudge(Metric):
+    """An LLM grades each output against a rubric through an OpenAI-compatible endpoint.
+
+    Each item's input, output and valid answers (when present) go with the rubric to
+    ``POST {base_url}/chat/completions``; the judge answers with a JSON verdict ``{"reason",
+    "score"}`` (structured output when the endpoint takes ``response_format``, a tolerant
+    parser otherwise). On the ``pass_fail`` scale a pass is ``ok`` and a fail is ``fail``, and
+    the headline number is the share of passes (Wilson interval). On the ``1-5`` and ``1-10``
+    scales every verdict is ``ok`` with its value rescaled to [0, 1] (1 -> 0.0, 5 -> 1.0), and
+    the headline number is their mean (normal interval). A failed request (output ``None``) is
+    scored the worst verdict without asking the judge, or skipped with ``count_failed=false``.
+
+    A reply without a verdict on the scale, a refusal, a timeout, or an endpoint still failing
+    after ``max_retries`` retries is that item's ``error`` with the reason; the run goes on.
+    Requests are retried on 429, 5xx, connection errors and timeouts with exponential backoff
+    and jitter, or after the delay the endpoint's ``Retry-After`` asks for.
+
+    With ``samples > 1`` each item is judged that many times: the value is the mean verdict
+    (the majority on ``pass_fail``, a tie counting as fail), and any sample in error makes the
+    item an error. The key is read from the environment variable ``api_key_env`` names and
+    never written anywhere.
+
+    Per-item ``extra``: ``verdict`` (``"pass"``/``"fail"``, or the verdict on the scale),
+    ``reason`` and ``raw`` (the judge's reason and whole reply; lists with ``samples > 1``, as
+    is ``verdicts``), ``prompt_tokens``, ``completion_tokens``, ``cost`` (with prices),
+    ``cached`` (judgments read from the cache), ``requests`` (HTTP requests made) and ``human``
+    (the human verdict, when the item has one).
+
+    Measurement ``extra``: ``requests``, ``cache_hits``, ``prompt_tokens``,
+    ``completion_tokens``, ``cost`` (with prices); ``self_agreement`` (share of items whose
+    samples all agree) with ``samples > 1``; with human verdicts, ``kappa`` and its bootstrap
+    interval ``kappa_low``/``kappa_high``, ``n_human``, and the confusion table as
+    ``confusion[human=H,judge=J]`` counts. Kappa is unweighted on ``pass_fail`` and
+    quadratically weighted on the numeric scales, as scikit-learn's ``cohen_kappa_score``
+    with ``labels`` the scale's verdicts.
+
+    Args:
+        model: The judge model's name, as the endpoint knows it.
+        base_url: The endpoint's base URL (http or https); none: `OPENAI_BASE_URL`, else
+            the public OpenAI API.
+        api_key_env: Name of the environment variable holding the key; none sends no key
+            (a local server).
+        rubric: What a good answer is: the text, or `@path` to a file holding it.
+        scale: `pass_fail` (ratio of passes), or `1-5` / `1-10` (mean rescaled to [0, 1]).
+        temperature: Sampling temperature of the judge.
+        max_tokens: Longest reply, in tokens.
+        timeout: Seconds to wait for one reply.
+        max_retries: Retries after a 429, a 5xx, a connection error or a timeout.
+        concurrency: Requests in flight at once; none: the run's `concurrency`.
+        cache: A cache file (or folder), `true` for the user cache folder, `false` for none.
+        samples: Judgments per item: the mean (majority on `pass_fail`) is the item's value.
+        price_in: Price of a million prompt tokens; with `price_out`, the judge's cost.
+        price_out: Price of a million completion tokens.
+        human_field: The metadata field holding a human verdict to measure the judge against.
+        count_failed: Score failed requests (no output) as the worst verdict. `false` leaves
+            them out.
+    """
+
+    metric_id = "llm_judge"
+    description = (
+        "An LLM grades each output against a rubric over an OpenAI-compatible endpoint; "
+        "pass/fail as a ratio, 1-5 or 1-10 as a mean rescaled to [0, 1]."
+    )
+    reproducibility_class = "judge-based"
+    required_inputs = ()
+    higher_is_better = True
+    aggregation = "ratio"
+    value_bounds = (0.0, 1.0)
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        rubric: str | None = None,
+        scale: Literal["pass_fail", "1-5", "1-10"] = "pass_fail",
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        concurrency: int | None = None,
+        cache: bool | str = True,
+        samples: int = 1,
+        price_in: float | None = None,
+        price_out: float | None = None,
+        human_field: str = "human",
+        count_failed: bool = True,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise OptionError(f"Metric 'llm_judge': `model` ({model!r}) must be a model name.")
+        if scale not in SCALES:
+            raise OptionError(
+                f"Metric 'llm_judge': `scale` ({scale!r}) must be one of 'pass_fail', "
+                "'1-5', '1-10'."
+            )
+        self.model = model
+        self.scale: Scale = SCALES[scale]
+        self.base_url = _check_base_url(
+            base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        )
+        if api_key_env is not None and not os.environ.get(api_key_env):
+            raise OptionError(
+                f"Metric 'llm_judge': the environment variable {api_key_env} (named by "
+                "`api_key_env`) is not set. Set it to the judge endpoint's key, or set "
+                "`api_key_env` to the variable that holds it (none for an endpoint that "
+                "needs no key, such as a local llama.cpp or vLLM server)."
+            )
+        self.api_key_env = api_key_env
+        self.rubric = _read_rubric(rubric, self.scale.pass_fail)
+        if not 0 <= temperature <= 2:
+            raise OptionError(
+                f"Metric 'llm_judge': `temperature` ({temperature!r}) must be in [0, 2]."
+            )
+        self.temperature = temperature
+        for name, number in (("max_tokens", max_tokens), ("samples", samples)):
+            if number < 1:
+                raise OptionError(f"Metric 'llm_judge': `{name}` ({number!r}) must be 1 or more.")
+        if concurrency is not None and concurrency < 1:
+            raise OptionError(
+                f"Metric 'llm_judge': `concurrency` ({concurrency!r}) must be 1 or more."
+            )
+        _positive("timeout", timeout)
+        _positive("max_retries", max_retries, zero=True)
+        for name, price in (("price_in", price_in), ("price_out", price_out)):
+            if price is not None:
+                _positive(name, price, zero=True)
+        if (price_in is None) != (price_out is None):
+            raise OptionError(
+                "Metric 'llm_judge': give both `price_in` and `price_out` (per million "
+                "tokens), or neither."
+            )
+        self.max_tokens = max_tokens
+        self.samples = samples
+        self.timeout = timeout
+        self.max_retries = max_retries
+        #: Read by the runner: items an ``async def score_item`` scores at once.
+        self.max_concurrency = concurrency
+        self.concurrency = concurrency
+        self.cache_path = _cache_path(cache)
+        self.price_in = price_in
+        self.price_out = price_out
+        self.human_field = human_field
+        self.count_failed = count_failed
+        self.aggregation = "ratio" if self.scale.pass_fail else "mean"  # type: ignore[misc,assignment]
+        self.structured = True
+        self._session: tuple[asyncio.AbstractEventLoop, JudgeSession, Any] | None = None
+
+    @property
+    def url(self) -> str:
+        """Where judgments are requested: ``{base_url}/chat/completions``."""
+        return f"{self.base_url}/chat/completions"
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A session belongs to one event loop (and process): never pickled.
+        state = dict(self.__dict__)
+        state["_session"] = None
+        return state
+
+    def __repr__(self) -> str:
+        return f"<LlmJudge model={self.model!r} scale={self.scale.name!r} url={self.url!r}>"
+
+    # -- the request -----------------------------------------------------------------------
+
+    def messages(self, item: ItemResult) -> list[dict[str, str]]:
+        """The chat messages that ask the judge about ``item``."""
+        system = _SYSTEM.format(rubric=self.rubric, scale=self.scale.describe())
+        parts = []
+        if item.input is not None:
+            parts.append(f"Input:\n{item.input}")
+        if item.expected:
+            answers = "\n".join(f"- {answer}" for answer in item.expected)
+            parts.append(f"Reference answer(s):\n{answers}")
+        parts.append(f"Model's answer:\n{item.output}")
+        return [
+            {"role": "system", "content": system},
+            {"role": "user", "content": "\n\n".join(parts)},
+        ]
+
+    def request_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """The JSON body of one request (``response_format`` while the endpoint takes it)."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if self.structured:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "verdict", "strict": True, "schema": self._schema()},
+            }
+        return body
+
+    def _schema(self) -> dict[str, Any]:
+        verdict: dict[str, Any]
+        if self.scale.pass_fail:
+            verdict = {"type": "string", "enum": ["pass", "fail"]}
+        else:
+            verdict = {"type": "integer", "enum": self.scale.points}
+        return {
+            "type": "object",
+            "properties": {"reason": {"type": "string"}, "score": verdict},
+            "required": ["reason", "score"],
+            "additionalProperties": False,
+        }
+
+    def redact(self, text: str) -> str:
+        """``text`` with the key (if any) replaced by ``***``."""
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        return text.replace(key, "***") if key and len(key) >= 4 else text
+
+    async def _open_session(self, ctx: MetricContext) -> JudgeSession:
+        loop = asyncio.get_running_loop()
+        if self._session is not None and self._session[0] is loop:
+            return self._session[1]
+        cache = ReplyCache(self.cache_path) if self.cache_path is not None else None
+        api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        session = JudgeSession(
+            url=self.url,
+            api_key=api_key,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            concurrency=self.concurrency or ctx.concurrency,
+            cache=cache,
+            redact=self.redact,
+        )
+        keeper = session_keeper(session)
+        self._session = (loop, session, keeper)
+        await keeper.__anext__()  # started, so the loop finalises (closes) it at shutdown
+        return session
+
+    async def aclose(self) -> None:
+        """Close this event loop's session now (it is closed with the loop otherwise)."""
+        if self._session is not None:
+            _, _, keeper = self._session
+            self._session = None
+            await keeper.aclose()
+
+    # -- scoring ---------------------------------------------------------------------------
+
+    def _human(self, item: ItemResult) -> float | None:
+        value = item.metadata.get(self.human_field) if item.metadata else None
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return None
+        try:
+            verdict, _ = parse_verdict(value if isinstance(value, str) else _json_text(value),
+                                       self.scale)  # fmt: skip
+        except UnparseableReply:
+            return None
+        return verdict
+
+    async def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        """Ask the judge (``samples`` times) and turn the replies into one score."""
+        human = self._human(item)
+        base: dict[str, Any] = {} if human is None else {"human": human}
+        if item.output is None:
+            if not self.count_failed:
+                return self.skip(_SKIPPED_NO_OUTPUT, extra=base)
+            worst = "fail" if self.scale.pass_fail else float(self.scale.low)
+            return self.fail(0.0, extra={**base, "verdict": worst, "reason": _NO_OUTPUT})
+        session = await self._open_session(ctx)
+        body = self.request_body(self.messages(item))
+
+        def unstructured() -> dict[str, Any]:
+            self.structured = False
+            return {k: v for k, v in body.items() if k != "response_format"}
+
+        outcomes = await asyncio.gather(
+            *(
+                self._judge_once(session, body, sample, unstructured)
+                for sample in range(self.samples)
+            )
+        )
+        return self._combine(outcomes, base)
+
+    async def _judge_once(
+        self, session: JudgeSession, body: dict[str, Any], sample: int, unstructured: Any
+    ) -> _Outcome:
+        try:
+            reply = await session.judge(body, sample, unstructured)
+        except JudgeFailure as exc:
+            return _Outcome(error=exc.reason, requests=exc.requests)
+        return self._read(reply)
+
+    def _read(self, reply: Reply) -> _Outcome:
+        data = reply.data
+        usage: Mapping[str, Any] = data["usage"] if isinstance(data.get("usage"), Mapping) else {}
+        out = _Outcome(
+            requests=reply.requests,
+            cached=reply.cached,
+            prompt_tokens=_count(usage.get("prompt_tokens")),
+            completion_tokens=_count(usage.get("completion_tokens")),
+        )
+        try:
+            choice = data["choices"][0]
+            message = choice["message"]
+        except (KeyError, IndexError, TypeError):
+            out.error = "judge reply not parseable: it has no choices[0].message"
+            return out
+        refusal = message.get("refusal") if isinstance(message, Mapping) else None
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if isinstance(content, list):  # content parts
+            content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+        if refusal:
+            out.raw = self.redact(str(refusal))
+            out.error = f"{_REFUSED}: {out.raw}"
+            return out
+        if not isinstance(content, str) or not content.strip():
+            finish = choice.get("finish_reason") if isinstance(choice, Mapping) else None
+            out.error = f"judge reply not parseable: the reply is empty (finish_reason {finish!r})"
+            return out
+        out.raw = self.redact(content)
+        try:
+            out.verdict, reason = parse_verdict(content, self.scale)
+        except UnparseableReply as exc:
+            out.error = f"judge reply not parseable: {self.redact(str(exc))}"
+            return out
+        out.reason = None if reason is None else self.redact(reason)
+        return out
+
+    def _combine(self, outcomes: Sequence[_Outcome], base: dict[str, Any]) -> ItemScore:
+        many = len(outcomes) > 1
+        prompt = sum(o.prompt_tokens for o in outcomes)
+        completion = sum(o.completion_tokens for o in outcomes)
+        extra: dict[str, Any] = {
+            **base,
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "cached": sum(o.cached for o in outcomes),
+            "requests": sum(o.requests for o in outcomes),
+        }
+        if self.price_in is not None and self.price_out is not None:
+            extra["cost"] = (prompt * self.price_in + completion * self.price_out) / 1e6
+        raws = [o.raw for o in outcomes]
+        extra["raw"] = raws if many else raws[0]
+        failed = next((o for o in outcomes if o.error is not None), None)
+        if failed is not None:
+            assert failed.error is not None
+            return self.error(failed.error, extra=extra)
+        verdicts = [o.verdict for o in outcomes]
+        reasons = [o.reason for o in outcomes]
+        extra["reason"] = reasons if many else reasons[0]
+        if self.scale.pass_fail:
+            passed = 2 * sum(v == 1.0 for v in verdicts) > len(verdicts)
+            extra["verdict"] = "pass" if passed else "fail"
+            if many:
+                extra["verdicts"] = ["pass" if v == 1.0 else "fail" for v in verdicts]
+            return self.ok(1.0, extra=extra) if passed else self.fail(0.0, extra=extra)
+        mean_verdict = math.fsum(verdicts) / len(verdicts)
+        extra["verdict"] = mean_verdict
+        if many:
+            extra["verdicts"] = verdicts
+        return self.ok(self.scale.rescale(mean_verdict), extra=extra)
+
+    # -- aggregation -----------------------------------------------------------------------
+
+    def aggregate(self, scores: Sequence[ItemScore], ctx: MetricContext) -> Estimate:
+        """Pass rate or mean rescaled verdict, with usage, cache, cost and agreement figures."""
+        base = super().aggregate(scores, ctx)
+        extra: dict[str, float] = dict(base.extra)
+        totals = dict.fromkeys(("requests", "cache_hits", "prompt_tokens", "completion_tokens"), 0)
+        cost = 0.0
+        unanimous = judged_many = 0
+        human: list[float] = []
+        judge: list[float] = []
+        for score in scores:
+            e = score.extra
+            if not e:
+                continue
+            totals["requests"] += _count(e.get("requests"))
+            totals["cache_hits"] += _count(e.get("cached"))
+            totals["prompt_tokens"] += _count(e.get("prompt_tokens"))
+            totals["completion_tokens"] += _count(e.get("completion_tokens"))
+            if isinstance(e.get("cost"), (int, float)):
+                cost += e["cost"]
+            if not score.scored or "verdict" not in e:
+                continue
+            verdicts = e.get("verdicts")
+            if isinstance(verdicts, list) and verdicts:
+                judged_many += 1
+                unanimous += len(set(verdicts)) == 1
+            if "human" in e:
+                human.append(float(e["human"]))
+                judge.append(self._scale_point(e["verdict"]))
+        extra.update({k: float(v) for k, v in totals.items()})
+        if self.price_in is not None:
+            extra["cost"] = cost
+        if judged_many:
+            extra["self_agreement"] = unanimous / judged_many
+        if human:
+            self._agreement(human, judge, ctx, extra)
+        return Estimate(
+            value=base.value, low=base.low, high=base.high, n=base.n, method=base.method,
+            confidence=base.confidence, extra=extra,
+        )  # fmt: skip
+
+    def _scale_point(self, verdict: Any) -> float:
+        """The judge's verdict on an item as a scale point (a mean of samples rounds half up)."""
+        if self.scale.pass_fail:
+            return 1.0 if verdict == "pass" else 0.0
+        return float(math.floor(float(verdict) + 0.5))
+
+    def _agreement(
+        self, human: list[float], judge: list[float], ctx: MetricContext, extra: dict[str, float]
+    ) -> None:
+        points = self.scale.points
+        weights: Literal["quadratic"] | None = None if self.scale.pass_fail else "quadratic"
+        result = kappa_with_interval(
+            human, judge, points, weights, confidence=ctx.confidence, seed=ctx.seed
+        )
+        extra["n_human"] = float(result.n)
+        if result.value is not None:
+            extra["kappa"] = result.value
+        if result.low is not None and result.high is not None:
+            extra["kappa_low"], extra["kappa_high"] = result.low, result.high
+        names = ["fail", "pass"] if self.scale.pass_fail else [str(p) for p in points]
+        for i, h in enumerate(names):
+            for j, jv in enumerate(names):
+                count = result.confusion[i, j]
+                if count:
+                    extra[f"confusion[human={h},judge={jv}]"] = float(count)
+
+
+class _Outcome:
+    """One judgment of one item, read from its reply (or why it failed)."""
+
+    __slots__ = ("cached", "completion_tokens", "error", "prompt_tokens", "raw", "reason",
+                 "requests", "verdict")  # fmt: skip
+
+    def __init__(
+        self,
+        *,
+        error: str | None = None,
+        requests: int = 0,
+        cached: bool = False,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+    ) -> None:
+        self.error = error
+        self.requests = requests
+        self.cached = cached
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+        self.raw: str | None = None
+        self.reason: str | None = None
+        self.verdict = 0.0
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _json_text(value: Any) -> str:
+    import json
+
+    return json.dumps(value)
