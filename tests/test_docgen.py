@@ -23,7 +23,9 @@ from itemscore._docgen import main, render_default, render_metric, render_metric
 from itemscore._registry import unregister
 
 REFERENCE = Path(__file__).parents[1] / "docs" / "reference" / "metrics.md"
-BUILTIN_IDS = ["accuracy", "answered_rate", "exact_match", "f1", "token_f1"]
+BUILTIN_IDS = ["accuracy", "answered_rate", "cost", "exact_match", "f1", "llm_judge", "token_f1"]
+#: Metrics that score without an answer key.
+KEYLESS = {"answered_rate", "cost", "llm_judge"}
 
 
 def builtin_classes() -> list[type[Metric]]:
@@ -70,13 +72,14 @@ def test_every_option_of_every_builtin_appears() -> None:
 
 @pytest.mark.parametrize(
     ("metric_id", "needs_key"),
-    [(metric_id, metric_id != "answered_rate") for metric_id in BUILTIN_IDS],
+    [(metric_id, metric_id not in KEYLESS) for metric_id in BUILTIN_IDS],
 )
 def test_facts_line(metric_id: str, needs_key: bool) -> None:
-    """Each section says whether the metric needs an answer key and that higher is better."""
+    """Each section says whether the metric needs an answer key and whether higher is better."""
     flag = "yes" if needs_key else "no"
+    better = "no" if metric_id == "cost" else "yes"
     part = section(render_metrics_reference(), metric_id)
-    assert f"Needs an answer key: {flag}. Higher is better: yes." in part
+    assert f"Needs an answer key: {flag}. Higher is better: {better}." in part
 
 
 @pytest.mark.parametrize(
