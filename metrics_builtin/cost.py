@@ -52,7 +52,7 @@ class Cost(Metric):
     required_inputs = ()
     higher_is_better = False
     aggregation = "mean"
-    value_bounds = (0.0, math.inf)
+    # No upper bound, so no value_bounds (it needs two finite ends): the low end is clipped below.
 
     def __init__(self, *, field: str = "cost") -> None:
         path = field.split(".")
@@ -90,8 +90,9 @@ class Cost(Metric):
         """Mean cost per scored item (normal interval, bounded below by 0), and the total."""
         estimate = super().aggregate(scores, ctx)
         total = math.fsum(s.value for s in scores if s.status is Status.OK and s.value is not None)
+        low = None if estimate.low is None else max(estimate.low, 0.0)
         return Estimate(
-            value=estimate.value, low=estimate.low, high=estimate.high, n=estimate.n,
+            value=estimate.value, low=low, high=estimate.high, n=estimate.n,
             method=estimate.method, confidence=estimate.confidence,
             extra={**estimate.extra, "total": total},
         )  # fmt: skip
