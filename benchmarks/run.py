@@ -9,7 +9,14 @@ import importlib
 import sys
 from pathlib import Path
 
-SECTIONS = ("bench_core", "bench_metrics", "bench_cli", "bench_inputs", "bench_reports")
+SECTIONS = (
+    "bench_core",
+    "bench_metrics",
+    "bench_cli",
+    "bench_inputs",
+    "bench_reports",
+    "bench_judge",
+)
 
 
 def main() -> None:

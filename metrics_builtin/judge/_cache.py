@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ReplyCache", "default_cache_dir", "request_key"]
+__all__ = ["ReplyCache", "default_cache_dir", "encode_body", "request_key"]
 
 # How long a writer waits for another process's transaction before giving up (ms).
 _BUSY_TIMEOUT_MS = 30_000
@@ -50,19 +50,21 @@ def default_cache_dir() -> Path:
     return Path(base) / "itemscore"
 
 
-def request_key(endpoint: str, body: Mapping[str, Any], sample: int) -> str:
+def encode_body(body: Mapping[str, Any]) -> bytes:
+    """The request body as sent: compact JSON, UTF-8, keys in the order the judge builds them."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def request_key(endpoint: str, payload: bytes, sample: int) -> str:
     """The cache key of one request: a hash of the endpoint, the body sent and the sample.
 
-    ``sample`` tells apart the judgments of one item when ``samples > 1``: each is a reply of
-    its own, and a re-run gets each one back.
+    ``payload`` is the encoded body (:func:`encode_body`): model, messages and every
+    parameter. ``sample`` tells apart the judgments of one item when ``samples > 1``: each is a
+    reply of its own, and a re-run gets each one back.
     """
-    material = json.dumps(
-        {"endpoint": endpoint, "body": body, "sample": sample},
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(f"{endpoint}\n{sample}\n".encode())
+    digest.update(payload)
+    return digest.hexdigest()
 
 
 class ReplyCache:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from itemscore.metrics_builtin.judge._cache import ReplyCache, request_key
+from itemscore.metrics_builtin.judge._cache import ReplyCache, encode_body, request_key
 
 if TYPE_CHECKING:
     import httpx
@@ -163,7 +163,9 @@ class JudgeSession:
         self.cache = cache
         self.redact = redact
         self.gate = asyncio.Semaphore(concurrency)
-        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._headers = {"Content-Type": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
         self._ssl: ssl.SSLContext | None = None
         # One client of one connection per request in flight, instead of one client of
         # `concurrency` connections: httpcore's pool does work in connections x waiting
@@ -212,13 +214,14 @@ class JudgeSession:
         """
         requests = 0
         while True:
-            key = request_key(self.url, body, sample)
+            payload = encode_body(body)
+            key = request_key(self.url, payload, sample)
             if self.cache is not None:
                 hit = self.cache.get(key)
                 if hit is not None:
                     return Reply(hit, True, requests)
             try:
-                data, made = await self._post(body)
+                data, made = await self._post(payload, structured="response_format" in body)
             except _Unstructured as exc:
                 requests += exc.requests
                 body = on_unstructured()
@@ -230,7 +233,7 @@ class JudgeSession:
                 self.cache.put(key, data)
             return Reply(data, False, requests)
 
-    async def _post(self, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    async def _post(self, payload: bytes, *, structured: bool) -> tuple[dict[str, Any], int]:
         httpx = self._httpx
         attempts = self.max_retries + 1
         last = ""
@@ -239,7 +242,7 @@ class JudgeSession:
             async with self.gate:
                 client = self._client()
                 try:
-                    response = await client.post(self.url, json=body)
+                    response = await client.post(self.url, content=payload)
                 except httpx.TimeoutException:
                     last = f"the request timed out after {self.timeout:g} s"
                     continue_ = True
@@ -260,7 +263,7 @@ class JudgeSession:
                         wait = retry_after(response.headers)
                     elif status in (400, 422) and any(
                         word in message.lower() for word in _NO_STRUCTURED
-                    ) and "response_format" in body:  # fmt: skip
+                    ) and structured:  # fmt: skip
                         raise _Unstructured(attempt + 1)
                     else:
                         raise JudgeFailure(

@@ -374,12 +374,15 @@ class LlmJudge(Metric):
             self.structured = False
             return {k: v for k, v in body.items() if k != "response_format"}
 
-        outcomes = await asyncio.gather(
-            *(
-                self._judge_once(session, body, sample, unstructured)
-                for sample in range(self.samples)
+        if self.samples == 1:  # the common case, without a task per judgment
+            outcomes = [await self._judge_once(session, body, 0, unstructured)]
+        else:
+            outcomes = await asyncio.gather(
+                *(
+                    self._judge_once(session, body, sample, unstructured)
+                    for sample in range(self.samples)
+                )
             )
-        )
         return self._combine(outcomes, base)
 
     async def _judge_once(
