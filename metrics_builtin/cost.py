@@ -6,6 +6,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from itemscore import (
     Estimate,
     ItemResult,
@@ -14,10 +16,11 @@ from itemscore import (
     Metric,
     MetricContext,
     OptionError,
+    RunResult,
     Status,
 )
 
-__all__ = ["Cost", "cost_per_success"]
+__all__ = ["Cost", "CostPerSuccess", "cost_per_success", "cost_per_success_rows"]
 
 
 def _lookup(metadata: Mapping[str, Any], path: Sequence[str]) -> Any:
@@ -42,6 +45,8 @@ class Cost(Metric):
 
     Args:
         field: The metadata field holding each item's cost; dots read nested mappings.
+        success: The metric (label) whose ok items are the successes of `cost_per_success`
+            in reports; none: the run's first other metric.
     """
 
     metric_id = "cost"
@@ -54,7 +59,7 @@ class Cost(Metric):
     aggregation = "mean"
     # No upper bound, so no value_bounds (it needs two finite ends): the low end is clipped below.
 
-    def __init__(self, *, field: str = "cost") -> None:
+    def __init__(self, *, field: str = "cost", success: str | None = None) -> None:
         path = field.split(".")
         if not field or not all(path):
             raise OptionError(
@@ -62,6 +67,7 @@ class Cost(Metric):
                 "or 'usage.cost'."
             )
         self.field = field
+        self.success = success
         self._path = tuple(path)
 
     def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
@@ -118,3 +124,70 @@ def cost_per_success(cost: Measurement, success: Measurement) -> float | None:
     if total is None:
         total = cost.value * cost.n
     return float(total) / successes
+
+
+@attrs.frozen(kw_only=True)
+class CostPerSuccess:
+    """What one success cost, for one cost measurement, model and group (a report row)."""
+
+    #: ``"<cost label>_per_success"``: how reports name the row.
+    label: str
+    #: The cost measurement's label.
+    cost: str
+    #: The label of the metric whose ok items are the successes.
+    success: str
+    #: The model (``None`` for items without one).
+    model: str | None
+    #: The group (``None`` for the headline).
+    group: str | None
+    #: Total cost / successes; ``None`` without a success.
+    value: float | None
+    #: The success metric's ok items.
+    successes: int
+
+
+def _pairs(result: RunResult) -> list[tuple[str, str]]:
+    """(cost label, success label) for every ``cost`` metric of the run that has a partner."""
+    entries = [m for m in result.config.get("metrics", []) if isinstance(m, Mapping)]
+    costs = [m for m in entries if m.get("name") == "cost"]
+    cost_labels = {m.get("label") for m in costs}
+    others = [m.get("label") for m in entries if m.get("label") not in cost_labels]
+    pairs = []
+    for m in costs:
+        success = (m.get("options") or {}).get("success") or next(iter(others), None)
+        if isinstance(success, str) and isinstance(m.get("label"), str):
+            pairs.append((m["label"], success))
+    return pairs
+
+
+def cost_per_success_rows(result: RunResult) -> list[CostPerSuccess]:
+    """``cost_per_success`` for every cost metric of ``result``, per model, then per group.
+
+    The successes are the ok items of the cost metric's ``success`` option, or of the run's
+    first metric that is not a cost. Empty when the run has no cost metric, or no other one.
+    """
+    rows: list[CostPerSuccess] = []
+    for cost_label, success_label in _pairs(result):
+        for model, measurements in result.by_model.items():
+            by_label = {m.metric: m for m in measurements.values()}
+            cost, success = by_label.get(cost_label), by_label.get(success_label)
+            if cost is None or success is None:
+                continue
+            pairs = [(None, cost, success)] + [
+                (group, gm, success.groups[group])
+                for group, gm in cost.groups.items()
+                if group in success.groups
+            ]
+            for group, c, s in pairs:
+                rows.append(
+                    CostPerSuccess(
+                        label=f"{cost_label}_per_success",
+                        cost=cost_label,
+                        success=success_label,
+                        model=model,
+                        group=group,
+                        value=cost_per_success(c, s),
+                        successes=s.counts.get(Status.OK, 0),
+                    )
+                )
+    return rows

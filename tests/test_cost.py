@@ -9,7 +9,7 @@ import pytest
 from statsmodels.stats.weightstats import DescrStatsW
 
 from itemscore import ItemResult, Measurement, OptionError, Status, score
-from itemscore.metrics_builtin.cost import Cost, cost_per_success
+from itemscore.metrics_builtin.cost import Cost, cost_per_success, cost_per_success_rows
 
 
 def item(i: int, cost: Any, output: str = "a", expected: str = "a", **more: Any) -> ItemResult:
@@ -95,3 +95,58 @@ def test_cost_per_success_divides_total_cost_by_ok_items() -> None:
     assert cost_per_success(no_cost, m["default.exact_match"]) is None
     no_total = Measurement(key="k", suite="s", metric="cost", value=0.2, n=3)
     assert cost_per_success(no_total, m["default.exact_match"]) == pytest.approx(0.3)
+
+
+def grouped_run(**cost_options: Any) -> Any:
+    rows = [
+        ItemResult(
+            id=f"i{i}",
+            output="a",
+            expected=["a" if i % 2 else "b"],
+            group=f"g{i % 2}",
+            model=model,
+            metadata={"cost": 0.5},
+        )
+        for model in ("m1", "m2")
+        for i in range(6)
+    ]
+    return score(rows, ["exact_match", "answered_rate", {"name": "cost", **cost_options}])
+
+
+def test_cost_per_success_rows_per_model_and_group() -> None:
+    """One row per model (then its groups), dividing by the first other metric's ok items."""
+    rows = cost_per_success_rows(grouped_run())
+    assert [(r.model, r.group) for r in rows] == [
+        ("m1", None), ("m1", "g0"), ("m1", "g1"), ("m2", None), ("m2", "g0"), ("m2", "g1"),
+    ]  # fmt: skip
+    head = rows[0]
+    assert (head.label, head.cost, head.success) == ("cost_per_success", "cost", "exact_match")
+    assert head.value == pytest.approx(3.0 / 3)
+    assert head.successes == 3
+    assert rows[1].value is None  # group g0: no exact match
+    assert rows[2].value == pytest.approx(1.5 / 3)
+
+
+def test_cost_per_success_names_its_success_metric() -> None:
+    """The `success` option picks the metric; a run with only costs has no rows."""
+    rows = cost_per_success_rows(grouped_run(success="answered_rate"))
+    assert rows[0].success == "answered_rate"
+    assert rows[0].value == pytest.approx(3.0 / 6)
+    only_cost = score([item(0, 1.0)], ["cost"])
+    assert cost_per_success_rows(only_cost) == []
+
+
+def test_cost_per_success_in_summary_and_terminal() -> None:
+    """summary.csv and the terminal table show the cost of one success."""
+    from rich.console import Console
+
+    from itemscore._terminal import result_tables
+    from itemscore.reports.summary_csv import summary_csv
+
+    result = score([item(0, 0.2), item(1, 0.4, output="x")], ["exact_match", "cost"])
+    lines = summary_csv(result).splitlines()
+    assert lines[-1].startswith("default,cost_per_success,,,0.6000000000000001,,,none,0.95,1,")
+    console = Console(width=200, record=True)
+    for table in result_tables(result):
+        console.print(table)
+    assert "cost_per_success (exact_match)" in console.export_text()
