@@ -104,6 +104,9 @@ def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
     from rich import box
     from rich.table import Table
 
+    from .metrics_builtin.cost import cost_per_success_rows
+
+    per_success = cost_per_success_rows(result)
     tables: list[Table] = []
     confidence = float(result.config.get("confidence", 0.95))
     for model, measurements in result.by_model.items():
@@ -113,6 +116,11 @@ def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
             if by_group:
                 for group, gm in m.groups.items():
                     rows.append((_row(gm, f"  {group}"), True))
+        for c in per_success:  # what one success cost; n: the successes
+            if c.model == model and (c.group is None or by_group):
+                name = f"{c.label} ({c.success})" if c.group is None else f"  {c.group}"
+                cells: list[Any] = [safe_text(name), format_value(c.value), "", ""]
+                rows.append(([*cells, str(c.successes), "", "", "", "", ""], c.group is not None))
         with_errors = any(cells[-1] for cells, _ in rows)
         title = f"{result.suite_id}" + (f" · {model}" if model is not None else "")
         table = Table(title=safe_text(title), box=box.SIMPLE_HEAD, title_justify="left")

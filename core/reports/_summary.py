@@ -85,12 +85,21 @@ def summary_rows(result: RunResult) -> list[dict[str, Any]]:
 
     The keys are :data:`SUMMARY_COLUMNS`; missing values are ``None``.
     """
+    # Imported here: the metric module imports itemscore, which imports the reports.
+    from ..metrics_builtin.cost import cost_per_success_rows
+
+    per_success = cost_per_success_rows(result)
     rows: list[dict[str, Any]] = []
-    for measurements in result.by_model.values():
+    for model, measurements in result.by_model.items():
         for m in measurements.values():
             rows.append(_summary_row(m, None))
             for group, gm in m.groups.items():
                 rows.append(_summary_row(gm, group))
+        for c in (c for c in per_success if c.model == model):  # n: the successes
+            rows.append({**dict.fromkeys(SUMMARY_COLUMNS), "suite": result.suite_id,
+                         "metric": c.label, "model": c.model, "group": c.group, "value": c.value,
+                         "ci_method": "none", "confidence": confidence_of(result),
+                         "n": c.successes})  # fmt: skip
     return rows
 
 
