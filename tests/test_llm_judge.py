@@ -689,7 +689,8 @@ def test_key_never_leaves_the_environment(
     out = tmp_path / "out"
     export(result, out)
     result.save_json(tmp_path / "results.json")
-    texts = {p.name: p.read_bytes() for p in [*out.iterdir(), tmp_path / "results.json"]}
+    files = [p for p in out.rglob("*") if p.is_file()]
+    texts = {p.name: p.read_bytes() for p in [*files, tmp_path / "results.json"]}
     assert "results.json" in texts
     assert any(name.startswith("items") for name in texts)
     for name, data in texts.items():
