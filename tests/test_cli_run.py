@@ -164,3 +164,32 @@ def test_each_metric_is_configured_once_per_run(
     )
     assert result.exit_code == 0, result.output
     assert sorted(calls) == ["exact_match", "token_f1"]
+
+
+def test_workers_and_dask_give_the_serial_numbers(tmp_path: Path) -> None:
+    """--workers 2 and --dask ADDRESS score as one process does (issue 8.2, command side)."""
+    data = rows(
+        tmp_path / "d.jsonl",
+        [{"id": str(i), "output": "a b" if i % 3 else "c", "expected": "a b"} for i in range(40)],
+    )
+    args = ["score", data, "-m", "exact_match", "-m", "token_f1", "--json"]
+    serial = run_cli(*args)
+    assert serial.returncode == 0, serial.stderr
+    expected = json.loads(serial.stdout)["measurements"]
+    pooled = run_cli(*args, "--workers", "2")
+    assert pooled.returncode == 0, pooled.stderr
+    assert json.loads(pooled.stdout)["measurements"] == expected
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=1,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=None,
+    ) as cluster:
+        on_dask = run_cli(*args, "--dask", cluster.scheduler_address)
+    assert on_dask.returncode == 0, on_dask.stderr
+    assert json.loads(on_dask.stdout)["measurements"] == expected
+    both = run_cli(*args, "--workers", "2", "--dask", "tcp://127.0.0.1:1")
+    assert both.returncode == 2
+    assert "choose --workers" in both.stderr
