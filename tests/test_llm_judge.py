@@ -746,3 +746,14 @@ def _ctx() -> Any:
     from itemscore import MetricContext
 
     return MetricContext(label=LABEL)
+
+
+@pytest.mark.parametrize("structured", [True, False])
+def test_payload_is_the_encoded_request_body(structured: bool) -> None:
+    """The per-item encoding around a cached prefix equals encoding the whole body."""
+    from itemscore.metrics_builtin.judge._cache import encode_body
+
+    metric = LlmJudge(model="m", api_key_env=None, rubric='Say "pass" \u00e9\n\u0000', cache=False)
+    metric.structured = structured
+    item = ItemResult(id="a", input='q "x"\n', output="\u4f60\u597d \\ \u0001", expected=["r"])
+    assert metric.payload(item) == encode_body(metric.request_body(metric.messages(item)))

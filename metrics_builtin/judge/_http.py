@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from itemscore.metrics_builtin.judge._cache import ReplyCache, encode_body, request_key
+from itemscore.metrics_builtin.judge._cache import ReplyCache, request_key
 
 if TYPE_CHECKING:
     import httpx
@@ -199,12 +199,17 @@ class JudgeSession:
                 self.cache.close()
 
     async def judge(
-        self, body: dict[str, Any], sample: int, on_unstructured: Callable[[], dict[str, Any]]
+        self,
+        payload: bytes,
+        structured: bool,
+        sample: int,
+        on_unstructured: Callable[[], bytes],
     ) -> Reply:
         """One judgment: from the cache, or a request (retried as needed).
 
         Args:
-            body: The request body, with ``response_format`` when structured output is used.
+            payload: The encoded request body (:func:`encode_body`).
+            structured: Whether it asks for structured output (``response_format``).
             sample: Which of the item's samples this is (part of the cache key).
             on_unstructured: Called when the endpoint rejects ``response_format``; returns the
                 body to send instead.
@@ -214,17 +219,16 @@ class JudgeSession:
         """
         requests = 0
         while True:
-            payload = encode_body(body)
             key = request_key(self.url, payload, sample)
             if self.cache is not None:
                 hit = self.cache.get(key)
                 if hit is not None:
                     return Reply(hit, True, requests)
             try:
-                data, made = await self._post(payload, structured="response_format" in body)
+                data, made = await self._post(payload, structured=structured)
             except _Unstructured as exc:
                 requests += exc.requests
-                body = on_unstructured()
+                payload, structured = on_unstructured(), False
                 continue
             except JudgeFailure as exc:
                 raise JudgeFailure(exc.reason, requests + exc.requests) from None

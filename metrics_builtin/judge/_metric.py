@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import urllib.parse
@@ -19,7 +20,7 @@ from itemscore import (
     OptionError,
 )
 from itemscore.metrics_builtin.judge._agreement import kappa_with_interval
-from itemscore.metrics_builtin.judge._cache import ReplyCache, default_cache_dir
+from itemscore.metrics_builtin.judge._cache import ReplyCache, default_cache_dir, encode_body
 from itemscore.metrics_builtin.judge._http import JudgeFailure, JudgeSession, Reply, session_keeper
 from itemscore.metrics_builtin.judge._parse import SCALES, Scale, UnparseableReply, parse_verdict
 
@@ -252,6 +253,9 @@ class LlmJudge(Metric):
         self.count_failed = count_failed
         self.aggregation = "ratio" if self.scale.pass_fail else "mean"  # type: ignore[misc,assignment]
         self.structured = True
+        self._system = _SYSTEM.format(rubric=self.rubric, scale=self.scale.describe())
+        #: The encoded body around the user message, by whether ``response_format`` is sent.
+        self._halves: dict[bool, tuple[bytes, bytes]] = {}
         self._session: tuple[asyncio.AbstractEventLoop, JudgeSession, Any] | None = None
 
     @property
@@ -272,7 +276,12 @@ class LlmJudge(Metric):
 
     def messages(self, item: ItemResult) -> list[dict[str, str]]:
         """The chat messages that ask the judge about ``item``."""
-        system = _SYSTEM.format(rubric=self.rubric, scale=self.scale.describe())
+        return [
+            {"role": "system", "content": self._system},
+            {"role": "user", "content": self._user_text(item)},
+        ]
+
+    def _user_text(self, item: ItemResult) -> str:
         parts = []
         if item.input is not None:
             parts.append(f"Input:\n{item.input}")
@@ -280,10 +289,28 @@ class LlmJudge(Metric):
             answers = "\n".join(f"- {answer}" for answer in item.expected)
             parts.append(f"Reference answer(s):\n{answers}")
         parts.append(f"Model's answer:\n{item.output}")
-        return [
-            {"role": "system", "content": system},
-            {"role": "user", "content": "\n\n".join(parts)},
-        ]
+        return "\n\n".join(parts)
+
+    def payload(self, item: ItemResult) -> bytes:
+        """The encoded request body for ``item``: ``encode_body(request_body(messages(item)))``.
+
+        Everything but the user message is the same for every item, so it is encoded once and
+        only the user message is encoded per item.
+        """
+        return self._payload(self._user_text(item))
+
+    def _payload(self, user: str) -> bytes:
+        halves = self._halves.get(self.structured)
+        if halves is None:
+            marker = "\x00itemscore-user\x00"
+            messages = [
+                {"role": "system", "content": self._system},
+                {"role": "user", "content": marker},
+            ]
+            encoded = encode_body(self.request_body(messages))
+            head, tail = encoded.split(json.dumps(marker, ensure_ascii=False).encode("utf-8"))
+            halves = self._halves[self.structured] = (head, tail)
+        return halves[0] + json.dumps(user, ensure_ascii=False).encode("utf-8") + halves[1]
 
     def request_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         """The JSON body of one request (``response_format`` while the endpoint takes it)."""
@@ -368,28 +395,35 @@ class LlmJudge(Metric):
             worst = "fail" if self.scale.pass_fail else float(self.scale.low)
             return self.fail(0.0, extra={**base, "verdict": worst, "reason": _NO_OUTPUT})
         session = await self._open_session(ctx)
-        body = self.request_body(self.messages(item))
+        user = self._user_text(item)
+        structured = self.structured  # what the payload asks for, whatever happens meanwhile
+        body = self._payload(user)
 
-        def unstructured() -> dict[str, Any]:
+        def unstructured() -> bytes:
             self.structured = False
-            return {k: v for k, v in body.items() if k != "response_format"}
+            return self._payload(user)
 
         if self.samples == 1:  # the common case, without a task per judgment
-            outcomes = [await self._judge_once(session, body, 0, unstructured)]
+            outcomes = [await self._judge_once(session, body, structured, 0, unstructured)]
         else:
             outcomes = await asyncio.gather(
                 *(
-                    self._judge_once(session, body, sample, unstructured)
+                    self._judge_once(session, body, structured, sample, unstructured)
                     for sample in range(self.samples)
                 )
             )
         return self._combine(outcomes, base)
 
     async def _judge_once(
-        self, session: JudgeSession, body: dict[str, Any], sample: int, unstructured: Any
+        self,
+        session: JudgeSession,
+        body: bytes,
+        structured: bool,
+        sample: int,
+        unstructured: Any,
     ) -> _Outcome:
         try:
-            reply = await session.judge(body, sample, unstructured)
+            reply = await session.judge(body, structured, sample, unstructured)
         except JudgeFailure as exc:
             return _Outcome(error=exc.reason, requests=exc.requests)
         return self._read(reply)
