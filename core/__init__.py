@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ._columns import ScoreColumn
+    from ._compare import Comparison, compare
     from ._exceptions import (
         ConfigError,
         InputError,
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
 #: Every public name, and the private module that defines it.
 _EXPORTS: dict[str, str] = {
     "ScoreColumn": "._columns",
+    "Comparison": "._compare",
+    "compare": "._compare",
     "ConfigError": "._exceptions",
     "InputError": "._exceptions",
     "ItemscoreError": "._exceptions",
@@ -93,6 +96,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "Comparison",
     "ConfigError",
     "Estimate",
     "InputError",
@@ -121,6 +125,7 @@ __all__ = [
     "UnknownMetricError",
     "UnknownSuiteError",
     "__version__",
+    "compare",
     "export",
     "get_suite",
     "hookimpl",

@@ -7,7 +7,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -26,6 +26,9 @@ from ._serialize import (
     resolve_items,
 )
 from ._settings import RunSettings
+
+if TYPE_CHECKING:
+    from ._compare import Comparison
 
 __all__ = ["RunResult", "atomic_write_text"]
 
@@ -120,6 +123,12 @@ class RunResult:
         from ._frames import measurements_df
 
         return measurements_df(self)
+
+    def compare(self, other: RunResult | str | None = None, **options: Any) -> list[Comparison]:
+        """Paired comparison of models: :func:`itemscore.compare` with this run first."""
+        from ._compare import compare
+
+        return compare(self, other, **options)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document :meth:`save_json` writes."""

@@ -56,6 +56,7 @@ __all__ = [
     "ratio",
     "ratio_interval",
     "resample_counts",
+    "wilson_bound",
 ]
 
 #: Interval methods of :func:`ratio` and :func:`ratio_interval`; the first is the default.
@@ -468,6 +469,32 @@ def mean(
     if checked_bounds is not None and low is not None and high is not None:
         low, high = max(low, checked_bounds[0]), min(high, checked_bounds[1])
     return Estimate(value=m, low=low, high=high, n=n, method=method, confidence=confidence)
+
+
+def wilson_bound(
+    value: float,
+    n: float,
+    *,
+    confidence: float = 0.95,
+    bounds: tuple[float, float] = (0.0, 1.0),
+) -> Estimate:
+    """The interval of a bounded statistic whose sample shows no spread.
+
+    The Wilson score interval of the share ``(value - lo) / (hi - lo)`` over ``n`` trials,
+    mapped back to ``[lo, hi]``: what :func:`mean` falls back to when bounded values do not
+    vary, and what a metric with its own aggregate can use when its bootstrap collapses to a
+    point (F1 of one item, or of items that are all right). ``n`` may be fractional (an
+    effective sample size).
+
+    Raises:
+        ConfigError: ``confidence`` or ``bounds`` is not valid, or ``n`` is not positive.
+    """
+    confidence = _check_confidence(confidence)
+    checked = _check_bounds(bounds)
+    assert checked is not None
+    if not n > 0:
+        raise ConfigError(f"`n` ({n!r}) must be positive.")
+    return _wilson_bound(float(value), float(n), round(n), checked, confidence)
 
 
 # Above this magnitude, sums and squares of a few values can overflow float64.

@@ -6,11 +6,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+import numpy as np
+
 from itemscore import Estimate, ItemScore, MetricContext, OptionError, ScoreColumn
+from itemscore.aggregate import percentile_interval, resample_counts, wilson_bound
 from itemscore.metrics_builtin._comparison import NormalizedMetric, Verdict, check_labels
 
 if TYPE_CHECKING:
-    import numpy as np
     from numpy.typing import NDArray
 
 __all__ = ["F1"]
@@ -76,12 +78,7 @@ class F1(NormalizedMetric[_Prepared]):
     ) -> None:
         if average not in _AVERAGES:
             allowed = ", ".join(repr(a) for a in _AVERAGES)
-            raise OptionError(
-                f"`average` ({average!r}) must be one of {allowed}.",
-                metric_id="f1",
-                option="average",
-                allowed=_AVERAGES,
-            )
+            raise ValueError(f"`average` ({average!r}) must be one of {allowed}.")
         checked = check_labels(labels)
         super().__init__(
             ignore_case=ignore_case,
@@ -118,27 +115,56 @@ class F1(NormalizedMetric[_Prepared]):
     def aggregate(self, scores: Sequence[ItemScore], ctx: MetricContext) -> Estimate:
         """F1 over the gold labels from the confusion counts, with a bootstrap interval.
 
+        With ``ctx.clusters`` (items that come in clusters), whole clusters are resampled.
+        A bootstrap that collapses to one point (one item, or every item right) says nothing
+        about the spread: the interval is then the Wilson bound of the F1 over ``n`` trials
+        (over the clusters, when there are clusters), never a zero-width ``[1, 1]``.
+
         Raises:
             ValueError: a scored item has no ``gold`` label in its ``extra``.
         """
-        import numpy as np  # here, not at import: listing metrics must not load numpy
-
-        from itemscore.aggregate import percentile_interval, resample_counts
-
-        pairs = _pair_counts(scores)
+        clusters = getattr(ctx, "clusters", None)
+        if clusters is not None and all(c is None for c in clusters):
+            clusters = None
+        if clusters is None:
+            pairs = _pair_counts(scores)
+        else:
+            item_pairs = _item_pairs(scores)
+            pairs = {}
+            for pair in item_pairs:
+                if pair is not None:
+                    pairs[pair] = pairs.get(pair, 0) + 1
         if not pairs:
             return Estimate(value=None, n=0, confidence=ctx.confidence)
         table = _Cells.from_pairs(pairs)
         point = table.scores(table.counts[np.newaxis, :])
         values = {name: float(array[0]) for name, array in point.items() if name != "per_class"}
         per_class = point["per_class"][0]
-        samples = []
-        rows = max(1, _BLOCK_CELLS // table.counts.size)
-        for block, start in enumerate(range(0, N_RESAMPLES, rows)):
-            seed = ctx.seed if block == 0 else _block_seed(ctx.seed, block)
-            draws = resample_counts(table.counts, min(rows, N_RESAMPLES - start), seed=seed)
-            samples.append(table.f1(draws, self.average))
+        method = "bootstrap"
+        if clusters is None:
+            samples = []
+            rows = max(1, _BLOCK_CELLS // table.counts.size)
+            for block, start in enumerate(range(0, N_RESAMPLES, rows)):
+                seed = ctx.seed if block == 0 else _block_seed(ctx.seed, block)
+                draws = resample_counts(table.counts, min(rows, N_RESAMPLES - start), seed=seed)
+                samples.append(table.f1(draws, self.average))
+            trials = float(table.counts.sum())
+        else:
+            cell_of = {pair: j for j, pair in enumerate(pairs)}
+            per_cluster, n_clusters = _cluster_cells(
+                [None if p is None else cell_of[p] for p in item_pairs], clusters, len(pairs)
+            )
+            samples = [
+                table.f1(draws, self.average)
+                for draws in _cluster_draws(per_cluster, N_RESAMPLES, ctx.seed)
+            ]
+            trials = float(n_clusters)
+            method = "cluster-bootstrap"
         low, high = percentile_interval(np.concatenate(samples), ctx.confidence)
+        value = values[f"f1_{self.average}"]
+        if low is None or high is None or high - low <= 0.0:
+            bound = wilson_bound(value, trials, confidence=ctx.confidence)
+            low, high, method = bound.low, bound.high, "wilson"
         extra = {
             "precision": values[f"precision_{self.average}"],
             "recall": values[f"recall_{self.average}"],
@@ -149,20 +175,146 @@ class F1(NormalizedMetric[_Prepared]):
         for name, f1 in zip(table.classes, per_class):
             extra[f"f1[{name}]"] = float(f1)
         return Estimate(
-            value=values[f"f1_{self.average}"],
+            value=value,
             low=low,
             high=high,
             n=int(table.counts.sum()),
-            method="bootstrap",
+            method=method,
             confidence=ctx.confidence,
             extra=extra,
         )
 
+    def paired_resamples(
+        self,
+        scores_a: Sequence[ItemScore],
+        scores_b: Sequence[ItemScore],
+        ctx: MetricContext,
+        *,
+        n_resamples: int = N_RESAMPLES,
+        clusters: Sequence[str | None] | None = None,
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """F1 of both sides on the same bootstrap resamples of the paired items.
+
+        ``scores_a[i]`` and ``scores_b[i]`` score the same item. Each item falls in one cell
+        of the joint table (its (gold, pred) on side a, its (gold, pred) on side b); the joint
+        cell counts are resampled (multinomially, or by whole clusters with ``clusters``) and
+        each side's F1 recomputed from the margins of every resample. The cost depends on the
+        number of joint cells and clusters, not on the number of items.
+
+        Returns:
+            ``(f1_a, f1_b)``: two arrays of ``n_resamples`` values.
+        """
+        pairs_a, pairs_b = _item_pairs(scores_a), _item_pairs(scores_b)
+        joint: dict[tuple[Any, Any], int] = {}
+        cells: list[int | None] = []
+        for pa, pb in zip(pairs_a, pairs_b):
+            if pa is None or pb is None:
+                cells.append(None)
+                continue
+            cells.append(joint.setdefault((pa, pb), len(joint)))
+        if not joint:
+            empty = np.full(n_resamples, np.nan)
+            return empty, empty.copy()
+        sides = []
+        for side in (0, 1):
+            margin: dict[tuple[str, str | None], int] = {}
+            for key in joint:
+                margin.setdefault(key[side], len(margin))
+            table = _Cells.from_pairs(dict.fromkeys(margin, 1))
+            onehot = np.zeros((len(joint), len(margin)), dtype=np.int64)
+            onehot[np.arange(len(joint)), [margin[key[side]] for key in joint]] = 1
+            sides.append((table, onehot))
+        if clusters is None:
+            counts = np.bincount(
+                np.fromiter((c for c in cells if c is not None), dtype=np.intp),
+                minlength=len(joint),
+            )
+            blocks = _multinomial_draws(counts, n_resamples, ctx.seed)
+        else:
+            per_cluster, _ = _cluster_cells(cells, clusters, len(joint))
+            blocks = _cluster_draws(per_cluster, n_resamples, ctx.seed)
+        out_a, out_b = [], []
+        for draws in blocks:
+            (table_a, onehot_a), (table_b, onehot_b) = sides
+            out_a.append(table_a.f1(draws @ onehot_a, self.average))
+            out_b.append(table_b.f1(draws @ onehot_b, self.average))
+        return np.concatenate(out_a), np.concatenate(out_b)
+
+
+def _multinomial_draws(
+    counts: NDArray[np.int64], n_resamples: int, seed: int
+) -> list[NDArray[np.int64]]:
+    """Multinomial resamples of cell counts, in blocks of bounded memory."""
+    rows = max(1, _BLOCK_CELLS // counts.size)
+    return [
+        resample_counts(
+            counts,
+            min(rows, n_resamples - start),
+            seed=seed if block == 0 else _block_seed(seed, block),
+        )
+        for block, start in enumerate(range(0, n_resamples, rows))
+    ]
+
+
+def _cluster_cells(
+    cells: Sequence[int | None], clusters: Sequence[str | None], n_cells: int
+) -> tuple[NDArray[np.int64], int]:
+    """Cell counts per cluster, ``(clusters, cells)``; an item without a cluster is its own."""
+    index: dict[str, int] = {}
+    codes = []
+    singles = 0
+    for name in clusters:
+        if name is None:
+            codes.append(-1 - singles)
+            singles += 1
+        else:
+            codes.append(index.setdefault(name, len(index)))
+    n_clusters = len(index) + singles
+    table = np.zeros((n_clusters, n_cells), dtype=np.int64)
+    for code, cell in zip(codes, cells):
+        if cell is not None:
+            table[code if code >= 0 else len(index) - 1 - code, cell] += 1
+    return table, n_clusters
+
+
+def _cluster_draws(
+    per_cluster: NDArray[np.int64], n_resamples: int, seed: int
+) -> list[NDArray[np.int64]]:
+    """Cell counts of resamples that draw whole clusters with replacement, in blocks."""
+    n_clusters = per_cluster.shape[0]
+    rows = max(1, _BLOCK_CELLS // max(n_clusters, per_cluster.shape[1]))
+    uniform = np.full(n_clusters, 1.0 / n_clusters)
+    out = []
+    for block, start in enumerate(range(0, n_resamples, rows)):
+        rng = np.random.default_rng(seed if block == 0 else _block_seed(seed, block))
+        weights = rng.multinomial(n_clusters, uniform, size=min(rows, n_resamples - start))
+        out.append(np.asarray(weights @ per_cluster, dtype=np.int64))
+    return out
+
+
+def _item_pairs(scores: Sequence[ItemScore | None]) -> list[tuple[str, str | None] | None]:
+    """Each item's (gold, pred), or ``None`` when it is not scored."""
+    ids = list(map(id, scores))
+    distinct = dict(zip(ids, scores))
+    pair_of: dict[int, tuple[str, str | None] | None] = {}
+    for key, score in distinct.items():
+        if score is None or not score.status.scored:
+            pair_of[key] = None
+            continue
+        gold = score.extra.get("gold")
+        if not isinstance(gold, str):
+            raise ValueError(
+                f"A scored item has no gold label in its extra ({dict(score.extra)!r}); f1 "
+                "builds its confusion counts from the `gold` and `pred` of every scored item. "
+                "Re-score the items with f1."
+            )
+        pred = score.extra.get("pred")
+        pair_of[key] = (gold, pred if isinstance(pred, str) else None)
+    return list(map(pair_of.__getitem__, ids))
+
 
 def _block_seed(seed: int, block: int) -> int:
     """An independent, reproducible seed for bootstrap block ``block`` (> 0) of ``seed``."""
-    import numpy as np
-
     return int(np.random.SeedSequence((seed, block)).generate_state(1)[0])
 
 
@@ -208,8 +360,6 @@ class _Cells:
         pred: NDArray[np.intp],
         counts: NDArray[np.int64],
     ) -> None:
-        import numpy as np
-
         self.classes = classes
         self.gold = gold
         self.pred = pred
@@ -232,8 +382,6 @@ class _Cells:
     @classmethod
     def from_pairs(cls, pairs: Mapping[tuple[str, str | None], int]) -> _Cells:
         """The cells of ``{(gold, pred): count}``; the classes are the sorted gold labels."""
-        import numpy as np
-
         classes = sorted({gold for gold, _ in pairs})
         index = {name: i for i, name in enumerate(classes)}
         other = len(classes)
@@ -254,8 +402,6 @@ class _Cells:
         A class whose gold label has no item in a row is no class of that row: its
         predictions count nowhere.
         """
-        import numpy as np
-
         rows, k = draws.shape[0], len(self.classes)
         counts = draws.astype(np.float64)
         support = np.add.reduceat(counts[:, self._gold_order], self._gold_starts, axis=1)
@@ -308,8 +454,6 @@ class _Cells:
 
 def _divide(num: NDArray[np.float64], den: NDArray[Any]) -> NDArray[np.float64]:
     """``num / den`` with 0 where ``den`` is 0 (scikit-learn's ``zero_division=0``)."""
-    import numpy as np
-
     out = np.zeros(np.broadcast_shapes(num.shape, den.shape))
     np.divide(num, den, out=out, where=den != 0)
     return out

@@ -1,0 +1,797 @@
+"""Paired comparison of models: which is better, by how much, and how sure we can be.
+
+:func:`compare` pairs the items of two models by id and, for every metric label both sides
+have, computes the difference ``value_b - value_a`` with an interval and a p-value:
+
+- ratio metrics (the default aggregate with ``aggregation = "ratio"``): the exact McNemar test
+  on the discordant pairs and Newcombe's hybrid score interval (1998, method 10);
+- mean metrics: the paired t interval and test on the per-item differences;
+- metrics with their own aggregate (f1, plugins overriding ``aggregate``) and geometric means:
+  a seeded paired bootstrap over item ids, both sides recomputed on the same resampled ids
+  (vectorised when the metric has ``paired_resamples``, as f1 does);
+- items with a ``cluster``: cluster-robust standard errors for ratio and mean metrics, a
+  cluster bootstrap (whole clusters resampled) for the others.
+
+p-values of several comparisons are adjusted (Holm by default, or Benjamini-Hochberg): the
+headline comparisons of one metric across model pairs form one family, the group comparisons
+of one metric and one pair another.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+import attrs
+import numpy as np
+
+from . import _stats
+from ._exceptions import ConfigError, did_you_mean, one_of
+from ._items import ScoredItems
+from ._metric import Metric, MetricContext
+from ._records import EMPTY, ItemScore, Status
+from ._result import RunResult
+from .aggregate import _check_confidence, percentile_interval
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["Comparison", "compare", "significant_leaders"]
+
+Kind = Literal["ratio", "mean", "bootstrap"]
+
+#: Bootstrap resamples of a paired bootstrap.
+N_RESAMPLES = 2000
+#: Bootstrap resamples when a metric's own aggregate is called once per resample.
+N_RESAMPLES_LOOP = 500
+
+
+def _freeze(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return value if value else EMPTY
+
+
+@attrs.frozen(kw_only=True)
+class Comparison:
+    """One metric compared between two models on the items they share.
+
+    ``difference`` is always ``value_b - value_a`` (candidate minus baseline);
+    ``higher_is_better`` says which sign is an improvement.
+    """
+
+    #: ``"<suite_id>.<label>"``, the key of the measurements compared.
+    key: str
+    #: The metric's label.
+    metric: str
+    #: The baseline model (side a).
+    baseline: str | None
+    #: The candidate model (side b).
+    candidate: str | None
+    #: The baseline's value on the paired items.
+    value_a: float | None = None
+    #: The candidate's value on the paired items.
+    value_b: float | None = None
+    #: ``value_b - value_a``.
+    difference: float | None = None
+    #: Lower end of the interval of the difference.
+    ci_low: float | None = None
+    #: Upper end of the interval of the difference.
+    ci_high: float | None = None
+    #: Two-sided p-value of "no difference".
+    p_value: float | None = None
+    #: ``p_value`` adjusted for the other comparisons of its family (see ``adjustment``).
+    p_adjusted: float | None = None
+    #: How the interval and p-value were computed.
+    method: str = "none"
+    #: Confidence level of the interval (the run's level).
+    confidence: float = 0.95
+    #: Pairs scored (ok or fail) on both sides.
+    n_pairs: int = 0
+    #: Items left out: skip or error on either side, or an id only one side has.
+    n_unpaired: int = 0
+    #: Smallest true difference the test detects with 80% power at the run's level.
+    mde: float | None = None
+    #: Whether a larger value is better.
+    higher_is_better: bool = True
+    #: The multiple-comparison adjustment of ``p_adjusted``: "holm", "bh" or "none".
+    adjustment: str = "holm"
+    #: One comparison per item group, same shape.
+    groups: Mapping[str, Comparison] = attrs.field(default=EMPTY, converter=_freeze)
+    #: Secondary numbers: discordant pairs, clusters, design effect, resamples...
+    extra: Mapping[str, float] = attrs.field(default=EMPTY, converter=_freeze)
+
+    @property
+    def significant(self) -> bool:
+        """Whether the adjusted p-value is below ``1 - confidence``."""
+        return self.p_adjusted is not None and self.p_adjusted < 1.0 - self.confidence
+
+    @property
+    def better(self) -> str | None:
+        """The model the difference favours when it is significant, else ``None``."""
+        if not self.significant or not self.difference:
+            return None
+        up = self.difference > 0
+        return self.candidate if up == self.higher_is_better else self.baseline
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON-ready data (groups nested the same way)."""
+        data = {
+            field.name: getattr(self, field.name)
+            for field in attrs.fields(Comparison)
+            if field.name not in ("groups", "extra")
+        }
+        data["extra"] = dict(self.extra)
+        data["groups"] = {name: c.to_dict() for name, c in self.groups.items()}
+        return data
+
+
+# --------------------------------------------------------------------------- reading results
+
+
+_status_of = operator.attrgetter("status")
+_value_of = operator.attrgetter("value")
+_CODES = {Status.OK: 0, Status.FAIL: 1, Status.SKIP: 2, Status.ERROR: 3}
+_MISSING = 4  # the label has no score on this item
+
+
+class _Columns:
+    """A result's items by column, read once: ids, models, groups, clusters, score columns."""
+
+    def __init__(self, result: RunResult) -> None:
+        items = result.items
+        if isinstance(items, ScoredItems):
+            base: Sequence[Any] = items._items
+            self._columns: dict[str, Sequence[ItemScore]] = dict(items._columns)
+        else:
+            base = items
+            self._columns = {}
+        self._base = base
+        self.result = result
+        self.n = len(base)
+        self.ids: list[str] = list(map(operator.attrgetter("id"), base))
+        self.models: list[str | None] = list(map(operator.attrgetter("model"), base))
+        self.groups: list[str | None] = list(map(operator.attrgetter("group"), base))
+        cluster = operator.attrgetter("cluster")
+        try:
+            self.clusters: list[str | None] | None = list(map(cluster, base))
+        except AttributeError:
+            self.clusters = None
+        if self.clusters is not None and all(c is None for c in self.clusters):
+            self.clusters = None
+        self._codes: dict[str, NDArray[np.int8]] = {}
+        self._values: dict[str, NDArray[np.float64]] = {}
+
+    def scores(self, label: str) -> Sequence[ItemScore | None]:
+        column = self._columns.get(label)
+        if column is not None:
+            return column
+        return [item.scores.get(label) for item in self._base]
+
+    def codes(self, label: str) -> NDArray[np.int8]:
+        """Status codes of ``label`` per item: 0 ok, 1 fail, 2 skip, 3 error, 4 no score."""
+        cached = self._codes.get(label)
+        if cached is None:
+            column = self.scores(label)
+            # Scores of equal verdicts are often one shared object: read each object once.
+            keys = list(map(id, column))
+            distinct = dict(zip(keys, column))
+            code = {
+                key: _MISSING if score is None else _CODES[score.status]
+                for key, score in distinct.items()
+            }
+            cached = np.fromiter(map(code.__getitem__, keys), dtype=np.int8, count=self.n)
+            self._codes[label] = cached
+        return cached
+
+    def values(self, label: str) -> NDArray[np.float64]:
+        """Values of ``label`` per item (NaN where none)."""
+        cached = self._values.get(label)
+        if cached is None:
+            column = self.scores(label)
+            keys = list(map(id, column))
+            distinct = dict(zip(keys, column))
+            value = {
+                key: math.nan if score is None or score.value is None else score.value
+                for key, score in distinct.items()
+            }
+            cached = np.fromiter(map(value.__getitem__, keys), dtype=np.float64, count=self.n)
+            self._values[label] = cached
+        return cached
+
+    def rows_of(self, model: str | None, several: bool) -> NDArray[np.intp]:
+        if not several:
+            return np.arange(self.n)
+        return np.flatnonzero(np.fromiter((m == model for m in self.models), bool, self.n))
+
+
+def _settings(result: RunResult) -> tuple[float, int, str]:
+    settings = getattr(result, "settings", None)
+    if settings is not None:
+        return float(settings.confidence), int(settings.seed), str(settings.suite_id)
+    config = result.config
+    return (
+        float(config.get("confidence", 0.95)),
+        int(config.get("seed", 0)),
+        str(config.get("suite_id", "default")),
+    )
+
+
+def _metric_for(result: RunResult, label: str) -> Metric | None:
+    """The configured metric of ``label``, or ``None`` when it cannot be loaded here."""
+    for entry in result.config.get("metrics", []):
+        if entry.get("label") != label:
+            continue
+        spec = {"name": entry["name"], "label": label, **entry.get("options", {})}
+        try:
+            from ._runner import plan_metrics
+
+            planned = plan_metrics([spec])
+        except Exception:  # noqa: BLE001 - an uninstalled plugin: compare on values instead
+            return None
+        metric = planned[0].metric
+        metric.bind(label)
+        return metric
+    return None
+
+
+def _kind_of(metric: Metric | None) -> Kind:
+    if metric is None:
+        return "mean"
+    if type(metric).aggregate is not Metric.aggregate:
+        return "bootstrap"
+    if metric.aggregation == "ratio":
+        return "ratio"
+    return "mean" if metric.aggregation == "mean" else "bootstrap"
+
+
+# --------------------------------------------------------------------------- one comparison
+
+
+@attrs.define
+class _Paired:
+    """The paired items of one metric and one pair of models (index arrays into each side)."""
+
+    label: str
+    key: str
+    kind: Kind
+    metric: Metric | None
+    baseline: str | None
+    candidate: str | None
+    codes_a: NDArray[np.int8]
+    codes_b: NDArray[np.int8]
+    values_a: NDArray[np.float64] | None
+    values_b: NDArray[np.float64] | None
+    scores_a: Sequence[ItemScore | None] | None
+    scores_b: Sequence[ItemScore | None] | None
+    groups: list[str | None]
+    clusters: list[str | None] | None
+    n_only: int
+    confidence: float
+    seed: int
+    suite_id: str
+    higher_is_better: bool
+
+
+def _compare_one(p: _Paired, select: NDArray[np.intp] | None) -> Comparison:
+    codes_a = p.codes_a if select is None else p.codes_a[select]
+    codes_b = p.codes_b if select is None else p.codes_b[select]
+    valid = (codes_a < 2) & (codes_b < 2)
+    rows = np.flatnonzero(valid)
+    rows_full = select[rows] if select is not None else rows
+    n = int(rows.size)
+    n_unpaired = int(codes_a.size - n) + (p.n_only if select is None else 0)
+    common: dict[str, Any] = {
+        "key": p.key,
+        "metric": p.label,
+        "baseline": p.baseline,
+        "candidate": p.candidate,
+        "confidence": p.confidence,
+        "n_pairs": n,
+        "n_unpaired": n_unpaired,
+        "higher_is_better": p.higher_is_better,
+    }
+    if n == 0:
+        return Comparison(**common, method="none")
+    clusters = None
+    if p.clusters is not None:
+        clusters = [p.clusters[i] for i in rows_full.tolist()]
+        if all(c is None for c in clusters):
+            clusters = None
+    if p.kind == "ratio":
+        fields = _ratio(codes_a[rows] == 0, codes_b[rows] == 0, clusters, p.confidence)
+    elif p.kind == "mean":
+        assert p.values_a is not None
+        assert p.values_b is not None
+        bounds = None if p.metric is None else p.metric.value_bounds
+        fields = _mean(p.values_a[rows_full], p.values_b[rows_full], clusters, p.confidence, bounds)
+    else:
+        fields = _bootstrap(p, rows_full, clusters)
+    return Comparison(**common, **fields)
+
+
+def _ratio(
+    ok_a: NDArray[np.bool_],
+    ok_b: NDArray[np.bool_],
+    clusters: list[str | None] | None,
+    confidence: float,
+) -> dict[str, Any]:
+    n = ok_a.size
+    both = int(np.count_nonzero(ok_a & ok_b))
+    only_a = int(np.count_nonzero(ok_a & ~ok_b))
+    only_b = int(np.count_nonzero(ok_b & ~ok_a))
+    neither = n - both - only_a - only_b
+    value_a, value_b = (both + only_a) / n, (both + only_b) / n
+    extra: dict[str, float] = {"only_baseline": only_a, "only_candidate": only_b}
+    diffs = ok_b.astype(np.float64) - ok_a.astype(np.float64)
+    if clusters is not None:
+        clustered = _clustered(diffs, clusters, confidence, (-1.0, 1.0))
+        if clustered is not None:
+            extra.update(clustered.pop("extra"))
+            return {"value_a": value_a, "value_b": value_b, **clustered, "extra": extra}
+    theta, low, high = _stats.newcombe_paired(both, only_b, only_a, neither, confidence)
+    se = float(diffs.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
+    return {
+        "value_a": value_a,
+        "value_b": value_b,
+        "difference": theta,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": _stats.mcnemar_exact(only_a, only_b),
+        "method": "mcnemar-exact, newcombe-10",
+        "mde": _stats.mde(se, confidence) if se > 0 else None,
+        "extra": extra,
+    }
+
+
+def _clustered(
+    diffs: NDArray[np.float64],
+    clusters: list[str | None],
+    confidence: float,
+    bounds: tuple[float, float] | None,
+) -> dict[str, Any] | None:
+    """Cluster-robust paired t on the differences, or ``None`` when it cannot be estimated."""
+    from .aggregate import _cluster_se, _t_bounds
+
+    codes, n_clusters = _stats.cluster_codes(clusters)
+    n = diffs.size
+    if n_clusters < 2:
+        return None
+    mean = float(diffs.mean())
+    se = _cluster_se(diffs, mean, codes, n_clusters)
+    if se == 0.0:
+        return None
+    t_low, t_high = _t_bounds(n_clusters - 1, confidence)
+    low, high = mean + t_low * se, mean + t_high * se
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    naive = float(diffs.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
+    return {
+        "difference": mean,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": _stats.t_two_sided_p(mean / se, n_clusters - 1),
+        "method": "cluster-paired-t",
+        "mde": _stats.mde(se, confidence, n_clusters - 1),
+        "extra": {
+            "n_clusters": float(n_clusters),
+            "se_cluster": se,
+            "design_effect": (se / naive) ** 2 if naive > 0 else 1.0,
+        },
+    }
+
+
+def _mean(
+    values_a: NDArray[np.float64],
+    values_b: NDArray[np.float64],
+    clusters: list[str | None] | None,
+    confidence: float,
+    bounds: tuple[float, float] | None,
+) -> dict[str, Any]:
+    n = values_a.size
+    value_a, value_b = float(values_a.mean()), float(values_b.mean())
+    diffs = values_b - values_a
+    diff_bounds = None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
+    out: dict[str, Any] = {"value_a": value_a, "value_b": value_b}
+    if clusters is not None:
+        clustered = _clustered(diffs, clusters, confidence, diff_bounds)
+        if clustered is not None:
+            return {**out, **clustered}
+    spread = n > 1 and bool(np.any(diffs != diffs[0]))
+    if spread:
+        mean, se, low, high, p = _stats.paired_t(diffs, confidence)
+        if diff_bounds is not None:
+            low, high = max(low, diff_bounds[0]), min(high, diff_bounds[1])
+        return {
+            **out,
+            "difference": mean,
+            "ci_low": low,
+            "ci_high": high,
+            "p_value": p,
+            "method": "paired-t",
+            "mde": _stats.mde(se, confidence, n - 1),
+        }
+    # Every pair differs by the same amount (or one pair): no spread to estimate. The sign
+    # test is exact; a bounded metric gets Newcombe's square-and-add of the Wilson bounds.
+    d = float(diffs[0])
+    p_value = 1.0 if d == 0 else min(1.0, 2.0 * 0.5**n)
+    low = high = d
+    method = "sign-test"
+    if bounds is not None:
+        lo, hi = bounds
+        share_a, share_b = (value_a - lo) / (hi - lo), (value_b - lo) / (hi - lo)
+        la, ua = _stats._wilson(share_a * n, n, confidence)
+        lb, ub = _stats._wilson(share_b * n, n, confidence)
+        scale = hi - lo
+        low = d - scale * math.hypot(share_b - lb, ua - share_a)
+        high = d + scale * math.hypot(ub - share_b, share_a - la)
+        method = "sign-test, newcombe-wilson-bound"
+    return {
+        **out,
+        "difference": d,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": p_value,
+        "method": method,
+        "mde": None,
+    }
+
+
+def _bootstrap(
+    p: _Paired, rows: NDArray[np.intp], clusters: list[str | None] | None
+) -> dict[str, Any]:
+    assert p.metric is not None
+    assert p.scores_a is not None
+    assert p.scores_b is not None
+    metric = p.metric
+    index = rows.tolist()
+    scores_a = cast("list[ItemScore]", [p.scores_a[i] for i in index])
+    scores_b = cast("list[ItemScore]", [p.scores_b[i] for i in index])
+    ctx = MetricContext(suite_id=p.suite_id, label=p.label, confidence=p.confidence, seed=p.seed)
+    value_a = metric.aggregate(scores_a, attrs.evolve(ctx, model=p.baseline)).value
+    value_b = metric.aggregate(scores_b, attrs.evolve(ctx, model=p.candidate)).value
+    out: dict[str, Any] = {"value_a": value_a, "value_b": value_b}
+    if value_a is None or value_b is None:
+        return {**out, "method": "paired-bootstrap"}
+    resampler = getattr(metric, "paired_resamples", None)
+    if resampler is not None:
+        n_resamples = N_RESAMPLES
+        samples_a, samples_b = resampler(
+            scores_a, scores_b, ctx, n_resamples=n_resamples, clusters=clusters
+        )
+    else:
+        n_resamples = N_RESAMPLES_LOOP
+        samples_a, samples_b = _loop_resamples(
+            metric, scores_a, scores_b, ctx, n_resamples, clusters
+        )
+    diffs = np.asarray(samples_b, dtype=np.float64) - np.asarray(samples_a, dtype=np.float64)
+    diffs = diffs[~np.isnan(diffs)]
+    low, high = percentile_interval(diffs, p.confidence) if diffs.size else (None, None)
+    se = float(diffs.std(ddof=1)) if diffs.size > 1 else 0.0
+    name = "cluster-bootstrap" if clusters is not None else "paired-bootstrap"
+    return {
+        **out,
+        "difference": value_b - value_a,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": _stats.percentile_p(diffs) if diffs.size else None,
+        "method": name,
+        "mde": _stats.mde(se, p.confidence) if se > 0 else None,
+        "extra": {"n_resamples": float(n_resamples), "seed": float(p.seed)},
+    }
+
+
+def resample_weights(
+    n: int, n_resamples: int, seed: int, clusters: Sequence[str | None] | None = None
+) -> NDArray[np.int64]:
+    """Bootstrap weights: how often each item appears in each resample, ``(B, n)``.
+
+    Items are drawn with replacement; with ``clusters``, whole clusters are drawn (an item
+    whose cluster is None is a cluster of its own) and every item of a drawn cluster counts.
+    """
+    rng = np.random.default_rng(seed)
+    if clusters is None:
+        return np.asarray(rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples))
+    codes, n_clusters = _stats.cluster_codes(clusters)
+    draws = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_resamples)
+    return np.asarray(draws[:, codes])
+
+
+def _loop_resamples(
+    metric: Metric,
+    scores_a: list[ItemScore],
+    scores_b: list[ItemScore],
+    ctx: MetricContext,
+    n_resamples: int,
+    clusters: list[str | None] | None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Both sides' own aggregate on the same resampled ids, one call per resample."""
+    n = len(scores_a)
+    out_a = np.full(n_resamples, np.nan)
+    out_b = np.full(n_resamples, np.nan)
+    block = max(1, (1 << 20) // max(n, 1))
+    for start in range(0, n_resamples, block):
+        stop = min(start + block, n_resamples)
+        weights = resample_weights(n, stop - start, ctx.seed + start, clusters)
+        for row, counts in enumerate(weights, start):
+            index = np.repeat(np.arange(n), counts).tolist()
+            a = metric.aggregate([scores_a[i] for i in index], ctx).value
+            b = metric.aggregate([scores_b[i] for i in index], ctx).value
+            out_a[row] = math.nan if a is None else a
+            out_b[row] = math.nan if b is None else b
+    return out_a, out_b
+
+
+# --------------------------------------------------------------------------- pairing
+
+
+def _align(ids_a: list[str], ids_b: list[str]) -> tuple[NDArray[np.intp], NDArray[np.intp], int]:
+    """Positions in a and in b of the ids both have, and how many ids only one side has."""
+    if ids_a == ids_b:
+        index = np.arange(len(ids_a))
+        return index, index, 0
+    where_b = {item_id: i for i, item_id in enumerate(ids_b)}
+    pos_b = np.fromiter((where_b.get(i, -1) for i in ids_a), dtype=np.intp, count=len(ids_a))
+    found = pos_b >= 0
+    ia = np.flatnonzero(found)
+    ib = pos_b[found]
+    return ia, ib, (len(ids_a) - ia.size) + (len(ids_b) - ib.size)
+
+
+def _check_adjust(adjust: object) -> str:
+    if isinstance(adjust, str) and adjust in _stats.ADJUSTMENTS:
+        return adjust
+    hint = did_you_mean(adjust, _stats.ADJUSTMENTS) if isinstance(adjust, str) else ""
+    raise ConfigError(f"`adjust` ({adjust!r}) must be one of {one_of(_stats.ADJUSTMENTS)}.{hint}")
+
+
+def _model_names(result: RunResult) -> list[str | None]:
+    return list(result.by_model) or [None]
+
+
+def compare(
+    result: RunResult,
+    other: RunResult | str | None = None,
+    *,
+    baseline: str | None = None,
+    metrics: Sequence[str] | None = None,
+    adjust: str = "holm",
+    confidence: float | None = None,
+    seed: int | None = None,
+) -> list[Comparison]:
+    """Compare models on the items they share, metric by metric.
+
+    - ``compare(result)``: every pair of models of one run (the earlier one is the baseline);
+      ``compare(result, "model-a")`` or ``compare(result, baseline="model-a")``: every model
+      against ``model-a``.
+    - ``compare(result_a, result_b)``: two runs (two saved results, or one model before and
+      after a change); models of the same name are compared, or the only model of each.
+
+    Items pair by id (and by model inside one result). A pair where either side is skip or
+    error is left out and counted in ``n_unpaired``, as is an id only one side has.
+
+    Args:
+        result: A run, or the baseline run.
+        other: The candidate run, or the baseline model's name.
+        baseline: The baseline model (one run only).
+        metrics: Labels to compare (default: every label both sides have).
+        adjust: Multiple-comparison adjustment: "holm" (default), "bh" or "none".
+        confidence: Confidence level (default: the run's).
+        seed: Seed of the bootstraps (default: the run's).
+
+    Returns:
+        One :class:`Comparison` per metric label and pair of models, in the order of the
+        labels, with per-group comparisons in ``groups``.
+
+    Raises:
+        ConfigError: an unknown model or label, a bad ``adjust`` or ``confidence``.
+    """
+    adjust = _check_adjust(adjust)
+    if isinstance(other, str):
+        if baseline is not None and baseline != other:
+            raise ConfigError(
+                f"The baseline is given twice ({other!r} and {baseline!r}); give it once."
+            )
+        baseline, other = other, None
+    run_confidence, run_seed, suite_id = _settings(result)
+    level = run_confidence if confidence is None else _check_confidence(confidence)
+    seed = run_seed if seed is None else seed
+
+    col_a = _Columns(result)
+    col_b = col_a if other is None else _Columns(other)
+    models_a = _model_names(result)
+    pairs: list[tuple[str | None, str | None, str | None, str | None]] = []
+    if other is None:
+        if baseline is not None and baseline not in models_a:
+            names = [m for m in models_a if m is not None]
+            raise ConfigError(
+                f"`baseline` ({baseline!r}) is no model of the run; its models are "
+                f"{one_of(names)}.{did_you_mean(baseline, names)}"
+            )
+        if baseline is not None:
+            pairs = [(baseline, m, baseline, m) for m in models_a if m != baseline]
+        else:
+            pairs = [(a, b, a, b) for i, a in enumerate(models_a) for b in models_a[i + 1 :]]
+    else:
+        if baseline is not None:
+            raise ConfigError(
+                "`baseline` applies to the models of one run; with two runs the first is the "
+                "baseline."
+            )
+        models_b = _model_names(other)
+        shared = [m for m in models_a if m in models_b]
+        if len(models_a) == 1 and len(models_b) == 1:
+            shared = []
+            ma, mb = models_a[0], models_b[0]
+            na, nb = (ma, mb) if ma != mb else (_tag(ma, "a"), _tag(mb, "b"))
+            pairs = [(ma, mb, na, nb)]
+        elif not shared:
+            raise ConfigError(
+                f"The two runs share no model (first: {one_of(models_a)}; second: "
+                f"{one_of(models_b)}); compare runs of one model each, or of the same models."
+            )
+        else:
+            pairs = [(m, m, _tag(m, "a"), _tag(m, "b")) for m in shared]
+
+    labels_a = _labels(result)
+    labels_b = set(_labels(other)) if other is not None else set(labels_a)
+    labels = [label for label in labels_a if label in labels_b]
+    if metrics is not None:
+        unknown = [m for m in metrics if m not in labels]
+        if unknown:
+            raise ConfigError(
+                f"`metrics` names {one_of(unknown)}, which {'is' if len(unknown) == 1 else 'are'}"
+                f" not a label of both runs; the shared labels are {one_of(labels)}."
+                f"{did_you_mean(unknown[0], labels)}"
+            )
+        labels = [label for label in labels if label in metrics]
+
+    several_a = len(models_a) > 1
+    several_b = len(_model_names(other)) > 1 if other is not None else several_a
+    out: list[Comparison] = []
+    for label in labels:
+        metric = _metric_for(result, label)
+        kind = _kind_of(metric)
+        higher = _higher_is_better(result, label, metric)
+        family: list[Comparison] = []
+        for model_a, model_b, name_a, name_b in pairs:
+            rows_a = col_a.rows_of(model_a, several_a)
+            rows_b = col_b.rows_of(model_b, several_b)
+            ids_a = [col_a.ids[i] for i in rows_a] if several_a else col_a.ids
+            ids_b = [col_b.ids[i] for i in rows_b] if several_b else col_b.ids
+            ia, ib, n_only = _align(ids_a, ids_b)
+            ra, rb = rows_a[ia], rows_b[ib]
+            paired = _Paired(
+                label=label,
+                key=f"{suite_id}.{label}",
+                kind=kind,
+                metric=metric,
+                baseline=name_a,
+                candidate=name_b,
+                codes_a=col_a.codes(label)[ra],
+                codes_b=col_b.codes(label)[rb],
+                values_a=col_a.values(label)[ra] if kind == "mean" else None,
+                values_b=col_b.values(label)[rb] if kind == "mean" else None,
+                scores_a=_take(col_a.scores(label), ra) if kind == "bootstrap" else None,
+                scores_b=_take(col_b.scores(label), rb) if kind == "bootstrap" else None,
+                groups=[col_a.groups[i] for i in ra.tolist()],
+                clusters=(
+                    None if col_a.clusters is None else [col_a.clusters[i] for i in ra.tolist()]
+                ),
+                n_only=n_only,
+                confidence=level,
+                seed=seed,
+                suite_id=suite_id,
+                higher_is_better=higher,
+            )
+            headline = _compare_one(paired, None)
+            family.append(attrs.evolve(headline, groups=_by_group(paired, adjust)))
+        out.extend(_adjusted(family, adjust))
+    return out
+
+
+def _tag(model: str | None, side: str) -> str:
+    return f"{model} ({side})" if model is not None else side
+
+
+def _take(column: Sequence[ItemScore | None], rows: NDArray[np.intp]) -> list[ItemScore | None]:
+    if rows.size == len(column) and bool(np.all(rows == np.arange(rows.size))):
+        return list(column)
+    return [column[i] for i in rows.tolist()]
+
+
+def _labels(result: RunResult) -> list[str]:
+    labels = list(result.labels)
+    if labels:
+        return labels
+    seen: dict[str, None] = {}
+    for measurements in result.by_model.values():
+        for m in measurements.values():
+            seen.setdefault(m.metric, None)
+    return list(seen)
+
+
+def _higher_is_better(result: RunResult, label: str, metric: Metric | None) -> bool:
+    if metric is not None:
+        return bool(metric.higher_is_better)
+    for measurements in result.by_model.values():
+        for m in measurements.values():
+            if m.metric == label:
+                return m.higher_is_better
+    return True
+
+
+def _by_group(paired: _Paired, adjust: str) -> dict[str, Comparison]:
+    members: dict[str, list[int]] = {}
+    for index, group in enumerate(paired.groups):
+        if group is not None:
+            members.setdefault(group, []).append(index)
+    if not members:
+        return {}
+    names = sorted(members)
+    comparisons = [_compare_one(paired, np.asarray(members[name], dtype=np.intp)) for name in names]
+    return dict(zip(names, _adjusted(comparisons, adjust)))
+
+
+def _adjusted(family: list[Comparison], adjust: str) -> list[Comparison]:
+    """``family`` with ``p_adjusted`` filled in by ``adjust`` over the p-values it has."""
+    tested = [i for i, c in enumerate(family) if c.p_value is not None]
+    adjusted = _stats.adjust_pvalues([cast("float", family[i].p_value) for i in tested], adjust)
+    out = [attrs.evolve(c, adjustment=adjust) for c in family]
+    for i, value in zip(tested, adjusted.tolist()):
+        out[i] = attrs.evolve(out[i], p_adjusted=value)
+    return out
+
+
+# --------------------------------------------------------------------------- bold cells
+
+
+def significant_leaders(result: RunResult) -> dict[str, str]:
+    """Per metric label, the model whose lead over every other model is significant.
+
+    The leader is the model with the best value (by ``higher_is_better``); it is returned only
+    when its paired comparison against every other model has a Holm-adjusted p-value below
+    ``1 - confidence`` (the run's level) and favours it. With one model the result is empty.
+    """
+    models = [m for m in result.by_model if m is not None]
+    if len(models) < 2:
+        return {}
+    leaders: dict[str, str] = {}
+    by_label: dict[str, list[Comparison]] = {}
+    for c in compare(result):
+        by_label.setdefault(c.metric, []).append(c)
+    for label, comparisons in by_label.items():
+        best = _best_model(result, label, models)
+        if best is None:
+            continue
+        against = [c for c in comparisons if best in (c.baseline, c.candidate)]
+        if len(against) != len(models) - 1:
+            continue
+        adjusted = _stats.adjust_pvalues([c.p_value or 1.0 for c in against], "holm")
+        alpha = 1.0 - against[0].confidence
+        if all(
+            p < alpha and c.difference is not None and c.difference != 0 and _favours(c, best)
+            for c, p in zip(against, adjusted.tolist())
+        ):
+            leaders[label] = best
+    return leaders
+
+
+def _favours(c: Comparison, model: str) -> bool:
+    assert c.difference is not None
+    up = c.difference > 0
+    winner = c.candidate if up == c.higher_is_better else c.baseline
+    return winner == model
+
+
+def _best_model(result: RunResult, label: str, models: list[str]) -> str | None:
+    values: dict[str, float] = {}
+    higher = True
+    for model in models:
+        for m in result.by_model.get(model, {}).values():
+            if m.metric == label and m.value is not None:
+                values[model] = m.value
+                higher = m.higher_is_better
+    if len(values) < 2:
+        return None
+    return (max if higher else min)(values, key=values.__getitem__)
