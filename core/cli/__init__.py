@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "rescore": "itemscore.cli._commands:rescore",
     "verify": "itemscore.cli._commands:verify",
     "demo": "itemscore.cli._commands:demo",
+    "compare": "itemscore._compare_cli:compare_command",
 }
 
 #: Set to ``1`` to print the traceback of unexpected errors (like ``--debug``).

@@ -1,0 +1,113 @@
+"""``itemscore compare``: paired comparison of the models of saved results, on the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ._exceptions import ConfigError, InputError
+
+__all__ = ["compare_command"]
+
+
+class _BadInput(click.ClickException):
+    """Bad input or options: exit code 2, one message naming the file, nothing written."""
+
+    exit_code = 2
+
+    def show(self, file: object = None) -> None:
+        click.echo(f"Error: {self.format_message()}", err=True)
+
+
+def _load(path: Path) -> object:
+    from ._result import RunResult
+
+    try:
+        return RunResult.load_json(path)
+    except (InputError, OSError) as exc:
+        message = str(exc)
+        if str(path) not in message:
+            message = f"{path}: {message}"
+        raise _BadInput(message) from exc
+
+
+@click.command("compare")
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument(
+    "other", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option("--baseline", metavar="MODEL", help="Compare every other model to MODEL.")
+@click.option(
+    "-m",
+    "--metric",
+    "labels",
+    multiple=True,
+    metavar="LABEL",
+    help="A metric label to compare (repeatable); default: every label both sides have.",
+)
+@click.option(
+    "--adjust",
+    type=click.Choice(["holm", "bh", "none"]),
+    default="holm",
+    show_default=True,
+    help="Multiple-comparison adjustment of the p-values.",
+)
+@click.option("--by-group", is_flag=True, help="Add one row per group to the table.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write comparison.json, .csv, .tex and a forest plot (.png, .svg) into OUT.",
+)
+def compare_command(
+    results: Path,
+    other: Path | None,
+    baseline: str | None,
+    labels: tuple[str, ...],
+    adjust: str,
+    by_group: bool,
+    as_json: bool,
+    out: Path | None,
+) -> None:
+    """Compare models on the items they share: difference, interval, p-value, power.
+
+    RESULTS is a results.json; with OTHER, the models of RESULTS (baseline) are compared to
+    those of OTHER. Ratio metrics use McNemar's exact test and Newcombe's interval, means the
+    paired t, metrics with their own aggregate a seeded paired bootstrap.
+    """
+    from ._compare import compare
+    from ._compare_out import comparison_table, plot_available, write_comparison
+
+    if out is not None and out.exists() and not out.is_dir():
+        raise _BadInput(f"--out {out}: exists and is not a folder.")
+    first = _load(results)
+    second = _load(other) if other is not None else None
+    try:
+        comparisons = compare(
+            first,  # type: ignore[arg-type]
+            second,  # type: ignore[arg-type]
+            baseline=baseline,
+            metrics=list(labels) or None,
+            adjust=adjust,
+        )
+    except ConfigError as exc:
+        names = f"{results}" + (f", {other}" if other is not None else "")
+        raise _BadInput(f"{names}: {exc}") from exc
+    written = []
+    if out is not None:
+        sources = [str(results)] + ([str(other)] if other is not None else [])
+        written = write_comparison(comparisons, out, sources)
+    if as_json:
+        click.echo(json.dumps([c.to_dict() for c in comparisons], indent=1, allow_nan=False))
+        return
+    from ._terminal import make_console
+
+    make_console().print(comparison_table(comparisons, groups=by_group))
+    if written:
+        click.echo(f"Wrote {', '.join(p.name for p in written)} to {out}.", err=True)
+        if not plot_available():
+            click.echo(
+                "No forest plot: it needs matplotlib (pip install 'itemscore[plot]').", err=True
+            )
