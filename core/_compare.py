@@ -28,6 +28,7 @@ import attrs
 import numpy as np
 
 from . import _stats
+from ._columns import ScoreColumn
 from ._exceptions import ConfigError, did_you_mean, one_of
 from ._items import ScoredItems
 from ._metric import Metric, MetricContext
@@ -173,6 +174,10 @@ class _Columns:
         cached = self._codes.get(label)
         if cached is None:
             column = self.scores(label)
+            if isinstance(column, ScoreColumn):  # codes stored as bytes, in this same order
+                cached = np.frombuffer(bytes(column.states), dtype=np.int8)
+                self._codes[label] = cached
+                return cached
             # Scores of equal verdicts are often one shared object: read each object once.
             keys = list(map(id, column))
             distinct = dict(zip(keys, column))
@@ -189,6 +194,13 @@ class _Columns:
         cached = self._values.get(label)
         if cached is None:
             column = self.scores(label)
+            if isinstance(column, ScoreColumn):
+                values = column.values
+                if None in values:
+                    values = [math.nan if v is None else v for v in values]
+                cached = np.asarray(values, dtype=np.float64)
+                self._values[label] = cached
+                return cached
             keys = list(map(id, column))
             distinct = dict(zip(keys, column))
             value = {
@@ -444,9 +456,8 @@ def _bootstrap(
     assert p.scores_a is not None
     assert p.scores_b is not None
     metric = p.metric
-    index = rows.tolist()
-    scores_a = cast("list[ItemScore]", [p.scores_a[i] for i in index])
-    scores_b = cast("list[ItemScore]", [p.scores_b[i] for i in index])
+    scores_a = cast("Sequence[ItemScore]", _take(p.scores_a, rows))
+    scores_b = cast("Sequence[ItemScore]", _take(p.scores_b, rows))
     ctx = MetricContext(suite_id=p.suite_id, label=p.label, confidence=p.confidence, seed=p.seed)
     value_a = metric.aggregate(scores_a, attrs.evolve(ctx, model=p.baseline)).value
     value_b = metric.aggregate(scores_b, attrs.evolve(ctx, model=p.candidate)).value
@@ -499,8 +510,8 @@ def resample_weights(
 
 def _loop_resamples(
     metric: Metric,
-    scores_a: list[ItemScore],
-    scores_b: list[ItemScore],
+    scores_a: Sequence[ItemScore],
+    scores_b: Sequence[ItemScore],
     ctx: MetricContext,
     n_resamples: int,
     clusters: list[str | None] | None,
@@ -694,8 +705,11 @@ def _tag(model: str | None, side: str) -> str:
     return f"{model} ({side})" if model is not None else side
 
 
-def _take(column: Sequence[ItemScore | None], rows: NDArray[np.intp]) -> list[ItemScore | None]:
-    if rows.size == len(column) and bool(np.all(rows == np.arange(rows.size))):
+def _take(column: Sequence[ItemScore | None], rows: NDArray[np.intp]) -> Sequence[ItemScore | None]:
+    whole = rows.size == len(column) and bool(np.all(rows == np.arange(rows.size)))
+    if isinstance(column, ScoreColumn):
+        return column if whole else column.take(rows.tolist())
+    if whole:
         return list(column)
     return [column[i] for i in rows.tolist()]
 

@@ -293,24 +293,42 @@ def _cluster_draws(
 
 
 def _item_pairs(scores: Sequence[ItemScore | None]) -> list[tuple[str, str | None] | None]:
-    """Each item's (gold, pred), or ``None`` when it is not scored."""
-    ids = list(map(id, scores))
-    distinct = dict(zip(ids, scores))
+    """Each item's (gold, pred), or ``None`` when it is not scored.
+
+    Equal verdicts often share one ``extra`` mapping: each distinct mapping is read once.
+    """
+    unscored: Mapping[str, Any] = {}
+    if isinstance(scores, ScoreColumn):
+        extras = scores.extras if scores.extras is not None else [None] * len(scores)
+        entries = [
+            (e if e is not None else _NO_EXTRA) if s <= 1 else unscored
+            for s, e in zip(scores.states, extras)
+        ]
+    else:
+        entries = [
+            unscored if score is None or not score.status.scored else score.extra
+            for score in scores
+        ]
+    ids = list(map(id, entries))
+    distinct = dict(zip(ids, entries))
     pair_of: dict[int, tuple[str, str | None] | None] = {}
-    for key, score in distinct.items():
-        if score is None or not score.status.scored:
+    for key, extra in distinct.items():
+        if extra is unscored:
             pair_of[key] = None
             continue
-        gold = score.extra.get("gold")
+        gold = extra.get("gold")
         if not isinstance(gold, str):
             raise ValueError(
-                f"A scored item has no gold label in its extra ({dict(score.extra)!r}); f1 "
+                f"A scored item has no gold label in its extra ({dict(extra)!r}); f1 "
                 "builds its confusion counts from the `gold` and `pred` of every scored item. "
                 "Re-score the items with f1."
             )
-        pred = score.extra.get("pred")
+        pred = extra.get("pred")
         pair_of[key] = (gold, pred if isinstance(pred, str) else None)
     return list(map(pair_of.__getitem__, ids))
+
+
+_NO_EXTRA: Mapping[str, Any] = {}
 
 
 def _block_seed(seed: int, block: int) -> int:
