@@ -8,7 +8,7 @@ have, computes the difference ``value_b - value_a`` with an interval and a p-val
 - mean metrics: the paired t interval and test on the per-item differences;
 - metrics with their own aggregate (f1, plugins overriding ``aggregate``) and geometric means:
   a seeded paired bootstrap over item ids, both sides recomputed on the same resampled ids
-  (vectorised when the metric has ``paired_resamples``, as f1 does);
+  (vectorised when the metric has ``paired_bootstrap``, as f1 does);
 - items with a ``cluster``: cluster-robust standard errors for ratio and mean metrics, a
   cluster bootstrap (whole clusters resampled) for the others.
 
@@ -151,15 +151,13 @@ class _Columns:
         self.result = result
         self.n = len(base)
         self.ids: list[str] = list(map(operator.attrgetter("id"), base))
-        self.models: list[str | None] = list(map(operator.attrgetter("model"), base))
-        self.groups: list[str | None] = list(map(operator.attrgetter("group"), base))
-        cluster = operator.attrgetter("cluster")
-        try:
-            self.clusters: list[str | None] | None = list(map(cluster, base))
-        except AttributeError:
+        self.groups: list[str | None] | None = list(map(operator.attrgetter("group"), base))
+        if self.groups.count(None) == self.n:
+            self.groups = None
+        self.clusters: list[str | None] | None = list(map(operator.attrgetter("cluster"), base))
+        if self.clusters.count(None) == self.n:
             self.clusters = None
-        if self.clusters is not None and all(c is None for c in self.clusters):
-            self.clusters = None
+        self._models: list[str | None] | None = None
         self._codes: dict[str, NDArray[np.int8]] = {}
         self._values: dict[str, NDArray[np.float64]] = {}
 
@@ -196,8 +194,11 @@ class _Columns:
             column = self.scores(label)
             if isinstance(column, ScoreColumn):
                 values = column.values
-                if None in values:
-                    values = [math.nan if v is None else v for v in values]
+                missing = np.flatnonzero(np.frombuffer(bytes(column.states), np.uint8) > 1)
+                if missing.size:  # skip and error hold None: only those are replaced
+                    values = list(values)
+                    for i in missing.tolist():
+                        values[i] = math.nan
                 cached = np.asarray(values, dtype=np.float64)
                 self._values[label] = cached
                 return cached
@@ -212,9 +213,13 @@ class _Columns:
         return cached
 
     def rows_of(self, model: str | None, several: bool) -> NDArray[np.intp]:
+        """Positions of ``model``'s items (all of them when the run has one model)."""
         if not several:
             return np.arange(self.n)
-        return np.flatnonzero(np.fromiter((m == model for m in self.models), bool, self.n))
+        if self._models is None:
+            self._models = list(map(operator.attrgetter("model"), self._base))
+        models = self._models
+        return np.flatnonzero(np.fromiter((m == model for m in models), bool, self.n))
 
 
 def _settings(result: RunResult) -> tuple[float, int, str]:
@@ -276,7 +281,7 @@ class _Paired:
     values_b: NDArray[np.float64] | None
     scores_a: Sequence[ItemScore | None] | None
     scores_b: Sequence[ItemScore | None] | None
-    groups: list[str | None]
+    groups: list[str | None] | None
     clusters: list[str | None] | None
     n_only: int
     confidence: float
@@ -305,11 +310,7 @@ def _compare_one(p: _Paired, select: NDArray[np.intp] | None) -> Comparison:
     }
     if n == 0:
         return Comparison(**common, method="none")
-    clusters = None
-    if p.clusters is not None:
-        clusters = [p.clusters[i] for i in rows_full.tolist()]
-        if all(c is None for c in clusters):
-            clusters = None
+    clusters = None if p.kind == "bootstrap" else _pick(p.clusters, rows_full)
     if p.kind == "ratio":
         fields = _ratio(codes_a[rows] == 0, codes_b[rows] == 0, clusters, p.confidence)
     elif p.kind == "mean":
@@ -318,7 +319,7 @@ def _compare_one(p: _Paired, select: NDArray[np.intp] | None) -> Comparison:
         bounds = None if p.metric is None else p.metric.value_bounds
         fields = _mean(p.values_a[rows_full], p.values_b[rows_full], clusters, p.confidence, bounds)
     else:
-        fields = _bootstrap(p, rows_full, clusters)
+        fields = _bootstrap(p, select, rows_full)
     return Comparison(**common, **fields)
 
 
@@ -450,31 +451,41 @@ def _mean(
 
 
 def _bootstrap(
-    p: _Paired, rows: NDArray[np.intp], clusters: list[str | None] | None
+    p: _Paired, select: NDArray[np.intp] | None, rows: NDArray[np.intp]
 ) -> dict[str, Any]:
+    """Paired bootstrap of a metric's own aggregate over ``select`` (scored pairs: ``rows``)."""
     assert p.metric is not None
     assert p.scores_a is not None
     assert p.scores_b is not None
     metric = p.metric
-    scores_a = cast("Sequence[ItemScore]", _take(p.scores_a, rows))
-    scores_b = cast("Sequence[ItemScore]", _take(p.scores_b, rows))
     ctx = MetricContext(suite_id=p.suite_id, label=p.label, confidence=p.confidence, seed=p.seed)
-    value_a = metric.aggregate(scores_a, attrs.evolve(ctx, model=p.baseline)).value
-    value_b = metric.aggregate(scores_b, attrs.evolve(ctx, model=p.candidate)).value
+    resampler = getattr(metric, "paired_bootstrap", None)
+    if resampler is not None:
+        # The metric leaves out pairs not scored on both sides itself: no copy of the scores.
+        every = np.arange(len(p.scores_a)) if select is None else select
+        clusters = None if p.clusters is None else _pick(p.clusters, every)
+        n_resamples = N_RESAMPLES
+        value_a, value_b, samples_a, samples_b = resampler(
+            _take(p.scores_a, every),
+            _take(p.scores_b, every),
+            ctx,
+            n_resamples=n_resamples,
+            clusters=clusters,
+        )
+    else:
+        clusters = None if p.clusters is None else _pick(p.clusters, rows)
+        scores_a = cast("Sequence[ItemScore]", _take(p.scores_a, rows))
+        scores_b = cast("Sequence[ItemScore]", _take(p.scores_b, rows))
+        value_a = metric.aggregate(scores_a, attrs.evolve(ctx, model=p.baseline)).value
+        value_b = metric.aggregate(scores_b, attrs.evolve(ctx, model=p.candidate)).value
+        n_resamples = N_RESAMPLES_LOOP
+        if value_a is not None and value_b is not None:
+            samples_a, samples_b = _loop_resamples(
+                metric, scores_a, scores_b, ctx, n_resamples, clusters
+            )
     out: dict[str, Any] = {"value_a": value_a, "value_b": value_b}
     if value_a is None or value_b is None:
         return {**out, "method": "paired-bootstrap"}
-    resampler = getattr(metric, "paired_resamples", None)
-    if resampler is not None:
-        n_resamples = N_RESAMPLES
-        samples_a, samples_b = resampler(
-            scores_a, scores_b, ctx, n_resamples=n_resamples, clusters=clusters
-        )
-    else:
-        n_resamples = N_RESAMPLES_LOOP
-        samples_a, samples_b = _loop_resamples(
-            metric, scores_a, scores_b, ctx, n_resamples, clusters
-        )
     diffs = np.asarray(samples_b, dtype=np.float64) - np.asarray(samples_a, dtype=np.float64)
     diffs = diffs[~np.isnan(diffs)]
     low, high = percentile_interval(diffs, p.confidence) if diffs.size else (None, None)
@@ -659,19 +670,22 @@ def compare(
 
     several_a = len(models_a) > 1
     several_b = len(_model_names(other)) > 1 if other is not None else several_a
+    aligned = []
+    for model_a, model_b, name_a, name_b in pairs:
+        rows_a = col_a.rows_of(model_a, several_a)
+        rows_b = col_b.rows_of(model_b, several_b)
+        ids_a = [col_a.ids[i] for i in rows_a.tolist()] if several_a else col_a.ids
+        ids_b = [col_b.ids[i] for i in rows_b.tolist()] if several_b else col_b.ids
+        ia, ib, n_only = _align(ids_a, ids_b)
+        ra, rb = rows_a[ia], rows_b[ib]
+        aligned.append((name_a, name_b, ra, rb, n_only, _pick(col_a.groups, ra)))
     out: list[Comparison] = []
     for label in labels:
         metric = _metric_for(result, label)
         kind = _kind_of(metric)
         higher = _higher_is_better(result, label, metric)
         family: list[Comparison] = []
-        for model_a, model_b, name_a, name_b in pairs:
-            rows_a = col_a.rows_of(model_a, several_a)
-            rows_b = col_b.rows_of(model_b, several_b)
-            ids_a = [col_a.ids[i] for i in rows_a] if several_a else col_a.ids
-            ids_b = [col_b.ids[i] for i in rows_b] if several_b else col_b.ids
-            ia, ib, n_only = _align(ids_a, ids_b)
-            ra, rb = rows_a[ia], rows_b[ib]
+        for name_a, name_b, ra, rb, n_only, groups in aligned:
             paired = _Paired(
                 label=label,
                 key=f"{suite_id}.{label}",
@@ -685,10 +699,8 @@ def compare(
                 values_b=col_b.values(label)[rb] if kind == "mean" else None,
                 scores_a=_take(col_a.scores(label), ra) if kind == "bootstrap" else None,
                 scores_b=_take(col_b.scores(label), rb) if kind == "bootstrap" else None,
-                groups=[col_a.groups[i] for i in ra.tolist()],
-                clusters=(
-                    None if col_a.clusters is None else [col_a.clusters[i] for i in ra.tolist()]
-                ),
+                groups=groups,
+                clusters=_pick(col_a.clusters, ra),
                 n_only=n_only,
                 confidence=level,
                 seed=seed,
@@ -701,12 +713,24 @@ def compare(
     return out
 
 
+def _pick(column: list[str | None] | None, rows: NDArray[np.intp]) -> list[str | None] | None:
+    """``column`` at ``rows``; ``None`` when it holds nothing but ``None``."""
+    if column is None:
+        return None
+    picked = column if _is_whole(rows, len(column)) else [column[i] for i in rows.tolist()]
+    return None if picked.count(None) == len(picked) else picked
+
+
+def _is_whole(rows: NDArray[np.intp], n: int) -> bool:
+    return rows.size == n and (n == 0 or (rows[0] == 0 and bool(np.all(np.diff(rows) == 1))))
+
+
 def _tag(model: str | None, side: str) -> str:
     return f"{model} ({side})" if model is not None else side
 
 
 def _take(column: Sequence[ItemScore | None], rows: NDArray[np.intp]) -> Sequence[ItemScore | None]:
-    whole = rows.size == len(column) and bool(np.all(rows == np.arange(rows.size)))
+    whole = _is_whole(rows, len(column))
     if isinstance(column, ScoreColumn):
         return column if whole else column.take(rows.tolist())
     if whole:
@@ -736,6 +760,8 @@ def _higher_is_better(result: RunResult, label: str, metric: Metric | None) -> b
 
 
 def _by_group(paired: _Paired, adjust: str) -> dict[str, Comparison]:
+    if paired.groups is None:
+        return {}
     members: dict[str, list[int]] = {}
     for index, group in enumerate(paired.groups):
         if group is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -184,7 +185,7 @@ class F1(NormalizedMetric[_Prepared]):
             extra=extra,
         )
 
-    def paired_resamples(
+    def paired_bootstrap(
         self,
         scores_a: Sequence[ItemScore],
         scores_b: Sequence[ItemScore],
@@ -192,53 +193,51 @@ class F1(NormalizedMetric[_Prepared]):
         *,
         n_resamples: int = N_RESAMPLES,
         clusters: Sequence[str | None] | None = None,
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """F1 of both sides on the same bootstrap resamples of the paired items.
+    ) -> tuple[float | None, float | None, NDArray[np.float64], NDArray[np.float64]]:
+        """F1 of both sides on the pairs scored on both, and on the same bootstrap resamples.
 
-        ``scores_a[i]`` and ``scores_b[i]`` score the same item. Each item falls in one cell
-        of the joint table (its (gold, pred) on side a, its (gold, pred) on side b); the joint
-        cell counts are resampled (multinomially, or by whole clusters with ``clusters``) and
-        each side's F1 recomputed from the margins of every resample. The cost depends on the
-        number of joint cells and clusters, not on the number of items.
+        ``scores_a[i]`` and ``scores_b[i]`` score the same item; a pair where either side is
+        not scored (skip, error) is left out. Each pair falls in one cell of the joint table
+        (its (gold, pred) on side a, its (gold, pred) on side b); the joint cell counts are
+        resampled (multinomially, or by whole clusters with ``clusters``) and each side's F1
+        recomputed from the margins of every resample. The cost grows with the number of
+        joint cells and clusters, not with the number of items.
 
         Returns:
-            ``(f1_a, f1_b)``: two arrays of ``n_resamples`` values.
+            ``(f1_a, f1_b, samples_a, samples_b)``, the samples ``n_resamples`` long.
         """
-        pairs_a, pairs_b = _item_pairs(scores_a), _item_pairs(scores_b)
-        joint: dict[tuple[Any, Any], int] = {}
-        cells: list[int | None] = []
-        for pa, pb in zip(pairs_a, pairs_b):
-            if pa is None or pb is None:
-                cells.append(None)
-                continue
-            cells.append(joint.setdefault((pa, pb), len(joint)))
-        if not joint:
+        codes_a, pairs_a = _pair_codes(scores_a)
+        codes_b, pairs_b = _pair_codes(scores_b)
+        valid = (codes_a >= 0) & (codes_b >= 0)
+        width = max(len(pairs_b), 1)
+        joint = codes_a[valid] * width + codes_b[valid]
+        full = np.bincount(joint, minlength=max(len(pairs_a), 1) * width)
+        cells = np.flatnonzero(full)
+        if cells.size == 0:
             empty = np.full(n_resamples, np.nan)
-            return empty, empty.copy()
+            return None, None, empty, empty.copy()
+        counts = full[cells]
         sides = []
-        for side in (0, 1):
-            margin: dict[tuple[str, str | None], int] = {}
-            for key in joint:
-                margin.setdefault(key[side], len(margin))
-            table = _Cells.from_pairs(dict.fromkeys(margin, 1))
-            onehot = np.zeros((len(joint), len(margin)), dtype=np.int64)
-            onehot[np.arange(len(joint)), [margin[key[side]] for key in joint]] = 1
+        for side_cells, pairs in ((cells // width, pairs_a), (cells % width, pairs_b)):
+            used, position = np.unique(side_cells, return_inverse=True)
+            table = _Cells.from_pairs({pairs[int(c)]: 1 for c in used})
+            onehot = np.zeros((cells.size, used.size), dtype=np.int64)
+            onehot[np.arange(cells.size), position] = 1
             sides.append((table, onehot))
+        (table_a, onehot_a), (table_b, onehot_b) = sides
+        value_a = float(table_a.f1((counts @ onehot_a)[np.newaxis, :], self.average)[0])
+        value_b = float(table_b.f1((counts @ onehot_b)[np.newaxis, :], self.average)[0])
         if clusters is None:
-            counts = np.bincount(
-                np.fromiter((c for c in cells if c is not None), dtype=np.intp),
-                minlength=len(joint),
-            )
             blocks = _multinomial_draws(counts, n_resamples, ctx.seed)
         else:
-            per_cluster, _ = _cluster_cells(cells, clusters, len(joint))
+            lookup = np.full(full.size, -1, dtype=np.intp)
+            lookup[cells] = np.arange(cells.size)
+            names = [c for c, ok in zip(clusters, valid.tolist()) if ok]
+            per_cluster, _ = _cluster_cells(lookup[joint].tolist(), names, cells.size)
             blocks = _cluster_draws(per_cluster, n_resamples, ctx.seed)
-        out_a, out_b = [], []
-        for draws in blocks:
-            (table_a, onehot_a), (table_b, onehot_b) = sides
-            out_a.append(table_a.f1(draws @ onehot_a, self.average))
-            out_b.append(table_b.f1(draws @ onehot_b, self.average))
-        return np.concatenate(out_a), np.concatenate(out_b)
+        out_a = [table_a.f1(draws @ onehot_a, self.average) for draws in blocks]
+        out_b = [table_b.f1(draws @ onehot_b, self.average) for draws in blocks]
+        return value_a, value_b, np.concatenate(out_a), np.concatenate(out_b)
 
 
 def _multinomial_draws(
@@ -290,6 +289,47 @@ def _cluster_draws(
         weights = rng.multinomial(n_clusters, uniform, size=min(rows, n_resamples - start))
         out.append(np.asarray(weights @ per_cluster, dtype=np.int64))
     return out
+
+
+_UNSCORED: Mapping[str, Any] = {"gold": None, "pred": None}
+_gold_pred = operator.itemgetter("gold", "pred")
+
+
+def _pair_codes(
+    scores: Sequence[ItemScore | None],
+) -> tuple[NDArray[np.int64], list[tuple[str, str | None]]]:
+    """One code per item for its (gold, pred), -1 when it is not scored; and the pairs.
+
+    Reads a column's states and extras without building score objects; mapping each extra
+    to its (gold, pred) and each pair to its code are C-level passes.
+    """
+    if isinstance(scores, ScoreColumn):
+        scored = np.frombuffer(bytes(scores.states), dtype=np.uint8) <= 1
+        extras: list[Mapping[str, Any] | None] = (
+            scores.extras if scores.extras is not None else [None] * len(scores)
+        )
+    else:
+        scored = np.fromiter(
+            (s is not None and s.status.scored for s in scores), dtype=bool, count=len(scores)
+        )
+        extras = [None if s is None else s.extra for s in scores]
+    if None in extras:
+        extras = [_UNSCORED if e is None else e for e in extras]
+    try:
+        keys = list(map(_gold_pred, extras))  # type: ignore[arg-type] # None replaced above
+    except (KeyError, TypeError):
+        keys = [(e.get("gold"), e.get("pred")) for e in extras]  # type: ignore[union-attr]
+    index = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+    codes = np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys))
+    bad = [i for key, i in index.items() if not isinstance(key[0], str)]
+    if bad and bool(np.isin(codes[scored], bad).any()):
+        raise ValueError(
+            "A scored item has no gold label in its extra; f1 builds its confusion counts "
+            "from the `gold` and `pred` of every scored item. Re-score the items with f1."
+        )
+    codes[~scored] = -1
+    pairs = [(str(g), p if isinstance(p, str) else None) for g, p in index]
+    return codes, pairs
 
 
 def _item_pairs(scores: Sequence[ItemScore | None]) -> list[tuple[str, str | None] | None]:

@@ -269,7 +269,7 @@ def test_f1_bootstrap_is_seeded_and_vectorised(demo: RunResult) -> None:
     assert (first.ci_low, first.ci_high) != (other.ci_low, other.ci_high)
 
 
-def test_f1_paired_resamples_match_its_own_bootstrap() -> None:
+def test_f1_paired_bootstrap_matches_its_own_bootstrap() -> None:
     """Each side's resampled F1 has the spread of F1's own bootstrap of that side."""
     rng = np.random.default_rng(0)
     labels = ["x", "y", "z"]
@@ -288,13 +288,13 @@ def test_f1_paired_resamples_match_its_own_bootstrap() -> None:
         ]
 
     ctx = itemscore.MetricContext(label="f1")
-    a, b = metric.paired_resamples(scores(pred_a), scores(pred_b), ctx, n_resamples=4000)
+    _, _, a, b = metric.paired_bootstrap(scores(pred_a), scores(pred_b), ctx, n_resamples=4000)
     own = metric.aggregate(scores(pred_a), ctx)
     low, high = np.percentile(a, [2.5, 97.5])
     assert low == pytest.approx(own.low, abs=0.015)
     assert high == pytest.approx(own.high, abs=0.015)
     assert np.corrcoef(a, b)[0, 1] > 0.5  # paired: the same resampled ids on both sides
-    same_a, same_b = metric.paired_resamples(scores(pred_a), scores(pred_a), ctx)
+    _, _, same_a, same_b = metric.paired_bootstrap(scores(pred_a), scores(pred_a), ctx)
     np.testing.assert_array_equal(same_a, same_b)
 
 
