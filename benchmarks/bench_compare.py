@@ -75,14 +75,17 @@ def main() -> None:
     after = _result("model", ids, gold, 0.71, SEED + 2)
     print(f"built two results of {N_ITEMS:,} items: {time.perf_counter() - start:.1f} s (setup)")
     compare(before, after)  # warm-up: imports, plugin discovery
-    times = []
+    times, cpu = [], []
     for _ in range(3):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         out = compare(before, after)
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    # CPU time next to wall time: on a shared machine the wall clock also counts waiting.
     print(
         f"compare(2 x {N_ITEMS:,} items, 3 metrics incl. f1 bootstrap): "
-        f"best {min(times):.2f} s, median {sorted(times)[1]:.2f} s (target < 2 s)"
+        f"wall best {min(times):.2f} s, median {sorted(times)[1]:.2f} s; "
+        f"CPU best {min(cpu):.2f} s (target < 2 s)"
     )
     for c in out:
         print(

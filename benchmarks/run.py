@@ -16,6 +16,7 @@ SECTIONS = (
     "bench_inputs",
     "bench_reports",
     "bench_judge",
+    "bench_compare",
 )
 
 

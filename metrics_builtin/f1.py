@@ -313,14 +313,17 @@ def _pair_codes(
             (s is not None and s.status.scored for s in scores), dtype=bool, count=len(scores)
         )
         extras = [None if s is None else s.extra for s in scores]
-    if None in extras:
-        extras = [_UNSCORED if e is None else e for e in extras]
+    # Equal verdicts often share one extra mapping: read each distinct mapping once.
+    ids = list(map(id, extras))
+    distinct = dict(zip(ids, extras))
+    unique = [_UNSCORED if e is None else e for e in distinct.values()]
     try:
-        keys = list(map(_gold_pred, extras))  # type: ignore[arg-type] # None replaced above
+        keys = list(map(_gold_pred, unique))
     except (KeyError, TypeError):
-        keys = [(e.get("gold"), e.get("pred")) for e in extras]  # type: ignore[union-attr]
+        keys = [(e.get("gold"), e.get("pred")) for e in unique]
     index = {key: i for i, key in enumerate(dict.fromkeys(keys))}
-    codes = np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys))
+    code_of = dict(zip(distinct, map(index.__getitem__, keys)))
+    codes = np.fromiter(map(code_of.__getitem__, ids), dtype=np.int64, count=len(ids))
     bad = [i for key, i in index.items() if not isinstance(key[0], str)]
     if bad and bool(np.isin(codes[scored], bad).any()):
         raise ValueError(
