@@ -7,13 +7,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-import numpy as np
-
 from itemscore import Estimate, ItemScore, MetricContext, OptionError, ScoreColumn
-from itemscore.aggregate import percentile_interval, resample_counts, wilson_bound
 from itemscore.metrics_builtin._comparison import NormalizedMetric, Verdict, check_labels
 
 if TYPE_CHECKING:
+    import numpy as np
     from numpy.typing import NDArray
 
 __all__ = ["F1"]
@@ -79,7 +77,12 @@ class F1(NormalizedMetric[_Prepared]):
     ) -> None:
         if average not in _AVERAGES:
             allowed = ", ".join(repr(a) for a in _AVERAGES)
-            raise ValueError(f"`average` ({average!r}) must be one of {allowed}.")
+            raise OptionError(
+                f"`average` ({average!r}) must be one of {allowed}.",
+                metric_id="f1",
+                option="average",
+                allowed=_AVERAGES,
+            )
         checked = check_labels(labels)
         super().__init__(
             ignore_case=ignore_case,
@@ -124,6 +127,10 @@ class F1(NormalizedMetric[_Prepared]):
         Raises:
             ValueError: a scored item has no ``gold`` label in its ``extra``.
         """
+        import numpy as np
+
+        from itemscore.aggregate import percentile_interval, resample_counts, wilson_bound
+
         clusters = getattr(ctx, "clusters", None)
         if clusters is not None and all(c is None for c in clusters):
             clusters = None
@@ -206,6 +213,8 @@ class F1(NormalizedMetric[_Prepared]):
         Returns:
             ``(f1_a, f1_b, samples_a, samples_b)``, the samples ``n_resamples`` long.
         """
+        import numpy as np
+
         codes_a, pairs_a = _pair_codes(scores_a)
         codes_b, pairs_b = _pair_codes(scores_b)
         valid = (codes_a >= 0) & (codes_b >= 0)
@@ -244,6 +253,8 @@ def _multinomial_draws(
     counts: NDArray[np.int64], n_resamples: int, seed: int
 ) -> list[NDArray[np.int64]]:
     """Multinomial resamples of cell counts, in blocks of bounded memory."""
+    from itemscore.aggregate import resample_counts
+
     rows = max(1, _BLOCK_CELLS // counts.size)
     return [
         resample_counts(
@@ -259,6 +270,8 @@ def _cluster_cells(
     cells: Sequence[int | None], clusters: Sequence[str | None], n_cells: int
 ) -> tuple[NDArray[np.int64], int]:
     """Cell counts per cluster, ``(clusters, cells)``; an item without a cluster is its own."""
+    import numpy as np
+
     index: dict[str, int] = {}
     codes = []
     singles = 0
@@ -280,6 +293,8 @@ def _cluster_draws(
     per_cluster: NDArray[np.int64], n_resamples: int, seed: int
 ) -> list[NDArray[np.int64]]:
     """Cell counts of resamples that draw whole clusters with replacement, in blocks."""
+    import numpy as np
+
     n_clusters = per_cluster.shape[0]
     rows = max(1, _BLOCK_CELLS // max(n_clusters, per_cluster.shape[1]))
     uniform = np.full(n_clusters, 1.0 / n_clusters)
@@ -303,6 +318,8 @@ def _pair_codes(
     Reads a column's states and extras without building score objects; mapping each extra
     to its (gold, pred) and each pair to its code are C-level passes.
     """
+    import numpy as np
+
     if isinstance(scores, ScoreColumn):
         scored = np.frombuffer(bytes(scores.states), dtype=np.uint8) <= 1
         extras: list[Mapping[str, Any] | None] = (
@@ -376,6 +393,8 @@ _NO_EXTRA: Mapping[str, Any] = {}
 
 def _block_seed(seed: int, block: int) -> int:
     """An independent, reproducible seed for bootstrap block ``block`` (> 0) of ``seed``."""
+    import numpy as np
+
     return int(np.random.SeedSequence((seed, block)).generate_state(1)[0])
 
 
@@ -421,6 +440,8 @@ class _Cells:
         pred: NDArray[np.intp],
         counts: NDArray[np.int64],
     ) -> None:
+        import numpy as np
+
         self.classes = classes
         self.gold = gold
         self.pred = pred
@@ -443,6 +464,8 @@ class _Cells:
     @classmethod
     def from_pairs(cls, pairs: Mapping[tuple[str, str | None], int]) -> _Cells:
         """The cells of ``{(gold, pred): count}``; the classes are the sorted gold labels."""
+        import numpy as np
+
         classes = sorted({gold for gold, _ in pairs})
         index = {name: i for i, name in enumerate(classes)}
         other = len(classes)
@@ -463,6 +486,8 @@ class _Cells:
         A class whose gold label has no item in a row is no class of that row: its
         predictions count nowhere.
         """
+        import numpy as np
+
         rows, k = draws.shape[0], len(self.classes)
         counts = draws.astype(np.float64)
         support = np.add.reduceat(counts[:, self._gold_order], self._gold_starts, axis=1)
@@ -515,6 +540,8 @@ class _Cells:
 
 def _divide(num: NDArray[np.float64], den: NDArray[Any]) -> NDArray[np.float64]:
     """``num / den`` with 0 where ``den`` is 0 (scikit-learn's ``zero_division=0``)."""
+    import numpy as np
+
     out = np.zeros(np.broadcast_shapes(num.shape, den.shape))
     np.divide(num, den, out=out, where=den != 0)
     return out
