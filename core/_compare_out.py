@@ -162,7 +162,7 @@ def comparison_tex(comparisons: Sequence[Comparison], *, digits: int = 3) -> str
 
     Significant differences (adjusted p below the level) are bold; the caption names the tests.
     """
-    from ._reports import latex_escape
+    from .reports.table_tex import latex_escape
 
     def cell(value: float | None) -> str:
         return "--" if value is None else _fixed(value, digits)
