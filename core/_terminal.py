@@ -103,16 +103,23 @@ def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
     """
     from rich import box
     from rich.table import Table
+    from rich.text import Text
+
+    from .reports._summary import BOLD_NOTE, bold_cells
 
     from .metrics_builtin.cost import cost_per_success_rows
 
     per_success = cost_per_success_rows(result)
     tables: list[Table] = []
     confidence = float(result.config.get("confidence", 0.95))
+    bold = bold_cells(result)
     for model, measurements in result.by_model.items():
         rows: list[tuple[list[Any], bool]] = []
         for m in measurements.values():
-            rows.append((_row(m, m.metric), False))
+            cells = _row(m, m.metric)
+            if (model, m.metric) in bold:
+                cells[1] = Text(cells[1], style="bold")
+            rows.append((cells, False))
             if by_group:
                 for group, gm in m.groups.items():
                     rows.append((_row(gm, f"  {group}"), True))
@@ -123,7 +130,15 @@ def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
                 rows.append(([*cells, str(c.successes), "", "", "", "", ""], c.group is not None))
         with_errors = any(cells[-1] for cells, _ in rows)
         title = f"{result.suite_id}" + (f" · {model}" if model is not None else "")
-        table = Table(title=safe_text(title), box=box.SIMPLE_HEAD, title_justify="left")
+        any_bold = any((model, m.metric) in bold for m in measurements.values())
+        note = BOLD_NOTE.format(level=f"{confidence * 100:g}%") if any_bold else None
+        table = Table(
+            title=safe_text(title),
+            box=box.SIMPLE_HEAD,
+            title_justify="left",
+            caption=note,
+            caption_justify="left",
+        )
         table.add_column("metric", no_wrap=True)
         table.add_column("value", justify="right")
         table.add_column(f"{confidence * 100:g}% interval", justify="right", no_wrap=True)

@@ -142,15 +142,24 @@ def _rows(tex: str) -> dict[str, list[str]]:
     return out
 
 
-def test_best_value_is_bold_by_direction(result: RunResult) -> None:
-    """Lower-is-better columns bold the smallest value, higher-is-better ones the largest."""
-    rows = _rows(latex_table(result))
-    # length: a = mean(1, 2) = 1.5, b = mean(1, 3) = 2.0 -> a is best (lower).
-    assert rows["a"][0].startswith(r"\textbf{1.500}")
-    assert rows["b"][0].startswith("2.000")
-    # answered_rate: a = 2/2, b = 2/3 -> a is best (higher).
-    assert rows["a"][1].startswith(r"\textbf{1.000}")
-    assert rows["b"][1].startswith("0.667")
+def _paired(n: int, right_a: int, right_b: int) -> RunResult:
+    """Two models on the same ``n`` ids; the first ``right_x`` answers of each are right."""
+    data = [
+        ItemResult(id=str(i), model=model, output="x" if i < right else "y", expected="x")
+        for model, right in (("a", right_a), ("b", right_b))
+        for i in range(n)
+    ]
+    return itemscore.score(data, ["exact_match", "answered_rate"])
+
+
+def test_bold_only_for_a_significant_lead() -> None:
+    """A lead the paired test finds significant is bold, with a note naming the test."""
+    tex = latex_table(_paired(60, 60, 30))
+    rows = _rows(tex)
+    assert rows["a"][0].startswith(r"\textbf{1.000}")
+    assert rows["b"][0].startswith("0.500")
+    assert not any(cell.startswith(r"\textbf") for cell in rows["a"][1:] + rows["b"][1:])
+    assert "McNemar" in tex
 
 
 def test_failed_aggregate_shows_error_and_no_bold(result: RunResult) -> None:
@@ -160,13 +169,11 @@ def test_failed_aggregate_shows_error_and_no_bold(result: RunResult) -> None:
     assert rows["b"][2] == r"\textit{error}"
 
 
-def test_ties_are_all_bold_and_a_lone_value_is_not() -> None:
-    """Equal displayed values are all bold; a column with one value has nothing to beat."""
-    tied = itemscore.score(items(("a", "x", "x"), ("b", "y", "x")), ["answered_rate"])
-    assert [cells[0].startswith(r"\textbf") for cells in _rows(latex_table(tied)).values()] == [
-        True,
-        True,
-    ]
+def test_a_higher_value_alone_is_not_bold() -> None:
+    """6 of 10 against 5 of 10 is no significant lead: nothing bold; one model: nothing bold."""
+    tex = latex_table(_paired(10, 6, 5))
+    assert r"\textbf" not in tex
+    assert "McNemar" not in tex
     alone = itemscore.score(items(("a", "x", "x")), ["answered_rate"])
     assert r"\textbf" not in latex_table(alone)
 

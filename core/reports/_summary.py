@@ -9,6 +9,7 @@ from .._records import Measurement, Status
 from .._result import RunResult
 
 __all__ = [
+    "BOLD_NOTE",
     "SUMMARY_COLUMNS",
     "bold_cells",
     "confidence_of",
@@ -159,20 +160,27 @@ def _best_rows(values: Sequence[float | None], higher_is_better: bool, digits: i
 
 
 def bold_cells(result: RunResult, *, digits: int = 3) -> set[tuple[str | None, str]]:
-    """The ``(model, label)`` cells that tables set in bold: the best value per measurement.
+    """The ``(model, label)`` cells that tables set in bold: significant leads only.
 
-    Today's rule: in each measurement, the best value as displayed with ``digits`` decimals
-    (the highest, or the lowest when ``higher_is_better`` is false), ties included; a
-    measurement with fewer than two values, or whose aggregate failed, has no bold.
+    A model's value is bold where its lead over every other model is significant by the
+    paired test of :func:`itemscore.compare` (exact McNemar for ratios, paired t for means,
+    paired bootstrap for metrics with their own aggregate), Holm-adjusted over its
+    comparisons, at the run's level: see :func:`itemscore._compare.significant_leaders`.
+    A higher number alone is never bold; with one model nothing is. ``digits`` is unused
+    (kept for the callers).
 
     This is the one place that decides bolding: every table asks it.
     """
-    models = list(result.by_model)
-    bold: set[tuple[str | None, str]] = set()
-    for label in labels_of(result):
-        column = [find(result.by_model[model], label) for model in models]
-        values = [m.value if m is not None and m.error is None else None for m in column]
-        higher = next((m.higher_is_better for m in column if m is not None), True)
-        for row in _best_rows(values, higher, digits):
-            bold.add((models[row], label))
-    return bold
+    if len(result.by_model) < 2:
+        return set()
+    from .._compare import significant_leaders
+
+    return {(model, label) for label, model in significant_leaders(result).items()}
+
+
+#: The note under a table with bold cells: which test decided them.
+BOLD_NOTE = (
+    "Bold: the model's lead over every other model is significant at the {level} level by a "
+    "paired test on the shared items (exact McNemar for ratios, paired t for means, paired "
+    "bootstrap otherwise; Holm-adjusted)."
+)

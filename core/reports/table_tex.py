@@ -15,7 +15,15 @@ from pathlib import Path
 
 from .._result import RunResult
 from ._files import open_report
-from ._summary import bold_cells, confidence_of, display_name, find, labels_of, method_name
+from ._summary import (
+    BOLD_NOTE,
+    bold_cells,
+    confidence_of,
+    display_name,
+    find,
+    labels_of,
+    method_name,
+)
 from ._text import one_line
 
 __all__ = ["FILENAME", "latex_escape", "latex_table", "tex_text", "write"]
@@ -130,13 +138,15 @@ def latex_table(result: RunResult, *, digits: int = 3) -> str:
     label = "tab:itemscore-" + (_LABEL_UNSAFE.sub("-", result.suite_id).strip("-") or "results")
     lines = [
         f"% itemscore results for suite {suite}: value with its "
-        f"{confidence * 100:g}% interval below; best per column in bold.",
+        f"{confidence * 100:g}% interval below; bold: a significant lead (paired test).",
         r"% Needs \usepackage{booktabs} and \usepackage{graphicx}.",
         r"\begin{table}[htbp]",
         r"\centering",
         rf"\caption{{Results on {suite}: each value with its {confidence * 100:g}\% "
         r"confidence interval below it; under each metric, the interval method and n, the "
-        r"number of scored items. Best value per metric in bold.}",
+        r"number of scored items."
+        + (" " + tex_text(BOLD_NOTE.format(level=f"{confidence * 100:g}%")) if bold else "")
+        + "}",
         rf"\label{{{label}}}",
         r"\small",
         r"\setlength{\tabcolsep}{4pt}",
