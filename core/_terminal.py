@@ -105,9 +105,8 @@ def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
     from rich.table import Table
     from rich.text import Text
 
-    from .reports._summary import BOLD_NOTE, bold_cells
-
     from .metrics_builtin.cost import cost_per_success_rows
+    from .reports._summary import BOLD_NOTE, bold_cells
 
     per_success = cost_per_success_rows(result)
     tables: list[Table] = []
