@@ -115,10 +115,10 @@ def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
     for model, measurements in result.by_model.items():
         rows: list[tuple[list[Any], bool]] = []
         for m in measurements.values():
-            cells = _row(m, m.metric)
+            row = _row(m, m.metric)
             if (model, m.metric) in bold:
-                cells[1] = Text(cells[1], style="bold")
-            rows.append((cells, False))
+                row[1] = Text(row[1], style="bold")
+            rows.append((row, False))
             if by_group:
                 for group, gm in m.groups.items():
                     rows.append((_row(gm, f"  {group}"), True))
