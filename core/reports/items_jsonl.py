@@ -8,61 +8,78 @@ with one reused encoder and no intermediate copies: writing is linear and its me
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._records import ItemResult, ItemScore
+from .._records import ItemResult
 from .._result import RunResult
 from .._serialize import OPTIONAL_TEXTS, json_safe
 from ._files import open_report
+from ._rows import STATUS_NAMES, Score, score_rows
+
+CODES = {name: code for code, name in enumerate(STATUS_NAMES)}
 
 __all__ = ["FILENAME", "iter_lines", "write"]
 
 #: The file this format writes.
 FILENAME = "items.jsonl"
 
-_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False).encode
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(type(value).__name__)
+
+
+# The C encoder, made once: JSONEncoder.encode builds a new one on every call.
+_c_encoder = getattr(json.encoder, "c_make_encoder", None)
+_c_encode = (
+    _c_encoder(None, _refuse, json.encoder.encode_basestring, None, ": ", ", ", False, False, False)
+    if _c_encoder is not None
+    else None
+)
 _string = json.encoder.encode_basestring  # C accelerated
-_PLAIN = (str, int, bool, type(None))
-
-
-def _value(value: Any) -> str:
-    """JSON for one metadata or extra value (plain types fast, the rest via json_safe)."""
-    kind = type(value)
-    if kind is str:
-        return str(_string(value))
-    if kind is float:
-        return repr(value) if math.isfinite(value) else "null"
-    if kind in _PLAIN:
-        return _encode(value)
-    return _encode(json_safe(value))
+_plain_scores: dict[tuple[int, float | None], str] = {}
 
 
 def _mapping(data: Mapping[str, Any]) -> str:
-    return "{" + ", ".join(f"{_string(str(k))}: {_value(v)}" for k, v in data.items()) + "}"
+    """JSON for a metadata or extra mapping, as :func:`json_safe` would make it."""
+    try:
+        plain = data if type(data) is dict else dict(data)
+        if _c_encode is not None:
+            return "".join(_c_encode(plain, 0))
+        return _encode(plain)
+    except (TypeError, ValueError):  # numpy scalars, NaN, keys of other types
+        return _encode(json_safe(data))
 
 
-def _score(score: ItemScore) -> str:
-    value = "null" if score.value is None else repr(score.value)
-    parts = f'{{"status": "{score.status.value}", "value": {value}'
-    if score.reason is not None:
-        parts += f', "reason": {_string(score.reason)}'
-    if score.extra:
-        parts += f', "extra": {_mapping(score.extra)}'
-    return parts + "}"
+def _score(code: int, value: float | None, reason: str | None, extra: Any) -> str:
+    if reason is None and not extra:
+        key = (code, value)
+        text = _plain_scores.get(key)
+        if text is None:
+            shown = "null" if value is None else repr(value)
+            text = f'{{"status": "{STATUS_NAMES[code]}", "value": {shown}}}'
+            if len(_plain_scores) < 4096:
+                _plain_scores[key] = text
+        return text
+    shown = "null" if value is None else repr(value)
+    text = f'{{"status": "{STATUS_NAMES[code]}", "value": {shown}'
+    if reason is not None:
+        text += f', "reason": {_string(reason)}'
+    if extra:
+        text += f', "extra": {_mapping(extra)}'
+    return text + "}"
 
 
-def _optional(value: str | None) -> str:
-    return "null" if value is None else str(_string(value))
-
-
-def item_line(item: ItemResult) -> str:
-    """The JSON text of one item (without the line break)."""
+def _line(item: ItemResult, scores: list[tuple[str, Score]]) -> str:
     expected = item.expected
-    line = f'{{"id": {_string(item.id)}, "output": {_optional(item.output)}, "expected": ' + (
-        "null" if expected is None else "[" + ", ".join(map(_string, expected)) + "]"
+    output = item.output
+    line = (
+        f'{{"id": {_string(item.id)}, "output": '
+        f'{"null" if output is None else _string(output)}, "expected": '
+        + ("null" if expected is None else "[" + ", ".join(map(_string, expected)) + "]")
     )
     for name in OPTIONAL_TEXTS:
         value = getattr(item, name)
@@ -70,14 +87,25 @@ def item_line(item: ItemResult) -> str:
             line += f', "{name}": {_string(value)}'
     if item.metadata:
         line += f', "metadata": {_mapping(item.metadata)}'
-    scores = ", ".join(f"{_string(label)}: {_score(s)}" for label, s in item.scores.items())
-    return line + f', "scores": {{{scores}}}}}'
+    parts = ", ".join(f"{_string(label)}: {_score(*score)}" for label, score in scores)
+    return line + f', "scores": {{{parts}}}}}'
+
+
+def item_line(item: ItemResult) -> str:
+    """The JSON text of one item with its scores (without the line break)."""
+    return _line(
+        item,
+        [
+            (label, (CODES[s.status.value], s.value, s.reason, s.extra or None))
+            for label, s in item.scores.items()
+        ],
+    )
 
 
 def iter_lines(result: RunResult) -> Iterator[str]:
     """The lines of ``items.jsonl``, each ending with a line break."""
-    for item in result.items:
-        yield item_line(item) + "\n"
+    for item, scores in score_rows(result):
+        yield _line(item, scores) + "\n"
 
 
 def write(result: RunResult, path: Path) -> None:

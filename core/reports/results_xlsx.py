@@ -18,7 +18,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from .._records import ItemResult
 from .._result import RunResult
+from ._rows import STATUS_NAMES, Score, score_rows
 from ._summary import SUMMARY_COLUMNS, summary_rows
 
 __all__ = ["FILENAME", "MAX_ROWS", "write"]
@@ -143,6 +145,52 @@ class _Sheet:
                 chunk.clear()
         self.handle.write("".join(chunk).encode("utf-8"))
 
+    def header(self, values: Sequence[Any], styles: Sequence[int]) -> None:
+        self.rows_text([(values, styles)])
+
+    def items(
+        self,
+        rows: Iterator[tuple[ItemResult, list[tuple[str, Score]]]],
+        count: int,
+        labels: Sequence[str],
+    ) -> None:
+        """Up to ``count`` item rows: six texts, then each label's value and status."""
+        text_letters = self.letters[:6]
+        score_letters = [
+            (self.letters[6 + 2 * i], self.letters[7 + 2 * i]) for i in range(len(labels))
+        ]
+        chunk: list[str] = []
+        for _, (item, scores) in zip(range(count), rows):
+            self.rows += 1
+            r = self.rows
+            parts = [f'<row r="{r}">']
+            expected = " | ".join(item.expected) if item.expected else None
+            texts = (item.id, item.model, item.group, item.input, item.output, expected)
+            for letter, text in zip(text_letters, texts):
+                if text is not None:
+                    parts.append(
+                        f'<c r="{letter}{r}" t="inlineStr"><is><t xml:space="preserve">'
+                        f"{_text(text)}</t></is></c>"
+                    )
+            by_label = dict(scores)
+            for (value_letter, status_letter), label in zip(score_letters, labels):
+                score = by_label.get(label)
+                if score is None:
+                    continue
+                code, value = score[0], score[1]
+                if value is not None:
+                    parts.append(f'<c r="{value_letter}{r}" s="{_DECIMAL}"><v>{value!r}</v></c>')
+                parts.append(
+                    f'<c r="{status_letter}{r}" t="inlineStr"><is><t>{STATUS_NAMES[code]}'
+                    "</t></is></c>"
+                )
+            parts.append("</row>")
+            chunk.append("".join(parts))
+            if len(chunk) >= 2048:
+                self.handle.write("".join(chunk).encode("utf-8"))
+                chunk.clear()
+        self.handle.write("".join(chunk).encode("utf-8"))
+
     def close(self) -> None:
         self.handle.write(b"</sheetData></worksheet>")
         self.handle.close()
@@ -188,7 +236,6 @@ def write(result: RunResult, path: Path, *, max_rows: int = MAX_ROWS) -> None:
     for label in labels:
         header += [label, f"{label} status"]
     header_styles = [_HEADER] * len(header)
-    item_styles = [0] * 6 + [_DECIMAL, 0] * len(labels)
     widths = [14.0, 14.0, 12.0, 40.0, 40.0, 24.0] + [12.0, 10.0] * len(labels)
     n_items = len(result.items)
     per_sheet = max_rows - 1
@@ -199,31 +246,12 @@ def write(result: RunResult, path: Path, *, max_rows: int = MAX_ROWS) -> None:
         summary = _Sheet(book, 1, [12.0, 18.0, 14.0, 12.0] + [10.0] * 11, False)
         summary.rows_text(_summary(result))
         summary.close()
-        items = iter(result.items)
+        rows = score_rows(result)
         for sheet_index in range(n_sheets):
             sheet = _Sheet(book, sheet_index + 2, widths, big)
 
-            def rows(count: int) -> Iterator[tuple[list[Any], list[int]]]:
-                yield header, header_styles
-                for _, item in zip(range(count), items):
-                    values: list[Any] = [
-                        item.id,
-                        item.model,
-                        item.group,
-                        item.input,
-                        item.output,
-                        " | ".join(item.expected) if item.expected else None,
-                    ]
-                    scores = item.scores
-                    for label in labels:
-                        score = scores.get(label)
-                        if score is None:
-                            values += [None, None]
-                        else:
-                            values += [score.value, score.status.value]
-                    yield values, item_styles
-
-            sheet.rows_text(rows(per_sheet))
+            sheet.header(header, header_styles)
+            sheet.items(rows, per_sheet, labels)
             sheet.close()
         sheets = "".join(
             f'<sheet name="{name}" sheetId="{i}" r:id="rId{i}"/>' for i, name in enumerate(names, 1)
