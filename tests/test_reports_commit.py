@@ -257,3 +257,41 @@ def test_kill_a_real_run_at_random_points(tmp_path: Path) -> None:
     subprocess.run(command("last"), check=True, capture_output=True)
     assert leftovers(out) == []
     assert RunResult.load_json(out / "results.json").suite_id == "last"
+
+
+def test_two_process_writing_gives_the_same_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large runs write xlsx and html in a forked process: byte for byte the same reports."""
+    import itemscore.reports as reports
+
+    result = result_for("same", n=40)
+    export(result, tmp_path / "serial")
+    monkeypatch.setattr(reports, "PARALLEL_FROM", 0)
+    export(result, tmp_path / "forked")
+    serial, forked = visible(tmp_path / "serial"), visible(tmp_path / "forked")
+    assert forked == serial
+    assert all(data is not None for data in forked.values())
+
+
+def test_a_failure_in_the_writing_process_is_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer failing in the forked process fails the export; the old set stays."""
+    import itemscore.reports as reports
+    import itemscore.reports.results_xlsx as results_xlsx
+
+    export(result_for("old"), tmp_path)
+    before = visible(tmp_path)
+
+    def broken(result: RunResult, path: Path) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(reports, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(results_xlsx, "write", broken)
+    with pytest.raises(
+        itemscore.ItemscoreError, match=r"results\.xlsx, report\.html failed: OSError: disk full"
+    ):
+        export(result_for("new"), tmp_path)
+    assert visible(tmp_path) == before
+    assert leftovers(tmp_path) == []

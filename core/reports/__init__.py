@@ -11,15 +11,19 @@ one atomic rename (:mod:`._commit`). The reports in ``DIR`` are links into the c
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from .._exceptions import ConfigError, did_you_mean, one_of
+from .._exceptions import ConfigError, ItemscoreError, did_you_mean, one_of
+from .._gc import gc_paused
 from .._result import RunResult
 
 __all__ = [
@@ -184,14 +188,80 @@ def export(
     try:
         # items.jsonl first: results.json refers to it by count and hash.
         order = sorted(plan, key=lambda entry: entry[0] != "items")
-        for name, filename, writer in order:
-            _call(writer, name, result, report_set.folder / filename, names)
+        _write_all(order, result, report_set.folder, names)
         return report_set.commit(names, known)
     except BaseException:
         report_set.discard()
         if created:
             _remove_created(path, created)
         raise
+
+
+#: Formats written in a second process on large runs, beside the others (both cores busy).
+_IN_CHILD = frozenset({"xlsx", "html"})
+#: From this many items on, writing in two processes pays for the fork.
+PARALLEL_FROM = 20_000
+
+
+def _write_one(entry: tuple[str, str, Writer], result: RunResult, folder: Path, names: Any) -> None:
+    name, filename, writer = entry
+    # The built-in writers make many small acyclic containers; a full collection would walk
+    # every item of the run again each time (the runner avoids it the same way).
+    with gc_paused() if name in _BY_NAME else contextlib.nullcontext():
+        _call(writer, name, result, folder / filename, names)
+
+
+def _write_all(
+    order: list[tuple[str, str, Writer]], result: RunResult, folder: Path, names: Any
+) -> None:
+    """Write every report; on large runs the spreadsheet and the page in a forked process.
+
+    The child only writes files into the set's folder; its failure is raised here with its
+    message. Forking is skipped when threads run (a fork would copy their locks) and where
+    ``os.fork`` is missing.
+    """
+    child = [e for e in order if e[0] in _IN_CHILD]
+    rest = [e for e in order if e[0] not in _IN_CHILD]
+    if (
+        len(result.items) < PARALLEL_FROM
+        or not child
+        or not rest
+        or not hasattr(os, "fork")
+        or threading.active_count() > 1
+    ):
+        for entry in order:
+            _write_one(entry, result, folder, names)
+        return
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's coverage is not collected
+        os.close(read_end)
+        code = 0
+        try:
+            for entry in child:
+                _write_one(entry, result, folder, names)
+        except BaseException as exc:  # noqa: BLE001 # reported to the parent, which raises
+            os.write(write_end, f"{type(exc).__name__}: {exc}".encode(errors="replace")[:4096])
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    try:
+        for entry in rest:
+            _write_one(entry, result, folder, names)
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(read_end)
+        raise
+    with os.fdopen(read_end, "rb") as pipe:
+        message = pipe.read().decode(errors="replace")
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        formats = ", ".join(filename for _, filename, _ in child)
+        raise ItemscoreError(
+            f"Writing {formats} failed: {message or f'its process ended with status {status}'}"
+        )
 
 
 def _remove_created(path: Path, created: list[Path]) -> None:
