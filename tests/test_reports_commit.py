@@ -10,6 +10,7 @@ import fcntl
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -259,39 +260,57 @@ def test_kill_a_real_run_at_random_points(tmp_path: Path) -> None:
     assert RunResult.load_json(out / "results.json").suite_id == "last"
 
 
-def test_two_process_writing_gives_the_same_reports(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+_FORKED_EXPORT = """
+import sys
+from pathlib import Path
+import itemscore, itemscore.reports as reports
+import itemscore.reports.results_xlsx as results_xlsx
+from itemscore import ItemResult
+out, mode = Path(sys.argv[1]), sys.argv[2]
+data = [ItemResult(id=str(i), model=f"m{i % 2}", output="x" * (i % 3), expected=("x",))
+        for i in range(40)]
+result = itemscore.score(data, ["exact_match", "answered_rate"], suite_id="same")
+reports.PARALLEL_FROM = 0 if mode != "serial" else 10**9
+if mode == "broken":
+    def broken(result, path):
+        raise OSError("disk full")
+    results_xlsx.write = broken
+try:
+    reports.export(result, out)
+except itemscore.ItemscoreError as exc:
+    print(exc)
+"""
+
+
+def _forked_export(out: Path, mode: str) -> str:
+    """Export in a fresh interpreter (no threads: the fork is taken), return what it printed."""
+    return subprocess.run(
+        [sys.executable, "-c", _FORKED_EXPORT, str(out), mode],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def test_two_process_writing_gives_the_same_reports(tmp_path: Path) -> None:
     """Large runs write xlsx and html in a forked process: byte for byte the same reports."""
-    import itemscore.reports as reports
-
-    result = result_for("same", n=40)
-    export(result, tmp_path / "serial")
-    monkeypatch.setattr(reports, "PARALLEL_FROM", 0)
-    export(result, tmp_path / "forked")
+    _forked_export(tmp_path / "serial", "serial")
+    _forked_export(tmp_path / "forked", "forked")
     serial, forked = visible(tmp_path / "serial"), visible(tmp_path / "forked")
-    assert forked == serial
     assert all(data is not None for data in forked.values())
+    for name in ("items.jsonl", "summary.csv", "table.tex", "results.xlsx"):
+        assert forked[name] == serial[name], name
+    created = re.compile(rb"created [0-9T:Z-]+")  # the run's own time differs
+    assert created.sub(b"", forked["report.html"] or b"") == created.sub(
+        b"", serial["report.html"] or b""
+    )
 
 
-def test_a_failure_in_the_writing_process_is_raised(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_failure_in_the_writing_process_is_raised(tmp_path: Path) -> None:
     """A writer failing in the forked process fails the export; the old set stays."""
-    import itemscore.reports as reports
-    import itemscore.reports.results_xlsx as results_xlsx
-
     export(result_for("old"), tmp_path)
     before = visible(tmp_path)
-
-    def broken(result: RunResult, path: Path) -> None:
-        raise OSError("disk full")
-
-    monkeypatch.setattr(reports, "PARALLEL_FROM", 0)
-    monkeypatch.setattr(results_xlsx, "write", broken)
-    with pytest.raises(
-        itemscore.ItemscoreError, match=r"results\.xlsx, report\.html failed: OSError: disk full"
-    ):
-        export(result_for("new"), tmp_path)
+    printed = _forked_export(tmp_path, "broken")
+    assert "Writing results.xlsx, report.html failed: OSError: disk full" in printed
     assert visible(tmp_path) == before
     assert leftovers(tmp_path) == []
