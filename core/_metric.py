@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 import attrs
@@ -47,6 +47,26 @@ class MetricContext:
     #: While aggregating: each score's ``ItemResult.cluster``, aligned with the scores given to
     #: ``aggregate`` (``None`` while scoring, or when no item carries a cluster).
     clusters: Sequence[str | None] | None = attrs.field(default=None, eq=False)
+    #: While scoring: memoised normalisers shared by the metrics of one shard whose
+    #: normalisers are equal (see :meth:`normalizer`); ``None`` when no two metrics share one.
+    shared_normalizers: Mapping[Any, Callable[[str], str]] | None = attrs.field(
+        default=None, eq=False, repr=False
+    )
+
+    def normalizer(self, normalizer: Callable[[str], str]) -> Callable[[str], str]:
+        """The run's shared version of ``normalizer``, or ``normalizer`` itself.
+
+        Metrics of one run whose normalisers are equal (e.g. ``exact_match`` and ``f1`` with
+        their defaults) get one memoised callable per shard, so each output is normalised once
+        for all of them. Call it once per batch in ``score_items``.
+        """
+        shared = self.shared_normalizers
+        if not shared:
+            return normalizer
+        try:
+            return shared.get(normalizer, normalizer)
+        except TypeError:  # an unhashable callable is nobody's shared normaliser
+            return normalizer
 
 
 class Metric:

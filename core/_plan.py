@@ -96,6 +96,17 @@ class RunPlan:
                     out[found[0]] = found[1]
         return dict(sorted(out.items()))
 
+    def equal_normalizers(self) -> list[Any]:
+        """The normalisers (``itemscore.text.Normalizer``) that two or more metrics share."""
+        from .text import Normalizer
+
+        seen: dict[Any, int] = {}
+        for pm in self.metrics:
+            normalizer = getattr(pm.metric, "normalizer", None)
+            if isinstance(normalizer, Normalizer) and not pm.is_corpus:
+                seen[normalizer] = seen.get(normalizer, 0) + 1
+        return [normalizer for normalizer, count in seen.items() if count > 1]
+
     def check_picklable(self, executor: str) -> None:
         """Check that every metric can be shipped to a worker process.
 

@@ -138,8 +138,11 @@ class NormalizedMetric(Metric, Generic[R]):
         """What comparing an output with the answer key ``expected`` needs (done once per key)."""
         raise NotImplementedError
 
-    def _verdict(self, output: str, prepared: R) -> Verdict:
-        """The verdict on one (non-failed) output against a prepared answer key."""
+    def _verdict(self, output: str, prepared: R, normalize: Callable[[str], str]) -> Verdict:
+        """The verdict on one (non-failed) output against a prepared answer key.
+
+        ``normalize`` is :attr:`normalizer`, or the run's shared memoised equal of it.
+        """
         raise NotImplementedError
 
     def _failed_extra(self, prepared: R) -> Mapping[str, Any] | None:
@@ -165,7 +168,7 @@ class NormalizedMetric(Metric, Generic[R]):
             if verdict is None:
                 return self.skip(FAILED_REASON)
         else:
-            verdict = self._verdict(item.output, prepared)
+            verdict = self._verdict(item.output, prepared, self.normalizer)
         ok, value, extra = verdict
         return self.ok(value, extra=extra) if ok else self.fail(value, extra=extra)
 
@@ -177,6 +180,7 @@ class NormalizedMetric(Metric, Generic[R]):
         holds state codes, values and extras.
         """
         prepare, verdict_of, failed = self._prepare, self._verdict, self._failed_verdict
+        normalize = ctx.normalizer(self.normalizer)
         prepared_cache: _Cache[tuple[str, ...], R] = _Cache()
         verdict_cache: _Cache[tuple[str | None, tuple[str, ...]], Verdict | None] = _Cache()
         prepared_by_key, verdicts = prepared_cache.entries, verdict_cache.entries
@@ -204,7 +208,11 @@ class NormalizedMetric(Metric, Generic[R]):
                     if prepared is None:
                         prepared = prepare(expected)
                         prepared_cache.add(expected, prepared)
-                    verdict = failed(prepared) if output is None else verdict_of(output, prepared)
+                    verdict = (
+                        failed(prepared)
+                        if output is None
+                        else verdict_of(output, prepared, normalize)
+                    )
                     verdict_cache.add(key, verdict)
                 if verdict is None:
                     skips[index] = FAILED_REASON
@@ -286,8 +294,10 @@ class AnswerMatchMetric(NormalizedMetric[dict[str, str]]):
             forms.setdefault(normalize(answer), answer)
         return forms
 
-    def _verdict(self, output: str, prepared: dict[str, str]) -> Verdict:
-        normalized = self.normalizer(output)
+    def _verdict(
+        self, output: str, prepared: dict[str, str], normalize: Callable[[str], str]
+    ) -> Verdict:
+        normalized = normalize(output)
         extractor = self.extractor
         if extractor is None:
             matched = prepared.get(normalized)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from itemscore import Estimate, ItemScore, MetricContext, OptionError, ScoreColumn
@@ -102,11 +102,13 @@ class F1(NormalizedMetric[_Prepared]):
         forms = [normalize(answer) for answer in expected]
         return frozenset(forms), forms[0]
 
-    def _verdict(self, output: str, prepared: _Prepared) -> Verdict:
+    def _verdict(
+        self, output: str, prepared: _Prepared, normalize: Callable[[str], str]
+    ) -> Verdict:
         forms, first = prepared
         extractor = self.extractor
         label = None if extractor is None else extractor.find(output)
-        pred = self.normalizer(output) if label is None else self._label_forms[label]
+        pred = normalize(output) if label is None else self._label_forms[label]
         if pred in forms:
             return (True, 1.0, {"pred": pred, "gold": pred})
         return (False, 0.0, {"pred": pred, "gold": first})

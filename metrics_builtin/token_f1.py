@@ -166,8 +166,10 @@ class TokenF1(NormalizedMetric[tuple[_Reference, ...]]):
             references.append((answer, tokens, counts))
         return tuple(references)
 
-    def _verdict(self, output: str, prepared: tuple[_Reference, ...]) -> Verdict:
-        pred = self._split(self.normalizer(output))
+    def _verdict(
+        self, output: str, prepared: tuple[_Reference, ...], normalize: Callable[[str], str]
+    ) -> Verdict:
+        pred = self._split(normalize(output))
         if not pred and self._squad:
             extra = {"best_reference": prepared[0][0], "precision": 0.0, "recall": 0.0}
             return (True, 0.0, extra)

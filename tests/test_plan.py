@@ -363,3 +363,37 @@ def test_macro_of_default_aggregates_is_aggregate_macro_mean() -> None:
     )
     assert m.extra["macro"] == expected.value
     assert (m.extra["macro_low"], m.extra["macro_high"]) == (expected.low, expected.high)
+
+
+def test_metrics_with_equal_normalisers_share_one_per_shard() -> None:
+    """exact_match and f1 share their default normaliser; token_f1's differs."""
+    from itemscore.executors import score_shard
+    from itemscore.text import Normalizer
+
+    assert itemscore.plan(["exact_match", "f1"]).equal_normalizers() == [Normalizer()]
+    assert itemscore.plan(["exact_match", "token_f1"]).equal_normalizers() == []
+    calls: list[str] = []
+
+    class Spy(Metric):
+        metric_id = "spy_test"
+        required_inputs = ()
+
+        def __init__(self) -> None:
+            self.normalizer = Normalizer()
+
+        def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+            raise AssertionError("the batch path is used")
+
+        def score_items(self, items: Sequence[ItemResult], ctx: MetricContext) -> list[ItemScore]:
+            normalize = ctx.normalizer(self.normalizer)
+            calls.append(normalize("A.") + str(normalize is self.normalizer))
+            return [self.ok() for _ in items]
+
+    items = make_items()
+    shared = itemscore.plan([Spy(), "exact_match"])
+    score_shard(shared, items, RunSettings())
+    alone = itemscore.plan([Spy()])
+    score_shard(alone, items, RunSettings())
+    assert calls == ["aFalse", "aTrue"]
+    both = itemscore.score(items, ["exact_match", "f1"]).measurements["default.exact_match"]
+    assert both == itemscore.score(items, ["exact_match"]).measurements["default.exact_match"]

@@ -59,6 +59,8 @@ def score_shard(
         One column per label, aligned with ``items``.
     """
     tick = tick or _no_tick
+    # One memo per shard for each normaliser two metrics share: each output normalised once.
+    shared = {n: _memoised(n) for n in plan.equal_normalizers()} or None
     out: dict[str, ScoreColumn] = {}
     for pm in plan.metrics:
         if pm.is_corpus:
@@ -66,9 +68,24 @@ def score_shard(
         ctx = MetricContext(
             suite_id=settings.suite_id, label=pm.label, confidence=settings.confidence,
             ci_method=settings.ci_method, seed=settings.seed, concurrency=settings.concurrency,
+            shared_normalizers=shared,
         )  # fmt: skip
         out[pm.label] = score_metric(pm, items, ctx, tick)
     return out
+
+
+def _memoised(normalizer: Callable[[str], str]) -> Callable[[str], str]:
+    """``normalizer`` with a memo: a text normalised before is looked up, not normalised."""
+    memo: dict[str, str] = {}
+    get = memo.get
+
+    def normalize(text: str) -> str:
+        found = get(text)
+        if found is None:
+            found = memo[text] = normalizer(text)
+        return found
+
+    return normalize
 
 
 def score_metric(
