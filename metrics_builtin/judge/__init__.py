@@ -6,10 +6,14 @@ the metrics or reading their options needs none of it.
 
 from __future__ import annotations
 
-from itemscore.metrics_builtin.judge._agreement import cohen_kappa, kappa_with_interval
+from typing import TYPE_CHECKING, Any
+
 from itemscore.metrics_builtin.judge._cache import ReplyCache, default_cache_dir, request_key
 from itemscore.metrics_builtin.judge._metric import LlmJudge
 from itemscore.metrics_builtin.judge._parse import SCALES, Scale, UnparseableReply, parse_verdict
+
+if TYPE_CHECKING:
+    from itemscore.metrics_builtin.judge._agreement import cohen_kappa, kappa_with_interval
 
 __all__ = [
     "SCALES",
@@ -23,3 +27,12 @@ __all__ = [
     "parse_verdict",
     "request_key",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The agreement statistics, imported on first use: they need numpy, listing does not."""
+    if name in ("cohen_kappa", "kappa_with_interval"):
+        from itemscore.metrics_builtin.judge import _agreement
+
+        return getattr(_agreement, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

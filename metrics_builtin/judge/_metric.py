@@ -19,7 +19,6 @@ from itemscore import (
     MetricContext,
     OptionError,
 )
-from itemscore.metrics_builtin.judge._agreement import kappa_with_interval
 from itemscore.metrics_builtin.judge._cache import ReplyCache, default_cache_dir, encode_body
 from itemscore.metrics_builtin.judge._http import JudgeFailure, JudgeSession, Reply, session_keeper
 from itemscore.metrics_builtin.judge._parse import SCALES, Scale, UnparseableReply, parse_verdict
@@ -549,6 +548,9 @@ class LlmJudge(Metric):
     def _agreement(
         self, human: list[float], judge: list[float], ctx: MetricContext, extra: dict[str, float]
     ) -> None:
+        # numpy comes with the agreement statistics: not at import, so listing metrics stays fast
+        from itemscore.metrics_builtin.judge._agreement import kappa_with_interval
+
         points = self.scale.points
         weights: Literal["quadratic"] | None = None if self.scale.pass_fail else "quadratic"
         result = kappa_with_interval(
