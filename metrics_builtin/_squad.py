@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final
 
-__all__ = ["check_squad_options", "squad_normalize"]
+from itemscore.text import Normalizer
+
+__all__ = ["check_squad_options", "normalizer_for", "squad_normalize"]
 
 _DELETE_PUNCTUATION: Final = str.maketrans("", "", string.punctuation)
 _ARTICLES: Final = re.compile(r"\b(?:a|an|the)\b")
@@ -57,3 +59,26 @@ def check_squad_options(
             f"{'it' if len(changed) == 1 else 'them'} out, or use "
             "normalization='itemscore' to set the normalisation option by option."
         )
+
+
+def normalizer_for(
+    metric_id: str,
+    normalization: str,
+    options: Mapping[str, bool],
+    defaults: Mapping[str, bool],
+) -> Callable[[str], str]:
+    """The normaliser a metric's options ask for: a :class:`Normalizer`, or SQuAD's.
+
+    Args:
+        metric_id: The metric, for the error message.
+        normalization: ``"itemscore"`` (``options`` apply) or ``"squad"``.
+        options: The metric's normalisation options, as keyword arguments of ``Normalizer``.
+        defaults: Their defaults in this metric; with ``"squad"`` none may differ from them.
+
+    Raises:
+        ValueError: ``normalization="squad"`` with an option off its default.
+    """
+    if normalization == "squad":
+        check_squad_options(metric_id, options, defaults)
+        return squad_normalize
+    return Normalizer(**options)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from itemscore.metrics_builtin._comparison import AnswerMatchMetric
-from itemscore.metrics_builtin._squad import check_squad_options, squad_normalize
-from itemscore.text import Normalizer
+from itemscore.metrics_builtin._squad import normalizer_for
 
 __all__ = ["ExactMatch"]
 
@@ -68,21 +67,15 @@ class ExactMatch(AnswerMatchMetric):
         )
         self.remove_articles = remove_articles
         self.normalization = normalization
-        if normalization == "squad":
-            given = {
+        self.normalizer = normalizer_for(
+            self.metric_id,
+            normalization,
+            {
                 "ignore_case": ignore_case,
                 "trim_punctuation": trim_punctuation,
                 "ignore_punctuation": ignore_punctuation,
                 "remove_articles": remove_articles,
                 "nfkc": nfkc,
-            }
-            check_squad_options(self.metric_id, given, _NORMALISATION_DEFAULTS)
-            self.normalizer = squad_normalize
-        else:
-            self.normalizer = Normalizer(
-                nfkc=nfkc,
-                ignore_case=ignore_case,
-                trim_punctuation=trim_punctuation,
-                ignore_punctuation=ignore_punctuation,
-                remove_articles=remove_articles,
-            )
+            },
+            _NORMALISATION_DEFAULTS,
+        )

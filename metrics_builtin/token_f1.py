@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from itemscore.metrics_builtin._comparison import NormalizedMetric, Verdict
-from itemscore.metrics_builtin._squad import check_squad_options, squad_normalize
-from itemscore.text import Normalizer, tokenize
+from itemscore.metrics_builtin._squad import normalizer_for
+from itemscore.text import tokenize
 
 __all__ = ["TokenF1", "token_scores"]
 
@@ -138,24 +138,20 @@ class TokenF1(NormalizedMetric[tuple[_Reference, ...]]):
         self._split: Callable[[str], list[str]] = tokenize
         #: SQuAD v1.1 scores an output without tokens 0, even against an answer without any.
         self._squad = normalization == "squad"
-        if self._squad:
-            given = {
+        self.normalizer = normalizer_for(
+            self.metric_id,
+            normalization,
+            {
                 "ignore_case": ignore_case,
+                "trim_punctuation": True,
                 "ignore_punctuation": ignore_punctuation,
                 "remove_articles": remove_articles,
                 "nfkc": nfkc,
-            }
-            check_squad_options(self.metric_id, given, _NORMALISATION_DEFAULTS)
-            self.normalizer = squad_normalize
+            },
+            {**_NORMALISATION_DEFAULTS, "trim_punctuation": True},
+        )
+        if self._squad:
             self._split = str.split
-        else:
-            self.normalizer = Normalizer(
-                nfkc=nfkc,
-                ignore_case=ignore_case,
-                trim_punctuation=True,
-                ignore_punctuation=ignore_punctuation,
-                remove_articles=remove_articles,
-            )
 
     def _prepare(self, expected: tuple[str, ...]) -> tuple[_Reference, ...]:
         normalize, split = self.normalizer, self._split
