@@ -22,6 +22,7 @@ text: the command line finds the line of a bad option in a YAML file from ``opti
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 
 __all__ = [
@@ -152,12 +153,35 @@ class InputError(ItemscoreError, ValueError):
         column: int | None = None,
     ) -> None:
         super().__init__(message)
+        if path is None and line is None and column is None:
+            path, line, column = _place_of(message)
         #: The file at fault, as the message names it (``None`` for items given in memory).
         self.path = path
         #: Its 1-based line (the row for Parquet), when known.
         self.line = line
         #: Its 1-based column, when known.
         self.column = column
+
+
+# Every reader names the place at fault first, one way: "FILE:LINE:COLUMN: ...", "FILE:LINE: ...",
+# "FILE: row N..." (formats without lines) or "Row N: ..." (rows given in memory). Reading the
+# place back here fills the attributes for every raise without repeating it at each one.
+_AT_LINE = re.compile(r"(?P<path>.+?):(?P<line>[0-9]+)(?::(?P<column>[0-9]+))?: ")
+_AT_ROW = re.compile(r"(?P<path>.+?): (?:row|record) (?P<line>[0-9]+)\b")
+_IN_MEMORY = re.compile(r"Row (?P<line>[0-9]+)\b")
+
+
+def _place_of(message: str) -> tuple[str | None, int | None, int | None]:
+    """``(path, line, column)`` named at the start of an input error's message."""
+    first = message.split("\n", 1)[0]
+    found = _IN_MEMORY.match(first)
+    if found is not None:
+        return None, int(found["line"]), None
+    found = _AT_LINE.match(first) or _AT_ROW.match(first)
+    if found is None:
+        return None, None, None
+    column = found.groupdict().get("column")
+    return found["path"], int(found["line"]), None if column is None else int(column)
 
 
 class ResultsFormatError(InputError):
