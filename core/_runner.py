@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 
 from ._columns import ScoreColumn
+from ._exceptions import describe_exception
 from ._gc import gc_frozen
 from ._items import ScoredItems
 from ._metric import Metric, MetricContext
@@ -154,7 +155,7 @@ def _score_corpus(
             try:
                 result = _compute(pm, subset)
             except Exception as exc:  # noqa: BLE001 - one measurement's error
-                reason = f"{type(exc).__name__}: {exc}"
+                reason = describe_exception(exc)
                 results[(pm.label, model)] = reason
                 parts[model] = ScoreColumn.filled(pm.label, len(subset), Status.ERROR, reason)
             else:
@@ -264,7 +265,7 @@ def _measure(
     except _CorpusError as exc:
         return Measurement(**common, groups=by_group, error=str(exc))
     except Exception as exc:  # noqa: BLE001 - one failed aggregate spoils one measurement
-        return Measurement(**common, groups=by_group, error=f"{type(exc).__name__}: {exc}")
+        return Measurement(**common, groups=by_group, error=describe_exception(exc))
     extra = {k: float(v) for k, v in estimate.extra.items()} if estimate.extra else {}
     if by_group:
         assert groups is not None

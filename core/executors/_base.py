@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 import attrs
 
 from itemscore._columns import ScoreColumn
+from itemscore._exceptions import describe_exception
 from itemscore._records import ItemResult, Status
 
 from ._shard import Tick
@@ -130,4 +131,4 @@ class Executor:
 def shard_reason(exc: BaseException, lost: bool) -> str:
     """The error reason of a failed shard's items."""
     what = "worker lost" if lost else "shard failed"
-    return f"{what}: {type(exc).__name__}: {exc}"
+    return f"{what}: {describe_exception(exc)}"

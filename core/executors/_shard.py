@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from itemscore._columns import SKIP, ScoreColumn
+from itemscore._exceptions import describe_exception
 from itemscore._metric import Metric, MetricContext
 from itemscore._records import ItemResult, ItemScore, Status
 
@@ -108,12 +109,12 @@ def score_metric(
 
 
 def error_score(label: str, exc: BaseException) -> ItemScore:
-    """The error score of an exception: its type and message, and a short traceback."""
+    """The error score of an exception, described as everywhere else, and a short traceback."""
     frames = traceback.format_tb(exc.__traceback__)[-_TRACEBACK_FRAMES:]
     return ItemScore(
         metric=label,
         status=Status.ERROR,
-        reason=f"{type(exc).__name__}: {exc}",
+        reason=describe_exception(exc),
         extra={"traceback": "".join(frames)},
     )
 
