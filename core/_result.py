@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import tempfile
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from ._compare import Comparison
 
 __all__ = ["RunResult", "atomic_write_text"]
+
+_TMP_SUFFIX = ".tmp"
 
 
 def _to_items(items: Iterable[ItemResult]) -> Sequence[ItemResult]:
@@ -208,15 +211,28 @@ class RunResult:
 def atomic_write_text(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` through a temporary file in the same folder, then rename.
 
-    A failure never leaves a half-written ``path`` behind.
+    A failure never leaves a half-written ``path`` behind. The temporary ``.NAME.*.tmp`` is
+    locked while it is written, so one that a killed writer left is removed by the next write
+    of ``path`` (only that pattern, only when no live process holds it).
     """
+    from .reports._commit import hold, remove_unheld
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    prefix = f".{path.name}."
+    remove_unheld(path.parent.glob(f"{glob.escape(prefix)}*{_TMP_SUFFIX}"))
+    while True:
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=_TMP_SUFFIX, dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as out:
+                if not hold(out):  # a cleaner took it before the lock: make another
+                    continue
+                out.write(text)
+                out.flush()
+                if os.name != "nt":  # renamed under the lock, so no cleaner can take it first
+                    os.replace(tmp, path)
+            if os.name == "nt":  # an open file cannot be renamed there
+                os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path

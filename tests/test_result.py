@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,31 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path: Path) -> None:
     atomic_write_text(target, "ok")
     assert target.read_text() == "ok"
     assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fcntl locks: stale temporaries are kept")
+def test_save_removes_temporaries_a_killed_writer_left(result: RunResult, tmp_path: Path) -> None:
+    """A killed save leaves ``.results.json.*.tmp``; the next save of that file removes it."""
+    stale = tmp_path / ".results.json.k3j9x2.tmp"
+    stale.write_text('{"half": ', encoding="utf-8")
+    other = tmp_path / ".other.json.k3j9x2.tmp"  # another file's pattern: not ours to remove
+    other.write_text("{", encoding="utf-8")
+    result.save_json(tmp_path / "results.json")
+    assert not stale.exists()
+    assert other.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.json.k3j9x2.tmp", "results.json"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fcntl locks")
+def test_save_keeps_a_temporary_a_live_writer_holds(result: RunResult, tmp_path: Path) -> None:
+    """Another writer still writing (holding its temporary's lock) keeps its file."""
+    import fcntl
+
+    live = tmp_path / ".results.json.live01.tmp"
+    with open(live, "w", encoding="utf-8") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        result.save_json(tmp_path / "results.json")
+        assert live.exists()
+    result.save_json(tmp_path / "results.json")  # its writer is gone now
+    assert not live.exists()
+    assert RunResult.load_json(tmp_path / "results.json") == result

@@ -25,7 +25,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -34,7 +34,7 @@ try:
 except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["STATE_DIR", "ReportSet", "clean_stale", "new_set"]
+__all__ = ["STATE_DIR", "ReportSet", "clean_stale", "hold", "new_set", "remove_unheld"]
 
 #: The folder inside ``DIR`` that holds the report sets.
 STATE_DIR = ".itemscore"
@@ -66,6 +66,15 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
+def _try_lock(handle: IO[Any]) -> bool:
+    """Lock ``handle`` exclusively if no live process holds it (its writer is gone)."""
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
 def _writer_alive(folder: Path) -> bool:
     """Whether the process writing ``folder`` still holds its lock."""
     try:
@@ -73,12 +82,47 @@ def _writer_alive(folder: Path) -> bool:
     except FileNotFoundError:
         return False
     with handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _try_lock(handle):
             return True
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
     return False
+
+
+def hold(handle: IO[Any]) -> bool:
+    """Lock a file being written for as long as ``handle`` is open (the system frees it at death).
+
+    Returns:
+        ``False`` when a cleaner removed the file before the lock was taken: write another.
+    """
+    if not _atomic_possible():
+        return True
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    return os.fstat(handle.fileno()).st_nlink > 0
+
+
+def remove_unheld(paths: Iterable[Path]) -> list[Path]:
+    """Remove each of ``paths`` that no live writer holds (see :func:`hold`).
+
+    A file is removed while this process holds its lock, so a writer that locks it afterwards
+    sees it gone. Where locks are missing (Windows) nothing is removed: a writer cannot be told
+    from a dead one.
+
+    Returns:
+        What was removed.
+    """
+    if not _atomic_possible():
+        return []
+    removed: list[Path] = []
+    for path in paths:
+        try:
+            handle = open(path, "rb")  # noqa: SIM115 # closed below, lock or not
+        except OSError:
+            continue
+        with handle:
+            if _try_lock(handle):
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
 
 
 def _current_target(state: Path) -> str | None:
