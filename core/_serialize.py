@@ -16,9 +16,9 @@ from typing import Any
 
 from ._exceptions import ResultsFormatError
 from ._records import ItemResult, ItemScore, Measurement, Status
+from .inputs._convert import TEXT_ROLES
 
 __all__ = [
-    "OPTIONAL_TEXTS",
     "SCHEMA",
     "SCHEMA_VERSION",
     "item_from_dict",
@@ -36,10 +36,6 @@ SCHEMA = "itemscore.results"
 #: Bumped when the shape changes incompatibly. Version 2: ``"items"`` may refer to a file
 #: (``{"file": "items.jsonl", "count": N, "sha256": ...}``) instead of listing the items.
 SCHEMA_VERSION = 2
-
-
-#: The optional text fields of an item, written only when set (in this order).
-OPTIONAL_TEXTS: tuple[str, ...] = ("input", "group", "model", "cluster")
 
 
 def json_safe(value: Any) -> Any:
@@ -87,7 +83,7 @@ def item_to_dict(item: ItemResult) -> dict[str, Any]:
         "output": item.output,
         "expected": list(item.expected) if item.expected is not None else None,
     }
-    for name in OPTIONAL_TEXTS:
+    for name in TEXT_ROLES:  # the optional texts, written only when set
         value = getattr(item, name)
         if value is not None:
             out[name] = value

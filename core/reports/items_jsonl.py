@@ -14,7 +14,8 @@ from typing import Any
 
 from .._records import ItemResult
 from .._result import RunResult
-from .._serialize import OPTIONAL_TEXTS, json_safe
+from .._serialize import json_safe
+from ..inputs._convert import TEXT_ROLES
 from ._files import open_report
 from ._rows import STATUS_NAMES, Score, score_rows
 
@@ -81,7 +82,7 @@ def _line(item: ItemResult, scores: list[tuple[str, Score]]) -> str:
         f'{"null" if output is None else _string(output)}, "expected": '
         + ("null" if expected is None else "[" + ", ".join(map(_string, expected)) + "]")
     )
-    for name in OPTIONAL_TEXTS:
+    for name in TEXT_ROLES:
         value = getattr(item, name)
         if value is not None:
             line += f', "{name}": {_string(value)}'
