@@ -189,6 +189,20 @@ def _stat_options(func: Any) -> Any:
     return func
 
 
+def _read_options(pairs: Sequence[str]) -> dict[str, str]:
+    """``--read-option KEY=VALUE`` pairs as a mapping (the reader checks the keys)."""
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(
+                f"{pair!r} is not KEY=VALUE, e.g. --read-option scorer=match.",
+                param_hint="'--read-option'",
+            )
+        options[key.strip()] = value
+    return options
+
+
 def _override(request: RunRequest, **values: Any) -> None:
     for key, value in values.items():
         if value is not None:
@@ -250,6 +264,14 @@ def _run_request(request: RunRequest, view: _View) -> None:
     metavar="TEXT",
     help="An output cell equal to TEXT is a failed request (CSV has no null).",
 )
+@click.option(
+    "--read-option",
+    "read_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An option of the format's reader, repeatable, e.g. --read-option scorer=match "
+    "(inspect) or --read-option filter=flexible-extract (lm-eval).",
+)
 @_stat_options
 @_out_options
 def score(
@@ -262,6 +284,7 @@ def score(
     maps: tuple[str, ...],
     answer_delimiter: str | None,
     null_output: str | None,
+    read_options: tuple[str, ...],
     ci_method: str | None,
     confidence: float | None,
     seed: int | None,
@@ -286,6 +309,9 @@ def score(
     request.metrics += _cli_entries(metric_specs)
     request.extra_metrics += _extra_entries(extra_metrics)
     request.columns.update(parse_column_map(maps))
+    for key, value in _read_options(read_options).items():
+        request.read_options[key] = value
+        request.setting_where.pop(f"read_options.{key}", None)  # the command line wins
     _override(
         request,
         format=input_format,

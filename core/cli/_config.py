@@ -31,6 +31,7 @@ CONFIG_KEYS: tuple[str, ...] = (
     "data",
     "format",
     "columns",
+    "read_options",
     "answer_delimiter",
     "null_output",
     "metrics",
@@ -171,6 +172,18 @@ class _Reader:
                         f"{did_you_mean(str(role), ROLES)}",
                     )
                 request.columns[role] = self.text(f"columns.{role}", column_node)
+        elif key == "read_options":
+            if not isinstance(node, yaml.MappingNode):
+                raise self.fail(
+                    node,
+                    "`read_options` must map the reader's options to texts, e.g. scorer: match.",
+                )
+            for option_node, value_node in node.value:
+                option = node_value(option_node)
+                if not isinstance(option, str) or not option:
+                    raise self.fail(option_node, "a reader option's name must be a text.")
+                request.read_options[option] = self.text(f"read_options.{option}", value_node)
+                request.setting_where[f"read_options.{option}"] = self.at(option_node)
         elif key in ("metrics", "extra_metrics"):
             getattr(request, key).extend(self.metric_list(key, node))
         elif key in ("confidence", "seed", "workers"):

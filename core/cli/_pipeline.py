@@ -19,6 +19,7 @@ from itemscore._exceptions import (
     ConfigError,
     ItemscoreError,
     MetricCollisionError,
+    OptionError,
     PluginLoadError,
 )
 
@@ -177,17 +178,25 @@ def read_request_items(request: RunRequest, suite: Suite | None) -> list[ItemRes
 
     assert request.data is not None
     name = request.data_name or None
-    if suite is not None and type(suite).items is not Suite.items:
-        source = read_rows(request.data, request.format, name=name)
-        return list(suite.items(row for chunk in source for row in chunk.rows))
-    return read_items(
-        request.data,
-        request.columns,
-        request.format,
-        answer_delimiter=request.answer_delimiter,
-        null_output=request.null_output,
-        name=name,
-    )
+    options: dict[str, Any] = dict(request.read_options)
+    try:
+        if suite is not None and type(suite).items is not Suite.items:
+            source = read_rows(request.data, request.format, name=name, **options)
+            return list(suite.items(row for chunk in source for row in chunk.rows))
+        return read_items(
+            request.data,
+            request.columns,
+            request.format,
+            answer_delimiter=request.answer_delimiter,
+            null_output=request.null_output,
+            name=name,
+            **options,
+        )
+    except OptionError as exc:
+        if exc.option not in options:
+            raise
+        place = request.setting_place(f"read_options.{exc.option}", "--read-option")
+        raise located(exc, place) from exc
 
 
 def score_request(

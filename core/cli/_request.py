@@ -65,6 +65,8 @@ class RunRequest:
     format: str | None = None
     #: Role -> column.
     columns: dict[str, str] = attrs.field(factory=dict)
+    #: Options of the format's reader (``--read-option`` and ``read_options:``), as texts.
+    read_options: dict[str, str] = attrs.field(factory=dict)
     #: Split ``expected`` at this text.
     answer_delimiter: str | None = None
     #: An output cell equal to this is a failed request.

@@ -29,7 +29,7 @@ from typing import Any
 
 import attrs
 
-from .._exceptions import ConfigError, InputError, did_you_mean, one_of
+from .._exceptions import ConfigError, InputError, OptionError, did_you_mean, one_of
 from .._gc import gc_paused
 from .._records import ItemResult
 from ._convert import (
@@ -178,10 +178,12 @@ def read_rows(
     ]
     for option in reader_options:
         if option not in accepted:
-            raise ConfigError(
+            raise OptionError(
                 f"The {fmt.name} reader has no option {option!r}; "
                 f"{'its options are ' + one_of(accepted) if accepted else 'it takes none'}."
-                f"{did_you_mean(option, accepted)}"
+                f"{did_you_mean(option, accepted)}",
+                option=option,
+                allowed=accepted,
             )
     if not fmt.records:
         source: RowSource = reader(Path(path), label, chunk_size=chunk_size, **reader_options)
