@@ -185,7 +185,7 @@ def test_workers_and_dask_give_the_serial_numbers(tmp_path: Path) -> None:
         processes=False,
         protocol="tcp",
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address="127.0.0.1:0",  # a free port: the default 8787 may be taken
     ) as cluster:
         on_dask = run_cli(*args, "--dask", cluster.scheduler_address)
     assert on_dask.returncode == 0, on_dask.stderr
