@@ -78,10 +78,10 @@ def safe_text(text: object) -> Text:
     return Text(printable(str(text)))
 
 
-def _row(m: Measurement, name: str) -> list[Any]:
+def _row(m: Measurement, name: str | Text) -> list[Any]:
     counts = m.counts
     return [
-        safe_text(name),
+        safe_text(name) if isinstance(name, str) else name,
         format_value(m.value),
         format_interval(m.ci_low, m.ci_high),
         safe_text(method_name(m.ci_method)),
@@ -97,16 +97,28 @@ def _row(m: Measurement, name: str) -> list[Any]:
 def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
     """One table per model: each measurement with its interval, method, n and the four counts.
 
-    With ``by_group``, each measurement is followed by one row per group. The last column holds
-    the error of a measurement whose aggregate failed; it is left out when there is none.
-    Every text from the data (suite, model, label, group, error) is shown as plain text.
+    With ``by_group``, a grouped measurement's own row is labelled ``pooled (micro)`` (all its
+    items at once) and followed by a ``macro`` row (the unweighted mean over its groups, with its
+    interval) and one row per group; a group with fewer scored items than the runner's threshold
+    is marked with a dagger, explained in a note under the table. The last column holds the
+    error of a measurement whose aggregate failed; it is left out when there is none. Every
+    text from the data (suite, model, label, group, error) is shown as plain text.
     """
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
     from .metrics_builtin.cost import cost_per_success_rows
-    from .reports._summary import BOLD_NOTE, bold_cells
+    from .reports._summary import (
+        BOLD_NOTE,
+        MACRO_NAME,
+        POOLED_NAME,
+        SMALL_GROUP_MARK,
+        bold_cells,
+        is_small_group,
+        macro_of,
+        small_group_note,
+    )
 
     per_success = cost_per_success_rows(result)
     tables: list[Table] = []
@@ -114,14 +126,32 @@ def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
     bold = bold_cells(result)
     for model, measurements in result.by_model.items():
         rows: list[tuple[list[Any], bool]] = []
+        flagged = False
         for m in measurements.values():
-            row = _row(m, m.metric)
+            grouped = by_group and bool(m.groups)
+            head = safe_text(m.metric)
+            if grouped:
+                head.append(f" · {POOLED_NAME}")
+            row = _row(m, head)
             if (model, m.metric) in bold:
                 row[1] = Text(row[1], style="bold")
             rows.append((row, False))
-            if by_group:
-                for group, gm in m.groups.items():
-                    rows.append((_row(gm, f"  {group}"), True))
+            if not grouped:
+                continue
+            macro = macro_of(m)
+            if macro is not None:
+                value, low, high, n_groups = macro
+                label = f"  {MACRO_NAME} (mean of {n_groups} groups)"
+                interval = format_interval(low, high)
+                rows.append(
+                    ([label, format_value(value), interval, "", "", "", "", "", "", ""], False)
+                )
+            for group, gm in m.groups.items():
+                group_name = safe_text(f"  {group}")
+                if is_small_group(gm):
+                    group_name.append(f" {SMALL_GROUP_MARK}")
+                    flagged = True
+                rows.append((_row(gm, group_name), True))
         for c in per_success:  # what one success cost; n: the successes
             if c.model == model and (c.group is None or by_group):
                 name = f"{c.label} ({c.success})" if c.group is None else f"  {c.group}"
@@ -130,7 +160,10 @@ def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
         with_errors = any(cells[-1] for cells, _ in rows)
         title = f"{result.suite_id}" + (f" · {model}" if model is not None else "")
         any_bold = any((model, m.metric) in bold for m in measurements.values())
-        note = BOLD_NOTE.format(level=f"{confidence * 100:g}%") if any_bold else None
+        notes = [BOLD_NOTE.format(level=f"{confidence * 100:g}%")] if any_bold else []
+        if flagged:
+            notes.append(small_group_note())
+        note = "\n".join(notes) or None
         table = Table(
             title=safe_text(title),
             box=box.SIMPLE_HEAD,
@@ -139,7 +172,7 @@ def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
             caption_justify="left",
         )
         table.add_column("metric", no_wrap=True)
-        table.add_column("value", justify="right")
+        table.add_column("value", justify="right", no_wrap=True)
         table.add_column(f"{confidence * 100:g}% interval", justify="right", no_wrap=True)
         table.add_column("method", no_wrap=True)
         for name in ("n", "ok", "fail", "skip", "error"):

@@ -201,14 +201,18 @@ def test_table_is_booktabs_with_one_column_per_measurement(result: RunResult) ->
 
 
 def test_summary_rows_per_model_measurement_and_group(result: RunResult) -> None:
-    """One row per model and measurement, each followed by its group rows."""
+    """One row per model and measurement, each followed by its macro row and its group rows."""
     rows = summary_rows(result)
-    keys = [(r["model"], r["metric"], r["group"]) for r in rows]
+    keys = [(r["model"], r["metric"], r["group"], r["aggregation"]) for r in rows]
     assert keys == [
-        (model, label, group)
+        (model, label, group, aggregation)
         for model in ("a", "b")
         for label in ("test_reports_length", "answered_rate", "test_reports_broken")
-        for group in (None, "g")
+        for group, aggregation in (
+            ((None, "pooled"), (None, "macro"), ("g", "group"))
+            if label != "test_reports_broken"  # a failed aggregate has no macro value
+            else ((None, "pooled"), ("g", "group"))
+        )
     ]
     broken = next(r for r in rows if r["metric"] == "test_reports_broken")
     assert broken["value"] is None

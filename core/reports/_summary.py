@@ -10,13 +10,19 @@ from .._result import RunResult
 
 __all__ = [
     "BOLD_NOTE",
+    "MACRO_NAME",
+    "POOLED_NAME",
+    "SMALL_GROUP_MARK",
     "SUMMARY_COLUMNS",
     "bold_cells",
     "confidence_of",
     "display_name",
     "find",
+    "is_small_group",
     "labels_of",
+    "macro_of",
     "method_name",
+    "small_group_note",
     "summary_rows",
 ]
 
@@ -37,7 +43,16 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "skip",
     "error",
     "error_message",
+    "aggregation",
+    "small_group",
 )
+
+#: How tables label the value over all items of a grouped measurement.
+POOLED_NAME = "pooled (micro)"
+#: How tables label the unweighted mean over a measurement's groups.
+MACRO_NAME = "macro"
+#: The mark tables put after the name of a group with few scored items.
+SMALL_GROUP_MARK = "†"
 
 #: How tables name the built-in metrics; any other label is shown as written.
 _DISPLAY_NAMES: dict[str, str] = {
@@ -61,7 +76,47 @@ _METHOD_NAMES: dict[str, str] = {
 }
 
 
+def is_small_group(m: Measurement) -> bool:
+    """Whether a group measurement has fewer scored items than the runner's threshold."""
+    return bool(m.extra.get("small_group"))
+
+
+def macro_of(m: Measurement) -> tuple[float, float | None, float | None, int] | None:
+    """A grouped measurement's macro value, interval and number of groups, or ``None``.
+
+    The runner puts them in ``extra`` (``macro``, ``macro_low``, ``macro_high``,
+    ``macro_groups``); the interval is ``None`` when it has none.
+    """
+    if not m.groups or m.extra.get("macro") is None:
+        return None
+    low, high = m.extra.get("macro_low"), m.extra.get("macro_high")
+    groups = int(m.extra.get("macro_groups", len(m.groups)))
+    return m.extra["macro"], low, high, groups
+
+
+def small_group_note(mark: str = SMALL_GROUP_MARK) -> str:
+    """The note under a table with flagged groups: what the mark means, with the threshold."""
+    from .._runner import SMALL_GROUP
+
+    return (
+        f"{mark} fewer than {SMALL_GROUP} scored items in the group: its value and interval "
+        "rest on few items."
+    )
+
+
+def _macro_row(m: Measurement) -> dict[str, Any] | None:
+    macro = macro_of(m)
+    if macro is None:
+        return None
+    value, low, high, _ = macro
+    return {**dict.fromkeys(SUMMARY_COLUMNS), "suite": m.suite, "metric": m.metric,
+            "model": m.model, "value": value, "ci_low": low, "ci_high": high,
+            "confidence": m.confidence, "n": m.n, "aggregation": "macro"}  # fmt: skip
+
+
 def _summary_row(m: Measurement, group: str | None) -> dict[str, Any]:
+    aggregation: str | None = "group" if group is not None else "pooled" if m.groups else None
+    small = int(is_small_group(m)) if group is not None else None
     return {
         "suite": m.suite,
         "metric": m.metric,
@@ -78,13 +133,19 @@ def _summary_row(m: Measurement, group: str | None) -> dict[str, Any]:
         "skip": m.counts.get(Status.SKIP, 0),
         "error": m.counts.get(Status.ERROR, 0),
         "error_message": m.error,
+        "aggregation": aggregation,
+        "small_group": small,
     }
 
 
 def summary_rows(result: RunResult) -> list[dict[str, Any]]:
-    """One row per model and measurement, each followed by one row per group.
+    """One row per model and measurement, each followed by its macro row and one row per group.
 
-    The keys are :data:`SUMMARY_COLUMNS`; missing values are ``None``.
+    The keys are :data:`SUMMARY_COLUMNS`; missing values are ``None``. ``aggregation`` says
+    what a row of a grouped measurement holds: ``pooled`` (micro: all its items at once),
+    ``macro`` (the unweighted mean over its groups, with its interval; ``n`` is the pooled
+    one) or ``group``; ``small_group`` is 1 on a group row with fewer scored items than the
+    threshold (30), 0 on the other group rows.
     """
     # Imported here: the metric module imports itemscore, which imports the reports.
     from ..metrics_builtin.cost import cost_per_success_rows
@@ -94,6 +155,9 @@ def summary_rows(result: RunResult) -> list[dict[str, Any]]:
     for model, measurements in result.by_model.items():
         for m in measurements.values():
             rows.append(_summary_row(m, None))
+            macro = _macro_row(m)
+            if macro is not None:
+                rows.append(macro)
             for group, gm in m.groups.items():
                 rows.append(_summary_row(gm, group))
         for c in (c for c in per_success if c.model == model):  # n: the successes

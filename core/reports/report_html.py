@@ -23,7 +23,18 @@ from typing import Any
 from .._records import Measurement, Status
 from .._result import RunResult
 from ._files import open_report
-from ._summary import confidence_of, display_name, labels_of, method_name
+from ._summary import (
+    MACRO_NAME,
+    POOLED_NAME,
+    SMALL_GROUP_MARK,
+    confidence_of,
+    display_name,
+    is_small_group,
+    labels_of,
+    macro_of,
+    method_name,
+    small_group_note,
+)
 from ._text import printable, visible
 
 __all__ = ["FILENAME", "MAX_ITEMS", "write"]
@@ -232,12 +243,51 @@ def _measurement_section(result: RunResult, label: str, colours: dict[Any, str])
     groups: dict[str, list[tuple[str, str, Measurement]]] = {}
     for model_name, colour, m in rows:
         for group, gm in m.groups.items():
-            groups.setdefault(group, []).append((f"{group} · {model_name}", colour, gm))
+            mark = f" {SMALL_GROUP_MARK}" if is_small_group(gm) else ""
+            groups.setdefault(group, []).append((f"{group}{mark} · {model_name}", colour, gm))
     if groups:
         out.append(f"<h3>{_e(name)} by group</h3>")
         flat = [row for group in groups for row in groups[group]]
         out.append(_dot_plot(flat, f"{name}: value and interval per group and model"))
+        out.append(_group_table(rows))
     out.append("</section>")
+    return "".join(out)
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return f"[{_num(low)}, {_num(high)}]" if low is not None and high is not None else ""
+
+
+def _group_table(rows: Sequence[tuple[str, str, Measurement]]) -> str:
+    """Per model: the pooled (micro) value, the macro value, then each group, small ones marked."""
+    out = [
+        '<table class="counts groups"><thead><tr><th>model</th><th>aggregate</th><th>value</th>'
+        "<th>interval</th><th>n</th></tr></thead><tbody>"
+    ]
+    flagged = False
+    for model_name, _, m in rows:
+        if not m.groups:
+            continue
+        cells: list[tuple[str, float | None, float | None, float | None, str]] = [
+            (POOLED_NAME, m.value, m.ci_low, m.ci_high, str(m.n))
+        ]
+        macro = macro_of(m)
+        if macro is not None:
+            value, low, high, n_groups = macro
+            cells.append((f"{MACRO_NAME} (mean of {n_groups} groups)", value, low, high, ""))
+        for group, gm in m.groups.items():
+            small = is_small_group(gm)
+            flagged = flagged or small
+            cells.append((group + (f" {SMALL_GROUP_MARK}" if small else ""), gm.value,
+                          gm.ci_low, gm.ci_high, str(gm.n)))  # fmt: skip
+        for what, shown, lo, hi, n in cells:
+            out.append(
+                f'<tr><td>{_e(model_name)}</td><td>{_e(what)}</td><td class="num">{_num(shown)}'
+                f'</td><td class="num">{_interval(lo, hi)}</td><td class="num">{n}</td></tr>'
+            )
+    out.append("</tbody></table>")
+    if flagged:
+        out.append(f'<p class="meta">{_e(small_group_note())}</p>')
     return "".join(out)
 
 

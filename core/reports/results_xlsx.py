@@ -203,7 +203,7 @@ def _summary(result: RunResult) -> Iterator[tuple[list[Any], list[int]]]:
             styles.append(_DECIMAL)
         elif column == "confidence":
             styles.append(_PERCENT)
-        elif column in ("n", "ok", "fail", "skip", "error"):
+        elif column in ("n", "ok", "fail", "skip", "error", "small_group"):
             styles.append(_INTEGER)
         else:
             styles.append(0)
@@ -243,7 +243,9 @@ def write(result: RunResult, path: Path, *, max_rows: int = MAX_ROWS) -> None:
     names = ["Summary"] + ["Outputs" if i == 0 else f"Outputs ({i + 1})" for i in range(n_sheets)]
     big = n_items > 100_000
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as book:
-        summary = _Sheet(book, 1, [12.0, 18.0, 14.0, 12.0] + [10.0] * 11, False)
+        summary = _Sheet(
+            book, 1, [12.0, 18.0, 14.0, 12.0] + [10.0] * (len(SUMMARY_COLUMNS) - 4), False
+        )
         summary.rows_text(_summary(result))
         summary.close()
         rows = score_rows(result)

@@ -6,6 +6,10 @@ string from the data (suite id, model, group, label) is escaped with :func:`late
 after :func:`~itemscore.reports._text.one_line`: no text can end the comment, run a command,
 or end a table row. The table needs ``\usepackage{booktabs}`` and ``\usepackage{graphicx}``;
 it is scaled down to ``\columnwidth`` only when wider.
+
+A grouped measurement's cell holds its pooled (micro) value, over all its items at once; a
+third line gives its macro value (the unweighted mean over the groups) with its interval, and
+the caption names the groups with fewer scored items than the runner's threshold.
 """
 
 from __future__ import annotations
@@ -13,15 +17,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .._records import Measurement
 from .._result import RunResult
 from ._files import open_report
 from ._summary import (
     BOLD_NOTE,
+    MACRO_NAME,
+    POOLED_NAME,
     bold_cells,
     confidence_of,
     display_name,
     find,
+    is_small_group,
     labels_of,
+    macro_of,
     method_name,
 )
 from ._text import one_line
@@ -83,6 +92,43 @@ def _small(text: str) -> str:
     return rf"{{\scriptsize {text}}}"
 
 
+def _interval(low: float | None, high: float | None, digits: int) -> str:
+    if low is None or high is None:
+        return ""
+    return f"{{[}}{_fixed(low, digits)}, {_fixed(high, digits)}{{]}}"
+
+
+def _macro_cell(m: Measurement | None, digits: int) -> str:
+    macro = None if m is None or m.error is not None else macro_of(m)
+    if macro is None:
+        return ""
+    value, low, high, _ = macro
+    return _small(f"{MACRO_NAME} {_fixed(value, digits)} {_interval(low, high, digits)}".strip())
+
+
+def _group_notes(result: RunResult, grouped: bool) -> str:
+    """The caption's sentences on groups: what the values are, which groups are small."""
+    if not grouped:
+        return ""
+    text = (
+        f" Values are {POOLED_NAME}, over all items of a measurement at once; {MACRO_NAME}: "
+        "the unweighted mean over its groups, with its interval."
+    )
+    small: list[str] = []
+    for measurements in result.by_model.values():
+        for m in measurements.values():
+            small.extend(g for g, gm in m.groups.items() if is_small_group(gm) and g not in small)
+    if small:
+        from .._runner import SMALL_GROUP
+
+        names = ", ".join(tex_text(g) for g in small)
+        text += (
+            f" Groups with fewer than {SMALL_GROUP} scored items, whose values rest on few "
+            f"items: {names}."
+        )
+    return text
+
+
 def latex_table(result: RunResult, *, digits: int = 3) -> str:
     r"""The text of ``table.tex``: a booktabs table in a ``table`` float with caption and label.
 
@@ -107,11 +153,14 @@ def latex_table(result: RunResult, *, digits: int = 3) -> str:
             text += f", n={next(iter(ns))}"
         sub_header.append(_small(text))
     body: list[str] = []
+    grouped = False
     for model in models:
         values = [tex_text(model) if model is not None else r"\textit{all items}"]
         intervals = [""]
+        macros = [""]
         for label in labels:
             m = find(result.by_model[model], label)
+            macros.append(_macro_cell(m, digits))
             if m is None:
                 values.append("")
                 intervals.append("")
@@ -125,15 +174,16 @@ def latex_table(result: RunResult, *, digits: int = 3) -> str:
             else:
                 text = _fixed(m.value, digits)
                 values.append(rf"\textbf{{{text}}}" if (model, label) in bold else text)
-            below = ""
-            if m.ci_low is not None and m.ci_high is not None:
-                below = f"{{[}}{_fixed(m.ci_low, digits)}, {_fixed(m.ci_high, digits)}{{]}}"
+            below = _interval(m.ci_low, m.ci_high, digits)
             if not uniform_n[label]:
                 below = f"{below} n={m.n}".strip()
             intervals.append(_small(below) if below else "")
         body.append(" & ".join(values) + r" \\")
         if any(intervals):
             body.append(" & ".join(intervals) + r" \\")
+        if any(macros):
+            grouped = True
+            body.append(" & ".join(macros) + r" \\")
     suite = tex_text(result.suite_id)
     label = "tab:itemscore-" + (_LABEL_UNSAFE.sub("-", result.suite_id).strip("-") or "results")
     lines = [
@@ -146,6 +196,7 @@ def latex_table(result: RunResult, *, digits: int = 3) -> str:
         r"confidence interval below it; under each metric, the interval method and n, the "
         r"number of scored items."
         + (" " + tex_text(BOLD_NOTE.format(level=f"{confidence * 100:g}%")) if bold else "")
+        + _group_notes(result, grouped)
         + "}",
         rf"\label{{{label}}}",
         r"\small",
