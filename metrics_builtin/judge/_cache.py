@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import sys
 import time
 from collections.abc import Mapping
@@ -75,6 +74,8 @@ class ReplyCache:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
+        import sqlite3  # here, not at module level: listing the metrics needs no database
+
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None: each statement commits on its own (no open transaction

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import os
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from itemscore import (
     Estimate,
@@ -20,8 +19,12 @@ from itemscore import (
     OptionError,
 )
 from itemscore.metrics_builtin.judge._cache import ReplyCache, default_cache_dir, encode_body
-from itemscore.metrics_builtin.judge._http import JudgeFailure, JudgeSession, Reply, session_keeper
 from itemscore.metrics_builtin.judge._parse import SCALES, Scale, UnparseableReply, parse_verdict
+
+if TYPE_CHECKING:  # asyncio, ssl and the HTTP session load when a judgment is first requested
+    import asyncio
+
+    from itemscore.metrics_builtin.judge._http import JudgeSession, Reply
 
 __all__ = ["LlmJudge"]
 
@@ -345,6 +348,10 @@ class LlmJudge(Metric):
         return text.replace(key, "***") if key and len(key) >= 4 else text
 
     async def _open_session(self, ctx: MetricContext) -> JudgeSession:
+        import asyncio
+
+        from itemscore.metrics_builtin.judge._http import JudgeSession, session_keeper
+
         loop = asyncio.get_running_loop()
         if self._session is not None and self._session[0] is loop:
             return self._session[1]
@@ -405,6 +412,8 @@ class LlmJudge(Metric):
         if self.samples == 1:  # the common case, without a task per judgment
             outcomes = [await self._judge_once(session, body, structured, 0, unstructured)]
         else:
+            import asyncio
+
             outcomes = await asyncio.gather(
                 *(
                     self._judge_once(session, body, structured, sample, unstructured)
@@ -421,6 +430,8 @@ class LlmJudge(Metric):
         sample: int,
         unstructured: Any,
     ) -> _Outcome:
+        from itemscore.metrics_builtin.judge._http import JudgeFailure
+
         try:
             reply = await session.judge(body, structured, sample, unstructured)
         except JudgeFailure as exc:
