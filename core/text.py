@@ -101,8 +101,20 @@ def _one_of(ranges: Sequence[tuple[str, str]]) -> str:
 
 # These few ranges keep `re` fast as one class; see _one_of for the many ranges of marks.
 _UNSPACED: Final = f"[{_class_body(_UNSPACED_BLOCKS)}]"
-_UNSPACED_RE: Final = re.compile(_UNSPACED)
-_TOKEN_RE: Final = re.compile(f"{_UNSPACED}|[^\\s{_class_body(_UNSPACED_BLOCKS)}]+")
+
+
+# Compiled on first use, not at import: the token pattern alone takes ~25 ms to compile, which
+# every start-up would pay (`itemscore metrics`, `--help`) although ASCII text never needs it.
+@functools.cache
+def _unspaced_re() -> re.Pattern[str]:
+    """One character of a script written without spaces."""
+    return re.compile(_UNSPACED)
+
+
+@functools.cache
+def _token_re() -> re.Pattern[str]:
+    """One token of :func:`tokenize` in non-ASCII text."""
+    return re.compile(f"{_UNSPACED}|[^\\s{_class_body(_UNSPACED_BLOCKS)}]+")
 
 
 def _is_punctuation(ch: str) -> bool:
@@ -187,7 +199,7 @@ def _is_word_char(ch: str) -> bool:
     """
     if ch.isascii():
         return ch.isalnum()
-    if _UNSPACED_RE.match(ch):
+    if _unspaced_re().match(ch):
         return False
     return ch.isalnum() or unicodedata.category(ch)[0] == "M"
 
@@ -357,7 +369,7 @@ def tokenize(text: str) -> list[str]:
     """
     if text.isascii():
         return text.split()
-    return _TOKEN_RE.findall(text)
+    return _token_re().findall(text)
 
 
 # --- Label extraction ----------------------------------------------------------------------------
@@ -429,7 +441,7 @@ class LabelExtractor:
         self._exact = exact
         # A label that normalises to nothing would be found everywhere: it only matches by rule 1.
         self._searches = tuple(
-            (needle, _UNSPACED_RE.search(needle) is not None, label)
+            (needle, _unspaced_re().search(needle) is not None, label)
             for needle, label in exact.items()
             if needle
         )
