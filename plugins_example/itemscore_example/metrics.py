@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from typing import Literal
 
 from itemscore import Estimate, ItemResult, ItemScore, Metric, MetricContext
-from itemscore.aggregate import percentiles
 from itemscore.text import tokenize
 
 __all__ = ["OutputLength", "StartsWith"]
@@ -164,6 +163,9 @@ class OutputLength(Metric):
         Returns:
             The default mean estimate, with ``p50`` and ``p90`` added to ``extra``.
         """
+        # Imported here: itemscore.aggregate loads numpy, which listing the metrics never needs.
+        from itemscore.aggregate import percentiles
+
         estimate = super().aggregate(scores, ctx)
         values = [s.value for s in scores if s.scored and s.value is not None]
         spread = percentiles(values, (50, 90))
