@@ -110,10 +110,17 @@ def _is_disabled(ref: EntryPointRef, names: set[str]) -> bool:
 def _walk(group: str) -> list[EntryPointRef]:
     seen: set[tuple[str, str, str | None]] = set()
     refs: list[EntryPointRef] = []
+    # Name and version by distribution: reading either parses the whole METADATA file, and one
+    # distribution declares many entry points (the built-ins are seven metrics).
+    names: dict[int, tuple[str | None, str | None]] = {}
     for ep in metadata.entry_points(group=group):
         dist = getattr(ep, "dist", None)
-        dist_name = dist.metadata["Name"] if dist is not None else None
-        version = dist.version if dist is not None else None
+        if dist is None:
+            dist_name = version = None
+        elif (known := names.get(id(dist))) is not None:
+            dist_name, version = known
+        else:
+            dist_name, version = names[id(dist)] = (dist.metadata["Name"], dist.version)
         key = (ep.name, ep.value, dist_name)
         if key in seen:  # the same distribution found twice on sys.path
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -16,9 +16,11 @@ from itemscore import (
     Metric,
     MetricContext,
     OptionError,
-    RunResult,
     Status,
 )
+
+if TYPE_CHECKING:  # the run result and its serialisation load with a run, not with the listing
+    from itemscore import RunResult
 
 __all__ = ["Cost", "CostPerSuccess", "cost_per_success", "cost_per_success_rows"]
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -58,6 +57,8 @@ class BadInput(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         if debug_enabled() and self.__cause__ is not None:
+            import traceback
+
             traceback.print_exception(self.__cause__, file=sys.stderr)
         click.echo(f"Error: {self.format_message()}", err=True)
 
@@ -147,6 +148,8 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         cli.main(args=list(argv) if argv is not None else None, prog_name="itemscore")
     except Exception as exc:  # noqa: BLE001 - the last resort: one line, exit code 1
         if debug_enabled():
+            import traceback
+
             traceback.print_exc()
         message = describe_exception(exc, one_line=True)
         hint = "" if debug_enabled() else f" (run with --debug or {DEBUG_ENV}=1 for the traceback)"
