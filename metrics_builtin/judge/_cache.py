@@ -8,7 +8,6 @@ so several processes (or runs) can read and write one cache file at once.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -61,6 +60,8 @@ def request_key(endpoint: str, payload: bytes, sample: int) -> str:
     parameter. ``sample`` tells apart the judgments of one item when ``samples > 1``: each is a
     reply of its own, and a re-run gets each one back.
     """
+    import hashlib  # here: OpenSSL's hashes load with the first request, not with the listing
+
     digest = hashlib.sha256(f"{endpoint}\n{sample}\n".encode())
     digest.update(payload)
     return digest.hexdigest()

@@ -16,8 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from itemscore import Measurement, RunResult, Status, hookimpl
+from itemscore import Measurement, Status, hookimpl
+
+if TYPE_CHECKING:  # annotations only: importing RunResult here slows every `itemscore` command
+    from itemscore import RunResult
 
 __all__ = ["itemscore_export_formats", "markdown_table", "write_markdown"]
 
