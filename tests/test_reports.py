@@ -349,13 +349,67 @@ def test_failure_mid_export_leaves_no_partial_files(
     assert not (tmp_path / "a").exists()  # folders created for the export are removed too
 
 
-def test_xlsx_needs_no_spreadsheet_library(
-    result: RunResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.fixture
+def without_xlsxwriter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """XlsxWriter cannot be imported, and no notice has been given yet in this process."""
+    import itemscore.reports as reports
+
+    monkeypatch.setitem(sys.modules, "xlsxwriter", None)
+    monkeypatch.setattr(reports, "_noticed", set())
+
+
+@pytest.mark.usefixtures("without_xlsxwriter")
+def test_default_export_skips_xlsx_with_a_notice(result: RunResult, tmp_path: Path) -> None:
+    """Without XlsxWriter every other report is written, and the notice says how to install it."""
+    notices: list[str] = []
+    written = export(result, tmp_path / "one", notice=notices.append)
+    names = [p.name for p in written]
+    assert "results.xlsx" not in names
+    assert [n for n in names if n in BUILTIN_FORMATS.values()] == [
+        f for f in BUILTIN_FORMATS.values() if f != "results.xlsx"
+    ]
+    assert not (tmp_path / "one" / "results.xlsx").exists()
+    assert len(notices) == 1
+    assert "results.xlsx is not written" in notices[0]
+    assert "pip install 'itemscore[xlsx]'" in notices[0]
+    export(result, tmp_path / "two", notice=notices.append)
+    assert len(notices) == 1  # once per process, not once per export
+
+
+@pytest.mark.usefixtures("without_xlsxwriter")
+def test_skipped_xlsx_notice_goes_to_stderr_by_default(
+    result: RunResult, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """results.xlsx is written without openpyxl: the default export always includes it."""
-    monkeypatch.setitem(sys.modules, "openpyxl", None)
-    written = export(result, tmp_path / "one")
-    assert "results.xlsx" in [p.name for p in written]
+    """Never silent: with no notice callback the note is printed on standard error."""
+    export(result, tmp_path)
+    assert "pip install 'itemscore[xlsx]'" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("without_xlsxwriter")
+def test_asking_for_xlsx_without_xlsxwriter_is_an_error(result: RunResult, tmp_path: Path) -> None:
+    """An explicit request for xlsx fails before anything is written, naming the install."""
+    with pytest.raises(ConfigError, match=r"needs XlsxWriter.*pip install 'itemscore\[xlsx\]'"):
+        export(result, tmp_path / "out", ["csv", "xlsx"])
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ConfigError, match="XlsxWriter"):
+        resolve_formats(["xlsx"])
+
+
+@pytest.mark.usefixtures("without_xlsxwriter")
+def test_cli_report_xlsx_without_xlsxwriter_fails_clearly(tmp_path: Path) -> None:
+    """`--report xlsx` without the library: a non-zero exit with the install command."""
+    from click.testing import CliRunner
+
+    from itemscore.cli import cli
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"output": "a", "expected": "a"}\n')
+    out = tmp_path / "o"
+    args = ["score", str(data), "-m", "exact_match", "--out", str(out), "--report", "xlsx"]
+    ran = CliRunner().invoke(cli, args)
+    assert ran.exit_code != 0
+    assert "pip install 'itemscore[xlsx]'" in ran.output
+    assert not (out / "results.xlsx").exists()
 
 
 def test_xlsx_has_summary_and_outputs_sheets(tmp_path: Path) -> None:

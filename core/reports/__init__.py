@@ -15,6 +15,7 @@ import contextlib
 import importlib
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -93,20 +94,29 @@ def resolve_formats(
 ) -> list[tuple[str, str, Writer]]:
     """The reports to write, as ``(format, file name, writer)``, checked before any is written.
 
-    ``None`` means every built-in format and every plugin format.
+    ``None`` means every built-in format and every plugin format; ``results.xlsx`` is then left
+    out, with one notice per process, when XlsxWriter is not installed.
 
     Args:
         formats: Format names, or ``None`` for all.
-        notice: Kept for callers that pass one; no format is skipped any more.
+        notice: Where the notice of a format left out goes; standard error when ``None``.
 
     Raises:
-        ConfigError: an unknown format.
+        ConfigError: an unknown format, or ``xlsx`` asked for without XlsxWriter.
         ItemscoreError: a plugin's format is unusable (see :mod:`.plugin_formats`).
     """
     plugins = _plugin_formats()
     known = [*BUILTIN_FORMATS, *plugins]
     if formats is None:
         chosen = list(known)
+        if not _xlsx_available():
+            chosen.remove("xlsx")
+            _notice_once(
+                "xlsx",
+                "Note: results.xlsx is not written because XlsxWriter is not installed "
+                f"({_XLSX_HINT}).",
+                notice,
+            )
     else:
         chosen = []
         for name in formats:
@@ -117,6 +127,11 @@ def resolve_formats(
                 )
             if name not in chosen:
                 chosen.append(name)
+        if "xlsx" in chosen and not _xlsx_available():
+            raise ConfigError(
+                "The report format 'xlsx' needs XlsxWriter, which is not installed. Install it "
+                f"with: {_XLSX_HINT}"
+            )
     out: list[tuple[str, str, Writer]] = []
     for name in chosen:
         if name in _BY_NAME:
@@ -125,6 +140,28 @@ def resolve_formats(
         else:
             out.append((name, f"results.{name}", plugins[name][1]))
     return out
+
+
+_XLSX_HINT = "pip install 'itemscore[xlsx]'"
+_noticed: set[str] = set()
+
+
+def _xlsx_available() -> bool:
+    try:
+        import xlsxwriter  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _notice_once(key: str, message: str, notice: Callable[[str], None] | None) -> None:
+    if key in _noticed:
+        return
+    _noticed.add(key)
+    if notice is not None:
+        notice(message)
+    else:
+        print(message, file=sys.stderr)
 
 
 def check_out_dir(out_dir: str | os.PathLike[str]) -> Path:
@@ -167,7 +204,7 @@ def export(
         result: The run.
         out_dir: The folder (created when missing).
         formats: Names of :data:`BUILTIN_FORMATS` or plugin formats; ``None``: all of them.
-        notice: Kept for callers that pass one.
+        notice: Where the notice of a format left out goes (see :func:`resolve_formats`).
 
     Returns:
         The paths written, in format order.
