@@ -46,6 +46,8 @@ def printable(text: str) -> str:
         >>> printable("a\x1b[2Jb")
         'a\\x1b[2Jb'
     """
+    if text.isascii() and text.isprintable():  # the common case: nothing to escape
+        return text
     return _UNPRINTABLE.sub(_escape, text)
 
 
@@ -58,4 +60,6 @@ def one_line(text: str) -> str:
         >>> one_line("a\n\nb\tc")
         'a b c'
     """
+    if text.isascii() and text.isprintable():  # no line break, nothing to escape
+        return text
     return printable(_LINE_BREAK.sub(" ", text))

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from .._records import Measurement, Status
+from .._records import ItemResult, Measurement, Status
 from .._result import RunResult
 from ._files import open_report
+from ._rows import STATUS_NAMES, Score, score_rows
 from ._summary import (
     MACRO_NAME,
     POOLED_NAME,
@@ -291,9 +293,11 @@ def _group_table(rows: Sequence[tuple[str, str, Measurement]]) -> str:
     return "".join(out)
 
 
-def _script_json(data: Any) -> str:
-    """JSON that is safe inside ``<script>``: no ``<``, ``>``, ``&`` or line separators."""
-    text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+_string = json.encoder.encode_basestring  # JSON string syntax, C accelerated (no ASCII escaping)
+
+
+def _script_safe(text: str) -> str:
+    """JSON text made safe inside ``<script>``: no ``<``, ``>``, ``&`` or line separators."""
     return (
         text.replace("<", "\\u003c")
         .replace(">", "\\u003e")
@@ -303,38 +307,54 @@ def _script_json(data: Any) -> str:
     )
 
 
-def _items_data(result: RunResult, labels: list[str]) -> tuple[dict[str, Any], int]:
-    items = []
-    for item in result.items[:MAX_ITEMS]:
-        scores = {}
-        for label, s in item.scores.items():
-            scores[printable(label)] = [
-                s.status.value,
-                s.value,
-                visible(s.reason) if s.reason is not None else None,
-            ]
-        items.append(
-            {
-                "id": printable(item.id),
-                "model": printable(item.model) if item.model is not None else None,
-                "group": printable(item.group) if item.group is not None else None,
-                "input": visible(item.input) if item.input is not None else None,
-                "output": visible(item.output) if item.output is not None else None,
-                "expected": visible(" | ".join(item.expected)) if item.expected else None,
-                "scores": scores,
-            }
-        )
-    models = [printable(m) for m in result.by_model if m is not None]
-    return {"labels": [printable(x) for x in labels], "models": models, "items": items}, len(
-        result.items
+def _opt(text: str | None, clean: Callable[[str], str]) -> str:
+    return "null" if text is None else _string(clean(text))
+
+
+def _item_json(item: ItemResult, scores: list[tuple[str, Score]], names: dict[str, str]) -> str:
+    """The JSON object of one item in the page's data (before :func:`_script_safe`)."""
+    parts = []
+    for label, (code, value, reason, _) in scores:
+        name = names.get(label)
+        if name is None:
+            name = names[label] = _string(printable(label))
+        shown = "null" if value is None else repr(float(value))  # scores are finite
+        why = "null" if reason is None else _string(visible(reason))
+        parts.append(f'{name}: ["{STATUS_NAMES[code]}", {shown}, {why}]')
+    expected = _string(visible(" | ".join(item.expected))) if item.expected else "null"
+    return (
+        f'{{"id": {_string(printable(item.id))}, "model": {_opt(item.model, printable)}, '
+        f'"group": {_opt(item.group, printable)}, "input": {_opt(item.input, visible)}, '
+        f'"output": {_opt(item.output, visible)}, "expected": {expected}, '
+        f'"scores": {{{", ".join(parts)}}}}}'
     )
+
+
+def _items_data(result: RunResult, labels: list[str]) -> str:
+    """The page's data as JSON: labels, models and the first :data:`MAX_ITEMS` items.
+
+    The items are read once, in order, and only as far as the page holds them.
+    """
+    names: dict[str, str] = {}
+    items = ", ".join(
+        _item_json(item, scores, names) for item, scores in islice(score_rows(result), MAX_ITEMS)
+    )
+    head = json.dumps(
+        {
+            "labels": [printable(x) for x in labels],
+            "models": [printable(m) for m in result.by_model if m is not None],
+        },
+        ensure_ascii=False,
+    )
+    return _script_safe(f'{head[:-1]}, "items": [{items}]}}')
 
 
 def report_html(result: RunResult) -> str:
     """The text of ``report.html``."""
     labels = labels_of(result)
     colours = {model: _COLOURS[i % len(_COLOURS)] for i, model in enumerate(result.by_model)}
-    data, n_items = _items_data(result, labels)
+    data = _items_data(result, labels)
+    n_items = len(result.items)
     suite = _e(result.suite_id)
     confidence = confidence_of(result)
     provenance = getattr(result, "provenance", None) or {}
@@ -385,7 +405,7 @@ def report_html(result: RunResult) -> str:
         f"<th>expected</th>{header}</tr></thead><tbody></tbody></table>"
     )
     parts.append(
-        f'<script type="application/json" id="items-data">{_script_json(data)}</script>'
+        f'<script type="application/json" id="items-data">{data}</script>'
         f"<script>{_SCRIPT}</script></main></body></html>\n"
     )
     return "".join(parts)

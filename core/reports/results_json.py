@@ -62,6 +62,12 @@ def write(result: RunResult, path: Path, names: Collection[str] = ()) -> None:
             return
         text = _encode({**document, "items": []})
         handle.write(text[: -len("[]}")] + "[")
-        for index, item in enumerate(result.items):
-            handle.write(("" if index == 0 else ", ") + items_jsonl.item_line(item))
-        handle.write("]}")
+        # The lines of items.jsonl (read once, in order, from the score columns), joined
+        # with ", " in chunks instead of line breaks.
+        chunk: list[str] = []
+        for line in items_jsonl.iter_lines(result):
+            chunk.append(line[:-1])
+            if len(chunk) >= 4096:
+                handle.write(", ".join(chunk) + ", ")
+                chunk.clear()
+        handle.write(", ".join(chunk) + "]}")
