@@ -1,0 +1,202 @@
+"""The per-item writers read the run once, in order: same content however the items are held.
+
+report.html's data and results.xlsx's Outputs sheet are compared with references built here
+from the item records (``result.items``, each ``ItemScore``), independently of the score
+columns the writers read. The workbook of the default set of a large run holds its first
+items only, says so inside, and the export is told what to print.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import itemscore
+from itemscore import ItemResult, ItemScore, Metric, MetricContext, RunResult
+from itemscore.reports import report_html, results_xlsx
+from itemscore.reports._text import one_line, printable
+
+HOSTILE = "</script><b>&amp;\u2028\ud800\x1b[2J"
+
+
+class Reasoned(Metric):
+    """Fails items whose output starts with q, with a reason quoting the output."""
+
+    metric_id = "test_writers_reasoned"
+    required_inputs = ("output",)
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        assert item.output is not None
+        if item.output.startswith("q"):
+            return self.fail(f"starts with q: {item.output}")
+        return self.ok(0.25 * len(item.output))
+
+
+def run(n: int = 9) -> RunResult:
+    data = []
+    for i in range(n):
+        output = HOSTILE if i == 1 else None if i == 2 else ("q" if i % 3 == 0 else "x") + str(i)
+        data.append(
+            ItemResult(
+                id=f"item-{i}" if i != 4 else f"item\x07{i}",
+                model=("alpha", "=beta")[i % 2],
+                group=("geo", None)[i % 2],
+                input=f"question {i}\n" if i % 2 else None,
+                output=output,
+                expected=("x" + str(i), "y") if i != 5 else None,
+            )
+        )
+    return itemscore.score(data, ["exact_match", Reasoned, "answered_rate"], suite_id="w")
+
+
+def loaded(result: RunResult, tmp_path: Path) -> RunResult:
+    """The run read back from results.json: plain item records, no score columns."""
+    path = tmp_path / "saved.json"
+    result.save_json(path)
+    return RunResult.load_json(path)
+
+
+def page_data(text: str) -> Any:
+    match = re.search(r'<script type="application/json" id="items-data">(.*?)</script>', text)
+    assert match is not None
+    assert "<" not in match.group(1)
+    assert "&" not in match.group(1)
+    return json.loads(match.group(1))
+
+
+def visible(text: str) -> str:
+    return text.replace("\ud800", "\\ud800")
+
+
+def expected_page_items(result: RunResult, limit: int) -> list[dict[str, Any]]:
+    """The page's items as the records say, written out field by field."""
+    out = []
+    for item in list(result.items)[:limit]:
+        out.append(
+            {
+                "id": printable(item.id),
+                "model": item.model and printable(item.model),
+                "group": item.group and printable(item.group),
+                "input": item.input and visible(item.input),
+                "output": item.output and visible(item.output),
+                "expected": visible(" | ".join(item.expected)) if item.expected else None,
+                "scores": {
+                    label: [s.status.value, s.value, s.reason and visible(s.reason)]
+                    for label, s in item.scores.items()
+                },
+            }
+        )
+    return out
+
+
+@pytest.mark.parametrize("source", ["run", "loaded"])
+def test_html_items_are_the_records(source: str, tmp_path: Path) -> None:
+    """Each item's fields and scores, escaped, from the columns or from loaded records alike."""
+    result = run()
+    if source == "loaded":
+        result = loaded(result, tmp_path)
+    data = page_data(report_html.report_html(result))
+    assert data["items"] == expected_page_items(result, len(result.items))
+    assert data["labels"] == ["exact_match", "test_writers_reasoned", "answered_rate"]
+    assert data["models"] == ["alpha", "=beta"]
+
+
+def test_html_holds_the_first_items_and_says_where_the_rest_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(report_html, "MAX_ITEMS", 4)
+    result = run()
+    text = report_html.report_html(result)
+    assert page_data(text)["items"] == expected_page_items(result, 4)
+    assert "the first 4 of 9 items; every item is in items.jsonl" in text
+    assert "9 items" in text
+
+
+@pytest.mark.parametrize("code", range(128))
+def test_printable_and_one_line_of_every_ascii_character(code: int) -> None:
+    """The ASCII shortcut gives what the escaping rules give, character by character."""
+    text = f"a{chr(code)}b"
+    escaped = f"a\\x{code:02x}b" if code < 0x20 or code == 0x7F else text
+    assert printable(text) == escaped
+    breaks = "\r\n\t\v\f\x1c\x1d\x1e"
+    assert one_line(text) == ("a b" if chr(code) in breaks else escaped)
+
+
+# -- results.xlsx -----------------------------------------------------------------------------
+
+openpyxl = pytest.importorskip("openpyxl")
+pytest.importorskip("xlsxwriter")
+
+
+def expected_rows(result: RunResult, limit: int) -> list[tuple[Any, ...]]:
+    """The Outputs rows as the records say (the header apart)."""
+    labels = result.labels
+    rows = []
+    for item in list(result.items)[:limit]:
+        texts = (item.id, item.model, item.group, item.input, item.output)
+        row: list[Any] = [
+            t if t is None else t.replace("\x07", "\\x07").replace("\x1b", "\\x1b") for t in texts
+        ]
+        row = [None if t is None else t.replace("\ud800", "\\ud800") for t in row]
+        row.append(" | ".join(item.expected) if item.expected else None)
+        for label in labels:
+            score = item.scores[label]
+            row += [score.value, score.status.value]
+        rows.append(tuple(row))
+    return rows
+
+
+@pytest.mark.parametrize("source", ["run", "loaded"])
+def test_xlsx_outputs_are_the_records(source: str, tmp_path: Path) -> None:
+    result = run()
+    if source == "loaded":
+        result = loaded(result, tmp_path)
+    results_xlsx.write(result, tmp_path / "r.xlsx")
+    rows = list(openpyxl.load_workbook(tmp_path / "r.xlsx")["Outputs"].values)
+    assert rows[0][6:] == (
+        "exact_match",
+        "exact_match status",
+        "test_writers_reasoned",
+        "test_writers_reasoned status",
+        "answered_rate",
+        "answered_rate status",
+    )
+    assert rows[1:] == expected_rows(result, len(result.items))
+
+
+def test_xlsx_limited_holds_the_first_items_and_a_note(tmp_path: Path) -> None:
+    """With ``max_items``, the first items and, in the header row, where every item is."""
+    result = run()
+    results_xlsx.write(result, tmp_path / "r.xlsx", max_items=4, max_rows=3)
+    book = openpyxl.load_workbook(tmp_path / "r.xlsx")
+    assert book.sheetnames == ["Summary", "Outputs", "Outputs (2)"]
+    rows = list(book["Outputs"].values) + list(book["Outputs (2)"].values)[1:]
+    note = results_xlsx.limit_note(9, 4)
+    assert rows[0][-1] == note
+    assert "first 4 of 9 items" in note
+    assert "items.jsonl" in note
+    assert "--report xlsx" in note
+    assert [row[:-1] for row in rows[1:]] == expected_rows(result, 4)
+    assert len(list(book["Summary"].values)) > 1  # the Summary is complete
+
+
+def test_xlsx_limit_above_the_run_changes_nothing(tmp_path: Path) -> None:
+    result = run()
+    results_xlsx.write(result, tmp_path / "a.xlsx", max_items=9)
+    results_xlsx.write(result, tmp_path / "b.xlsx")
+    assert (tmp_path / "a.xlsx").read_bytes() == (tmp_path / "b.xlsx").read_bytes()
+
+
+def test_item_limit_only_for_the_default_set_of_large_runs() -> None:
+    limit = results_xlsx.ITEM_LIMIT
+    assert results_xlsx.item_limit(explicit=False, n_items=limit) is None
+    assert results_xlsx.item_limit(explicit=False, n_items=limit + 1) == limit
+    assert results_xlsx.item_limit(explicit=True, n_items=10 * limit) is None
+    notice = results_xlsx.limit_notice(1_000_000, limit)
+    assert f"first {limit:,} of 1,000,000 items" in notice
+    assert "items.jsonl" in notice
+    assert "--report xlsx" in notice
