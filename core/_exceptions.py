@@ -22,8 +22,8 @@ text: the command line finds the line of a bad option in a YAML file from ``opti
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 __all__ = [
     "ConfigError",
@@ -141,8 +141,15 @@ class NotAMetricError(PluginLoadError, TypeError):
     """Raised when what an entry point, hook or ``@register`` gives is not a metric class."""
 
 
+_InputErrorT = TypeVar("_InputErrorT", bound="InputError")
+
+
 class InputError(ItemscoreError, ValueError):
-    """Raised when items or a data file are malformed; the message names the place at fault."""
+    """Raised when items or a data file are malformed; the message names the place at fault.
+
+    Whoever raises it passes that place as data too (``path``, ``line``, ``column``, or
+    :meth:`at`, which writes both); nothing reads it back from the message.
+    """
 
     def __init__(
         self,
@@ -153,35 +160,27 @@ class InputError(ItemscoreError, ValueError):
         column: int | None = None,
     ) -> None:
         super().__init__(message)
-        if path is None and line is None and column is None:
-            path, line, column = _place_of(message)
         #: The file at fault, as the message names it (``None`` for items given in memory).
         self.path = path
-        #: Its 1-based line (the row for Parquet), when known.
+        #: Its 1-based line (the row for Parquet and DataFrames, the row's position for items
+        #: given in memory), when known.
         self.line = line
-        #: Its 1-based column, when known.
+        #: Its 1-based column (in characters), when known.
         self.column = column
 
+    @classmethod
+    def at(
+        cls: type[_InputErrorT], path: str, line: int | None, column: int | None, text: str
+    ) -> _InputErrorT:
+        """The error ``"PATH:LINE:COLUMN: text"`` (the parts known), with the place as data.
 
-# Every reader names the place at fault first, one way: "FILE:LINE:COLUMN: ...", "FILE:LINE: ...",
-# "FILE: row N..." (formats without lines) or "Row N: ..." (rows given in memory). Reading the
-# place back here fills the attributes for every raise without repeating it at each one.
-_AT_LINE = re.compile(r"(?P<path>.+?):(?P<line>[0-9]+)(?::(?P<column>[0-9]+))?: ")
-_AT_ROW = re.compile(r"(?P<path>.+?): (?:row|record) (?P<line>[0-9]+)\b")
-_IN_MEMORY = re.compile(r"Row (?P<line>[0-9]+)\b")
-
-
-def _place_of(message: str) -> tuple[str | None, int | None, int | None]:
-    """``(path, line, column)`` named at the start of an input error's message."""
-    first = message.split("\n", 1)[0]
-    found = _IN_MEMORY.match(first)
-    if found is not None:
-        return None, int(found["line"]), None
-    found = _AT_LINE.match(first) or _AT_ROW.match(first)
-    if found is None:
-        return None, None, None
-    column = found.groupdict().get("column")
-    return found["path"], int(found["line"]), None if column is None else int(column)
+        One call writes the place into the message and into the attributes, so the two
+        cannot disagree.
+        """
+        where = path
+        if line is not None:
+            where += f":{line}" if column is None else f":{line}:{column}"
+        return cls(f"{where}: {text}", path=path, line=line, column=column)
 
 
 class ResultsFormatError(InputError):

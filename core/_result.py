@@ -198,8 +198,8 @@ class RunResult:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
-            raise ResultsFormatError(
-                f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})."
+            raise ResultsFormatError.at(
+                str(path), exc.lineno, exc.colno, f"not valid JSON ({exc.msg})."
             ) from None
         except UnicodeDecodeError as exc:
             raise ResultsFormatError(

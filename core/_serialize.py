@@ -225,9 +225,9 @@ def resolve_items(data: Any, path: Path) -> Any:
         try:
             items.append(json.loads(line))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            where = f"{exc.colno}" if isinstance(exc, json.JSONDecodeError) else "1"
-            raise ResultsFormatError(
-                f"{items_path}:{number}:{where}: not valid JSON ({exc})."
+            column = exc.colno if isinstance(exc, json.JSONDecodeError) else 1
+            raise ResultsFormatError.at(
+                str(items_path), number, column, f"not valid JSON ({exc})."
             ) from None
     if ref.get("count") is not None and ref["count"] != len(items):
         raise ResultsFormatError(

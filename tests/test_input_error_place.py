@@ -1,62 +1,258 @@
-"""InputError carries the place its message names as data: path, line and column."""
+"""InputError carries the place its message names as data: path, line and column.
+
+Each reader passes the place where it raises; the message is never read back. For every
+reader a malformed file gives an error whose ``(path, line, column)`` is the place the test
+broke, and whose message starts with that same place.
+"""
 
 from __future__ import annotations
 
+import json
+import shutil
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from itemscore import InputError
+from itemscore import InputError, ResultsFormatError, RunResult
+from itemscore.cli import cli
 from itemscore.inputs import read_items, to_items
 
+HARNESS = Path(__file__).parent / "data" / "harness"
+LM_EVAL = next((HARNESS / "lm-eval" / "results" / "scripted-a").glob("samples_capitals_gen_*"))
+INSPECT = HARNESS / "inspect" / "capitals_qa_scripted-a"
 
-def _error(path: Path) -> InputError:
+
+def _error(path: Path, **options: object) -> InputError:
     with pytest.raises(InputError) as caught:
-        read_items(path)
+        read_items(path, **options)  # type: ignore[arg-type]
     return caught.value
 
 
-def test_a_bad_jsonl_line_names_its_line_and_column(tmp_path: Path) -> None:
-    path = tmp_path / "d.jsonl"
+def _place(error: InputError) -> tuple[str | None, int | None, int | None]:
+    return error.path, error.line, error.column
+
+
+def _prefix(error: InputError) -> str:
+    """The place as the message must start with it (``FILE: row N`` for Parquet's rows)."""
+    if str(error.path).endswith(".parquet") and error.line is not None:
+        return f"{error.path}: row {error.line}: "
+    parts = [error.path, error.line, error.column]
+    return ":".join(str(p) for p in parts if p is not None) + ": "
+
+
+# -- one malformed file per reader -----------------------------------------------------------
+
+
+def _jsonl_bad_json(tmp: Path) -> tuple[Path, int, int | None]:
+    path = tmp / "d.jsonl"
     path.write_text('{"id": "a", "output": "x"}\n{"id": "b", "output": }\n', encoding="utf-8")
-    error = _error(path)
-    assert (error.line, error.column) == (2, 23)
-    assert error.path == str(path)
-    assert str(error).startswith(f"{error.path}:2:23: ")
+    return path, 2, 23
 
 
-def test_an_unclosed_csv_quote_names_the_line_it_opens_on(tmp_path: Path) -> None:
-    path = tmp_path / "d.csv"
-    path.write_text('id,output\n1,"open\n2,x\n3,y\n', encoding="utf-8")
-    error = _error(path)
-    assert error.path == str(path)
-    assert (error.line, error.column) == (2, None)
+def _jsonl_not_an_object(tmp: Path) -> tuple[Path, int, int | None]:
+    path = tmp / "d.jsonl"
+    path.write_text('{"id": "a", "output": "x"}\n\n   [1, 2]\n', encoding="utf-8")
+    return path, 3, 4
 
 
-def test_deep_nesting_in_a_json_file_names_line_and_column(tmp_path: Path) -> None:
-    path = tmp_path / "d.json"
+def _jsonl_surrogate(tmp: Path) -> tuple[Path, int, int | None]:
+    path = tmp / "d.jsonl"
+    path.write_text('{"id": "a", "output": "x \\ud800"}\n', encoding="utf-8")
+    return path, 1, 26
+
+
+def _jsonl_bad_utf8(tmp: Path) -> tuple[Path, int, int | None]:
+    path = tmp / "d.jsonl"
+    path.write_bytes(b'{"id": "a", "output": "x"}\n{"id": "b", "output": "\xff"}\n')
+    return path, 2, 24
+
+
+def _jsonl_duplicate_id(tmp: Path) -> tuple[Path, int, int | None]:
+    path = tmp / "d.jsonl"
+    path.write_text('{"id": "a", "output": "x"}\n{"output": "y", "id": "a"}\n', encoding="utf-8")
+    return path, 2, 17  # at the id key
+
+
+def _json_not_an_object(tmp: Path) -> tuple[Path, int, int | None]:
+    path = tmp / "d.json"
+    path.write_text('[{"id": "a", "output": "x"},\n  7]', encoding="utf-8")
+    return path, 2, 3
+
+
+def _json_deep(tmp: Path) -> tuple[Path, int, int | None]:
+    path = tmp / "d.json"
     deep = "[" * 100_000 + "]" * 100_000
     path.write_text(
         '[{"id": "a", "output": "x"},\n  {"id": "b", "deep": ' + deep + "}]", encoding="utf-8"
     )
-    error = _error(path)
-    assert error.path == str(path)
-    assert (error.line, error.column) == (2, 3)
+    return path, 2, 3
+
+
+def _json_bad_value(tmp: Path) -> tuple[Path, int, int | None]:
+    path = tmp / "d.json"
+    path.write_text('[{"id": "a",\n "output": ["x"]}]', encoding="utf-8")
+    return path, 2, 2  # at the output key
+
+
+def _csv_unclosed_quote(tmp: Path) -> tuple[Path, int, int | None]:
+    path = tmp / "d.csv"
+    path.write_text('id,output\n1,"open\n2,x\n3,y\n', encoding="utf-8")
+    return path, 2, None
+
+
+def _csv_field_count(tmp: Path) -> tuple[Path, int, int | None]:
+    path = tmp / "d.csv"
+    path.write_text("id,output\n1,x\n2,y,z\n", encoding="utf-8")
+    return path, 3, None
+
+
+def _csv_no_output_column(tmp: Path) -> tuple[Path, int, int | None]:
+    path = tmp / "d.csv"
+    path.write_text("id,answer\n1,x\n", encoding="utf-8")
+    return path, 1, None
+
+
+def _tsv_empty_header_field(tmp: Path) -> tuple[Path, int, int | None]:
+    path = tmp / "d.tsv"
+    path.write_text("\n\nid\t\toutput\n1\tx\ty\n", encoding="utf-8")
+    return path, 3, None
+
+
+def _parquet_bad_id(tmp: Path) -> tuple[Path, int, int | None]:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp / "d.parquet"
+    table = pa.table({"id": [[1], [2], [3]], "output": ["x", "y", "z"]})
+    pq.write_table(table, path)
+    return path, 1, None  # the row
+
+
+def _parquet_not_parquet(tmp: Path) -> tuple[Path, int | None, int | None]:
+    pytest.importorskip("pyarrow")
+    path = tmp / "d.parquet"
+    path.write_bytes(b"not parquet at all")
+    return path, None, None
+
+
+def _lm_eval_bad_json(tmp: Path) -> tuple[Path, int, int | None]:
+    lines = LM_EVAL.read_text(encoding="utf-8").splitlines()
+    lines[2] = lines[2][:40]
+    path = tmp / LM_EVAL.name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(json.JSONDecodeError) as caught:
+        json.loads(lines[2])
+    return path, 3, caught.value.colno
+
+
+def _lm_eval_bad_target(tmp: Path) -> tuple[Path, int, int | None]:
+    lines = LM_EVAL.read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[1])
+    row["target"] = {"text": "x"}
+    lines[1] = json.dumps(row)
+    path = tmp / LM_EVAL.name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path, 2, None
+
+
+def _inspect_bad_json(tmp: Path) -> tuple[Path, int, int | None]:
+    path = tmp / "log.json"
+    path.write_text('{"version": 2,\n  "eval": {,}}', encoding="utf-8")
+    return path, 2, 12  # the comma
+
+
+def _inspect_bad_sample(tmp: Path) -> tuple[Path, int | None, int | None]:
+    log = json.loads(INSPECT.with_suffix(".json").read_text(encoding="utf-8"))
+    log["samples"][1]["target"] = {"text": "eight"}
+    path = tmp / "log.json"
+    path.write_text(json.dumps(log), encoding="utf-8")
+    return path, None, None  # a log has no lines: the message names the sample
+
+
+def _inspect_eval_bad_member(tmp: Path) -> tuple[Path, int | None, int | None]:
+    path = tmp / "bad.eval"
+    shutil.copy(INSPECT.with_suffix(".eval"), path)
+    with zipfile.ZipFile(path, "a") as archive:
+        archive.writestr("samples/zz_epoch_1.json", "[1, 2]")
+    return path, None, None
+
+
+CASES: dict[str, Callable[[Path], tuple[Path, int | None, int | None]]] = {
+    "jsonl-bad-json": _jsonl_bad_json,
+    "jsonl-not-an-object": _jsonl_not_an_object,
+    "jsonl-surrogate": _jsonl_surrogate,
+    "jsonl-bad-utf8": _jsonl_bad_utf8,
+    "jsonl-duplicate-id": _jsonl_duplicate_id,
+    "json-not-an-object": _json_not_an_object,
+    "json-deep": _json_deep,
+    "json-bad-value": _json_bad_value,
+    "csv-unclosed-quote": _csv_unclosed_quote,
+    "csv-field-count": _csv_field_count,
+    "csv-no-output-column": _csv_no_output_column,
+    "tsv-empty-header-field": _tsv_empty_header_field,
+    "parquet-bad-id": _parquet_bad_id,
+    "parquet-not-parquet": _parquet_not_parquet,
+    "lm-eval-bad-json": _lm_eval_bad_json,
+    "lm-eval-bad-target": _lm_eval_bad_target,
+    "inspect-bad-json": _inspect_bad_json,
+    "inspect-bad-sample": _inspect_bad_sample,
+    "inspect-eval-bad-member": _inspect_eval_bad_member,
+}
+FORMATS = {"lm-eval": "lm-eval", "inspect": "inspect"}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_each_reader_gives_the_place_as_data(tmp_path: Path, case: str) -> None:
+    path, line, column = CASES[case](tmp_path)
+    fmt = next((f for prefix, f in FORMATS.items() if case.startswith(prefix)), None)
+    error = _error(path, format=fmt)
+    assert _place(error) == (str(path), line, column)
+    assert str(error).startswith(_prefix(error))
+
+
+@pytest.mark.parametrize("case", ["jsonl-bad-json", "csv-field-count", "lm-eval-bad-target"])
+def test_the_command_line_names_the_place_and_exits_2(tmp_path: Path, case: str) -> None:
+    path, line, column = CASES[case](tmp_path)
+    args = ["score", str(path), "-m", "exact_match"]
+    if case.startswith("lm-eval"):
+        args += ["--format", "lm-eval"]
+    outcome = CliRunner().invoke(cli, args)
+    assert outcome.exit_code == 2, outcome.output
+    place = ":".join(str(p) for p in (path, line, column) if p is not None)
+    assert f"Error: {place}: " in outcome.output
+
+
+# -- items given in memory, saved results, the class itself ----------------------------------
 
 
 def test_rows_given_in_memory_name_the_row_and_no_file() -> None:
     with pytest.raises(InputError) as caught:
         to_items([{"id": "a", "output": "x"}, {"id": 10**5000, "output": "x"}])
-    assert (caught.value.path, caught.value.line, caught.value.column) == (None, 2, None)
+    assert _place(caught.value) == (None, 2, None)
+    assert str(caught.value).startswith("Row 2: ")
 
 
-def test_a_place_given_explicitly_is_kept_and_no_place_is_none() -> None:
+def test_a_broken_results_file_names_its_place(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.write_text('{"schema": "itemscore.results",\n "version": }', encoding="utf-8")
+    with pytest.raises(ResultsFormatError) as caught:
+        RunResult.load_json(path)
+    assert _place(caught.value) == (str(path), 2, 13)
+    assert str(caught.value).startswith(f"{path}:2:13: not valid JSON")
+
+
+def test_at_writes_the_place_into_the_message_and_the_attributes() -> None:
+    assert str(InputError.at("f.jsonl", 4, 7, "bad.")) == "f.jsonl:4:7: bad."
+    assert str(InputError.at("f.csv", 4, None, "bad.")) == "f.csv:4: bad."
+    assert str(InputError.at("f.eval", None, None, "bad.")) == "f.eval: bad."
+    assert _place(InputError.at("f.jsonl", 4, 7, "bad.")) == ("f.jsonl", 4, 7)
+    assert type(ResultsFormatError.at("r.json", 1, 1, "bad.")) is ResultsFormatError
+
+
+def test_the_message_is_never_parsed_for_a_place() -> None:
     given = InputError("f.jsonl:9:9: text", path="g.jsonl", line=1, column=2)
-    assert (given.path, given.line, given.column) == ("g.jsonl", 1, 2)
-    plain = InputError("The items are empty: nothing to score.")
-    assert (plain.path, plain.line, plain.column) == (None, None, None)
-
-
-def test_a_windows_path_keeps_its_drive_colon() -> None:
-    error = InputError(r"C:\data\d.jsonl:4:7: not valid JSON (Expecting value).")
-    assert (error.path, error.line, error.column) == (r"C:\data\d.jsonl", 4, 7)
+    assert _place(given) == ("g.jsonl", 1, 2)
+    assert _place(InputError("f.jsonl:9:9: text")) == (None, None, None)
+    assert _place(InputError("The items are empty: nothing to score.")) == (None, None, None)

@@ -220,9 +220,9 @@ def iter_items(
     """
     converter = Converter(columns, answer_delimiter=answer_delimiter, null_output=null_output)
     source = read_rows(path, format, name=name, chunk_size=chunk_size, **reader_options)
+    first_line = 1 if source.unit == "line" else None
     if source.columns is not None:
-        where = f"{source.name}:1" if source.unit == "line" else source.name
-        converter.check_header(source.columns, where)
+        converter.check_header(source.columns, source.name, first_line)
     chunks = iter(source)
     while True:
         with gc_paused():  # bulk construction of acyclic rows and records
@@ -232,10 +232,12 @@ def iter_items(
             items = converter.convert(chunk)
         yield items
     if converter.count == 0:
-        where = f"{source.name}:1" if source.unit == "line" else source.name
-        raise InputError(
-            f"{where}: the file is empty: it holds no rows to score. Check the path, or the "
-            "export that wrote it."
+        raise InputError.at(
+            source.name,
+            first_line,
+            None,
+            "the file is empty: it holds no rows to score. Check the path, or the export that "
+            "wrote it.",
         )
 
 
@@ -320,7 +322,7 @@ def to_items(
         converter = Converter(columns, **options)
         source = frame_source(data)
         assert source.columns is not None
-        converter.check_header(source.columns, source.name)
+        converter.check_header(source.columns, source.name, None)
         out: list[ItemResult] = []
         with gc_paused():
             for chunk in source:

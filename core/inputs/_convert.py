@@ -159,8 +159,11 @@ class Converter:
         #: Per model, each id seen and the place (line or row) it was first seen at.
         self.seen: dict[str | None, dict[str, int]] = {}
 
-    def check_header(self, header: Sequence[str], where: str) -> None:
+    def check_header(self, header: Sequence[str], name: str, line: int | None) -> None:
         """Check that the header of a tabular source has every mapped column, and an output.
+
+        ``name`` and ``line`` say where the header is (``line`` is ``None`` where the source
+        has no lines: Parquet, DataFrames).
 
         Raises:
             InputError: a mapped column the header lacks, or no output column.
@@ -172,16 +175,22 @@ class Converter:
             if column in present:
                 continue
             if role in self.mapping:
-                raise InputError(
-                    f"{where}: the file has no column {column!r} (mapped to {role!r} with "
+                raise InputError.at(
+                    name,
+                    line,
+                    None,
+                    f"the file has no column {column!r} (mapped to {role!r} with "
                     f"--map {role}={column}).{did_you_mean(column, header)} "
-                    f"Columns: {', '.join(header)}."
+                    f"Columns: {', '.join(header)}.",
                 )
             if role == "output":
-                raise InputError(
-                    f"{where}: the file has no 'output' column.{did_you_mean('output', header)} "
+                raise InputError.at(
+                    name,
+                    line,
+                    None,
+                    f"the file has no 'output' column.{did_you_mean('output', header)} "
                     f"Name the column of model outputs with --map output=COLUMN (columns: "
-                    f"{', '.join(header)})."
+                    f"{', '.join(header)}).",
                 )
 
     def convert(self, chunk: Rows) -> list[ItemResult]:
@@ -210,9 +219,11 @@ class Converter:
                     append(row)
                     continue
                 if not isinstance(row, Mapping):
-                    raise InputError(
-                        f"{chunk.where(index)}: the row is {_a(row)}; rows must be mappings "
-                        "(dicts) or ItemResult objects."
+                    raise _error(
+                        chunk,
+                        index,
+                        f"the row is {_a(row)}; rows must be mappings (dicts) or ItemResult "
+                        "objects.",
                     )
                 row = dict(row)
             raw_id = row.get(id_col, _ABSENT) if has_id else _ABSENT
@@ -290,9 +301,12 @@ class Converter:
         first = self.seen[model][ident]
         whose = f" for model {model!r}" if model is not None else ""
         hint = " Fix the id column, or drop it to number the rows." if chunk.name else ""
-        raise InputError(
-            f"{chunk.where(index, key)}: the id {ident!r} appears twice{whose} (first at "
-            f"{chunk.unit} {first}). Ids must be unique per model.{hint}"
+        raise _error(
+            chunk,
+            index,
+            f"the id {ident!r} appears twice{whose} (first at {chunk.unit} {first}). Ids must "
+            f"be unique per model.{hint}",
+            key,
         )
 
     def _missing_key(
@@ -301,17 +315,21 @@ class Converter:
         keys = [str(key) for key in row]
         hint = ' (a failed request is written "output": null)' if role == "output" else ""
         how = f" mapped to {role!r}" if column != role else ""
-        return InputError(
-            f"{chunk.where(index)}: the row has no {column!r} key{how}{hint}."
-            f"{did_you_mean(column, keys)} Its keys: {', '.join(keys) or 'none'}."
+        return _error(
+            chunk,
+            index,
+            f"the row has no {column!r} key{how}{hint}.{did_you_mean(column, keys)} Its keys: "
+            f"{', '.join(keys) or 'none'}.",
         )
 
     def _id_text(self, chunk: Rows, index: int, column: str, raw: Any) -> str:
-        where = chunk.where(index, column)
         if type(raw) is str or is_missing(raw):
-            raise InputError(
-                f"{where}: the id is empty; every row needs an id "
-                "(or drop the id column to number the rows)."
+            raise _error(
+                chunk,
+                index,
+                "the id is empty; every row needs an id (or drop the id column to number the "
+                "rows).",
+                column,
             )
         raw = _native(raw)
         if isinstance(raw, float) and raw.is_integer():
@@ -320,13 +338,18 @@ class Converter:
             try:
                 return str(raw)
             except ValueError:  # more digits than Python turns into text
-                raise InputError(
-                    f"{where}: the id is a whole number too long to turn into text; "
-                    "write long ids as strings."
+                raise _error(
+                    chunk,
+                    index,
+                    "the id is a whole number too long to turn into text; write long ids as "
+                    "strings.",
+                    column,
                 ) from None
-        raise InputError(
-            f"{where}: the id {show(raw)} is {json_kind(raw)}; an id must be a string or a "
-            "whole number."
+        raise _error(
+            chunk,
+            index,
+            f"the id {show(raw)} is {json_kind(raw)}; an id must be a string or a whole number.",
+            column,
         )
 
     def _text(self, chunk: Rows, index: int, role: str, column: str, raw: Any) -> str | None:
@@ -341,19 +364,24 @@ class Converter:
             try:
                 return str(raw)
             except ValueError:
-                raise InputError(
-                    f"{chunk.where(index, column)}: {column!r} is a whole number too long to "
-                    "turn into text; write it as a string."
+                raise _error(
+                    chunk,
+                    index,
+                    f"{column!r} is a whole number too long to turn into text; write it as a "
+                    "string.",
+                    column,
                 ) from None
         if isinstance(raw, float):
             return json.dumps(raw)
         if isinstance(raw, str):
             return str(raw)
         how = f" (role {role!r})" if column != role else ""
-        raise InputError(
-            f"{chunk.where(index, column)}: {column!r}{how} must be text, a number or null, "
-            f"not {json_kind(raw)}."
-            + (" Several valid answers belong in `expected`." if role == "output" else "")
+        raise _error(
+            chunk,
+            index,
+            f"{column!r}{how} must be text, a number or null, not {json_kind(raw)}."
+            + (" Several valid answers belong in `expected`." if role == "output" else ""),
+            column,
         )
 
     def _answers(self, chunk: Rows, index: int, column: str, raw: Any) -> tuple[str, ...] | None:
@@ -367,18 +395,22 @@ class Converter:
             answers: list[str] = []
             for answer in raw:
                 if isinstance(answer, (dict, list, tuple)):
-                    raise InputError(
-                        f"{chunk.where(index, column)}: the answers in {column!r} must be "
-                        f"texts, found {json_kind(answer)}."
+                    raise _error(
+                        chunk,
+                        index,
+                        f"the answers in {column!r} must be texts, found {json_kind(answer)}.",
+                        column,
                     )
                 text = self._text(chunk, index, "expected", column, answer)
                 if text is not None and text.strip():
                     answers.append(text)
             return tuple(answers) or None
         if isinstance(raw, Mapping):
-            raise InputError(
-                f"{chunk.where(index, column)}: {column!r} must be text, a list of texts or "
-                "null, not an object."
+            raise _error(
+                chunk,
+                index,
+                f"{column!r} must be text, a list of texts or null, not an object.",
+                column,
             )
         text = self._text(chunk, index, "expected", column, raw)
         if text is None or not text.strip():
@@ -387,6 +419,13 @@ class Converter:
             parts = tuple(part.strip() for part in text.split(self.answer_delimiter))
             return tuple(part for part in parts if part) or None
         return (text,)
+
+
+def _error(chunk: Rows, index: int, message: str, key: str | None = None) -> InputError:
+    """The error ``message`` about row ``index`` of ``chunk`` (about ``key`` in it), placed."""
+    path, line, column = chunk.position(index, key)
+    where = chunk.where(index, key)
+    return InputError(f"{where}: {message}", path=path, line=line, column=column)
 
 
 def _native(value: Any) -> Any:

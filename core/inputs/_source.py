@@ -19,6 +19,7 @@ __all__ = [
     "decode",
     "find_lone_surrogate",
     "json_kind",
+    "line_column",
     "show",
     "surrogate_error",
     "surrogate_offset",
@@ -48,14 +49,27 @@ class Rows:
 
     def where(self, index: int, key: str | None = None) -> str:
         """``FILE:LINE:COLUMN`` of row ``index`` (of ``key`` in it, when it can be found)."""
-        line = self.lines[index]
-        if not self.name:  # rows handed over in Python: no file to name
+        path, line, column = self.position(index, key)
+        if path is None:  # rows handed over in Python: no file to name
             return f"Row {line}"
         if self.unit != "line":
-            return f"{self.name}: {self.unit} {line}"
-        if self.texts is None:
+            return f"{path}: {self.unit} {line}"
+        if column is None:
             named = f": column {key!r}" if key is not None else ""
-            return f"{self.name}:{line}{named}"
+            return f"{path}:{line}{named}"
+        return f"{path}:{line}:{column}"
+
+    def position(self, index: int, key: str | None = None) -> tuple[str | None, int, int | None]:
+        """The place :meth:`where` names, as ``(path, line, column)``.
+
+        ``path`` is ``None`` for rows handed over in Python; ``column`` is ``None`` where the
+        format has no columns (CSV, Parquet).
+        """
+        line = self.lines[index]
+        if not self.name:
+            return None, line, None
+        if self.unit != "line" or self.texts is None:
+            return self.name, line, None
         text = self.texts[index]
         column = self.first_columns[index] if self.first_columns is not None else 1
         offset = 0
@@ -64,7 +78,7 @@ class Rows:
             if found < 0:  # the key is written with escapes: fall back to the row's start
                 found = text.find(json.dumps(key))
             offset = max(found, 0)
-        return f"{self.name}:{text_position(text, offset, line, column)}"
+        return (self.name, *line_column(text, offset, line, column))
 
     def place(self, index: int) -> str:
         """``line 3`` or ``row 3``: the row's place, for "first at ..." in messages."""
@@ -95,10 +109,15 @@ class RowSource:
 
 def text_position(text: str, offset: int, line: int = 1, column: int = 1) -> str:
     """``LINE:COLUMN`` of ``offset`` in ``text``, whose first character is at ``line:column``."""
+    return "{}:{}".format(*line_column(text, offset, line, column))
+
+
+def line_column(text: str, offset: int, line: int = 1, column: int = 1) -> tuple[int, int]:
+    """``(line, column)`` of ``offset`` in ``text``, whose first character is at ``line:column``."""
     newlines = text.count("\n", 0, offset)
     if newlines:
-        return f"{line + newlines}:{offset - text.rfind(chr(10), 0, offset)}"
-    return f"{line}:{column + offset}"
+        return line + newlines, offset - text.rfind(chr(10), 0, offset)
+    return line, column + offset
 
 
 def decode(data: bytes, name: str, *, first_line: int = 1, bom: bool = True) -> str:
@@ -117,7 +136,10 @@ def decode(data: bytes, name: str, *, first_line: int = 1, bom: bool = True) -> 
         column = len(data[line_start : exc.start].decode("utf-8", errors="replace")) + 1
         raise InputError(
             f"{name}:{line}:{column}: the file is not valid UTF-8 (byte 0x{data[exc.start]:02x}). "
-            "Save it as UTF-8 and try again."
+            "Save it as UTF-8 and try again.",
+            path=name,
+            line=line,
+            column=column,
         ) from None
 
 
@@ -146,12 +168,22 @@ def find_lone_surrogate(value: Any) -> str | None:
     return None
 
 
-def surrogate_error(where: str, found: str) -> InputError:
-    """The error for a lone surrogate escape in JSON ``text``, at the escape's column."""
+def surrogate_error(
+    where: str,
+    found: str,
+    *,
+    path: str | None = None,
+    line: int | None = None,
+    column: int | None = None,
+) -> InputError:
+    """The error for a lone surrogate escape, at ``where`` (``path:line:column`` as text)."""
     return InputError(
         f"{where}: the text {show(found)} holds a lone surrogate escape (\\ud800-\\udfff "
         "without its pair), which is not a character and cannot be written as UTF-8. "
-        "Fix the escape in the file, or remove it."
+        "Fix the escape in the file, or remove it.",
+        path=path,
+        line=line,
+        column=column,
     )
 
 

@@ -58,14 +58,19 @@ def _open(path: Path, name: str, delimiter: str, fmt: str, chunk_size: int) -> R
             fields = next(reader, None)
         except csv.Error as exc:
             if "unexpected end of data" in str(exc):
-                raise InputError(
-                    f"{name}:{start}: bad {fmt.upper()} quoting: a quoted field that starts on "
-                    f"this line is never closed. Close the quote, and double quotes inside it "
-                    f'("").'
+                raise InputError.at(
+                    name,
+                    start,
+                    None,
+                    f"bad {fmt.upper()} quoting: a quoted field that starts on this line is "
+                    'never closed. Close the quote, and double quotes inside it ("").',
                 ) from None
-            raise InputError(
-                f"{name}:{reader.line_num}: bad {fmt.upper()} quoting ({exc}). A field holding "
-                f'quotes, delimiters or line breaks must be quoted, with inner quotes doubled ("").'
+            raise InputError.at(
+                name,
+                reader.line_num,
+                None,
+                f"bad {fmt.upper()} quoting ({exc}). A field holding quotes, delimiters or line "
+                'breaks must be quoted, with inner quotes doubled ("").',
             ) from None
         state["previous"] = reader.line_num
         return start, fields
@@ -76,8 +81,8 @@ def _open(path: Path, name: str, delimiter: str, fmt: str, chunk_size: int) -> R
         header_line, fields = next_record()
         if fields is None:
             source.handle.close()
-            raise InputError(
-                f"{name}:1: the file is empty: it holds no rows to score (and no header row)."
+            raise InputError.at(
+                name, 1, None, "the file is empty: it holds no rows to score (and no header row)."
             )
         if fields:
             header = _check_header(fields, name, header_line)
@@ -95,9 +100,12 @@ def _open(path: Path, name: str, delimiter: str, fmt: str, chunk_size: int) -> R
             if not fields:
                 continue  # a blank line
             if len(fields) != width:
-                raise InputError(
-                    f"{name}:{start}: the row has {len(fields)} fields, the header (line "
-                    f"{header_line}) has {width}. Quote fields that contain {sep}."
+                raise InputError.at(
+                    name,
+                    start,
+                    None,
+                    f"the row has {len(fields)} fields, the header (line {header_line}) has "
+                    f"{width}. Quote fields that contain {sep}.",
                 )
             rows.append(dict(zip(columns, fields)))
             lines.append(start)
@@ -114,11 +122,15 @@ def _check_header(fields: list[str], name: str, line: int) -> list[str]:
     seen: set[str] = set()
     for index, field in enumerate(fields, 1):
         if not field.strip():
-            raise InputError(f"{name}:{line}: header field {index} is empty; name every column.")
+            raise InputError.at(
+                name, line, None, f"header field {index} is empty; name every column."
+            )
         if field in seen:
-            raise InputError(
-                f"{name}:{line}: the header names column {field!r} twice; column names must be "
-                "unique."
+            raise InputError.at(
+                name,
+                line,
+                None,
+                f"the header names column {field!r} twice; column names must be unique.",
             )
         seen.add(field)
     return fields

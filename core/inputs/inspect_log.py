@@ -88,11 +88,12 @@ def read_inspect(
         header, samples = _read_json(path, name)
     evaluation = header.get("eval")
     if not isinstance(evaluation, dict):
-        raise InputError(f"{name}: the log has no 'eval' object: it is not an inspect_ai log.")
+        raise _error(name, "the log has no 'eval' object: it is not an inspect_ai log.")
     if not samples:
-        raise InputError(
-            f"{name}: the log holds no samples (status {header.get('status')!r}). inspect_ai "
-            "writes them unless told not to (--no-log-samples); run the task with samples logged."
+        raise _error(
+            name,
+            f"the log holds no samples (status {header.get('status')!r}). inspect_ai writes "
+            "them unless told not to (--no-log-samples); run the task with samples logged.",
         )
     task = str(evaluation.get("task", ""))
     model = evaluation.get("model")
@@ -111,11 +112,11 @@ def read_inspect(
     for where, sample in samples:
         found = find_lone_surrogate(sample)
         if found is not None:  # no report could write it as UTF-8
-            raise surrogate_error(f"{name}: {where}", found)
+            raise surrogate_error(f"{name}: {where}", found, path=name)
     return [
         _record(
             sample,
-            f"{name}: {where}",
+            _Where(name, where),
             task=task,
             model=model if isinstance(model, str) else None,
             scorer=chosen,
@@ -126,6 +127,22 @@ def read_inspect(
     ]
 
 
+class _Where:
+    """A sample of the log (``sample 3 (id 'q3')``, ``member samples/q3_epoch_1.json``)."""
+
+    def __init__(self, name: str, sample: str) -> None:
+        self.name = name
+        self.sample = sample
+
+    def error(self, message: str) -> InputError:
+        return _error(self.name, f"{self.sample}: {message}")
+
+
+def _error(name: str, message: str) -> InputError:
+    """An error about the log ``name`` (the message names the member or sample at fault)."""
+    return InputError.at(name, None, None, message)
+
+
 # -- reading the two formats ---------------------------------------------------------------
 
 
@@ -133,23 +150,26 @@ def _read_json(path: Path, name: str) -> tuple[dict[str, Any], list[tuple[str, d
     try:
         log = json.loads(path.read_bytes())
     except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{name}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}). An inspect_ai log "
-            "is a .eval archive or a JSON object written with --log-format json."
+        raise InputError.at(
+            name,
+            exc.lineno,
+            exc.colno,
+            f"not valid JSON ({exc.msg}). An inspect_ai log is a .eval archive or a JSON "
+            "object written with --log-format json.",
         ) from None
     except UnicodeDecodeError:
-        raise InputError(f"{name}: the file is not valid UTF-8.") from None
+        raise _error(name, "the file is not valid UTF-8.") from None
     except RecursionError:
-        raise InputError(f"{name}: the JSON nests too deeply to read.") from None
+        raise _error(name, "the JSON nests too deeply to read.") from None
     if not isinstance(log, dict):
-        raise InputError(f"{name}:1: an inspect_ai JSON log holds one object, not a list.")
+        raise InputError.at(name, 1, None, "an inspect_ai JSON log holds one object, not a list.")
     raw = log.get("samples") or []
     if not isinstance(raw, list):
-        raise InputError(f"{name}: 'samples' must be a list of samples.")
+        raise _error(name, "'samples' must be a list of samples.")
     samples = []
     for index, sample in enumerate(raw, 1):
         if not isinstance(sample, dict):
-            raise InputError(f"{name}: sample {index} is not an object.")
+            raise _error(name, f"sample {index} is not an object.")
         samples.append((f"sample {index} (id {sample.get('id')!r})", sample))
     return log, samples
 
@@ -158,7 +178,7 @@ def _read_eval(path: Path, name: str) -> tuple[dict[str, Any], list[tuple[str, d
     try:
         archive = zipfile.ZipFile(path)
     except zipfile.BadZipFile as exc:
-        raise InputError(f"{name}: not a readable .eval archive ({exc}).") from None
+        raise _error(name, f"not a readable .eval archive ({exc}).") from None
     with archive, path.open("rb") as raw:
         members = {info.filename: info for info in archive.infolist()}
         if "header.json" in members:
@@ -166,11 +186,9 @@ def _read_eval(path: Path, name: str) -> tuple[dict[str, Any], list[tuple[str, d
         elif "_journal/start.json" in members:  # a log whose run has not finished
             header = _member_json(archive, raw, members["_journal/start.json"], name)
         else:
-            raise InputError(
-                f"{name}: the archive has no header.json: it is not an inspect_ai .eval log."
-            )
+            raise _error(name, "the archive has no header.json: it is not an inspect_ai .eval log.")
         if not isinstance(header, dict):
-            raise InputError(f"{name}: member header.json must hold a JSON object.")
+            raise _error(name, "member header.json must hold a JSON object.")
         order = _sample_order(header)
         samples = []
         for member in sorted(
@@ -179,7 +197,7 @@ def _read_eval(path: Path, name: str) -> tuple[dict[str, Any], list[tuple[str, d
         ):
             sample = _member_json(archive, raw, members[member], name)
             if not isinstance(sample, dict):
-                raise InputError(f"{name}: member {member} must hold a JSON object.")
+                raise _error(name, f"member {member} must hold a JSON object.")
             samples.append((f"member {member}", sample))
     return header, samples
 
@@ -209,17 +227,17 @@ def _member_json(archive: zipfile.ZipFile, raw: Any, info: zipfile.ZipInfo, name
         try:
             data = archive.read(info)
         except (zipfile.BadZipFile, zlib.error, NotImplementedError) as exc:
-            raise InputError(f"{name}: member {info.filename} cannot be read ({exc}).") from None
+            raise _error(name, f"member {info.filename} cannot be read ({exc}).") from None
     try:
         return json.loads(data)
     except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{name}: member {info.filename}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})."
+        raise _error(
+            name, f"member {info.filename}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})."
         ) from None
     except UnicodeDecodeError:
-        raise InputError(f"{name}: member {info.filename} is not valid UTF-8.") from None
+        raise _error(name, f"member {info.filename} is not valid UTF-8.") from None
     except RecursionError:
-        raise InputError(f"{name}: member {info.filename} nests too deeply to read.") from None
+        raise _error(name, f"member {info.filename} nests too deeply to read.") from None
 
 
 def _zstd_member(raw: Any, info: zipfile.ZipInfo, name: str) -> bytes:
@@ -236,19 +254,17 @@ def _zstd_member(raw: Any, info: zipfile.ZipInfo, name: str) -> bytes:
     raw.seek(info.header_offset)
     local = raw.read(30)
     if len(local) != 30 or local[:4] != b"PK\x03\x04":
-        raise InputError(f"{name}: member {info.filename} has a broken local header.")
+        raise _error(name, f"member {info.filename} has a broken local header.")
     name_length, extra_length = struct.unpack("<HH", local[26:30])
     raw.seek(info.header_offset + 30 + name_length + extra_length)
     compressed = raw.read(info.compress_size)
     try:
         data: bytes = zstandard.ZstdDecompressor().decompressobj().decompress(compressed)
     except zstandard.ZstdError as exc:
-        raise InputError(
-            f"{name}: member {info.filename} is not valid zstd data ({exc})."
-        ) from None
+        raise _error(name, f"member {info.filename} is not valid zstd data ({exc}).") from None
     if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
-        raise InputError(
-            f"{name}: member {info.filename} is damaged (its size or checksum does not match)."
+        raise _error(
+            name, f"member {info.filename} is damaged (its size or checksum does not match)."
         )
     return data
 
@@ -272,7 +288,7 @@ def _scorer_names(
 
 def _record(
     sample: Mapping[str, Any],
-    where: str,
+    where: _Where,
     *,
     task: str,
     model: str | None,
@@ -282,15 +298,13 @@ def _record(
 ) -> dict[str, Any]:
     ident = sample.get("id")
     if isinstance(ident, bool) or not isinstance(ident, (int, str)):
-        raise InputError(
-            f"{where}: the sample's id must be a text or a whole number, not {ident!r}."
-        )
+        raise where.error(f"the sample's id must be a text or a whole number, not {ident!r}.")
     epoch = sample.get("epoch", 1)
     choices = sample.get("choices")
     if choices is not None and not (
         isinstance(choices, list) and all(isinstance(c, str) for c in choices)
     ):
-        raise InputError(f"{where}: 'choices' must be a list of texts.")
+        raise where.error("'choices' must be a list of texts.")
     target = sample.get("target")
     expected = _texts(target, where, "target")
     completion = _completion(sample.get("output"), where)
@@ -339,24 +353,24 @@ def _record(
     return record
 
 
-def _texts(value: Any, where: str, key: str) -> list[str] | None:
+def _texts(value: Any, where: _Where, key: str) -> list[str] | None:
     if value is None:
         return None
     if isinstance(value, str):
         return [value]
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return list(value)
-    raise InputError(f"{where}: {key!r} must be a text or a list of texts, not {value!r}.")
+    raise where.error(f"{key!r} must be a text or a list of texts, not {value!r}.")
 
 
-def _completion(model_output: Any, where: str) -> str | None:
+def _completion(model_output: Any, where: _Where) -> str | None:
     if model_output is None:
         return None
     if not isinstance(model_output, dict):
-        raise InputError(f"{where}: 'output' must be an object (inspect_ai's ModelOutput).")
+        raise where.error("'output' must be an object (inspect_ai's ModelOutput).")
     completion = model_output.get("completion")
     if completion is not None and not isinstance(completion, str):
-        raise InputError(f"{where}: 'output.completion' must be text, not {completion!r}.")
+        raise where.error(f"'output.completion' must be text, not {completion!r}.")
     return completion
 
 

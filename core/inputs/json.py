@@ -19,9 +19,9 @@ from ._source import (
     decode,
     find_lone_surrogate,
     json_kind,
+    line_column,
     surrogate_error,
     surrogate_offset,
-    text_position,
 )
 
 __all__ = ["read"]
@@ -39,7 +39,7 @@ def _chunks(path: Path, name: str, chunk_size: int) -> Iterator[Rows]:
     decoder = json.JSONDecoder()
 
     def fail(pos: int, message: str) -> InputError:
-        return InputError(f"{name}:{text_position(text, pos)}: {message}")
+        return InputError.at(name, *line_column(text, pos), message)
 
     def skip_space(pos: int) -> int:
         while pos < len(text) and text[pos] in _WHITESPACE:
@@ -66,8 +66,8 @@ def _chunks(path: Path, name: str, chunk_size: int) -> Iterator[Rows]:
             try:
                 row, end = decoder.raw_decode(text, pos)
             except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{name}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})."
+                raise InputError.at(
+                    name, exc.lineno, exc.colno, f"not valid JSON ({exc.msg})."
                 ) from None
             except RecursionError:
                 raise fail(
@@ -89,8 +89,16 @@ def _chunks(path: Path, name: str, chunk_size: int) -> Iterator[Rows]:
             source = text[pos:end]
             found = find_lone_surrogate(row) if "\\u" in source else None
             if found is not None:
-                where = text_position(source, surrogate_offset(source), line, pos - line_start + 1)
-                raise surrogate_error(f"{name}:{where}", found)
+                at_line, at_column = line_column(
+                    source, surrogate_offset(source), line, pos - line_start + 1
+                )
+                raise surrogate_error(
+                    f"{name}:{at_line}:{at_column}",
+                    found,
+                    path=name,
+                    line=at_line,
+                    column=at_column,
+                )
             rows.append(row)
             lines.append(line)
             texts.append(source)

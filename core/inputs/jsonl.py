@@ -98,32 +98,44 @@ def parse_line(line: str, name: str, lineno: int) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise _bad(name, lineno, exc.colno, exc.msg) from None
     except RecursionError:
-        raise InputError(
-            f"{name}:{lineno}:{start + 1}: the JSON value is nested too deeply to read (more "
-            "than about 1,000 levels of [ and {). Each line must be one flat-enough object."
+        raise InputError.at(
+            name,
+            lineno,
+            start + 1,
+            "the JSON value is nested too deeply to read (more than about 1,000 levels of [ "
+            "and {). Each line must be one flat-enough object.",
         ) from None
     except ValueError as exc:  # an integer beyond Python's digit limit
-        raise InputError(
-            f"{name}:{lineno}:{start + 1}: a number on this line cannot be read ({exc}). "
-            "Write long numbers, such as ids, as strings."
+        raise InputError.at(
+            name,
+            lineno,
+            start + 1,
+            f"a number on this line cannot be read ({exc}). "
+            "Write long numbers, such as ids, as strings.",
         ) from None
     if end != len(line) and not line[end:].isspace():
         raise _bad(name, lineno, end + 1, "Extra data")
     if type(row) is not dict:
-        raise InputError(
-            f"{name}:{lineno}:{start + 1}: each line must be a JSON object ({{...}}), "
-            f"not {json_kind(row)}."
+        raise InputError.at(
+            name,
+            lineno,
+            start + 1,
+            f"each line must be a JSON object ({{...}}), not {json_kind(row)}.",
         )
     if "\\u" in line and _MAYBE_SURROGATE.search(line) is not None:
         found = find_lone_surrogate(row)
         if found is not None:
-            offset = surrogate_offset(line)
-            raise surrogate_error(f"{name}:{lineno}:{offset + 1}", found)
+            column = surrogate_offset(line) + 1
+            where = f"{name}:{lineno}:{column}"
+            raise surrogate_error(where, found, path=name, line=lineno, column=column)
     return row
 
 
 def _bad(name: str, lineno: int, column: int, message: str) -> InputError:
-    return InputError(
-        f"{name}:{lineno}:{column}: not valid JSON ({message}). Each line of a JSON lines "
-        "file must be one complete JSON object."
+    return InputError.at(
+        name,
+        lineno,
+        column,
+        f"not valid JSON ({message}). Each line of a JSON lines file must be one complete "
+        "JSON object.",
     )

@@ -85,7 +85,7 @@ def read_lm_eval(
     name = os.fspath(path)
     lines = _read_lines(path, name)
     if not lines:
-        raise InputError(f"{name}:1: the file is empty: it holds no lm-eval samples.")
+        raise InputError.at(name, 1, None, "the file is empty: it holds no lm-eval samples.")
     filters = list(dict.fromkeys(str(row.get("filter")) for _, row in lines))
     if filter is None:
         filter = filters[0]
@@ -127,7 +127,7 @@ class _Where:
         self.line = line
 
     def error(self, message: str) -> InputError:
-        return InputError(f"{self.name}:{self.line}: {message}")
+        return InputError.at(self.name, self.line, None, message)
 
 
 def _read_lines(path: Path, name: str) -> list[tuple[int, dict[str, Any]]]:
@@ -136,7 +136,7 @@ def _read_lines(path: Path, name: str) -> list[tuple[int, dict[str, Any]]]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         at = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(f"{name}:{at}: the file is not valid UTF-8.") from None
+        raise InputError.at(name, at, None, "the file is not valid UTF-8.") from None
     rows = []
     for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
@@ -144,23 +144,30 @@ def _read_lines(path: Path, name: str) -> list[tuple[int, dict[str, Any]]]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{name}:{lineno}:{exc.colno}: not valid JSON ({exc.msg}). An lm-eval samples "
-                "file holds one JSON object per line."
+            raise InputError.at(
+                name,
+                lineno,
+                exc.colno,
+                f"not valid JSON ({exc.msg}). An lm-eval samples file holds one JSON object "
+                "per line.",
             ) from None
         except RecursionError:
-            raise InputError(f"{name}:{lineno}: the line nests too deeply to read.") from None
+            raise InputError.at(name, lineno, None, "the line nests too deeply to read.") from None
         if not isinstance(row, dict):
-            raise InputError(f"{name}:{lineno}: each line must be a JSON object.")
+            raise InputError.at(name, lineno, None, "each line must be a JSON object.")
         found = find_lone_surrogate(row) if "\\u" in line else None
         if found is not None:
-            raise surrogate_error(f"{name}:{lineno}:{surrogate_offset(line) + 1}", found)
+            column = surrogate_offset(line) + 1
+            where = f"{name}:{lineno}:{column}"
+            raise surrogate_error(where, found, path=name, line=lineno, column=column)
         for key in ("doc_id", "arguments", "resps", "filtered_resps", "target"):
             if key not in row:
-                raise InputError(
-                    f"{name}:{lineno}: the line has no {key!r}: this is not a samples file "
-                    "written by lm-eval's --log_samples (its keys: "
-                    f"{', '.join(map(str, row)) or 'none'})."
+                raise InputError.at(
+                    name,
+                    lineno,
+                    None,
+                    f"the line has no {key!r}: this is not a samples file written by lm-eval's "
+                    f"--log_samples (its keys: {', '.join(map(str, row)) or 'none'}).",
                 )
         rows.append((lineno, row))
     return rows
@@ -186,11 +193,11 @@ def _read_results(path: Path) -> dict[str, Any]:
     try:
         results = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise InputError(f"{name}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}).") from None
+        raise InputError.at(name, exc.lineno, exc.colno, f"not valid JSON ({exc.msg}).") from None
     except UnicodeDecodeError:
-        raise InputError(f"{name}: the file is not valid UTF-8.") from None
+        raise InputError.at(name, None, None, "the file is not valid UTF-8.") from None
     if not isinstance(results, dict):
-        raise InputError(f"{name}:1: an lm-eval results file holds one JSON object.")
+        raise InputError.at(name, 1, None, "an lm-eval results file holds one JSON object.")
     return results
 
 

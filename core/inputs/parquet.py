@@ -39,18 +39,21 @@ def read(path: Path, name: str, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> RowS
     except OSError as exc:
         if not path.exists():
             raise
-        raise InputError(f"{name}: not a readable Parquet file ({exc}).") from None
+        raise InputError.at(name, None, None, f"not a readable Parquet file ({exc}).") from None
     except Exception as exc:  # noqa: BLE001 - pyarrow raises its own types for bad files
-        raise InputError(f"{name}: not a readable Parquet file ({exc}).") from None
+        raise InputError.at(name, None, None, f"not a readable Parquet file ({exc}).") from None
     schema = handle.schema_arrow
     for field in schema:
         metadata = field.metadata or {}
         if metadata.get(_EXTENSION_NAME) == _PICKLED_EXTENSION:
             handle.close()
-            raise InputError(
-                f"{name}: column {field.name!r} declares a pickled Python extension type "
+            raise InputError.at(
+                name,
+                None,
+                None,
+                f"column {field.name!r} declares a pickled Python extension type "
                 "(arrow.py_extension_type); reading it could run code from the file, so "
-                "itemscore refuses it. Rewrite the column as plain data."
+                "itemscore refuses it. Rewrite the column as plain data.",
             )
     columns = list(schema.names)
     return RowSource(name, "parquet", columns, _chunks(handle, name, chunk_size), unit="row")
@@ -64,7 +67,9 @@ def _chunks(handle: Any, name: str, chunk_size: int) -> Iterator[Rows]:
             yield Rows(name, rows, list(range(done + 1, done + len(rows) + 1)), "row")
             done += len(rows)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"{name}: row {done + 1} and after cannot be read ({exc}).") from None
+        raise InputError(
+            f"{name}: row {done + 1} and after cannot be read ({exc}).", path=name, line=done + 1
+        ) from None
     finally:
         handle.close()
 
