@@ -183,6 +183,13 @@ def _stat_options(func: Any) -> Any:
                 help="Score on N worker processes (auto: one per core).",
             ),
             click.option("--dask", metavar="ADDRESS", help="Score on a Dask cluster."),
+            click.option(
+                "--retries",
+                type=int,
+                metavar="N",
+                help="With --workers or --dask: try a shard whose worker was lost again, up to "
+                "N times (default 0).",
+            ),
         ]
     ):
         func = option(func)
@@ -210,12 +217,34 @@ def _override(request: RunRequest, **values: Any) -> None:
             request.setting_where.pop(key, None)  # the command line wins, and is the place
 
 
+def _warn_serial_retries(request: RunRequest, view: _View) -> None:
+    """Retries without a parallel executor are a warning: there is no worker to lose.
+
+    The library takes ``retries`` with the serial executor too, where only a shard that fails
+    outside any metric is tried again; from the command line that is almost surely not what
+    was meant, so it is said rather than silently accepted.
+    """
+    retries = request.retries
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries <= 0:
+        return  # 0 changes nothing; a bad value is the settings check's error
+    if request.workers is not None or request.dask is not None:
+        return
+    where = request.setting_where.get("retries")
+    asked = f"{where}: `retries: {retries}`" if where is not None else f"--retries {retries}"
+    view.notice(
+        f"Warning: {asked} is for shards scored by workers (--workers N or --dask ADDRESS). "
+        "Without them every item is scored in this process, where no worker can be lost: only "
+        "a shard that fails outside any metric is tried again."
+    )
+
+
 def _run_request(request: RunRequest, view: _View) -> None:
     from itemscore._terminal import progress_bar
 
     from ._pipeline import score_request
 
     _warn_broken_plugins(view)
+    _warn_serial_retries(request, view)
     with progress_bar(view.progress_enabled()) as progress:
         result, written = score_request(
             request, command=sys.argv, progress=progress, notice=view.notice
@@ -290,6 +319,7 @@ def score(
     seed: int | None,
     workers: str | None,
     dask: str | None,
+    retries: int | None,
     out: Path | None,
     reports: tuple[str, ...],
     by_group: bool | None,
@@ -323,6 +353,7 @@ def score(
         seed=seed,
         workers=_workers(workers),
         dask=dask,
+        retries=retries,
         out=out,
         reports=list(reports) or None,
         by_group=by_group,
@@ -343,6 +374,7 @@ def run_command(
     seed: int | None,
     workers: str | None,
     dask: str | None,
+    retries: int | None,
     out: Path | None,
     reports: tuple[str, ...],
     by_group: bool | None,
@@ -369,6 +401,7 @@ def run_command(
         seed=seed,
         workers=_workers(workers),
         dask=dask,
+        retries=retries,
         out=out,
         reports=list(reports) or None,
         by_group=by_group,
@@ -397,6 +430,7 @@ def rescore(
     seed: int | None,
     workers: str | None,
     dask: str | None,
+    retries: int | None,
     out: Path | None,
     reports: tuple[str, ...],
     by_group: bool | None,
@@ -417,11 +451,13 @@ def rescore(
         seed=seed,
         workers=_workers(workers),
         dask=dask,
+        retries=retries,
         out=out,
         reports=list(reports) or None,
     )
     entries = _cli_entries(metric_specs)
     _warn_broken_plugins(view)
+    _warn_serial_retries(request, view)
     with progress_bar(view.progress_enabled()) as progress:
         result, written = rescore_results(
             results, entries, request, progress=progress, notice=view.notice

@@ -41,6 +41,7 @@ CONFIG_KEYS: tuple[str, ...] = (
     "seed",
     "workers",
     "dask",
+    "retries",
     "out",
     "reports",
     "by_group",
@@ -186,7 +187,7 @@ class _Reader:
                 request.setting_where[f"read_options.{option}"] = self.at(option_node)
         elif key in ("metrics", "extra_metrics"):
             getattr(request, key).extend(self.metric_list(key, node))
-        elif key in ("confidence", "seed", "workers"):
+        elif key in ("confidence", "seed", "workers", "retries"):
             # Checked by the library's RunSettings; the pipeline reports it at this node.
             setattr(request, key, node_value(node))
         elif key == "by_group":

@@ -54,6 +54,7 @@ SETTING_FLAGS = {
     "seed": "--seed",
     "workers": "--workers",
     "dask": "--dask",
+    "retries": "--retries",
 }
 
 
@@ -100,7 +101,7 @@ def check_settings(request: RunRequest) -> dict[str, Any]:
     from itemscore._settings import RunSettings, resolve_workers
 
     values: dict[str, Any] = {}
-    for key in ("confidence", "ci_method", "seed"):
+    for key in ("confidence", "ci_method", "seed", "retries"):
         value = getattr(request, key)
         if value is None:
             continue

@@ -87,6 +87,8 @@ class RunRequest:
     workers: int | str | None = None
     #: Address of a Dask scheduler.
     dask: str | None = None
+    #: How often a shard whose worker was lost is tried again; ``None``: the library's default.
+    retries: int | None = None
     #: Folder for the reports.
     out: Path | None = None
     #: Report formats; ``None``: all.
