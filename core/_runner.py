@@ -296,7 +296,9 @@ def _macro(
     of the scored values (0/1 for a ratio), groups as fixed strata. Metrics with their own
     aggregate: the mean of the groups' values, with ``se = sqrt(sum(se_g^2)) / G`` where
     ``se_g = (high_g - low_g) / (2z)`` from each group's own interval (groups are disjoint, so
-    independent); no interval when a group has none.
+    independent); no interval when a group has none. With an interval, the key
+    ``macro_ci_method[METHOD] = 1.0`` names its method (``extra`` holds floats only):
+    ``macro-normal`` or ``macro-wilson`` (``macro_mean``), or ``macro-from-group-intervals``.
     """
     from statistics import NormalDist
 
@@ -318,6 +320,7 @@ def _macro(
         out = {"macro": estimate.value, "macro_groups": float(estimate.extra["n_groups"])}
         if estimate.low is not None and estimate.high is not None:
             out["macro_low"], out["macro_high"] = estimate.low, estimate.high
+            out[f"macro_ci_method[{estimate.method}]"] = 1.0
         return out
     found = [g for g in by_group.values() if g.value is not None]
     if not found:
@@ -333,6 +336,7 @@ def _macro(
     if len(halves) == len(found):
         se = math.sqrt(math.fsum((h / z) ** 2 for h in halves)) / len(found)
         out["macro_low"], out["macro_high"] = out["macro"] - z * se, out["macro"] + z * se
+        out["macro_ci_method[macro-from-group-intervals]"] = 1.0
     return out
 
 
