@@ -16,6 +16,12 @@ from itemscore.cli._pipeline import prepare_request
 WARNING = "is for shards scored by workers (--workers N or --dask ADDRESS)"
 
 
+@pytest.fixture(autouse=True)
+def _no_tracebacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Messages are compared whole: no ITEMSCORE_DEBUG traceback before them."""
+    monkeypatch.delenv("ITEMSCORE_DEBUG", raising=False)
+
+
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
     path = tmp_path / "d.jsonl"

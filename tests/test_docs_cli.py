@@ -29,6 +29,12 @@ EXAMPLE_FILES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _no_tracebacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Messages are compared whole: no ITEMSCORE_DEBUG traceback before them."""
+    monkeypatch.delenv("ITEMSCORE_DEBUG", raising=False)
+
+
 def _section() -> str:
     text = CLI_MD.read_text(encoding="utf-8")
     start = text.index("\n## Configuration files\n")

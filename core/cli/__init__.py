@@ -138,8 +138,7 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
 )
 def cli(debug: bool) -> None:
     """Score model outputs with evaluation metrics from installed packages."""
-    if debug:
-        _state["debug"] = True
+    _state["debug"] = debug  # set on every call: an in-process caller may call again
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
