@@ -24,7 +24,7 @@ HOSTILE = "</script><b>&amp;\u2028\ud800\x1b[2J"
 
 
 class Reasoned(Metric):
-    """Fails items whose output starts with q, with a reason quoting the output."""
+    """Skips items whose output starts with q, with a reason quoting the output."""
 
     metric_id = "test_writers_reasoned"
     required_inputs = ("output",)
@@ -32,7 +32,7 @@ class Reasoned(Metric):
     def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
         assert item.output is not None
         if item.output.startswith("q"):
-            return self.fail(f"starts with q: {item.output}")
+            return self.skip(f"starts with q: {item.output}")
         return self.ok(0.25 * len(item.output))
 
 
@@ -114,6 +114,32 @@ def test_html_holds_the_first_items_and_says_where_the_rest_are(
     assert page_data(text)["items"] == expected_page_items(result, 4)
     assert "the first 4 of 9 items; every item is in items.jsonl" in text
     assert "9 items" in text
+
+
+def test_html_cuts_the_middle_of_long_texts_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inputs, outputs, expected answers and reasons past MAX_TEXT keep their two ends."""
+    monkeypatch.setattr(report_html, "MAX_TEXT", 4)
+    result = run(4)
+    text = report_html.report_html(result)
+    items = page_data(text)["items"]
+    assert [item["output"] for item in items] == [
+        "q0",
+        "</…[19 characters cut]…2J",
+        None,
+        "q3",
+    ]
+    assert [item["input"] for item in items] == [
+        None,
+        "qu…[7 characters cut]…1\n",
+        None,
+        "qu…[7 characters cut]…3\n",
+    ]
+    assert items[0]["expected"] == "x0…[2 characters cut]… y"
+    assert items[0]["scores"]["test_writers_reasoned"][2] == "st…[13 characters cut]…q0"
+    assert items[0]["id"] == "item-0"  # ids, models and groups are never cut
+    assert "10 texts longer than 4 characters are shown here without their middle" in text
+    monkeypatch.setattr(report_html, "MAX_TEXT", 4_000)
+    assert 'id="cut"' not in report_html.report_html(result)
 
 
 @pytest.mark.parametrize("code", range(128))

@@ -10,13 +10,20 @@ Every text from the data is escaped: in the markup with :func:`html.escape` (aft
 escapes, so no text can close the block; the script shows them with ``textContent``, never as
 markup. A Content-Security-Policy forbids every network request and every script but the
 page's own.
+
+The page stays a size a browser opens whatever the run: it holds the first
+:data:`MAX_ITEMS` items, each input, output, expected answer and reason at most about
+:data:`MAX_TEXT` characters (the middle of a longer one is cut), and says so above the table
+when it did either; ``items.jsonl``
+holds every item whole. The items are read once, in order, and only as far as the page
+holds them.
 """
 
 from __future__ import annotations
 
 import html
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -39,12 +46,15 @@ from ._summary import (
 )
 from ._text import printable, visible
 
-__all__ = ["FILENAME", "MAX_ITEMS", "write"]
+__all__ = ["FILENAME", "MAX_ITEMS", "MAX_TEXT", "write"]
 
 #: The file this format writes.
 FILENAME = "report.html"
 #: At most this many items go into the page's table (all of them are in items.jsonl).
 MAX_ITEMS = 20_000
+#: Inputs, outputs, expected answers and reasons longer than this keep only their first and
+#: last halves of it in the page.
+MAX_TEXT = 4_000
 
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 _STATE_COLOURS = {"ok": "#2ca02c", "fail": "#d62728", "skip": "#bbbbbb", "error": "#ff7f0e"}
@@ -307,37 +317,72 @@ def _script_safe(text: str) -> str:
     )
 
 
-def _opt(text: str | None, clean: Callable[[str], str]) -> str:
-    return "null" if text is None else _string(clean(text))
+def _cut(value: str, cut: list[int]) -> str:
+    """A text longer than :data:`MAX_TEXT` as JSON: its two ends, the middle cut (counted)."""
+    cut[0] += 1  # the middle goes: a long answer often ends with its point
+    half = MAX_TEXT // 2
+    return _string(
+        visible(f"{value[:half]}…[{len(value) - 2 * half:,} characters cut]…{value[-half:]}")
+    )
 
 
-def _item_json(item: ItemResult, scores: list[tuple[str, Score]], names: dict[str, str]) -> str:
-    """The JSON object of one item in the page's data (before :func:`_script_safe`)."""
+def _item_json(
+    item: ItemResult, scores: list[tuple[str, Score]], names: dict[str, str], cut: list[int]
+) -> str:
+    """The JSON object of one item in the page's data (before :func:`_script_safe`).
+
+    Inputs, outputs, expected answers and reasons longer than :data:`MAX_TEXT` characters keep
+    their first and last ``MAX_TEXT // 2`` with ``…[N characters cut]…`` between; ``cut[0]``
+    counts the texts cut.
+    """
+    limit = MAX_TEXT
     parts = []
     for label, (code, value, reason, _) in scores:
         name = names.get(label)
         if name is None:
             name = names[label] = _string(printable(label))
         shown = "null" if value is None else repr(float(value))  # scores are finite
-        why = "null" if reason is None else _string(visible(reason))
+        why = (
+            "null"
+            if reason is None
+            else _string(visible(reason))
+            if len(reason) <= limit
+            else _cut(reason, cut)
+        )
         parts.append(f'{name}: ["{STATUS_NAMES[code]}", {shown}, {why}]')
-    expected = _string(visible(" | ".join(item.expected))) if item.expected else "null"
+    texts = []
+    for text in (
+        item.input,
+        item.output,
+        " | ".join(item.expected) if item.expected else None,
+    ):
+        texts.append(
+            "null"
+            if text is None
+            else _string(visible(text))
+            if len(text) <= limit
+            else _cut(text, cut)
+        )
+    model, group = item.model, item.group
     return (
-        f'{{"id": {_string(printable(item.id))}, "model": {_opt(item.model, printable)}, '
-        f'"group": {_opt(item.group, printable)}, "input": {_opt(item.input, visible)}, '
-        f'"output": {_opt(item.output, visible)}, "expected": {expected}, '
+        f'{{"id": {_string(printable(item.id))}, '
+        f'"model": {"null" if model is None else _string(printable(model))}, '
+        f'"group": {"null" if group is None else _string(printable(group))}, '
+        f'"input": {texts[0]}, "output": {texts[1]}, "expected": {texts[2]}, '
         f'"scores": {{{", ".join(parts)}}}}}'
     )
 
 
-def _items_data(result: RunResult, labels: list[str]) -> str:
-    """The page's data as JSON: labels, models and the first :data:`MAX_ITEMS` items.
+def _items_data(result: RunResult, labels: list[str]) -> tuple[str, int]:
+    """The page's data as JSON (labels, models, the first :data:`MAX_ITEMS` items), texts cut.
 
     The items are read once, in order, and only as far as the page holds them.
     """
     names: dict[str, str] = {}
+    cut = [0]
     items = ", ".join(
-        _item_json(item, scores, names) for item, scores in islice(score_rows(result), MAX_ITEMS)
+        _item_json(item, scores, names, cut)
+        for item, scores in islice(score_rows(result), MAX_ITEMS)
     )
     head = json.dumps(
         {
@@ -346,14 +391,14 @@ def _items_data(result: RunResult, labels: list[str]) -> str:
         },
         ensure_ascii=False,
     )
-    return _script_safe(f'{head[:-1]}, "items": [{items}]}}')
+    return _script_safe(f'{head[:-1]}, "items": [{items}]}}'), cut[0]
 
 
 def report_html(result: RunResult) -> str:
     """The text of ``report.html``."""
     labels = labels_of(result)
     colours = {model: _COLOURS[i % len(_COLOURS)] for i, model in enumerate(result.by_model)}
-    data = _items_data(result, labels)
+    data, n_cut = _items_data(result, labels)
     n_items = len(result.items)
     suite = _e(result.suite_id)
     confidence = confidence_of(result)
@@ -388,6 +433,12 @@ def report_html(result: RunResult) -> str:
         parts.append(
             f'<p class="note" id="truncated">This page holds the first {MAX_ITEMS} of '
             f"{n_items} items; every item is in items.jsonl.</p>"
+        )
+    if n_cut:
+        parts.append(
+            f'<p class="note" id="cut">{n_cut} text{"s" if n_cut != 1 else ""} longer than '
+            f"{MAX_TEXT:,} characters {'are' if n_cut != 1 else 'is'} shown here without "
+            "their middle; items.jsonl holds every text whole.</p>"
         )
     parts.append(
         '<div id="filters"><input id="q" type="search" placeholder="Filter: id, output, '
