@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ._exceptions import ResultsFormatError
+from ._gc import gc_paused
 from ._records import ItemResult, ItemScore, Measurement, Status
 from .inputs._convert import TEXT_ROLES
 
@@ -36,6 +37,9 @@ SCHEMA = "itemscore.results"
 #: Bumped when the shape changes incompatibly. Version 2: ``"items"`` may refer to a file
 #: (``{"file": "items.jsonl", "count": N, "sha256": ...}``) instead of listing the items.
 SCHEMA_VERSION = 2
+
+
+_STATUSES = {status.value: status for status in Status}
 
 
 def json_safe(value: Any) -> Any:
@@ -67,10 +71,12 @@ def score_to_dict(score: ItemScore) -> dict[str, Any]:
 
 def score_from_dict(label: str, data: Mapping[str, Any]) -> ItemScore:
     """An :class:`ItemScore` from its JSON form."""
+    status = data["status"]
     return ItemScore(
         metric=label,
         value=data.get("value"),
-        status=data["status"],
+        # The member itself: Status("ok") costs more than the rest of the record.
+        status=_STATUSES.get(status, status) if type(status) is str else status,
         reason=data.get("reason"),
         extra=data.get("extra") or {},
     )
@@ -172,6 +178,43 @@ def check_schema(data: Any, source: str) -> None:
         )
 
 
+def _read_items(items_path: Path) -> tuple[list[Any], str, ResultsFormatError | None]:
+    """The JSON lines of an items file, its SHA-256, and what is wrong with its first bad line.
+
+    Read line by line, hashing as it goes: the file's bytes are never held whole. Parsing
+    stops at a bad line, hashing does not: the caller checks the hash first, which says more.
+    Lines end at a line feed only: JSON text may hold U+2028 or U+0085, which
+    ``str.splitlines`` splits on.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    digest = hashlib.sha256()
+    items: list[Any] = []
+    bad: ResultsFormatError | None = None
+    with open(items_path, "rb") as handle, gc_paused():  # many acyclic dicts: see _gc
+        for number, line in enumerate(handle, 1):
+            digest.update(line)
+            if bad is not None or not line.strip():
+                continue
+            try:
+                items.append(json.loads(line))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                bad = _bad_line(items_path, number, line.removesuffix(b"\n"))
+    return items, digest.hexdigest(), bad
+
+
+def _bad_line(items_path: Path, number: int, line: bytes) -> ResultsFormatError:
+    """What is wrong with line ``number`` (without its line feed), at which column."""
+    column, problem = None, "not valid JSON."
+    try:
+        json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        column = exc.colno if isinstance(exc, json.JSONDecodeError) else 1
+        problem = f"not valid JSON ({exc})."
+    return ResultsFormatError.at(str(items_path), number, column, problem)
+
+
 def resolve_items(data: Any, path: Path) -> Any:
     """``data`` (a results document read from ``path``) with its items inline.
 
@@ -205,30 +248,20 @@ def resolve_items(data: Any, path: Path) -> Any:
     # Beside the file the link points to, so a report set switched meanwhile is not mixed.
     items_path = Path(os.path.realpath(path)).parent / name
     try:
-        raw = items_path.read_bytes()
+        items, digest, bad = _read_items(items_path)
     except OSError as exc:
         raise ResultsFormatError(
             f"{path}: its items are in {name}, which cannot be read ({exc.strerror or exc}); "
             "copy results.json together with the items file."
         ) from None
     expected_hash = ref.get("sha256")
-    if expected_hash is not None and hashlib.sha256(raw).hexdigest() != expected_hash:
+    if expected_hash is not None and digest != expected_hash:
         raise ResultsFormatError(
             f"{path}: {name} is not the items file this results file was written with "
             "(its SHA-256 differs)."
         )
-    items = []
-    # Split on "\n" only: JSON text may hold U+2028 or U+0085, which str.splitlines splits on.
-    for number, line in enumerate(raw.split(b"\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            items.append(json.loads(line))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            column = exc.colno if isinstance(exc, json.JSONDecodeError) else 1
-            raise ResultsFormatError.at(
-                str(items_path), number, column, f"not valid JSON ({exc})."
-            ) from None
+    if bad is not None:
+        raise bad
     if ref.get("count") is not None and ref["count"] != len(items):
         raise ResultsFormatError(
             f"{path}: {name} holds {len(items)} items, but the results file expects {ref['count']}."

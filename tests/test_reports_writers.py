@@ -226,3 +226,33 @@ def test_item_limit_only_for_the_default_set_of_large_runs() -> None:
     assert f"first {limit:,} of 1,000,000 items" in notice
     assert "items.jsonl" in notice
     assert "--report xlsx" in notice
+
+
+# -- reading results.json back with its items.jsonl ------------------------------------------
+
+
+def test_items_file_read_back_line_by_line(tmp_path: Path) -> None:
+    """Lines split at line feeds only; a bad line is named, after a hash that differs."""
+    import hashlib
+
+    from itemscore.reports import export
+
+    result = itemscore.score(
+        [ItemResult(id="a\u2028b", output="x\x85y", expected=("x",))], ["exact_match"]
+    )
+    export(result, tmp_path, ["json", "items"])
+    back = RunResult.load_json(tmp_path / "results.json")
+    assert list(back.items) == list(result.items)
+
+    copy = tmp_path / "copy"  # plain files, not the links into the report set
+    copy.mkdir()
+    document = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    lines = (tmp_path / "items.jsonl").read_bytes() + b'{"id": \n'
+    (copy / "items.jsonl").write_bytes(lines)
+    (copy / "results.json").write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(itemscore.ResultsFormatError, match="SHA-256 differs"):
+        RunResult.load_json(copy / "results.json")
+    document["items"]["sha256"] = hashlib.sha256(lines).hexdigest()
+    (copy / "results.json").write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(itemscore.ResultsFormatError, match=r"items\.jsonl:2:8: not valid JSON"):
+        RunResult.load_json(copy / "results.json")
