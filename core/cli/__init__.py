@@ -9,23 +9,29 @@ The package is thin: ``_grammar`` parses ``-m``, ``_config`` reads YAML into a r
 nothing, and the command modules only parse options and print. Commands are imported when
 invoked: ``itemscore metrics --json`` imports neither numpy, scipy nor rich.
 
+This module imports nothing but ``os`` and ``sys``: the click application lives in ``_app``
+and is imported when a command goes through click. ``itemscore metrics --json`` and
+``itemscore plugins --json`` print their last output again, without click and without loading
+a plugin, while nothing it was computed from has changed (``_listing_cache``).
+
 To add a command, add one line to :data:`COMMANDS`: ``"name": "module:attribute"`` naming a
 ``click.Command``.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn
 
-import click
+#: ``typing.TYPE_CHECKING`` without importing typing (start-up time).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, NoReturn
 
-from itemscore._exceptions import ConfigError, InputError, describe_exception
+    from ._app import BadInput, Group, cli
 
-__all__ = ["COMMANDS", "cli", "main"]
+__all__ = ["COMMANDS", "CONTEXT", "DEBUG_ENV", "BadInput", "Group", "cli", "debug_enabled", "main"]
 
 #: Every command: name -> ``module:attribute`` of its ``click.Command``, imported when used.
 COMMANDS: dict[str, str] = {
@@ -42,7 +48,13 @@ COMMANDS: dict[str, str] = {
 #: Set to ``1`` to print the traceback of unexpected errors (like ``--debug``).
 DEBUG_ENV = "ITEMSCORE_DEBUG"
 
+#: The click context settings every command shares.
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
 _state = {"debug": False}
+
+#: The names defined in ``_app`` (click), imported on first use.
+_CLICK_NAMES = ("BadInput", "Group", "cli")
 
 
 def debug_enabled() -> bool:
@@ -50,108 +62,27 @@ def debug_enabled() -> bool:
     return _state["debug"] or os.environ.get(DEBUG_ENV, "").strip() not in ("", "0")
 
 
-class BadInput(click.ClickException):
-    """A configuration or input error: exit code 2, one message, no usage text."""
-
-    exit_code = 2
-
-    def show(self, file: Any = None) -> None:
-        if debug_enabled() and self.__cause__ is not None:
-            import traceback
-
-            traceback.print_exception(self.__cause__, file=sys.stderr)
-        click.echo(f"Error: {self.format_message()}", err=True)
-
-
-class Group(click.Group):
-    """A click group with lazily imported commands; itemscore's bad-input errors exit 2."""
-
-    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.lazy = lazy or {}
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.lazy})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in self.lazy and cmd_name not in self.commands:
-            module, _, attribute = self.lazy[cmd_name].partition(":")
-            command = getattr(importlib.import_module(module), attribute)
-            self.add_command(command, cmd_name)
-        return super().get_command(ctx, cmd_name)
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except (ConfigError, InputError) as exc:
-            raise BadInput(str(exc)) from exc
-
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def _disable(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> None:
-    if not values:
-        return  # no import of the entry-point machinery for commands that do not need it
-    from itemscore._entrypoints import disable
-
-    names = []
-    for value in values:
-        if not value.startswith("no:") or not value[3:].strip():
-            raise click.BadParameter(
-                f"{value!r} must be no:NAME (an entry point or distribution to switch off).",
-                ctx,
-                param,
-            )
-        names.append(value[3:].strip())
-    disable(names)
-
-
-def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
-    if not value or ctx.resilient_parsing:
-        return
-    from importlib.metadata import version
-
-    click.echo(f"itemscore, version {version('itemscore')}")
-    ctx.exit()
-
-
-@click.group(cls=Group, lazy=COMMANDS, context_settings=CONTEXT)
-@click.option(
-    "--version",
-    is_flag=True,
-    expose_value=False,
-    is_eager=True,
-    callback=_version,
-    help="Show the version and exit.",
-)
-@click.option("--debug", is_flag=True, help="Show the traceback of unexpected errors.")
-@click.option(
-    "-p",
-    "disabled",
-    multiple=True,
-    metavar="no:NAME",
-    is_eager=True,
-    expose_value=False,
-    callback=_disable,
-    help="Switch off an entry point or a whole distribution (repeatable), as pytest's -p no:.",
-)
-def cli(debug: bool) -> None:
-    """Score model outputs with evaluation metrics from installed packages."""
-    _state["debug"] = debug  # set on every call: an in-process caller may call again
-
-
 def main(argv: Sequence[str] | None = None) -> NoReturn:
-    """Run the command line (the ``itemscore`` console script) and exit with its code."""
-    try:
-        cli.main(args=list(argv) if argv is not None else None, prog_name="itemscore")
-    except Exception as exc:  # noqa: BLE001 - the last resort: one line, exit code 1
-        if debug_enabled():
-            import traceback
+    """Run the command line (the ``itemscore`` console script) and exit with its code.
 
-            traceback.print_exc()
-        message = describe_exception(exc, one_line=True)
-        hint = "" if debug_enabled() else f" (run with --debug or {DEBUG_ENV}=1 for the traceback)"
-        click.echo(f"Error: {message}{hint}", err=True)
-        sys.exit(1)
-    sys.exit(0)  # pragma: no cover - cli.main always exits in standalone mode
+    The JSON listings are answered from the listing cache when it is current, with the same
+    output and exit code as click gives; everything else goes through click.
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
+    recorder = None
+    if len(args) == 2 and args[1] == "--json" and args[0] in ("metrics", "plugins"):
+        from . import _listing_cache
+
+        recorder = _listing_cache.serve(args)  # exits when the cache answers
+    from ._app import run
+
+    run(args if argv is not None else None, recorder)
+
+
+def __getattr__(name: str) -> Any:
+    """Import the click application on first use of one of its names."""
+    if name in _CLICK_NAMES:
+        from . import _app
+
+        return getattr(_app, name)
+    raise AttributeError(f"module 'itemscore.cli' has no attribute {name!r}")

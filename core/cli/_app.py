@@ -1,0 +1,144 @@
+"""The click application behind ``itemscore``: the group, its options and bad-input errors.
+
+Imported only when a command goes through click: :func:`itemscore.cli.main` answers the
+JSON listings from the listing cache (:mod:`itemscore.cli._listing_cache`) without it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from itemscore._exceptions import ConfigError, InputError, describe_exception
+from itemscore.cli import COMMANDS, CONTEXT, DEBUG_ENV, _state, debug_enabled
+
+if TYPE_CHECKING:
+    from ._listing_cache import Recorder
+
+__all__ = ["BadInput", "Group", "cli", "report_unexpected", "run"]
+
+
+class BadInput(click.ClickException):
+    """A configuration or input error: exit code 2, one message, no usage text."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        if debug_enabled() and self.__cause__ is not None:
+            import traceback
+
+            traceback.print_exception(self.__cause__, file=sys.stderr)
+        click.echo(f"Error: {self.format_message()}", err=True)
+
+
+class Group(click.Group):
+    """A click group with lazily imported commands; itemscore's bad-input errors exit 2."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            module, _, attribute = self.lazy[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module), attribute)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (ConfigError, InputError) as exc:
+            raise BadInput(str(exc)) from exc
+
+
+def _disable(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> None:
+    if not values:
+        return  # no import of the entry-point machinery for commands that do not need it
+    from itemscore._entrypoints import disable
+
+    names = []
+    for value in values:
+        if not value.startswith("no:") or not value[3:].strip():
+            raise click.BadParameter(
+                f"{value!r} must be no:NAME (an entry point or distribution to switch off).",
+                ctx,
+                param,
+            )
+        names.append(value[3:].strip())
+    disable(names)
+
+
+def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import version
+
+    click.echo(f"itemscore, version {version('itemscore')}")
+    ctx.exit()
+
+
+@click.group(cls=Group, lazy=COMMANDS, context_settings=CONTEXT)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_version,
+    help="Show the version and exit.",
+)
+@click.option("--debug", is_flag=True, help="Show the traceback of unexpected errors.")
+@click.option(
+    "-p",
+    "disabled",
+    multiple=True,
+    metavar="no:NAME",
+    is_eager=True,
+    expose_value=False,
+    callback=_disable,
+    help="Switch off an entry point or a whole distribution (repeatable), as pytest's -p no:.",
+)
+def cli(debug: bool) -> None:
+    """Score model outputs with evaluation metrics from installed packages."""
+    _state["debug"] = debug  # set on every call: an in-process caller may call again
+
+
+def run(args: Sequence[str] | None, recorder: Recorder | None = None) -> NoReturn:
+    """Run ``args`` through click and exit with its code (the body of :func:`~itemscore.cli.main`).
+
+    Args:
+        args: The arguments after the program name (``None``: ``sys.argv[1:]``).
+        recorder: A :class:`~itemscore.cli._listing_cache.Recorder` to hand a listing's output
+            to when the command succeeds, or ``None``.
+    """
+    try:
+        cli.main(args=list(args) if args is not None else None, prog_name="itemscore")
+    except SystemExit as done:
+        if recorder is not None and done.code in (0, None):
+            recorder.store()
+        raise
+    except Exception as exc:  # noqa: BLE001 - the last resort: one line, exit code 1
+        report_unexpected(exc)
+    finally:
+        if recorder is not None:
+            recorder.release()
+    sys.exit(0)  # pragma: no cover - cli.main always exits in standalone mode
+
+
+def report_unexpected(exc: Exception) -> NoReturn:
+    """Print an unexpected error on one line (the traceback with ``--debug``) and exit 1."""
+    if debug_enabled():
+        import traceback
+
+        traceback.print_exception(exc)
+    message = describe_exception(exc, one_line=True)
+    hint = "" if debug_enabled() else f" (run with --debug or {DEBUG_ENV}=1 for the traceback)"
+    click.echo(f"Error: {message}{hint}", err=True)
+    sys.exit(1)
