@@ -18,15 +18,23 @@ What the output is computed from (the key), all compared on every use:
   standard library), and each folder holding one: an edited plugin, or a new file that could
   shadow a module, changes it.
 
-It is never written when anything could make it wrong: when a hook plugin implements
-``itemscore_add_metrics`` (code that decides at run time which metrics exist), when the command
-wrote anything else on stdout or stderr (a plugin printing or warning as it loads), when it
-failed, when another importer than Python's path finder can find distributions, when a file it
-depends on is younger than :data:`SETTLE_NS` (file times are coarse: an edit right after another
-may keep the same stat) or changed while the command ran, or when itemscore was already imported
-(a process that may have registered metrics in-process).
+It is never written when anything could make it wrong:
 
-The cache is one file per command and Python executable in ``$XDG_CACHE_HOME/itemscore`` (else
+- a hook plugin implements ``itemscore_add_metrics`` (code that decides at run time which
+  metrics exist);
+- the command wrote more than the listing, in one write, on stdout, or anything on stderr (a
+  plugin printing or warning as it loads), or failed;
+- an importer other than Python's path finder can find distributions;
+- a file it depends on is younger than :data:`SETTLE_NS` (file times are coarse: an edit right
+  after another may keep the same stat), or changed while the command ran;
+- itemscore was imported before :func:`~itemscore.cli.main` ran (a process that may hold
+  in-process registrations).
+
+Only what loading runs, not what it reads, is beyond the key: a plugin whose metric ids or
+descriptions depend on other files or environment variables than the above.
+
+The cache is one file per command, Python executable and one of :data:`SLOTS` slots picked by
+the environment variables and ``sys.path``, in ``$XDG_CACHE_HOME/itemscore`` (else
 ``~/.cache/itemscore``), written atomically; a file that fails its checksum or cannot be read is
 ignored, and a failure to write is silent. ``ITEMSCORE_NO_CACHE=1`` switches it off.
 
@@ -283,8 +291,11 @@ class Recorder:
             self._store()
 
     def _store(self) -> None:
-        output = "".join(self.out.parts)
-        if not self.settled_before or "\0" in output or "".join(self.err.parts):
+        written = [part for part in self.out.parts if part]
+        if len(written) != 1 or "\0" in written[0] or "".join(self.err.parts):
+            return  # the listing is one write: anything more came from a plugin
+        output = written[0]
+        if not self.settled_before:
             return
         if _adds_metrics_at_run_time():
             return
