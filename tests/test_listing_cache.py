@@ -443,3 +443,151 @@ def test_the_cache_file_is_named_by_command_interpreter_and_set_up() -> None:
     assert os.path.basename(other).startswith("plugins-json-")
     slots = {_listing_cache.cache_file(["metrics", "--json"], [("A", str(i))]) for i in range(500)}
     assert len(slots) == _listing_cache.SLOTS
+
+
+# -- the same, in this process (the parts a subprocess hides from coverage) -------------------
+
+
+@pytest.fixture
+def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This process made eligible: no stateful module counts, files settle at once."""
+    monkeypatch.setattr(_listing_cache, "_STATEFUL", ())
+    monkeypatch.setattr(_listing_cache, "SETTLE_NS", 0)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(_listing_cache.NO_CACHE_ENV, raising=False)
+    return tmp_path / "itemscore"
+
+
+def _record(args: list[str], *writes: str) -> None:
+    recorder = _listing_cache.serve(args)
+    assert recorder is not None
+    try:
+        for text in writes:
+            sys.stdout.write(text)
+        recorder.store()
+    finally:
+        recorder.release()
+
+
+def test_serve_answers_what_a_recorder_stored(
+    in_process: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A miss records and stores; the next serve prints it and exits 0; a damaged file misses."""
+    args = ["metrics", "--json"]
+    _record(args, "", '[{"id": "x"}]\n')
+    assert capsys.readouterr().out == '[{"id": "x"}]\n'
+    with pytest.raises(SystemExit) as done:
+        _listing_cache.serve(args)
+    assert done.value.code == 0
+    assert capsys.readouterr() == ('[{"id": "x"}]\n', "")
+    (path,) = in_process.iterdir()
+    path.write_bytes(path.read_bytes().replace(b'"x"', b'"y"'))
+    recorder = _listing_cache.serve(args)
+    assert recorder is not None
+    recorder.release()
+
+
+@pytest.mark.parametrize("writes", [("[]\n", "more\n"), ("a\0b\n",)], ids=["two writes", "nul"])
+def test_anything_but_one_clean_write_is_not_stored(
+    in_process: Path, writes: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _record(["metrics", "--json"], *writes)
+    assert not in_process.exists()
+
+
+def test_stderr_or_bytes_written_around_the_record_are_not_stored(
+    in_process: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recorder = _listing_cache.serve(["plugins", "--json"])
+    assert recorder is not None
+    try:
+        sys.stderr.write("a warning\n")
+        sys.stdout.writelines(["[]\n"])
+        recorder.store()
+        assert not in_process.exists()
+        recorder.err.parts.clear()
+        assert sys.stdout.buffer is not None
+        recorder.store()
+    finally:
+        recorder.release()
+    assert not in_process.exists()
+    assert sys.stdout is not recorder.out
+
+
+def test_a_hook_adding_metrics_keeps_the_listing_out(
+    in_process: Path, fresh_registry: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from itemscore import hookimpl, plugin_manager
+
+    class Adder:
+        @hookimpl
+        def itemscore_add_metrics(self) -> list[type]:
+            return []
+
+    recorder = _listing_cache.serve(["metrics", "--json"])
+    assert recorder is not None
+    plugin_manager().register(Adder())
+    try:
+        sys.stdout.write("[]\n")
+        recorder.store()
+    finally:
+        recorder.release()
+    assert not in_process.exists()
+
+
+def test_when_the_cache_stays_out(
+    in_process: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ITEMSCORE_NO_CACHE, itemscore already loaded, another distribution finder, no home."""
+    args = ["metrics", "--json"]
+    monkeypatch.setenv(_listing_cache.NO_CACHE_ENV, "1")
+    assert _listing_cache.serve(args) is None
+    monkeypatch.delenv(_listing_cache.NO_CACHE_ENV)
+    monkeypatch.setattr(_listing_cache, "_STATEFUL", ("itemscore._entrypoints",))
+    assert _listing_cache.serve(args) is None
+    monkeypatch.setattr(_listing_cache, "_STATEFUL", ())
+
+    class Finder:
+        @staticmethod
+        def find_distributions(*args: object, **kwargs: object) -> list[object]:
+            return []
+
+    monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
+    assert _listing_cache.serve(args) is None
+    monkeypatch.undo()
+    monkeypatch.setattr(_listing_cache, "_STATEFUL", ())
+    monkeypatch.setenv("XDG_CACHE_HOME", "")
+    monkeypatch.setenv("HOME", "relative")
+    assert _listing_cache.cache_file(args) is None
+    assert _listing_cache.serve(args) is None
+
+
+def test_answer_ends_as_click_on_a_broken_pipe_or_another_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class Failing:
+        encoding = "utf-8"
+
+        def __init__(self, error: OSError) -> None:
+            self.error = error
+
+        def write(self, text: str) -> int:
+            raise self.error
+
+        def flush(self) -> None:
+            raise self.error
+
+    stderr = sys.stderr
+    monkeypatch.setattr(sys, "stdout", Failing(BrokenPipeError(32, "Broken pipe")))
+    with pytest.raises(SystemExit) as done:
+        _listing_cache._answer("[]\n")
+    assert done.value.code == 1
+    sys.stdout.flush()  # silent now, as at exit
+    assert sys.stdout.encoding == "utf-8"
+    monkeypatch.setattr(sys, "stderr", stderr)
+    monkeypatch.setattr(sys, "stdout", Failing(OSError(28, "No space left on device")))
+    monkeypatch.setenv("ITEMSCORE_DEBUG", "0")
+    with pytest.raises(SystemExit) as done:
+        _listing_cache._answer("[]\n")
+    assert done.value.code == 1
+    assert "Error: OSError: [Errno 28] No space left on device" in capsys.readouterr().err
