@@ -450,7 +450,13 @@ def test_the_cache_file_is_named_by_command_interpreter_and_set_up() -> None:
 
 @pytest.fixture
 def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This process made eligible: no stateful module counts, files settle at once."""
+    """This process made eligible: no stateful module counts, files settle at once.
+
+    Finders that other tests' imports left (importlib_metadata's, with dask) are set aside.
+    """
+    path_finder = sys.modules["_frozen_importlib_external"].PathFinder
+    finders = [f for f in sys.meta_path if f is path_finder or not hasattr(f, "find_distributions")]
+    monkeypatch.setattr(sys, "meta_path", finders)
     monkeypatch.setattr(_listing_cache, "_STATEFUL", ())
     monkeypatch.setattr(_listing_cache, "SETTLE_NS", 0)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
@@ -552,10 +558,10 @@ def test_when_the_cache_stays_out(
         def find_distributions(*args: object, **kwargs: object) -> list[object]:
             return []
 
-    monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
+    finders = sys.meta_path
+    monkeypatch.setattr(sys, "meta_path", [Finder(), *finders])
     assert _listing_cache.serve(args) is None
-    monkeypatch.undo()
-    monkeypatch.setattr(_listing_cache, "_STATEFUL", ())
+    monkeypatch.setattr(sys, "meta_path", finders)
     monkeypatch.setenv("XDG_CACHE_HOME", "")
     monkeypatch.setenv("HOME", "relative")
     assert _listing_cache.cache_file(args) is None
