@@ -12,6 +12,7 @@ import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, overload
 
+from ._packed import PackedList, Picked
 from ._records import EMPTY, ItemScore, Status
 
 __all__ = ["CODE", "STATES", "ScoreColumn"]
@@ -54,7 +55,7 @@ class ScoreColumn(Sequence[ItemScore]):
         states: bytes | bytearray,
         values: list[float | None],
         reasons: list[str | None] | None = None,
-        extras: list[Mapping[str, Any] | None] | None = None,
+        extras: Sequence[Mapping[str, Any] | None] | None = None,
     ) -> None:
         #: The metric's label in the run.
         self.label = label
@@ -106,8 +107,10 @@ class ScoreColumn(Sequence[ItemScore]):
             reasons = []
             for p in parts:
                 reasons.extend(p.reasons if p.reasons is not None else [None] * len(p))
-        extras: list[Mapping[str, Any] | None] | None = None
-        if any(p.extras is not None for p in parts):
+        extras: Sequence[Mapping[str, Any] | None] | None = None
+        if any(isinstance(p.extras, PackedList) for p in parts):  # a streamed run's
+            extras = PackedList.join([p.extras or [None] * len(p) for p in parts])
+        if extras is None and any(p.extras is not None for p in parts):
             extras = []
             for p in parts:
                 extras.extend(p.extras if p.extras is not None else [None] * len(p))
@@ -122,7 +125,11 @@ class ScoreColumn(Sequence[ItemScore]):
             bytes([states[i] for i in indices]),
             list(map(get_values, indices)),
             None if self.reasons is None else list(map(self.reasons.__getitem__, indices)),
-            None if self.extras is None else list(map(self.extras.__getitem__, indices)),
+            None
+            if self.extras is None
+            else Picked(self.extras, indices)
+            if isinstance(self.extras, PackedList)
+            else list(map(self.extras.__getitem__, indices)),
         )
 
     def portable(self) -> ScoreColumn:

@@ -3,6 +3,10 @@
 A run keeps its scores as one list per metric. The per-item records that carry them
 (``ItemResult`` copies with ``scores`` filled in) are built the first time an item is read,
 so a run that is only aggregated never pays for 100k copies, and one that is read pays once.
+
+A streamed run's items are packed (:class:`~itemscore._packed.PackedItems`): then nothing is
+kept once built, and iterating holds one chunk of items at a time, so a report over a million
+items writes with flat memory.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import overload
 
 from ._gc import gc_paused
+from ._packed import PackedItems
 from ._records import ItemResult, ItemScore
 
 __all__ = ["ScoredItems"]
@@ -19,7 +24,7 @@ __all__ = ["ScoredItems"]
 class ScoredItems(Sequence[ItemResult]):
     """The items of a run, in input order, each with one score per metric label."""
 
-    __slots__ = ("_built", "_columns", "_items", "_keep_scores")
+    __slots__ = ("_built", "_columns", "_items", "_keep_scores", "_packed")
 
     def __init__(
         self,
@@ -31,7 +36,8 @@ class ScoredItems(Sequence[ItemResult]):
         self._items = items
         self._columns = dict(columns)
         self._keep_scores = keep_scores
-        self._built: list[ItemResult | None] = [None] * len(items)
+        self._packed = isinstance(items, PackedItems)
+        self._built: list[ItemResult | None] = [] if self._packed else [None] * len(items)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -45,12 +51,18 @@ class ScoredItems(Sequence[ItemResult]):
     def __getitem__(self, index: int | slice) -> ItemResult | list[ItemResult]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
+        if self._packed:
+            if index < 0:
+                index += len(self)
+            return self._build(index)
         built = self._built[index]
         if built is None:
             built = self._built[index] = self._build(index)
         return built
 
     def __iter__(self) -> Iterator[ItemResult]:
+        if self._packed:
+            return self._stream()
         self._build_all()
         return iter(self._built)  # type: ignore[arg-type] # every slot is built
 
@@ -63,6 +75,16 @@ class ScoredItems(Sequence[ItemResult]):
 
     def __repr__(self) -> str:
         return f"<ScoredItems: {len(self)} items x {len(self._columns)} metrics>"
+
+    def _stream(self) -> Iterator[ItemResult]:
+        """Every item with its scores, built one chunk at a time and not kept."""
+        columns = list(self._columns.items())
+        keep = self._keep_scores
+        for index, item in enumerate(self._items):
+            row = dict(item.scores) if keep else {}
+            for label, column in columns:
+                row[label] = column[index]
+            yield item.with_scores(row)
 
     def _build(self, index: int) -> ItemResult:
         item = self._items[index]

@@ -13,7 +13,7 @@ import datetime
 import math
 import platform
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -23,6 +23,7 @@ from ._exceptions import describe_exception
 from ._gc import gc_frozen
 from ._items import ScoredItems
 from ._metric import Metric, MetricContext
+from ._packed import PackedItems, Picked, pack_list
 from ._plan import PlannedMetric, RunPlan, plan, plan_metrics
 from ._records import EMPTY, Estimate, ItemResult, ItemScore, Measurement, MetricResult, Status
 from ._registry import Registry
@@ -48,6 +49,9 @@ ProgressCallback = Callable[[int, int], None]
 
 #: A group with fewer scored items than this is flagged: ``extra["small_group"] = 1.0``.
 SMALL_GROUP = 30
+
+#: Items per scoring chunk of a streamed (packed) run: the item objects alive at a time.
+STREAM_CHUNK = 20_000
 
 
 # -- settings and items ---------------------------------------------------------------------
@@ -83,16 +87,94 @@ def _prepare(
 
 def _coerce_items(
     items: Iterable[Any], columns: Mapping[str, str] | None = None
-) -> list[ItemResult]:
+) -> Sequence[ItemResult]:
     """The one place where what the caller passed becomes a list of items.
 
     ItemResults pass as they are; mappings and DataFrames go through the converter every file
-    goes through (:func:`itemscore.inputs.to_items`), which also checks ids per model.
+    goes through (:func:`itemscore.inputs.to_items`), which also checks ids per model. Packed
+    items (a file read by the command line) were converted and checked as they were read.
 
     Raises:
         InputError: a row that cannot be an item, or a duplicate id.
     """
+    if isinstance(items, PackedItems) and columns is None:
+        return items
     return to_items(items, columns)
+
+
+def _take(items: Sequence[ItemResult], indices: Sequence[int] | None) -> Sequence[ItemResult]:
+    return items if indices is None else Picked(items, indices)
+
+
+@attrs.frozen
+class RunItems:
+    """What the driver keeps of a run's items: the items, and per item what aggregating needs.
+
+    Build one with :meth:`of` from a list, or from :class:`~itemscore._packed.PackedItems`
+    (a streamed run), whose items are rebuilt chunk by chunk when scored or read.
+    """
+
+    #: The items, in order.
+    items: Sequence[ItemResult]
+    #: Per item: its model.
+    models: Sequence[str | None]
+    #: Per item: its group; ``None`` when no item has one.
+    groups: Sequence[str | None] | None
+    #: Per item: its cluster; ``None`` when no item has one.
+    clusters: Sequence[str | None] | None
+    #: How many items each scoring chunk has (a streamed run); ``None``: all in one.
+    chunk_size: int | None = None
+
+    @classmethod
+    def of(cls, items: Sequence[ItemResult]) -> RunItems:
+        """The view of ``items`` (a list, or packed items whose fields are kept beside)."""
+        chunk_size = None
+        if isinstance(items, PackedItems):
+            chunk_size = STREAM_CHUNK
+            models: Sequence[str | None] = items.models
+            groups: Sequence[str | None] = items.groups
+            clusters: Sequence[str | None] = items.clusters
+        else:
+            models = [item.model for item in items]
+            groups = [item.group for item in items]
+            clusters = [item.cluster for item in items]
+        return cls(
+            items,
+            models,
+            groups if any(g is not None for g in groups) else None,
+            clusters if any(c is not None for c in clusters) else None,
+            chunk_size,
+        )
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def chunks(self) -> Iterator[Sequence[ItemResult]]:
+        """The items in consecutive chunks of about :attr:`chunk_size` (one when ``None``)."""
+        items = self.items
+        if not isinstance(items, PackedItems):
+            yield items
+            return
+        gathered: list[ItemResult] = []
+        for chunk in items.chunks():
+            if self.chunk_size is None or len(gathered) + len(chunk) <= self.chunk_size:
+                gathered += chunk
+                continue
+            if gathered:
+                yield gathered
+            gathered = list(chunk)
+        if gathered:
+            yield gathered
+
+    def model_indices(self) -> dict[str | None, list[int]]:
+        """Item indices by model, in order of first appearance."""
+        models = self.models
+        if len(set(models)) <= 1:
+            return {models[0] if models else None: list(range(len(models)))}
+        out: dict[str | None, list[int]] = {}
+        for index, model in enumerate(models):
+            out.setdefault(model, []).append(index)
+        return out
 
 
 # -- corpus metrics -------------------------------------------------------------------------
@@ -151,7 +233,7 @@ def _score_corpus(
             continue
         parts: dict[str | None, ScoreColumn] = {}
         for model, indices in models.items():
-            subset = [items[i] for i in indices]
+            subset = Picked(items, indices)
             try:
                 result = _compute(pm, subset)
             except Exception as exc:  # noqa: BLE001 - one measurement's error
@@ -252,7 +334,7 @@ def _measure(
             by_group[group] = _measure(
                 pm,
                 scores.take(indices),
-                [subset[i] for i in indices],
+                Picked(subset, indices),
                 attrs.evolve(ctx, group=group),
                 groups=None,
                 clusters=None if clusters is None else [clusters[i] for i in indices],
@@ -340,35 +422,28 @@ def _macro(
     return out
 
 
-def _models_of(items: Sequence[ItemResult]) -> dict[str | None, list[int]]:
-    """Item indices by model, in order of first appearance."""
-    if len({item.model for item in items}) <= 1:
-        return {items[0].model if items else None: list(range(len(items)))}
-    models: dict[str | None, list[int]] = {}
-    for index, item in enumerate(items):
-        models.setdefault(item.model, []).append(index)
-    return models
-
-
 def _measure_all(
     the_plan: RunPlan,
-    items: Sequence[ItemResult],
+    run_items: RunItems,
     columns: Mapping[str, ScoreColumn],
     settings: RunSettings,
     models: Mapping[str | None, list[int]],
     corpus: Mapping[tuple[str, str | None], MetricResult | str],
 ) -> tuple[dict[str, Measurement], dict[str | None, dict[str, Measurement]]]:
-    any_group = any(item.group is not None for item in items)
-    any_cluster = any(item.cluster is not None for item in items)
+    items, all_groups, all_clusters = run_items.items, run_items.groups, run_items.clusters
     base = MetricContext(
         suite_id=settings.suite_id, confidence=settings.confidence,
         ci_method=settings.ci_method, seed=settings.seed, concurrency=settings.concurrency,
     )  # fmt: skip
 
+    def pick(values: Sequence[str | None] | None, indices: Sequence[int] | None) -> Any:
+        if values is None or indices is None:
+            return values
+        return [values[i] for i in indices]
+
     def measure(indices: Sequence[int] | None, model: str | None) -> dict[str, Measurement]:
-        subset = items if indices is None else [items[i] for i in indices]
-        groups = [item.group for item in subset] if any_group else None
-        clusters = [item.cluster for item in subset] if any_cluster else None
+        subset = _take(items, indices)
+        groups, clusters = pick(all_groups, indices), pick(all_clusters, indices)
         out: dict[str, Measurement] = {}
         for pm in the_plan.metrics:
             column = columns[pm.label] if indices is None else columns[pm.label].take(indices)
@@ -390,19 +465,31 @@ def _measure_all(
 # -- the run --------------------------------------------------------------------------------
 
 
+#: ``on_chunk(items, columns)``: called as each chunk of a run is scored, in item order.
+ChunkCallback = Callable[[Sequence[ItemResult], Mapping[str, ScoreColumn]], None]
+
+
 def _run_plan(
-    items: Sequence[ItemResult],
+    items: Sequence[ItemResult] | RunItems,
     the_plan: RunPlan,
     settings: RunSettings,
     engine: Executor,
     progress: ProgressCallback | None,
     *,
     base: RunResult | None = None,
+    on_chunk: ChunkCallback | None = None,
 ) -> RunResult:
-    """Plan -> execute shards -> merge columns -> aggregate -> result."""
+    """Plan -> execute shards -> merge columns -> aggregate -> result.
+
+    ``items`` may be packed (:class:`RunItems` over :class:`~itemscore._packed.PackedItems`):
+    the executor then gets them chunk by chunk, and only one chunk of item objects is alive
+    at a time. ``on_chunk`` sees each chunk with its item-level columns as soon as it is
+    scored (reports written as the run goes).
+    """
     from . import __version__
     from ._plugins import plugin_manager
 
+    run_items = items if isinstance(items, RunItems) else RunItems.of(items)
     created = datetime.datetime.now(datetime.timezone.utc)
     started = time.perf_counter()
     if engine.parallel:
@@ -414,10 +501,15 @@ def _run_plan(
         metric_configs = kept + metric_configs
     config = {**settings.to_dict(), "metrics": metric_configs, "itemscore_version": __version__}
     hooks = plugin_manager().hook
-    hooks.itemscore_run_started(suite_id=settings.suite_id, config=config, n_items=len(items))
+    n_items = len(run_items)
+    hooks.itemscore_run_started(suite_id=settings.suite_id, config=config, n_items=n_items)
+    # Nobody listening costs nothing.
+    scored_hook = (
+        hooks.itemscore_item_scored if hooks.itemscore_item_scored.get_hookimpls() else None
+    )
 
-    # Execute the shards; the executor merges their columns in item order.
-    total = len(items) * len(the_plan)
+    # Execute the shards, chunk by chunk; the executor merges each chunk's columns in order.
+    total = n_items * len(the_plan)
     done = 0
 
     def tick(count: int) -> None:
@@ -426,21 +518,41 @@ def _run_plan(
             done += count
             progress(done, total)
 
+    parts: dict[str, list[ScoreColumn]] = {}
+    streamed = run_items.chunk_size is not None
     with gc_frozen():
-        columns = engine.execute(the_plan, items, settings, tick)
-        models = _models_of(items)
-        corpus_columns, corpus = _score_corpus(the_plan, items, models)
+        for chunk, chunk_columns in engine.execute_chunks(
+            the_plan, run_items.chunks(), settings, tick
+        ):
+            for label, column in chunk_columns.items():
+                if streamed and column.extras is not None:  # audit data: kept compressed
+                    column = ScoreColumn(
+                        label, column.states, column.values, column.reasons,
+                        pack_list(column.extras),
+                    )  # fmt: skip
+                parts.setdefault(label, []).append(column)
+            if on_chunk is not None:
+                on_chunk(chunk, chunk_columns)
+            if scored_hook is not None:
+                for column in chunk_columns.values():
+                    for item, item_score in zip(chunk, column):
+                        scored_hook(item=item, score=item_score)
+        columns = {label: ScoreColumn.concat(label, part) for label, part in parts.items()}
+        models = run_items.model_indices()
+        corpus_columns, corpus = _score_corpus(the_plan, run_items.items, models)
     columns.update(corpus_columns)
-    tick(len(items) * len(corpus_columns))
+    tick(n_items * len(corpus_columns))
     ordered = {label: columns[label] for label in the_plan.labels}
-    if hooks.itemscore_item_scored.get_hookimpls():  # nobody listening costs nothing
-        for column in ordered.values():
-            for item, item_score in zip(items, column):
-                hooks.itemscore_item_scored(item=item, score=item_score)
+    if scored_hook is not None:
+        for label in corpus_columns:
+            for item, item_score in zip(run_items.items, ordered[label]):
+                scored_hook(item=item, score=item_score)
 
     # Aggregate once, per model and per group.
     with gc_frozen():
-        measurements, by_model = _measure_all(the_plan, items, ordered, settings, models, corpus)
+        measurements, by_model = _measure_all(
+            the_plan, run_items, ordered, settings, models, corpus
+        )
     packages = the_plan.packages()
     if base is not None:
         measurements = {**base.measurements, **measurements}
@@ -457,7 +569,7 @@ def _run_plan(
     if base is not None:
         provenance = {**base.provenance, **provenance}
     result = RunResult(
-        items=ScoredItems(items, ordered, keep_scores=base is not None),
+        items=ScoredItems(run_items.items, ordered, keep_scores=base is not None),
         measurements=measurements,
         by_model=by_model,
         settings=settings,

@@ -324,7 +324,7 @@ def _pair_codes(
 
     if isinstance(scores, ScoreColumn):
         scored = np.frombuffer(bytes(scores.states), dtype=np.uint8) <= 1
-        extras: list[Mapping[str, Any] | None] = (
+        extras: Sequence[Mapping[str, Any] | None] = (
             scores.extras if scores.extras is not None else [None] * len(scores)
         )
     else:

@@ -168,14 +168,18 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def read_request_items(request: RunRequest, suite: Suite | None) -> list[ItemResult]:
+def read_request_items(request: RunRequest, suite: Suite | None) -> Sequence[ItemResult]:
     """The items of the request's data file; through the suite's ``items()`` when it has one.
+
+    The file is read chunk by chunk into packed items (:class:`~itemscore._packed.PackedItems`,
+    a fraction of the file's size), never into a list of every item.
 
     Raises:
         InputError: the file is malformed.
     """
+    from itemscore._packed import PackedItems
     from itemscore._suite import Suite
-    from itemscore.inputs import read_items, read_rows
+    from itemscore.inputs import iter_items, read_rows
 
     assert request.data is not None
     name = request.data_name or None
@@ -184,14 +188,16 @@ def read_request_items(request: RunRequest, suite: Suite | None) -> list[ItemRes
         if suite is not None and type(suite).items is not Suite.items:
             source = read_rows(request.data, request.format, name=name, **options)
             return list(suite.items(row for chunk in source for row in chunk.rows))
-        return read_items(
-            request.data,
-            request.columns,
-            request.format,
-            answer_delimiter=request.answer_delimiter,
-            null_output=request.null_output,
-            name=name,
-            **options,
+        return PackedItems(
+            iter_items(
+                request.data,
+                request.columns,
+                request.format,
+                answer_delimiter=request.answer_delimiter,
+                null_output=request.null_output,
+                name=name,
+                **options,
+            )
         )
     except OptionError as exc:
         if exc.option not in options:

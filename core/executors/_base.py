@@ -1,7 +1,9 @@
 """The executor protocol: how a run's items are split into shards, scored and merged.
 
-An executor turns (plan, items, settings) into one score column per metric label. The base
-class does what every executor shares: it splits the items into contiguous shards, asks the
+An executor turns (plan, items, settings) into one score column per metric label; a large run
+comes as consecutive chunks of items (:meth:`Executor.execute_chunks`), scored one after the
+other with the executor started once. The base
+class does what every executor shares: it splits each chunk into contiguous shards, asks the
 subclass to score them (:meth:`Executor.map_shards`), tries lost shards again as often as
 ``RunSettings.retries`` says, gives the items of a shard that still failed an ``error`` score
 naming the cause, and concatenates the shards' columns in item order.
@@ -10,7 +12,7 @@ naming the cause, and concatenates the shards' columns in item order.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 import attrs
@@ -65,23 +67,53 @@ class Executor:
         ``settings.retries`` times; after that their items get ``error`` scores naming the
         cause, and the run goes on.
         """
+        for _chunk, columns in self.execute_chunks(plan, [items], settings, tick):
+            return columns
+        raise AssertionError("execute_chunks yields one result per chunk")  # pragma: no cover
+
+    def execute_chunks(
+        self,
+        plan: RunPlan,
+        chunks: Iterable[Sequence[ItemResult]],
+        settings: RunSettings,
+        tick: Tick | None = None,
+    ) -> Iterator[tuple[Sequence[ItemResult], dict[str, ScoreColumn]]]:
+        """Score a run chunk by chunk: ``(chunk, its columns)`` as each chunk is done.
+
+        The executor is started once for all chunks (one pool, one cluster) and stopped when
+        the last chunk is done or the caller stops early. Each chunk is split into shards and
+        scored as :meth:`execute` describes; only one chunk of items is needed at a time.
+        """
         labels = [pm.label for pm in plan.metrics if not pm.is_corpus]
-        if not labels:
-            return {}
+        if not labels:  # only corpus metrics: nothing to start
+            for chunk in chunks:
+                yield chunk, {}
+            return
+        self.start(plan, settings)
+        try:
+            for chunk in chunks:
+                yield chunk, self._score_chunk(plan, labels, chunk, settings, tick)
+        finally:
+            self.stop()
+
+    def _score_chunk(
+        self,
+        plan: RunPlan,
+        labels: Sequence[str],
+        items: Sequence[ItemResult],
+        settings: RunSettings,
+        tick: Tick | None,
+    ) -> dict[str, ScoreColumn]:
         bounds = self.split(len(items))
         outcomes: dict[int, dict[str, ScoreColumn] | ShardFailure] = {}
         pending = list(range(len(bounds)))
-        self.start(plan, settings)
-        try:
-            for _attempt in range(settings.retries + 1):
-                shards = [items[bounds[i][0] : bounds[i][1]] for i in pending]
-                for index, outcome in self.map_shards(plan, shards, settings, tick):
-                    outcomes[pending[index]] = outcome
-                pending = [i for i in pending if isinstance(outcomes.get(i), ShardFailure)]
-                if not pending:
-                    break
-        finally:
-            self.stop()
+        for _attempt in range(settings.retries + 1):
+            shards = [items[bounds[i][0] : bounds[i][1]] for i in pending]
+            for index, outcome in self.map_shards(plan, shards, settings, tick):
+                outcomes[pending[index]] = outcome
+            pending = [i for i in pending if isinstance(outcomes.get(i), ShardFailure)]
+            if not pending:
+                break
         merged: dict[str, ScoreColumn] = {}
         for label in labels:
             parts = []

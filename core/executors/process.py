@@ -60,11 +60,26 @@ class ProcessExecutor(Executor):
 
     def __init__(self, workers: int | None = None) -> None:
         self.workers = workers or os.cpu_count() or 1
+        self._live: ProcessPoolExecutor | None = None
 
     def _pool(self, workers: int, plan: RunPlan, settings: RunSettings) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
             workers, mp_context=_context(), initializer=_init_worker, initargs=(plan, settings)
         )
+
+    def stop(self) -> None:
+        """Shut the pool down (it lives from the first shard of a run to its end)."""
+        if self._live is not None:
+            self._live.shutdown(cancel_futures=True)
+            self._live = None
+
+    def _shared_pool(
+        self, shards: Sequence[Sequence[ItemResult]], plan: RunPlan, settings: RunSettings
+    ) -> ProcessPoolExecutor:
+        """The run's pool, started at the first chunk (no more workers than its shards)."""
+        if self._live is None:
+            self._live = self._pool(min(self.workers or 1, len(shards)), plan, settings)
+        return self._live
 
     def map_shards(
         self,
@@ -76,23 +91,25 @@ class ProcessExecutor(Executor):
         """Score the shards on the pool; isolate the shards of a worker that died."""
         n_labels = sum(not pm.is_corpus for pm in plan.metrics)
         suspects: list[int] = []
-        with self._pool(min(self.workers or 1, len(shards)), plan, settings) as pool:
-            futures: dict[Future[dict[str, ScoreColumn]], int] = {
-                pool.submit(_score_in_worker, shard): index for index, shard in enumerate(shards)
-            }
-            for future in as_completed(futures):
-                index = futures[future]
-                try:
-                    columns = future.result()
-                except BrokenProcessPool:
-                    suspects.append(index)  # which shard killed the worker is not known yet
-                    continue
-                except Exception as exc:  # noqa: BLE001 - a shard's failure costs its items only
-                    yield index, ShardFailure(shard_reason(exc, lost=False))
-                    continue
-                if tick is not None:
-                    tick(len(shards[index]) * n_labels)
-                yield index, columns
+        pool = self._shared_pool(shards, plan, settings)
+        futures: dict[Future[dict[str, ScoreColumn]], int] = {
+            pool.submit(_score_in_worker, shard): index for index, shard in enumerate(shards)
+        }
+        for future in as_completed(futures):
+            index = futures[future]
+            try:
+                columns = future.result()
+            except BrokenProcessPool:
+                suspects.append(index)  # which shard killed the worker is not known yet
+                continue
+            except Exception as exc:  # noqa: BLE001 - a shard's failure costs its items only
+                yield index, ShardFailure(shard_reason(exc, lost=False))
+                continue
+            if tick is not None:
+                tick(len(shards[index]) * n_labels)
+            yield index, columns
+        if suspects:  # the pool is broken: the next chunk gets a fresh one
+            self.stop()
         for index in sorted(suspects):
             yield index, self._alone(plan, shards[index], settings, tick, n_labels)
 

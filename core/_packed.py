@@ -1,0 +1,299 @@
+"""``PackedItems``: a run's items kept compressed, chunk by chunk, rebuilt as they are read.
+
+A file of a million outputs read into :class:`~itemscore.ItemResult` objects takes about six
+times its size in memory. A streamed run keeps its items here instead: each chunk of items is
+stored as one compressed block of plain values (``marshal``, or ``pickle`` when a metadata value
+needs it, then ``zlib`` at its fastest level), about a fifth of the file's size. Reading
+rebuilds one chunk at a time, so iterating a million items never holds more than one chunk of
+objects; the chunk last read is kept for indexing near it.
+
+What the run needs of every item (model, group, cluster, whether it has an answer key) is kept
+beside the blocks, one entry per item, so that aggregating never unpacks an item.
+"""
+
+from __future__ import annotations
+
+import marshal
+import pickle
+import zlib
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar, overload
+
+from ._records import _FROZEN_SCALARS, ItemResult, _item_from_state, _thawed
+
+__all__ = ["PackedItems", "PackedList", "Picked", "pack_list"]
+
+T = TypeVar("T")
+_MARSHAL, _PICKLE = b"m", b"p"
+_SCALARS = frozenset(_FROZEN_SCALARS)
+
+
+def _state(item: ItemResult) -> tuple[Any, ...]:
+    metadata: dict[str, Any] | None = None
+    if item.metadata:
+        metadata = {k: v if type(v) in _SCALARS else _thawed(v) for k, v in item.metadata.items()}
+    return (
+        item.id, item.output, item.expected, item.input, item.group, item.model, item.cluster,
+        metadata, None,
+    )  # fmt: skip
+
+
+def _pack(items: Sequence[ItemResult]) -> bytes | list[ItemResult]:
+    """``items`` as one compressed block; as a list when a metadata value cannot be written."""
+    states = [_state(item) for item in items]
+    try:
+        raw = _MARSHAL + marshal.dumps(states)
+    except ValueError:  # a metadata value marshal cannot write (a numpy scalar, a date...)
+        try:
+            raw = _PICKLE + pickle.dumps(states, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - not picklable either (items given from Python)
+            return list(items)
+    return zlib.compress(raw, 1)
+
+
+def _unpack(block: bytes | list[ItemResult]) -> list[ItemResult]:
+    if isinstance(block, list):
+        return block
+    raw = zlib.decompress(block)
+    # Both forms were written by _pack, in this process.
+    states: list[tuple[Any, ...]] = (
+        marshal.loads(raw[1:]) if raw[:1] == _MARSHAL else pickle.loads(raw[1:])
+    )
+    return [_item_from_state(*state) for state in states]
+
+
+class PackedItems(Sequence[ItemResult]):
+    """Items stored compressed in blocks; ``items[i]`` and iteration rebuild them on demand.
+
+    Build one with :meth:`append` (a chunk at a time), then read it like a list. Items come
+    back equal to those appended (their ``scores`` are not kept).
+    """
+
+    __slots__ = (
+        "_blocks",
+        "_cached",
+        "_cached_at",
+        "_starts",
+        "clusters",
+        "groups",
+        "models",
+        "n_answer_keys",
+    )
+
+    def __init__(self, chunks: Iterable[Sequence[ItemResult]] = ()) -> None:
+        self._blocks: list[bytes | list[ItemResult]] = []
+        self._starts: list[int] = []
+        self._cached: list[ItemResult] = []
+        self._cached_at = -1
+        #: Per item: its model, group and cluster (equal texts share one object).
+        self.models: list[str | None] = []
+        self.groups: list[str | None] = []
+        self.clusters: list[str | None] = []
+        #: How many items have an answer key.
+        self.n_answer_keys = 0
+        for chunk in chunks:
+            self.append(chunk)
+
+    def append(self, chunk: Sequence[ItemResult]) -> None:
+        """Store ``chunk`` after the items stored so far."""
+        if not chunk:
+            return
+        self._starts.append(len(self))
+        self._blocks.append(_pack(chunk))
+        shared: dict[str | None, str | None] = {None: None}
+        for values, field in (
+            (self.models, "model"),
+            (self.groups, "group"),
+            (self.clusters, "cluster"),
+        ):
+            for item in chunk:
+                value = getattr(item, field)
+                values.append(shared.setdefault(value, value))
+        self.n_answer_keys += sum(item.expected is not None for item in chunk)
+
+    def chunks(self) -> Iterator[list[ItemResult]]:
+        """The items chunk by chunk, as they were appended; one chunk alive at a time."""
+        for index in range(len(self._blocks)):
+            yield self._chunk(index)
+
+    @property
+    def n_chunks(self) -> int:
+        """How many chunks are stored."""
+        return len(self._blocks)
+
+    @property
+    def packed_bytes(self) -> int:
+        """The size of the compressed blocks, in bytes (blocks kept as items not counted)."""
+        return sum(len(block) for block in self._blocks if isinstance(block, bytes))
+
+    def _chunk(self, index: int) -> list[ItemResult]:
+        if index != self._cached_at:
+            self._cached = _unpack(self._blocks[index])
+            self._cached_at = index
+        return self._cached
+
+    def __len__(self) -> int:
+        return len(self.models)
+
+    @overload
+    def __getitem__(self, index: int) -> ItemResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ItemResult]: ...
+
+    def __getitem__(self, index: int | slice) -> ItemResult | list[ItemResult]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        n = len(self)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("PackedItems index out of range")
+        block = bisect_right(self._starts, index) - 1
+        return self._chunk(block)[index - self._starts[block]]
+
+    def __iter__(self) -> Iterator[ItemResult]:
+        for block in self._blocks:
+            # A fresh list per chunk, not the cache: the caller may hold items across chunks.
+            yield from _unpack(block)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment] # compared by content, like a list
+
+    def __repr__(self) -> str:
+        return (
+            f"<PackedItems: {len(self)} items in {len(self._blocks)} blocks, "
+            f"{self.packed_bytes / 2**20:.1f} MiB>"
+        )
+
+
+def _pack_values(values: Sequence[Any]) -> bytes | None:
+    """``values`` as one compressed block; ``None`` when they cannot be written."""
+    try:
+        raw = _MARSHAL + marshal.dumps(list(values))
+    except ValueError:  # read-only mappings, numpy scalars...: plain copies, pickled
+        plain = [_thawed(v) if isinstance(v, Mapping) else v for v in values]
+        try:
+            raw = _PICKLE + pickle.dumps(plain, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - not picklable either: the caller keeps the list
+            return None
+    return zlib.compress(raw, 1)
+
+
+def _unpack_values(block: bytes) -> list[Any]:
+    raw = zlib.decompress(block)
+    # Both forms were written by _pack_values, in this process.
+    values: list[Any] = marshal.loads(raw[1:]) if raw[:1] == _MARSHAL else pickle.loads(raw[1:])
+    return values
+
+
+class PackedList(Sequence[Any]):
+    """A long list of plain values (a metric's per-item ``extra`` mappings) kept compressed.
+
+    Made of blocks, each decoded when read; the block last read is kept for reading near it.
+    Use :func:`pack_list` to make one and :meth:`join` to put consecutive ones together.
+    """
+
+    __slots__ = ("_blocks", "_cached", "_cached_at", "_n", "_starts")
+
+    def __init__(self, blocks: Sequence[tuple[bytes, int]]) -> None:
+        self._blocks = [block for block, _ in blocks]
+        self._starts: list[int] = []
+        n = 0
+        for _, size in blocks:
+            self._starts.append(n)
+            n += size
+        self._n = n
+        self._cached: list[Any] = []
+        self._cached_at = -1
+
+    @classmethod
+    def join(cls, parts: Sequence[Sequence[Any]]) -> PackedList | None:
+        """One list of consecutive ``parts`` (packed or plain); ``None`` if one cannot pack."""
+        blocks: list[tuple[bytes, int]] = []
+        for part in parts:
+            if isinstance(part, PackedList):
+                blocks += [
+                    (block, (part._starts[i + 1] if i + 1 < len(part._starts) else part._n) - start)
+                    for i, (block, start) in enumerate(zip(part._blocks, part._starts))
+                ]
+            elif len(part):
+                block = _pack_values(part)
+                if block is None:
+                    return None
+                blocks.append((block, len(part)))
+        return cls(blocks)
+
+    def _block(self, index: int) -> list[Any]:
+        if index != self._cached_at:
+            self._cached = _unpack_values(self._blocks[index])
+            self._cached_at = index
+        return self._cached
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._n))]
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError("PackedList index out of range")
+        block = bisect_right(self._starts, index) - 1
+        return self._block(block)[index - self._starts[block]]
+
+    def __iter__(self) -> Iterator[Any]:
+        for block in self._blocks:
+            yield from _unpack_values(block)
+
+    def __repr__(self) -> str:
+        return f"<PackedList: {self._n} values in {len(self._blocks)} blocks>"
+
+
+def pack_list(values: Sequence[Any] | None) -> Sequence[Any] | None:
+    """``values`` compressed as a :class:`PackedList`, or as they are when they cannot be."""
+    if values is None or isinstance(values, PackedList) or not values:
+        return values
+    return PackedList.join([values]) or values
+
+
+class Picked(Sequence[T]):
+    """The entries of ``base`` at ``indices``, in that order, read from ``base`` when asked.
+
+    A breakdown by group or model picks its items and extras this way, so that picking from
+    packed items never unpacks what nobody reads.
+    """
+
+    __slots__ = ("_base", "_indices")
+
+    def __init__(self, base: Sequence[T], indices: Sequence[int]) -> None:
+        self._base, self._indices = base, indices
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return [self._base[i] for i in self._indices[index]]
+        return self._base[self._indices[index]]
+
+    def __iter__(self) -> Iterator[T]:
+        return map(self._base.__getitem__, self._indices)
