@@ -4,7 +4,9 @@ On the QA files of ``../shared/bench/gen_data.py`` (100k and 1M lines, written t
 ``benchmarks/data/``, git-ignored, made when missing):
 
 1. ``itemscore score FILE -m exact_match -m token_f1 -m answered_rate -q`` with and without
-   ``--out DIR`` (every built-in report), alternated in fresh processes, the median ratio;
+   ``--out DIR`` (every built-in report), alternated in fresh processes: the median ratio,
+   the seconds per 100k lines (linear when equal across sizes), and the peak memory of each
+   command (its largest resident set, child processes included) against the file's size;
 2. in one process on the 100k run, each report format written alone (seconds and µs per item).
 
 Sizes from ``ITEMSCORE_BENCH_REPORT_SIZES`` (default ``100k,1m``). Nothing is asserted.
@@ -42,10 +44,16 @@ def data_file(size: str) -> Path:
     return path
 
 
-def timed(command: list[str]) -> float:
+def timed(command: list[str]) -> tuple[float, int]:
+    """Seconds and peak resident bytes of ``command`` (the largest of it and its children)."""
     start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        raise SystemExit(f"bench_reports: {command} exited with {process.returncode}")
+    return elapsed, usage.ru_maxrss * 1024  # kibibytes on Linux
 
 
 def cli_ratio(path: Path, repeats: int) -> None:
@@ -57,12 +65,22 @@ def cli_ratio(path: Path, repeats: int) -> None:
             plain.append(timed(base))
             with_out.append(timed([*base, "--out", folder]))
         size = sum(f.stat().st_size for f in Path(folder).glob("*") if f.exists())
-    ratios = [b / a for a, b in zip(plain, with_out)]
+    ratios = [b[0] / a[0] for a, b in zip(plain, with_out)]
+    file_size = path.stat().st_size
+    lines = sum(1 for _ in path.open("rb"))
+    a = statistics.median(t for t, _ in plain)
+    b = statistics.median(t for t, _ in with_out)
     print(
-        f"{path.name}: without --out {statistics.median(plain):.1f} s, with --out "
-        f"{statistics.median(with_out):.1f} s, ratio {statistics.median(ratios):.2f}x "
-        f"(median of {repeats}; reports {size / 2**20:.0f} MiB)"
+        f"{path.name}: without --out {a:.1f} s, with --out {b:.1f} s, ratio "
+        f"{statistics.median(ratios):.2f}x (median of {repeats}; reports {size / 2**20:.0f} MiB)"
     )
+    print(f"  per 100k lines: {a / lines * 1e5:.2f} s without, {b / lines * 1e5:.2f} s with --out")
+    for name, runs in (("without --out", plain), ("with --out", with_out)):
+        peak = max(p for _, p in runs)
+        print(
+            f"  peak memory {name}: {peak / 2**20:.0f} MiB = {peak / file_size:.2f}x the "
+            f"file ({file_size / 2**20:.0f} MiB)"
+        )
 
 
 def per_format(path: Path) -> None:

@@ -632,6 +632,34 @@ def score(
             option that does not apply, a metric that cannot be sent to workers...).
         InputError: a row that cannot be an item, or a duplicate id.
     """
+    return _score(
+        items, metrics, suite_id=suite_id, extra_metrics=extra_metrics, columns=columns,
+        confidence=confidence, ci_method=ci_method, seed=seed, concurrency=concurrency,
+        executor=executor, workers=workers, client=client, retries=retries, progress=progress,
+        registry=registry,
+    )  # fmt: skip
+
+
+def _score(
+    items: Iterable[Any],
+    metrics: Iterable[MetricLike] | RunPlan,
+    *,
+    suite_id: str = "default",
+    extra_metrics: Iterable[MetricLike] = (),
+    columns: Mapping[str, str] | None = None,
+    confidence: float = 0.95,
+    ci_method: str | None = None,
+    seed: int = 0,
+    concurrency: int = 16,
+    executor: str | Executor = "serial",
+    workers: int | str | None = None,
+    client: Any = None,
+    retries: int = 0,
+    progress: ProgressCallback | None = None,
+    registry: Registry | None = None,
+    on_chunk: ChunkCallback | None = None,
+) -> RunResult:
+    """:func:`score`, with ``on_chunk`` (see :func:`_run_plan`) for the command line."""
     settings, engine = _prepare(
         suite_id=suite_id, confidence=confidence, ci_method=ci_method, seed=seed,
         concurrency=concurrency, executor=executor, workers=workers, client=client,
@@ -639,7 +667,7 @@ def score(
     )  # fmt: skip
     the_plan = plan(metrics, extra_metrics, registry=registry)
     items = _coerce_items(items, columns)
-    return _run_plan(items, the_plan, settings, engine, progress)
+    return _run_plan(items, the_plan, settings, engine, progress, on_chunk=on_chunk)
 
 
 def run(

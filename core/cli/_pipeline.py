@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from itemscore._records import ItemResult
     from itemscore._result import RunResult
     from itemscore._suite import Suite
+    from itemscore.reports import Export
 
 __all__ = [
     "Notice",
@@ -222,7 +223,7 @@ def score_request(
         InputError: a malformed data file, or no answer key where a metric needs one.
     """
     from itemscore._checks import check_answer_keys, check_ci_support, check_groups
-    from itemscore._runner import score
+    from itemscore._runner import _score
 
     assert request.data is not None
     prepared = prepare_request(request, notice=notice)
@@ -234,25 +235,46 @@ def score_request(
     )
     if request.by_group:
         check_groups(items, notice=notice)
+    export = _open_export(request.out, prepared.reports, notice)
+    # items.jsonl is written as chunks are scored, unless a corpus metric scores at the end.
+    stream = export is not None and export.streams_items
+    stream = stream and not any(pm.is_corpus for pm in planned.metrics)
     arguments, client = _executor_arguments(settings)
     try:
-        result = score(items, planned, suite_id=prepared.suite_id, progress=progress, **arguments)
+        result = _score(
+            items, planned, suite_id=prepared.suite_id, progress=progress,
+            on_chunk=export.add_chunk if stream and export is not None else None, **arguments,
+        )  # fmt: skip
+        if request.ci_method is not None:
+            check_ci_support(result, request.ci_method, notice=notice)
+        result = _with_provenance(
+            result,
+            command=list(command) if command is not None else None,
+            columns=dict(request.columns),
+            data={
+                "path": name,
+                "sha256": file_digest(request.data),
+                "rows": len(items),
+            },
+        )
+        paths = export.finish(result) if export is not None else []
+    except BaseException:
+        if export is not None:
+            export.discard()
+        raise
     finally:
         if client is not None:
             client.close()
-    if request.ci_method is not None:
-        check_ci_support(result, request.ci_method, notice=notice)
-    result = _with_provenance(
-        result,
-        command=list(command) if command is not None else None,
-        columns=dict(request.columns),
-        data={
-            "path": name,
-            "sha256": file_digest(request.data),
-            "rows": len(items),
-        },
-    )
-    return result, _export(result, request.out, prepared.reports, notice)
+    return result, paths
+
+
+def _open_export(out: Path | None, formats: list[str] | None, notice: Notice) -> Export | None:
+    """The report set of ``--out``, checked, or ``None`` without ``--out``."""
+    if out is None:
+        return None
+    from itemscore.reports import Export
+
+    return Export(out, formats, notice=notice)
 
 
 @attrs.frozen

@@ -17,19 +17,22 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from .._columns import ScoreColumn
 from .._exceptions import ConfigError, ItemscoreError, did_you_mean, one_of
 from .._gc import gc_paused
+from .._records import ItemResult
 from .._result import RunResult
 
 __all__ = [
     "BUILTIN",
     "BUILTIN_FORMATS",
+    "Export",
     "ReportFormat",
     "available_formats",
     "check_out_dir",
@@ -213,25 +216,113 @@ def export(
         ConfigError: an unknown format or a bad folder, before anything is written.
         Exception: whatever a writer raised; then the previous set is still in place.
     """
-    from ._commit import new_set
+    return Export(out_dir, formats, notice=notice).finish(result)
 
-    path = check_out_dir(out_dir)
-    plan = resolve_formats(formats, notice=notice)
-    created = [p for p in (path, *path.parents) if not p.exists()]  # deepest first
-    path.mkdir(parents=True, exist_ok=True)
-    names = [filename for _, filename, _ in plan]
-    known = list(dict.fromkeys([*BUILTIN_FORMATS.values(), *names]))
-    report_set = new_set(path)
-    try:
-        # items.jsonl first: results.json refers to it by count and hash.
-        order = sorted(plan, key=lambda entry: entry[0] != "items")
-        _write_all(order, result, report_set.folder, names)
-        return report_set.commit(names, known)
-    except BaseException:
-        report_set.discard()
-        if created:
-            _remove_created(path, created)
-        raise
+
+class Export:
+    """A report set written as a run goes: ``items.jsonl`` chunk by chunk, the rest at the end.
+
+    Pass :meth:`add_chunk` as the run's ``on_chunk``: each chunk's lines are written to
+    ``items.jsonl`` in the new set as soon as the chunk is scored, so no pass over the items
+    is needed after the run for that file. :meth:`finish` writes the other reports and
+    switches the set into place; :meth:`discard` (or an exception in ``finish``) removes it.
+    Formats and the folder are checked when the object is made, before anything is scored.
+
+    Raises:
+        ConfigError: an unknown format or a bad folder.
+    """
+
+    def __init__(
+        self,
+        out_dir: str | os.PathLike[str],
+        formats: Iterable[str] | None = None,
+        *,
+        notice: Callable[[str], None] | None = None,
+    ) -> None:
+        self.path = check_out_dir(out_dir)
+        self.plan = resolve_formats(formats, notice=notice)
+        self._set: Any = None
+        self._created: list[Path] = []
+        self._items: Any = None  # the open items.jsonl of a streamed set
+        self._streamed = 0
+
+    @property
+    def streams_items(self) -> bool:
+        """Whether ``items.jsonl`` is in the set (so chunks are worth handing over)."""
+        return any(name == "items" for name, _, _ in self.plan)
+
+    def _folder(self) -> Path:
+        if self._set is None:
+            from ._commit import new_set
+
+            self._created = [p for p in (self.path, *self.path.parents) if not p.exists()]
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._set = new_set(self.path)
+        folder: Path = self._set.folder
+        return folder
+
+    def add_chunk(self, items: Sequence[ItemResult], columns: Mapping[str, ScoreColumn]) -> None:
+        """Write the ``items.jsonl`` lines of one scored chunk (nothing without that format).
+
+        ``columns`` must hold every label of the run, in the run's order: a run with corpus
+        metrics (scored only at the end) cannot stream its items.
+        """
+        if not self.streams_items:
+            return
+        try:
+            if self._items is None:
+                from ._files import open_report
+
+                self._items = open_report(self._folder() / BUILTIN_FORMATS["items"])
+            from .items_jsonl import chunk_text
+
+            self._items.write(chunk_text(items, list(columns.values())))
+            self._streamed += len(items)
+        except BaseException:
+            self.discard()
+            raise
+
+    def finish(self, result: RunResult) -> list[Path]:
+        """Write the other reports of ``result`` and switch the set into place.
+
+        Returns:
+            The paths written, in format order.
+
+        Raises:
+            Exception: whatever a writer raised; then the previous set is still in place.
+        """
+        try:
+            streamed = self._items is not None
+            if streamed:
+                self._items.close()
+                self._items = None
+                if self._streamed != len(result.items):  # chunks of another run: redo it
+                    streamed = False
+            folder = self._folder()
+            names = [filename for _, filename, _ in self.plan]
+            known = list(dict.fromkeys([*BUILTIN_FORMATS.values(), *names]))
+            # items.jsonl first: results.json refers to it by count and hash.
+            order = sorted(self.plan, key=lambda entry: entry[0] != "items")
+            if streamed:
+                order = [entry for entry in order if entry[0] != "items"]
+            _write_all(order, result, folder, names)
+            paths: list[Path] = self._set.commit(names, known)
+            self._set = None
+            return paths
+        except BaseException:
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        """Remove the set being written (and the folders made for it); the old set stays."""
+        if self._items is not None:
+            self._items.close()
+            self._items = None
+        if self._set is not None:
+            self._set.discard()
+            self._set = None
+            if self._created:
+                _remove_created(self.path, self._created)
 
 
 #: Formats written in a second process on large runs, beside the others (both cores busy).

@@ -8,10 +8,11 @@ with one reused encoder and no intermediate copies: writing is linear and its me
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._columns import ScoreColumn
 from .._records import ItemResult
 from .._result import RunResult
 from .._serialize import json_safe
@@ -21,7 +22,7 @@ from ._rows import STATUS_NAMES, Score, score_rows
 
 CODES = {name: code for code, name in enumerate(STATUS_NAMES)}
 
-__all__ = ["FILENAME", "iter_lines", "write"]
+__all__ = ["FILENAME", "chunk_text", "iter_lines", "write"]
 
 #: The file this format writes.
 FILENAME = "items.jsonl"
@@ -100,6 +101,32 @@ def item_line(item: ItemResult) -> str:
             (label, (CODES[s.status.value], s.value, s.reason, s.extra or None))
             for label, s in item.scores.items()
         ],
+    )
+
+
+def chunk_text(items: Sequence[ItemResult], columns: Sequence[ScoreColumn]) -> str:
+    """The lines of ``items`` scored by ``columns`` (one per label, aligned with the items)."""
+    prepared = [(c.label, c.states, c.values, c.reasons, c.extras) for c in columns]
+    return "".join(
+        [
+            _line(
+                item,
+                [
+                    (
+                        label,
+                        (
+                            states[index],
+                            values[index],
+                            None if reasons is None else reasons[index],
+                            None if extras is None else extras[index],
+                        ),
+                    )
+                    for label, states, values, reasons, extras in prepared
+                ],
+            )
+            + "\n"
+            for index, item in enumerate(items)
+        ]
     )
 
 
