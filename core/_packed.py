@@ -14,41 +14,55 @@ beside the blocks, one entry per item, so that aggregating never unpacks an item
 from __future__ import annotations
 
 import marshal
+import operator
 import pickle
 import zlib
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
-from ._records import _FROZEN_SCALARS, ItemResult, _item_from_state, _thawed
+from ._records import EMPTY, ItemResult, _freeze_metadata, _thawed
 
 __all__ = ["PackedItems", "PackedList", "Picked", "pack_list"]
 
 T = TypeVar("T")
 _MARSHAL, _PICKLE = b"m", b"p"
-_SCALARS = frozenset(_FROZEN_SCALARS)
 
 
-def _state(item: ItemResult) -> tuple[Any, ...]:
-    metadata: dict[str, Any] | None = None
-    if item.metadata:
-        metadata = {k: v if type(v) in _SCALARS else _thawed(v) for k, v in item.metadata.items()}
-    return (
-        item.id, item.output, item.expected, item.input, item.group, item.model, item.cluster,
-        metadata, None,
-    )  # fmt: skip
+_FIELDS = operator.attrgetter("id", "output", "expected", "input", "group", "model", "cluster")
+_METADATA = operator.attrgetter("metadata")
+_MODEL = operator.attrgetter("model")
+_GROUP = operator.attrgetter("group")
+_CLUSTER = operator.attrgetter("cluster")
+_EXPECTED = operator.attrgetter("expected")
+
+
+def _dump(items: Sequence[ItemResult]) -> bytes:
+    """The items' fields and metadata as plain values (marshal, else pickle).
+
+    Raises:
+        Exception: a metadata value neither can write.
+    """
+    fields = list(map(_FIELDS, items))
+    # Read-only metadata as dicts; nested values are tuples already, or read-only mappings,
+    # which marshal refuses: then every value is copied plain.
+    metadata = [dict(m) if m else None for m in map(_METADATA, items)]
+    try:
+        return _MARSHAL + marshal.dumps((fields, metadata))
+    except ValueError:
+        metadata = [None if m is None else _thawed(m) for m in metadata]
+    try:
+        return _MARSHAL + marshal.dumps((fields, metadata))
+    except ValueError:  # a value marshal cannot write (a date, a numpy scalar...)
+        return _PICKLE + pickle.dumps((fields, metadata), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _pack(items: Sequence[ItemResult]) -> bytes | list[ItemResult]:
     """``items`` as one compressed block; as a list when a metadata value cannot be written."""
-    states = [_state(item) for item in items]
     try:
-        raw = _MARSHAL + marshal.dumps(states)
-    except ValueError:  # a metadata value marshal cannot write (a numpy scalar, a date...)
-        try:
-            raw = _PICKLE + pickle.dumps(states, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception:  # noqa: BLE001 - not picklable either (items given from Python)
-            return list(items)
+        raw = _dump(items)
+    except Exception:  # noqa: BLE001 - not picklable either (items given from Python)
+        return list(items)
     return zlib.compress(raw, 1)
 
 
@@ -56,11 +70,25 @@ def _unpack(block: bytes | list[ItemResult]) -> list[ItemResult]:
     if isinstance(block, list):
         return block
     raw = zlib.decompress(block)
-    # Both forms were written by _pack, in this process.
-    states: list[tuple[Any, ...]] = (
-        marshal.loads(raw[1:]) if raw[:1] == _MARSHAL else pickle.loads(raw[1:])
-    )
-    return [_item_from_state(*state) for state in states]
+    # Both forms were written by _dump, in this process.
+    fields, metadata = marshal.loads(raw[1:]) if raw[:1] == _MARSHAL else pickle.loads(raw[1:])
+    new, put, item_type, empty = object.__new__, object.__setattr__, ItemResult, EMPTY
+    out: list[ItemResult] = []
+    append = out.append
+    # Unrolled, without validation: every field was valid when the item was packed.
+    for (ident, output, expected, text, group, model, cluster), meta in zip(fields, metadata):
+        item = new(item_type)
+        put(item, "id", ident)
+        put(item, "output", output)
+        put(item, "expected", expected)
+        put(item, "input", text)
+        put(item, "group", group)
+        put(item, "model", model)
+        put(item, "cluster", cluster)
+        put(item, "metadata", empty if meta is None else _freeze_metadata(meta))
+        put(item, "scores", empty)
+        append(item)
+    return out
 
 
 class PackedItems(Sequence[ItemResult]):
@@ -101,16 +129,16 @@ class PackedItems(Sequence[ItemResult]):
             return
         self._starts.append(len(self))
         self._blocks.append(_pack(chunk))
+        # Equal texts of a chunk kept as one object.
         shared: dict[str | None, str | None] = {None: None}
         for values, field in (
-            (self.models, "model"),
-            (self.groups, "group"),
-            (self.clusters, "cluster"),
+            (self.models, _MODEL),
+            (self.groups, _GROUP),
+            (self.clusters, _CLUSTER),
         ):
-            for item in chunk:
-                value = getattr(item, field)
-                values.append(shared.setdefault(value, value))
-        self.n_answer_keys += sum(item.expected is not None for item in chunk)
+            found = list(map(field, chunk))
+            values += map(shared.setdefault, found, found)
+        self.n_answer_keys += len(chunk) - list(map(_EXPECTED, chunk)).count(None)
 
     def chunks(self) -> Iterator[list[ItemResult]]:
         """The items chunk by chunk, as they were appended; one chunk alive at a time."""

@@ -291,8 +291,25 @@ def progress_wanted(*, quiet: bool = False, json_output: bool = False) -> bool:
     return sys.stderr.isatty()
 
 
+class ProgressBar:
+    """What :func:`progress_bar` yields: call it as ``progress(done, total)`` while scoring.
+
+    :meth:`reading` shows the rows read so far, before scoring starts.
+    """
+
+    def __init__(self, bar: Any, task: Any, description: str) -> None:
+        self._bar, self._task, self._description = bar, task, description
+
+    def __call__(self, done: int, total: int) -> None:
+        self._bar.update(self._task, completed=done, total=total, description=self._description)
+
+    def reading(self, rows: int) -> None:
+        """``rows`` read so far (the total is not known until the end of the file)."""
+        self._bar.update(self._task, completed=rows, total=None, description="reading")
+
+
 @contextmanager
-def progress_bar(enabled: bool, description: str = "scoring") -> Iterator[ProgressCallback | None]:
+def progress_bar(enabled: bool, description: str = "scoring") -> Iterator[ProgressBar | None]:
     """A rich progress bar on stderr, fed by the runner's ``progress(done, total)``.
 
     Yields ``None`` when ``enabled`` is false, so the runner skips the callback entirely.
@@ -311,9 +328,4 @@ def progress_bar(enabled: bool, description: str = "scoring") -> Iterator[Progre
         console=Console(file=sys.stderr),
         transient=True,
     ) as bar:
-        task = bar.add_task(description, total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield update
+        yield ProgressBar(bar, bar.add_task(description, total=None), description)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import pathlib
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -224,12 +225,16 @@ def test_progress_bar_follows_the_runner(capsys: pytest.CaptureFixture[str]) -> 
     seen: list[tuple[int, int]] = []
     with progress_bar(True) as callback:
         assert callback is not None
+        callback.reading(5)
+        task = callback._bar.tasks[0]
+        assert (task.description, task.completed, task.total) == ("reading", 5, None)
 
         def spy(done: int, total: int) -> None:
             seen.append((done, total))
             callback(done, total)
 
         itemscore.score(data, ["answered_rate"], progress=spy)
+        assert (task.description, task.completed, task.total) == ("scoring", 5, 5)
     assert seen[-1] == (5, 5)
 
 
@@ -237,3 +242,30 @@ def test_console_is_wide_when_not_a_terminal(monkeypatch: pytest.MonkeyPatch) ->
     """Piped output gets at least 120 columns, so tables are not squeezed to 80."""
     monkeypatch.delenv("COLUMNS", raising=False)
     assert make_console(io.StringIO()).width >= 120
+
+
+def test_progress_bar_shows_reading_then_scoring(tmp_path: pathlib.Path) -> None:
+    """Reading a file counts its rows on the bar, then scoring takes over with its total."""
+    from itemscore._spec import MetricSpec
+    from itemscore.cli._pipeline import score_request
+    from itemscore.cli._request import MetricEntry, RunRequest
+
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(f'{{"output": "x{i}"}}\n' for i in range(25_000)), encoding="utf-8")
+    calls: list[tuple[str, int, int | None]] = []
+
+    class Spy:
+        def __call__(self, done: int, total: int) -> None:
+            calls.append(("scoring", done, total))
+
+        def reading(self, rows: int) -> None:
+            calls.append(("reading", rows, None))
+
+    spy = Spy()
+    entry = MetricEntry(MetricSpec("answered_rate"), "-m 'answered_rate'")
+    request = RunRequest(data=data, metrics=[entry])
+    score_request(request, progress=spy, reading=spy.reading)
+    reads = [c for c in calls if c[0] == "reading"]
+    assert [rows for _, rows, _ in reads] == [10_000, 20_000, 25_000]
+    assert calls.index(reads[-1]) < calls.index(next(c for c in calls if c[0] == "scoring"))
+    assert calls[-1] == ("scoring", 25_000, 25_000)

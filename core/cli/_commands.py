@@ -247,7 +247,11 @@ def _run_request(request: RunRequest, view: _View) -> None:
     _warn_serial_retries(request, view)
     with progress_bar(view.progress_enabled()) as progress:
         result, written = score_request(
-            request, command=sys.argv, progress=progress, notice=view.notice
+            request,
+            command=sys.argv,
+            progress=progress,
+            reading=None if progress is None else progress.reading,
+            notice=view.notice,
         )
     _show([result], view, written)
 

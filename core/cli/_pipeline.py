@@ -47,6 +47,8 @@ __all__ = [
 Notice = Callable[[str], None]
 #: ``progress(done, total)`` as scoring advances.
 Progress = Callable[[int, int], None]
+#: ``reading(rows)`` as the data file is read.
+Reading = Callable[[int], None]
 
 #: The command-line flag of each setting, for messages.
 SETTING_FLAGS = {
@@ -169,7 +171,9 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def read_request_items(request: RunRequest, suite: Suite | None) -> Sequence[ItemResult]:
+def read_request_items(
+    request: RunRequest, suite: Suite | None, reading: Reading | None = None
+) -> Sequence[ItemResult]:
     """The items of the request's data file; through the suite's ``items()`` when it has one.
 
     The file is read chunk by chunk into packed items (:class:`~itemscore._packed.PackedItems`,
@@ -189,17 +193,20 @@ def read_request_items(request: RunRequest, suite: Suite | None) -> Sequence[Ite
         if suite is not None and type(suite).items is not Suite.items:
             source = read_rows(request.data, request.format, name=name, **options)
             return list(suite.items(row for chunk in source for row in chunk.rows))
-        return PackedItems(
-            iter_items(
-                request.data,
-                request.columns,
-                request.format,
-                answer_delimiter=request.answer_delimiter,
-                null_output=request.null_output,
-                name=name,
-                **options,
-            )
-        )
+        packed = PackedItems()
+        for chunk in iter_items(
+            request.data,
+            request.columns,
+            request.format,
+            answer_delimiter=request.answer_delimiter,
+            null_output=request.null_output,
+            name=name,
+            **options,
+        ):
+            packed.append(chunk)
+            if reading is not None:
+                reading(len(packed))
+        return packed
     except OptionError as exc:
         if exc.option not in options:
             raise
@@ -212,6 +219,7 @@ def score_request(
     *,
     command: Sequence[str] | None = None,
     progress: Progress | None = None,
+    reading: Reading | None = None,
     notice: Notice = _ignore,
 ) -> tuple[RunResult, list[Path]]:
     """Score the request's data file and write its reports: ``(result, paths written)``.
@@ -228,7 +236,7 @@ def score_request(
     assert request.data is not None
     prepared = prepare_request(request, notice=notice)
     suite, planned, settings = prepared.suite, prepared.planned, prepared.settings
-    items = read_request_items(request, suite)
+    items = read_request_items(request, suite, reading)
     name = request.data_name or os.fspath(request.data)
     check_answer_keys(
         items, planned, source=name, column=request.columns.get("expected", "expected")
