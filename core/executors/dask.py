@@ -67,6 +67,7 @@ class DaskExecutor(Executor):
         self.client = client
         self.workers = workers or (None if client is not None else os.cpu_count() or 1)
         self._own: tuple[Any, Any] | None = None
+        self._plan: Any = None  # the plan, sent to every worker once per run
 
     def start(self, plan: RunPlan, settings: RunSettings) -> None:
         """Start a local cluster when no client was given."""
@@ -87,6 +88,10 @@ class DaskExecutor(Executor):
 
     def stop(self) -> None:
         """Close the local cluster this executor started (a given client stays open)."""
+        if self._plan is not None:
+            client = self.client if self._own is None else self._own[1]
+            client.cancel([self._plan])
+            self._plan = None
         if self._own is not None:
             cluster, client = self._own
             self._own = None
@@ -104,7 +109,9 @@ class DaskExecutor(Executor):
         distributed = _import_distributed()
         client = self.client if self._own is None else self._own[1]
         n_labels = sum(not pm.is_corpus for pm in plan.metrics)
-        plan_future = client.scatter(plan, broadcast=True, hash=False)
+        if self._plan is None:
+            self._plan = client.scatter(plan, broadcast=True, hash=False)
+        plan_future = self._plan
         data = client.scatter([list(shard) for shard in shards], hash=False)
         futures = {
             client.submit(_score_task, plan_future, part, settings, pure=False): index
@@ -125,4 +132,4 @@ class DaskExecutor(Executor):
                     tick(len(shards[index]) * n_labels)
                 yield index, columns
         finally:
-            client.cancel([*futures, *data, plan_future])
+            client.cancel([*futures, *data])
