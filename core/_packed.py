@@ -21,6 +21,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
+from ._gc import gc_paused
 from ._records import EMPTY, ItemResult, _freeze_metadata, _thawed
 
 __all__ = ["PackedItems", "PackedList", "Picked", "pack_list"]
@@ -69,6 +70,11 @@ def _pack(items: Sequence[ItemResult]) -> bytes | list[ItemResult]:
 def _unpack(block: bytes | list[ItemResult]) -> list[ItemResult]:
     if isinstance(block, list):
         return block
+    with gc_paused():  # thousands of acyclic records
+        return _rebuild(block)
+
+
+def _rebuild(block: bytes) -> list[ItemResult]:
     raw = zlib.decompress(block)
     # Both forms were written by _dump, in this process.
     fields, metadata = marshal.loads(raw[1:]) if raw[:1] == _MARSHAL else pickle.loads(raw[1:])
@@ -127,6 +133,10 @@ class PackedItems(Sequence[ItemResult]):
         """Store ``chunk`` after the items stored so far."""
         if not chunk:
             return
+        with gc_paused():  # acyclic values only; a collection would walk the lists below
+            self._append(chunk)
+
+    def _append(self, chunk: Sequence[ItemResult]) -> None:
         self._starts.append(len(self))
         self._blocks.append(_pack(chunk))
         # Equal texts of a chunk kept as one object.
@@ -214,6 +224,11 @@ def _pack_values(values: Sequence[Any]) -> bytes | None:
 
 
 def _unpack_values(block: bytes) -> list[Any]:
+    with gc_paused():
+        return _load_values(block)
+
+
+def _load_values(block: bytes) -> list[Any]:
     raw = zlib.decompress(block)
     # Both forms were written by _pack_values, in this process.
     values: list[Any] = marshal.loads(raw[1:]) if raw[:1] == _MARSHAL else pickle.loads(raw[1:])
