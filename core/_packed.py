@@ -7,8 +7,8 @@ needs it, then ``zlib`` at its fastest level), about a fifth of the file's size.
 rebuilds one chunk at a time, so iterating a million items never holds more than one chunk of
 objects; the chunk last read is kept for indexing near it.
 
-What the run needs of every item (model, group, cluster, whether it has an answer key) is kept
-beside the blocks, one entry per item, so that aggregating never unpacks an item.
+What the run needs of every item (model, group, cluster) is kept beside the blocks, one entry
+per item (nothing for a field no item has), so that aggregating never unpacks an item.
 """
 
 from __future__ import annotations
@@ -32,9 +32,8 @@ _MARSHAL, _PICKLE = b"m", b"p"
 
 _FIELDS = operator.attrgetter("id", "output", "expected", "input", "group", "model", "cluster")
 _METADATA = operator.attrgetter("metadata")
-_MODEL = operator.attrgetter("model")
-_GROUP = operator.attrgetter("group")
-_CLUSTER = operator.attrgetter("cluster")
+#: The fields kept per item beside the blocks: what a run aggregates by.
+_PER_ITEM = {name: operator.attrgetter(name) for name in ("model", "group", "cluster")}
 _EXPECTED = operator.attrgetter("expected")
 
 
@@ -108,10 +107,9 @@ class PackedItems(Sequence[ItemResult]):
         "_blocks",
         "_cached",
         "_cached_at",
+        "_fields",
+        "_n",
         "_starts",
-        "clusters",
-        "groups",
-        "models",
         "n_answer_keys",
     )
 
@@ -120,10 +118,10 @@ class PackedItems(Sequence[ItemResult]):
         self._starts: list[int] = []
         self._cached: list[ItemResult] = []
         self._cached_at = -1
-        #: Per item: its model, group and cluster (equal texts share one object).
-        self.models: list[str | None] = []
-        self.groups: list[str | None] = []
-        self.clusters: list[str | None] = []
+        self._n = 0
+        # Per item: its model, group and cluster (equal texts share one object); a field no
+        # item has so far is None, not a list of None.
+        self._fields: dict[str, list[str | None] | None] = dict.fromkeys(_PER_ITEM)
         #: How many items have an answer key.
         self.n_answer_keys = 0
         for chunk in chunks:
@@ -141,13 +139,15 @@ class PackedItems(Sequence[ItemResult]):
         self._blocks.append(_pack(chunk))
         # Equal texts of a chunk kept as one object.
         shared: dict[str | None, str | None] = {None: None}
-        for values, field in (
-            (self.models, _MODEL),
-            (self.groups, _GROUP),
-            (self.clusters, _CLUSTER),
-        ):
-            found = list(map(field, chunk))
+        for name, getter in _PER_ITEM.items():
+            found = list(map(getter, chunk))
+            values = self._fields[name]
+            if values is None:
+                if found.count(None) == len(found):
+                    continue
+                values = self._fields[name] = [None] * self._n
             values += map(shared.setdefault, found, found)
+        self._n += len(chunk)
         self.n_answer_keys += len(chunk) - list(map(_EXPECTED, chunk)).count(None)
 
     def chunks(self) -> Iterator[list[ItemResult]]:
@@ -171,8 +171,12 @@ class PackedItems(Sequence[ItemResult]):
             self._cached_at = index
         return self._cached
 
+    def field(self, name: str) -> Sequence[str | None] | None:
+        """Per item, its ``model``, ``group`` or ``cluster``; ``None`` when no item has one."""
+        return self._fields[name]
+
     def __len__(self) -> int:
-        return len(self.models)
+        return self._n
 
     @overload
     def __getitem__(self, index: int) -> ItemResult: ...

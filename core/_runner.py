@@ -116,8 +116,8 @@ class RunItems:
 
     #: The items, in order.
     items: Sequence[ItemResult]
-    #: Per item: its model.
-    models: Sequence[str | None]
+    #: Per item: its model; ``None`` when no item has one.
+    models: Sequence[str | None] | None
     #: Per item: its group; ``None`` when no item has one.
     groups: Sequence[str | None] | None
     #: Per item: its cluster; ``None`` when no item has one.
@@ -128,22 +128,22 @@ class RunItems:
     @classmethod
     def of(cls, items: Sequence[ItemResult]) -> RunItems:
         """The view of ``items`` (a list, or packed items whose fields are kept beside)."""
-        chunk_size = None
         if isinstance(items, PackedItems):
-            chunk_size = STREAM_CHUNK
-            models: Sequence[str | None] = items.models
-            groups: Sequence[str | None] = items.groups
-            clusters: Sequence[str | None] = items.clusters
-        else:
-            models = [item.model for item in items]
-            groups = [item.group for item in items]
-            clusters = [item.cluster for item in items]
+            return cls(
+                items,
+                items.field("model"),
+                items.field("group"),
+                items.field("cluster"),
+                STREAM_CHUNK,
+            )
+        models = [item.model for item in items]
+        groups = [item.group for item in items]
+        clusters = [item.cluster for item in items]
         return cls(
             items,
-            models,
-            groups if any(g is not None for g in groups) else None,
-            clusters if any(c is not None for c in clusters) else None,
-            chunk_size,
+            models if models.count(None) < len(models) else None,
+            groups if groups.count(None) < len(groups) else None,
+            clusters if clusters.count(None) < len(clusters) else None,
         )
 
     def __len__(self) -> int:
@@ -169,8 +169,8 @@ class RunItems:
     def model_indices(self) -> dict[str | None, list[int]]:
         """Item indices by model, in order of first appearance."""
         models = self.models
-        if len(set(models)) <= 1:
-            return {models[0] if models else None: list(range(len(models)))}
+        if models is None or len(set(models)) <= 1:
+            return {models[0] if models else None: list(range(len(self.items)))}
         out: dict[str | None, list[int]] = {}
         for index, model in enumerate(models):
             out.setdefault(model, []).append(index)

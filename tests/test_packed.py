@@ -66,12 +66,27 @@ def test_rebuilt_metadata_is_read_only_and_nested_values_survive() -> None:
 def test_fields_kept_beside_the_blocks() -> None:
     items = make_items(60)
     packed = PackedItems(chunked(items, 25))
-    assert packed.models == [i.model for i in items]
-    assert packed.groups == [i.group for i in items]
-    assert packed.clusters == [i.cluster for i in items]
+    assert packed.field("model") == [i.model for i in items]
+    assert packed.field("group") == [i.group for i in items]
+    assert packed.field("cluster") == [i.cluster for i in items]
     assert packed.n_answer_keys == sum(i.expected is not None for i in items)
     # Equal texts share one object, so a million items cost a pointer each.
-    assert packed.models[0] is packed.models[2]
+    models = packed.field("model")
+    assert models is not None
+    assert models[0] is models[2]
+
+
+def test_a_field_no_item_has_costs_nothing() -> None:
+    plain = [ItemResult(id=str(i), output="x") for i in range(30)]
+    packed = PackedItems(chunked(plain, 10))
+    assert packed.field("model") is None
+    assert packed.field("group") is None
+    late = ItemResult(id="late", output="x", group="g", cluster="c")
+    packed.append([late])
+    assert packed.field("group") == [None] * 30 + ["g"]
+    assert packed.field("cluster") == [None] * 30 + ["c"]
+    assert packed.field("model") is None
+    assert len(packed) == 31
 
 
 def test_blocks_are_smaller_than_the_items_text() -> None:
