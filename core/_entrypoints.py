@@ -4,7 +4,9 @@ We walk the groups ourselves, keeping each entry point's distribution: pluggy's
 ``load_setuptools_entrypoints`` drops an entry point whose name is taken and stops at the first
 plugin that fails to import; itemscore needs both facts reported instead.
 
-- :func:`entry_points` lists a group without importing anything; entry points switched off by
+- :func:`entry_points` lists a group without importing anything, reading ``entry_points.txt``
+  and ``METADATA`` in the ``*.dist-info`` folders on ``sys.path`` as ``importlib.metadata``
+  would (which it imports only for what it reads in its own way); entry points switched off by
   ``ITEMSCORE_DISABLE_PLUGIN_AUTOLOAD``, ``ITEMSCORE_DISABLE_PLUGINS`` or ``-p no:NAME`` are
   left out (:func:`disabled_entry_points` lists them).
 - :func:`load` imports one entry point once; a failure is recorded as one description of the
@@ -14,9 +16,10 @@ plugin that fails to import; itemscore needs both facts reported instead.
 from __future__ import annotations
 
 import os
+import re
+import sys
 from collections.abc import Iterable
-from importlib import metadata
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -25,6 +28,8 @@ from ._exceptions import describe_exception
 __all__ = [
     "AUTOLOAD_ENV",
     "DISABLE_ENV",
+    "EntryPoint",
+    "EntryPointLike",
     "EntryPointRef",
     "Loaded",
     "autoload_enabled",
@@ -43,12 +48,52 @@ DISABLE_ENV = "ITEMSCORE_DISABLE_PLUGINS"
 HOST_DISTRIBUTION = "itemscore"
 
 
+class EntryPointLike(Protocol):
+    """An entry point: ours, or one of ``importlib.metadata``."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+    @property
+    def group(self) -> str: ...
+    def load(self) -> Any: ...
+
+
+#: ``importlib.metadata``'s pattern of an entry point's value: ``module[:attr][ [extras]]``.
+_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
+
+
+@attrs.frozen
+class EntryPoint:
+    """One entry point read from ``entry_points.txt``, loaded as ``importlib.metadata`` does."""
+
+    #: The entry point's name.
+    name: str
+    #: ``module:attribute`` (or a module).
+    value: str
+    #: The entry-point group.
+    group: str
+
+    def load(self) -> Any:
+        """Import the module and return the attribute the value names."""
+        import importlib
+
+        match = re.match(_VALUE, self.value)
+        if match is None:  # the error importlib.metadata gives
+            raise AttributeError("'NoneType' object has no attribute 'group'")
+        found: Any = importlib.import_module(match.group("module"))
+        for attribute in filter(None, (match.group("attr") or "").split(".")):
+            found = getattr(found, attribute)
+        return found
+
+
 @attrs.frozen
 class EntryPointRef:
     """One entry point with the distribution that declares it."""
 
     #: The entry point itself (``name``, ``value``, ``load()``).
-    entry_point: metadata.EntryPoint
+    entry_point: EntryPointLike
     #: The distribution's name, or ``None`` when unknown.
     distribution: str | None
     #: The distribution's version, or ``None`` when unknown.
@@ -107,9 +152,22 @@ def _is_disabled(ref: EntryPointRef, names: set[str]) -> bool:
     return bool(keys & names)
 
 
-def _walk(group: str) -> list[EntryPointRef]:
-    seen: set[tuple[str, str, str | None]] = set()
-    refs: list[EntryPointRef] = []
+def _declared(group: str) -> list[tuple[EntryPointLike, str | None, str | None]]:
+    """Every entry point of ``group`` with its distribution's name and version.
+
+    In ``importlib.metadata``'s order, with its choice among distributions of one name (the
+    first on ``sys.path``): read from the ``*.dist-info`` folders directly where that gives the
+    same answer, else (zip files or eggs on ``sys.path``, other distribution finders, files
+    that are not plain) through ``importlib.metadata``, whose import costs more than Python's
+    own start-up. One difference: a malformed ``entry_points.txt`` without ``group`` is not
+    read, where ``importlib.metadata`` fails for every group.
+    """
+    found = _read_distributions(group)
+    if found is not None:
+        return found
+    from importlib import metadata
+
+    declared: list[tuple[EntryPointLike, str | None, str | None]] = []
     # Name and version by distribution: reading either parses the whole METADATA file, and one
     # distribution declares many entry points (the built-ins are seven metrics).
     names: dict[int, tuple[str | None, str | None]] = {}
@@ -121,6 +179,130 @@ def _walk(group: str) -> list[EntryPointRef]:
             dist_name, version = known
         else:
             dist_name, version = names[id(dist)] = (dist.metadata["Name"], dist.version)
+        declared.append((ep, dist_name, version))
+    return declared
+
+
+class _Unusual(Exception):
+    """Something ``importlib.metadata`` reads in its own way: let it read everything."""
+
+
+def _read_distributions(group: str) -> list[tuple[EntryPointLike, str | None, str | None]] | None:
+    """:func:`_declared` read from the folders on ``sys.path``, or ``None`` when unusual."""
+    external = sys.modules.get("_frozen_importlib_external")
+    path_finder = getattr(external, "PathFinder", None)
+    if any(f is not path_finder and hasattr(f, "find_distributions") for f in sys.meta_path):
+        return None
+    declared: list[tuple[EntryPointLike, str | None, str | None]] = []
+    seen: set[str] = set()
+    try:
+        for entry in sys.path:
+            for normalized, info in _infos(entry):
+                if normalized in seen:  # importlib.metadata keeps the first of one name
+                    continue
+                seen.add(normalized)
+                declared += _entry_points_of(info, group)
+    except (_Unusual, OSError, UnicodeDecodeError):
+        return None
+    return declared
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+
+
+def _infos(entry: str) -> list[tuple[str, str]]:
+    """The metadata folders in one ``sys.path`` entry, in ``importlib.metadata``'s order."""
+    folder = entry or "."
+    if os.path.basename(folder).lower().endswith(".egg"):
+        raise _Unusual(folder)
+    try:
+        children = os.listdir(folder)
+    except NotADirectoryError as exc:  # a zip file
+        raise _Unusual(folder) from exc
+    except OSError:
+        return []
+    by_name: dict[str, list[str]] = {}
+    for child in children:
+        low = child.lower()
+        if low.endswith((".dist-info", ".egg-info")):
+            if not child.endswith((".dist-info", ".egg-info")):
+                raise _Unusual(child)  # named from its METADATA by importlib.metadata
+            normalized = _normalize(low.rpartition(".")[0].partition("-")[0])
+            by_name.setdefault(normalized, []).append(os.path.join(folder, child))
+    return [(name, info) for name, infos in by_name.items() for info in infos]
+
+
+def _read_text(path: str) -> str | None:
+    """A file's text as ``importlib.metadata`` reads it (universal newlines), or ``None``."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        return None
+
+
+def _entry_points_of(info: str, group: str) -> list[tuple[EntryPointLike, str | None, str | None]]:
+    text = _read_text(os.path.join(info, "entry_points.txt"))
+    if not text or f"[{group}]" not in text:
+        return []
+    points: list[EntryPointLike] = []
+    section = None
+    for line in map(str.strip, text.splitlines()):
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line.strip("[]")
+            continue
+        if section is None:
+            continue
+        if "=" not in line:
+            raise _Unusual(line)  # importlib.metadata raises for it
+        name, value = map(str.strip, line.split("=", 1))
+        if section == group:
+            points.append(EntryPoint(name=name, value=value, group=group))
+    if not points:
+        return []
+    dist_name, version = _name_and_version(info)
+    return [(point, dist_name, version) for point in points]
+
+
+#: A header line as the email parser sees one: a name of printable ASCII but ``:``, then ``:``.
+_HEADER = re.compile(r"[\041-\071\073-\176]*:")
+
+
+def _name_and_version(info: str) -> tuple[str, str]:
+    """``Name`` and ``Version`` from the metadata, as the email parser reads the headers."""
+    text = _read_text(os.path.join(info, "METADATA")) or _read_text(os.path.join(info, "PKG-INFO"))
+    if not text:
+        raise _Unusual(info)
+    headers: dict[str, str] = {}
+    last = ""
+    for line in text.split("\n"):
+        if not line:
+            break
+        if any(c in line for c in "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029") or line.startswith(
+            "From "
+        ):
+            raise _Unusual(info)
+        if line[0] in " \t":
+            if last in ("name", "version"):
+                raise _Unusual(info)  # a folded value
+            continue
+        if not _HEADER.match(line):
+            raise _Unusual(info)
+        key, _, value = line.partition(":")
+        last = key.lower()
+        headers.setdefault(last, value.lstrip(" \t"))
+    if "name" not in headers or "version" not in headers:
+        raise _Unusual(info)
+    return headers["name"], headers["version"]
+
+
+def _walk(group: str) -> list[EntryPointRef]:
+    seen: set[tuple[str, str, str | None]] = set()
+    refs: list[EntryPointRef] = []
+    for ep, dist_name, version in _declared(group):
         key = (ep.name, ep.value, dist_name)
         if key in seen:  # the same distribution found twice on sys.path
             continue

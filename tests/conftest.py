@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import itemscore
+from itemscore import _entrypoints
 from itemscore._entrypoints import AUTOLOAD_ENV
 
 METRICS_GROUP = "itemscore.metrics"
@@ -107,18 +108,18 @@ def plugins(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: None
 ) -> Iterator[Plugins]:
     """Installed entry points = itemscore's own + the fakes the test declares."""
-    real: Any = metadata.entry_points
+    real = _entrypoints._declared
     fake = Plugins(tmp_path, f"fake_{uuid.uuid4().hex[:8]}")
 
-    def entry_points(**params: Any) -> list[Any]:
-        own = []
-        if fake.own:
-            own = [
-                ep for ep in real(**params) if ep.dist and ep.dist.metadata["Name"] == "itemscore"
-            ]
-        return own + [ep for ep in fake.eps if ep.group == params["group"]]
+    def declared(group: str) -> list[Any]:
+        own = [d for d in real(group) if d[1] == "itemscore"] if fake.own else []
+        eps = [ep for ep in fake.eps if ep.group == group]
+        return own + [
+            (ep, ep.dist.metadata["Name"], ep.dist.version) if ep.dist else (ep, None, None)
+            for ep in eps
+        ]
 
-    monkeypatch.setattr(metadata, "entry_points", entry_points)
+    monkeypatch.setattr(_entrypoints, "_declared", declared)
     monkeypatch.syspath_prepend(str(tmp_path))
     yield fake
     for name in [m for m in sys.modules if m.startswith(fake.prefix)]:

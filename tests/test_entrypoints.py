@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+import textwrap
+import zipfile
 from importlib import metadata
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from itemscore import _entrypoints
 from itemscore._entrypoints import AUTOLOAD_ENV, autoload_enabled, entry_points
 
 if TYPE_CHECKING:
@@ -138,3 +142,147 @@ def test_the_real_builtin_entry_point_is_found() -> None:
     assert refs["answered-rate"].value == "itemscore.metrics_builtin.answered_rate:AnsweredRate"
     assert refs["answered-rate"].builtin
     assert refs["answered-rate"].version == metadata.version("itemscore")
+
+
+# -- reading entry_points.txt without importlib.metadata -------------------------------------
+
+
+def _by_importlib(group: str) -> list[tuple[str, str, str, str | None, str | None]]:
+    found = []
+    for ep in metadata.entry_points(group=group):
+        dist = ep.dist
+        name, version = (dist.metadata["Name"], dist.version) if dist else (None, None)
+        found.append((ep.name, ep.value, ep.group, name, version))
+    return found
+
+
+def _by_us(group: str) -> list[tuple[str, str, str, str | None, str | None]] | None:
+    declared = _entrypoints._read_distributions(group)
+    if declared is None:
+        return None
+    return [(ep.name, ep.value, ep.group, name, version) for ep, name, version in declared]
+
+
+@pytest.fixture
+def path_finder_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No distribution finder but Python's (dask's importlib_metadata adds its own)."""
+    path_finder = sys.modules["_frozen_importlib_external"].PathFinder
+    finders = [f for f in sys.meta_path if f is path_finder or not hasattr(f, "find_distributions")]
+    monkeypatch.setattr(sys, "meta_path", finders)
+
+
+@pytest.mark.usefixtures("path_finder_only")
+@pytest.mark.parametrize(
+    "group", ["itemscore.metrics", "itemscore.plugins", "itemscore.suites", "console_scripts"]
+)
+def test_this_environment_reads_as_importlib_metadata_reads_it(group: str) -> None:
+    assert _by_us(group) == _by_importlib(group)
+    assert _by_us(group)
+
+
+def _dist(folder: Path, child: str, entry_points: str | None, metadata_text: str | None) -> None:
+    info = folder / child
+    info.mkdir(parents=True)
+    if entry_points is not None:
+        (info / "entry_points.txt").write_bytes(textwrap.dedent(entry_points).encode())
+    if metadata_text is not None:
+        name = "PKG-INFO" if child.endswith(".egg-info") else "METADATA"
+        (info / name).write_bytes(textwrap.dedent(metadata_text).encode())
+
+
+@pytest.mark.usefixtures("path_finder_only")
+def test_odd_installations_read_as_importlib_metadata_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """First of one name on sys.path wins, egg-info, comments, CRLF, extras, folded headers."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    group = "itemscore.odd"
+    _dist(
+        first,
+        "Odd_Name-1.0.dist-info",
+        """\
+        stray = before:any_section
+        # a comment
+        [console_scripts]
+        odd = odd:main
+
+        [itemscore.odd]
+          spaced   =   odd.mod : Thing
+        extras = odd.mod:Other [fast, small]
+        # another = not:this
+        dotted=odd:a.b.c
+        """,
+        "Metadata-Version: 2.1\nName: Odd_Name  \nVersion: 1.0\n"
+        "Summary: folded\n  over two lines\nName: ignored\n\nName: body\n",
+    )
+    _dist(second, "odd.name-2.0.dist-info", "[itemscore.odd]\nlater = odd:Later\n",
+          "Name: odd.name\nVersion: 2.0\n")  # fmt: skip
+    _dist(first, "eggy-0.1.egg-info", "[itemscore.odd]\r\neggy = eggy:E\r\n",
+          "Metadata-Version: 1.0\r\nName: eggy\r\nVersion: 0.1\r\n")  # fmt: skip
+    (first / "shadow-1.0.egg-info").write_text("Metadata-Version: 1.0\nName: shadow\n")
+    _dist(second, "shadow-3.0.dist-info", "[itemscore.odd]\nhidden = shadow:S\n",
+          "Name: shadow\nVersion: 3.0\n")  # fmt: skip
+    _dist(second, "other-1.0.dist-info", "[itemscore.other]\nx = y:Z\n", None)
+    monkeypatch.setattr(sys, "path", [str(first), str(tmp_path / "missing"), str(second)])
+    ours = _by_us(group)
+    assert ours is not None
+    assert ours == _by_importlib(group)
+    assert {name for name, *_ in ours} == {"spaced", "extras", "dotted", "eggy"}
+    assert ("spaced", "odd.mod : Thing", group, "Odd_Name  ", "1.0") in ours
+
+
+@pytest.mark.usefixtures("path_finder_only")
+@pytest.mark.parametrize(
+    "layout", ["zip", "folded name", "no metadata", "upper-case suffix", "egg", "no equals sign"]
+)
+def test_what_importlib_metadata_reads_its_own_way_is_left_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str
+) -> None:
+    """Zip files and eggs on sys.path, folded names, no METADATA: importlib.metadata reads all."""
+    site = tmp_path / "site"
+    site.mkdir()
+    group = "itemscore.odd"
+    entries = "[itemscore.odd]\nthing = pkg:Thing\n"
+    path = [str(site)]
+    if layout == "zip":
+        archive = tmp_path / "dists.zip"
+        with zipfile.ZipFile(archive, "w") as zipped:
+            zipped.writestr("zipped-1.0.dist-info/METADATA", "Name: zipped\nVersion: 1.0\n")
+            zipped.writestr("zipped-1.0.dist-info/entry_points.txt", entries)
+        path.append(str(archive))
+    elif layout == "folded name":
+        _dist(site, "folded-1.0.dist-info", entries, "Name: folded\n  name\nVersion: 1.0\n")
+    elif layout == "no metadata":
+        _dist(site, "bare-1.0.dist-info", entries, None)
+    elif layout == "upper-case suffix":
+        _dist(site, "Upper-1.0.DIST-INFO", entries, "Name: Upper\nVersion: 1.0\n")
+    elif layout == "egg":
+        egg = tmp_path / "thing-1.0-py3.egg"
+        _dist(egg, "EGG-INFO", entries, "Name: thing\nVersion: 1.0\n")
+        path.append(str(egg))
+    else:
+        _dist(site, "noeq-1.0.dist-info", "[itemscore.odd]\nthing\n", "Name: n\nVersion: 1\n")
+    monkeypatch.setattr(sys, "path", path)
+    assert _by_us(group) is None
+    if layout == "no equals sign":
+        with pytest.raises(TypeError):  # importlib.metadata's own failure, unchanged
+            _entrypoints._declared(group)
+        return
+    declared = [(ep.name, ep.value, ep.group, n, v) for ep, n, v in _entrypoints._declared(group)]
+    assert declared == _by_importlib(group)
+
+
+@pytest.mark.parametrize(
+    "value", ["json:dumps", "os.path:join", "os:path.join", "json", "json:nope", "no_such_mod_x:A",
+              "not a value!", "json : dumps [extra]"],
+)  # fmt: skip
+def test_an_entry_point_loads_as_importlib_metadata_loads_it(value: str) -> None:
+    ours = _entrypoints.EntryPoint(name="n", value=value, group="g")
+    theirs = metadata.EntryPoint(name="n", value=value, group="g")
+    outcomes = []
+    for ep in (ours, theirs):
+        try:
+            outcomes.append(ep.load())
+        except Exception as exc:  # noqa: BLE001 - the same error is expected
+            outcomes.append((type(exc), str(exc)))
+    assert outcomes[0] == outcomes[1]
