@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import textwrap
 import zipfile
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -147,37 +149,66 @@ def test_the_real_builtin_entry_point_is_found() -> None:
 # -- reading entry_points.txt without importlib.metadata -------------------------------------
 
 
-def _by_importlib(group: str) -> list[tuple[str, str, str, str | None, str | None]]:
-    found = []
+#: Run in a fresh interpreter: dask, imported by other tests, brings importlib_metadata, which
+#: takes over distribution discovery from the standard library's finder for the whole process.
+COMPARE = """
+import json, sys
+from importlib import metadata
+from itemscore import _entrypoints
+
+group, path = sys.argv[1], json.loads(sys.argv[2])
+if path is not None:
+    sys.path[:] = path
+ours = _entrypoints._read_distributions(group)
+if ours is not None:
+    ours = [(ep.name, ep.value, ep.group, name, version) for ep, name, version in ours]
+try:
+    declared = [(ep.name, ep.value, ep.group, n, v) for ep, n, v in _entrypoints._declared(group)]
+except Exception as exc:
+    declared = type(exc).__name__
+theirs = []
+try:
     for ep in metadata.entry_points(group=group):
-        dist = ep.dist
-        name, version = (dist.metadata["Name"], dist.version) if dist else (None, None)
-        found.append((ep.name, ep.value, ep.group, name, version))
+        name, version = (ep.dist.metadata["Name"], ep.dist.version) if ep.dist else (None, None)
+        theirs.append((ep.name, ep.value, ep.group, name, version))
+except Exception as exc:
+    theirs = type(exc).__name__
+print(json.dumps({"ours": ours, "declared": declared, "theirs": theirs}))
+"""
+
+
+def _compare(group: str, path: list[str] | None = None) -> dict[str, Any]:
+    """Our reading, what _declared gives, and importlib.metadata's, in a fresh interpreter."""
+    proc = subprocess.run(
+        [sys.executable, "-c", COMPARE, group, json.dumps(path)],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    found: dict[str, Any] = json.loads(proc.stdout)
+    for key in ("ours", "declared", "theirs"):
+        if isinstance(found[key], list):
+            found[key] = [tuple(item) for item in found[key]]
     return found
 
 
-def _by_us(group: str) -> list[tuple[str, str, str, str | None, str | None]] | None:
-    declared = _entrypoints._read_distributions(group)
-    if declared is None:
-        return None
-    return [(ep.name, ep.value, ep.group, name, version) for ep, name, version in declared]
-
-
-@pytest.fixture
-def path_finder_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No distribution finder but Python's (dask's importlib_metadata adds its own)."""
-    path_finder = sys.modules["_frozen_importlib_external"].PathFinder
-    finders = [f for f in sys.meta_path if f is path_finder or not hasattr(f, "find_distributions")]
-    monkeypatch.setattr(sys, "meta_path", finders)
-
-
-@pytest.mark.usefixtures("path_finder_only")
 @pytest.mark.parametrize(
     "group", ["itemscore.metrics", "itemscore.plugins", "itemscore.suites", "console_scripts"]
 )
 def test_this_environment_reads_as_importlib_metadata_reads_it(group: str) -> None:
-    assert _by_us(group) == _by_importlib(group)
-    assert _by_us(group)
+    found = _compare(group)
+    assert found["ours"] == found["theirs"] == found["declared"]
+    assert found["ours"]
+
+
+def test_our_reading_is_not_used_beside_another_distribution_finder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Finder:
+        @staticmethod
+        def find_distributions(*args: object, **kwargs: object) -> list[object]:
+            return []
+
+    monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
+    assert _entrypoints._read_distributions("itemscore.metrics") is None
 
 
 def _dist(folder: Path, child: str, entry_points: str | None, metadata_text: str | None) -> None:
@@ -190,10 +221,7 @@ def _dist(folder: Path, child: str, entry_points: str | None, metadata_text: str
         (info / name).write_bytes(textwrap.dedent(metadata_text).encode())
 
 
-@pytest.mark.usefixtures("path_finder_only")
-def test_odd_installations_read_as_importlib_metadata_reads_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_odd_installations_read_as_importlib_metadata_reads_them(tmp_path: Path) -> None:
     """First of one name on sys.path wins, egg-info, comments, CRLF, extras, folded headers."""
     first, second = tmp_path / "first", tmp_path / "second"
     group = "itemscore.odd"
@@ -223,20 +251,18 @@ def test_odd_installations_read_as_importlib_metadata_reads_them(
     _dist(second, "shadow-3.0.dist-info", "[itemscore.odd]\nhidden = shadow:S\n",
           "Name: shadow\nVersion: 3.0\n")  # fmt: skip
     _dist(second, "other-1.0.dist-info", "[itemscore.other]\nx = y:Z\n", None)
-    monkeypatch.setattr(sys, "path", [str(first), str(tmp_path / "missing"), str(second)])
-    ours = _by_us(group)
-    assert ours is not None
-    assert ours == _by_importlib(group)
+    found = _compare(group, [str(first), str(tmp_path / "missing"), str(second)])
+    ours = found["ours"]
+    assert ours == found["theirs"] == found["declared"]
     assert {name for name, *_ in ours} == {"spaced", "extras", "dotted", "eggy"}
     assert ("spaced", "odd.mod : Thing", group, "Odd_Name  ", "1.0") in ours
 
 
-@pytest.mark.usefixtures("path_finder_only")
 @pytest.mark.parametrize(
     "layout", ["zip", "folded name", "no metadata", "upper-case suffix", "egg", "no equals sign"]
 )
 def test_what_importlib_metadata_reads_its_own_way_is_left_to_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str
+    tmp_path: Path, layout: str
 ) -> None:
     """Zip files and eggs on sys.path, folded names, no METADATA: importlib.metadata reads all."""
     site = tmp_path / "site"
@@ -262,14 +288,10 @@ def test_what_importlib_metadata_reads_its_own_way_is_left_to_it(
         path.append(str(egg))
     else:
         _dist(site, "noeq-1.0.dist-info", "[itemscore.odd]\nthing\n", "Name: n\nVersion: 1\n")
-    monkeypatch.setattr(sys, "path", path)
-    assert _by_us(group) is None
-    if layout == "no equals sign":
-        with pytest.raises(TypeError):  # importlib.metadata's own failure, unchanged
-            _entrypoints._declared(group)
-        return
-    declared = [(ep.name, ep.value, ep.group, n, v) for ep, n, v in _entrypoints._declared(group)]
-    assert declared == _by_importlib(group)
+    found = _compare(group, path)
+    assert found["ours"] is None
+    assert found["declared"] == found["theirs"]
+    assert (found["theirs"] == "TypeError") == (layout == "no equals sign")
 
 
 @pytest.mark.parametrize(
