@@ -24,7 +24,7 @@ from typing import Any, TypeVar, overload
 from ._gc import gc_paused
 from ._records import EMPTY, ItemResult, _freeze_metadata, _thawed
 
-__all__ = ["PackedItems", "PackedList", "Picked", "pack_list"]
+__all__ = ["PackedItems", "PackedList", "Picked", "pack_list", "unpack_items"]
 
 T = TypeVar("T")
 _MARSHAL, _PICKLE = b"m", b"p"
@@ -64,6 +64,14 @@ def _pack(items: Sequence[ItemResult]) -> bytes | list[ItemResult]:
     except Exception:  # noqa: BLE001 - not picklable either (items given from Python)
         return list(items)
     return zlib.compress(raw, 1)
+
+
+def unpack_items(blocks: Iterable[bytes]) -> list[ItemResult]:
+    """The items of blocks taken from :meth:`PackedItems.blocks_between`, in order."""
+    out: list[ItemResult] = []
+    for block in blocks:
+        out += _unpack(block)
+    return out
 
 
 def _unpack(block: bytes | list[ItemResult]) -> list[ItemResult]:
@@ -171,6 +179,26 @@ class PackedItems(Sequence[ItemResult]):
             self._cached_at = index
         return self._cached
 
+    def blocks_between(self, start: int, stop: int) -> list[bytes] | None:
+        """The compressed blocks holding exactly the items ``start`` to ``stop``.
+
+        ``None`` when those items do not begin and end at block bounds, or a block among them
+        is kept as items.
+        """
+        first = bisect_right(self._starts, start) - 1
+        if first < 0 or self._starts[first] != start:
+            return None
+        blocks: list[bytes] = []
+        index = first
+        while index < len(self._blocks) and self._starts[index] < stop:
+            block = self._blocks[index]
+            if not isinstance(block, bytes):
+                return None
+            blocks.append(block)
+            index += 1
+        end = self._starts[index] if index < len(self._starts) else self._n
+        return blocks if end == stop else None
+
     def field(self, name: str) -> Sequence[str | None] | None:
         """Per item, its ``model``, ``group`` or ``cluster``; ``None`` when no item has one."""
         return self._fields[name]
@@ -275,6 +303,12 @@ class PackedList(Sequence[Any]):
                     return None
                 blocks.append((block, len(part)))
         return cls(blocks)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The blocks and their sizes; never the decoded block kept for reading.
+        ends = [*self._starts[1:], self._n]
+        sizes = [end - start for start, end in zip(self._starts, ends)]
+        return (PackedList, (list(zip(self._blocks, sizes)),))
 
     def _block(self, index: int) -> list[Any]:
         if index != self._cached_at:

@@ -524,12 +524,14 @@ def _run_plan(
         for chunk, chunk_columns in engine.execute_chunks(
             the_plan, run_items.chunks(), settings, tick
         ):
+            if streamed:  # per-item audit data kept compressed
+                chunk_columns = {
+                    label: ScoreColumn(
+                        label, c.states, c.values, c.reasons, pack_list(c.extras)
+                    ) if c.extras is not None else c
+                    for label, c in chunk_columns.items()
+                }  # fmt: skip
             for label, column in chunk_columns.items():
-                if streamed and column.extras is not None:  # audit data: kept compressed
-                    column = ScoreColumn(
-                        label, column.states, column.values, column.reasons,
-                        pack_list(column.extras),
-                    )  # fmt: skip
                 parts.setdefault(label, []).append(column)
             if on_chunk is not None:
                 on_chunk(chunk, chunk_columns)

@@ -165,3 +165,32 @@ def test_picked_reads_the_base_at_the_indices() -> None:
     assert picked[1:3] == ["b", "b"]
     assert picked[-1] == "e"
     assert len(picked) == 4
+
+
+def test_blocks_between_gives_whole_blocks_only() -> None:
+    items = make_items(100)
+    packed = PackedItems(chunked(items, 30))  # blocks start at 0, 30, 60, 90
+    from itemscore._packed import unpack_items
+
+    both = packed.blocks_between(30, 90)
+    assert both is not None
+    assert len(both) == 2
+    assert unpack_items(both) == items[30:90]
+    last = packed.blocks_between(90, 100)
+    assert last is not None
+    assert unpack_items(last) == items[90:]
+    assert packed.blocks_between(0, 45) is None  # ends inside a block
+    assert packed.blocks_between(10, 30) is None  # starts inside a block
+    lock = threading.Lock()
+    odd = PackedItems([items[:10], [ItemResult(id="x", output="y", metadata={"l": lock})]])
+    assert odd.blocks_between(0, 11) is None  # the second is kept as items
+
+
+def test_a_packed_list_pickles_without_its_cache() -> None:
+    values = [{"n": i} for i in range(20)]
+    packed = pack_list(values)
+    assert isinstance(packed, PackedList)
+    assert packed[3] == {"n": 3}  # fills the cache
+    again = pickle.loads(pickle.dumps(packed))
+    assert list(again) == values
+    assert again._cached_at == -1

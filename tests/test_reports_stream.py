@@ -164,3 +164,69 @@ def test_a_run_with_a_corpus_metric_writes_items_after(
     first = json.loads((out / "items.jsonl").read_text(encoding="utf-8").splitlines()[1])
     assert list(first["scores"]) == ["answered_rate", "stream_corpus_share_test"]
     assert first["scores"]["stream_corpus_share_test"]["value"] == 1.0
+
+
+# -- items.jsonl written by a process of its own ---------------------------------------------
+
+
+def test_a_background_writer_writes_the_same_bytes(
+    tmp_path: Path, small_chunks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("itemscore.reports._items_stream.BACKGROUND_FROM", 1)
+    items = make_items()
+    packed = PackedItems(items[at : at + 64] for at in range(0, len(items), 64))
+    writer = Export(tmp_path / "bg", FORMATS, source=packed)
+    result = _score(packed, METRICS, on_chunk=writer.add_chunk)
+    assert type(writer._items).__name__ == "BackgroundItems"
+    writer.finish(result)
+    export(itemscore.score(items, METRICS), tmp_path / "after", FORMATS)
+    written = (tmp_path / "bg" / "items.jsonl").read_bytes()
+    assert written == (tmp_path / "after" / "items.jsonl").read_bytes()
+
+
+def test_a_background_writer_takes_chunks_that_are_not_whole_blocks(tmp_path: Path) -> None:
+    from itemscore.reports._items_stream import BackgroundItems
+
+    items = make_items(90)
+    packed = PackedItems([items[:40], items[40:]])
+    result = itemscore.score(items, ["answered_rate"])
+    column = result.items._columns["answered_rate"]  # type: ignore[attr-defined]
+    stream = BackgroundItems(tmp_path / "items.jsonl", packed)
+    stream.write(items[:30], {"answered_rate": column.take(range(30))})  # text, sent as such
+    stream.write(items[30:40], {"answered_rate": column.take(range(30, 40))})
+    stream.write(items[40:], {"answered_rate": column.take(range(40, 90))})  # one whole block
+    stream.close()
+    export(result, tmp_path / "after", ["items"])
+    assert (tmp_path / "items.jsonl").read_bytes() == (
+        tmp_path / "after" / "items.jsonl"
+    ).read_bytes()
+
+
+def test_a_failing_background_writer_is_an_error_naming_why(tmp_path: Path) -> None:
+    from itemscore.reports._items_stream import BackgroundItems
+
+    items = make_items(20)
+    result = itemscore.score(items, ["answered_rate"])
+    stream = BackgroundItems(tmp_path, PackedItems([items]))  # a folder: cannot be opened
+    column = result.items._columns["answered_rate"]  # type: ignore[attr-defined]
+
+    def write_then_close() -> None:
+        for _ in range(50):  # the error surfaces at a later write, or at close
+            stream.write(items, {"answered_rate": column})
+        stream.close()
+
+    with pytest.raises(itemscore.ItemscoreError, match=r"Writing items.jsonl failed: .*Directory"):
+        write_then_close()
+
+
+def test_a_killed_background_writer_is_an_error(tmp_path: Path) -> None:
+    from itemscore.reports._items_stream import BackgroundItems
+
+    items = make_items(20)
+    result = itemscore.score(items, ["answered_rate"])
+    stream = BackgroundItems(tmp_path / "items.jsonl", PackedItems([items]))
+    stream._process.kill()
+    stream._process.join()
+    column = result.items._columns["answered_rate"]  # type: ignore[attr-defined]
+    with pytest.raises(itemscore.ItemscoreError, match="its process ended with status -9"):
+        stream.write(items, {"answered_rate": column})

@@ -243,7 +243,7 @@ def score_request(
     )
     if request.by_group:
         check_groups(items, notice=notice)
-    export = _open_export(request.out, prepared.reports, notice)
+    export = _open_export(request.out, prepared.reports, notice, items)
     # items.jsonl is written as chunks are scored, unless a corpus metric scores at the end.
     stream = export is not None and export.streams_items
     stream = stream and not any(pm.is_corpus for pm in planned.metrics)
@@ -276,13 +276,15 @@ def score_request(
     return result, paths
 
 
-def _open_export(out: Path | None, formats: list[str] | None, notice: Notice) -> Export | None:
-    """The report set of ``--out``, checked, or ``None`` without ``--out``."""
+def _open_export(
+    out: Path | None, formats: list[str] | None, notice: Notice, items: Sequence[ItemResult]
+) -> Export | None:
+    """The report set of ``--out`` for a run over ``items``, or ``None`` without ``--out``."""
     if out is None:
         return None
     from itemscore.reports import Export
 
-    return Export(out, formats, notice=notice)
+    return Export(out, formats, notice=notice, source=items)
 
 
 @attrs.frozen

@@ -227,6 +227,8 @@ class Export:
     is needed after the run for that file. :meth:`finish` writes the other reports and
     switches the set into place; :meth:`discard` (or an exception in ``finish``) removes it.
     Formats and the folder are checked when the object is made, before anything is scored.
+    With ``source``, the run's packed items, a large run's ``items.jsonl`` is written by a
+    process of its own from the packed blocks, on another core (:mod:`._items_stream`).
 
     Raises:
         ConfigError: an unknown format or a bad folder.
@@ -238,8 +240,10 @@ class Export:
         formats: Iterable[str] | None = None,
         *,
         notice: Callable[[str], None] | None = None,
+        source: Sequence[ItemResult] | None = None,
     ) -> None:
         self.path = check_out_dir(out_dir)
+        self._source = source
         self.plan = resolve_formats(formats, notice=notice)
         self._set: Any = None
         self._created: list[Path] = []
@@ -271,12 +275,11 @@ class Export:
             return
         try:
             if self._items is None:
-                from ._files import open_report
+                from ._items_stream import open_items_stream
 
-                self._items = open_report(self._folder() / BUILTIN_FORMATS["items"])
-            from .items_jsonl import chunk_text
-
-            self._items.write(chunk_text(items, list(columns.values())))
+                path = self._folder() / BUILTIN_FORMATS["items"]
+                self._items = open_items_stream(path, self._source)
+            self._items.write(items, columns)
             self._streamed += len(items)
         except BaseException:
             self.discard()
@@ -294,8 +297,8 @@ class Export:
         try:
             streamed = self._items is not None
             if streamed:
-                self._items.close()
-                self._items = None
+                items, self._items = self._items, None
+                items.close()
                 if self._streamed != len(result.items):  # chunks of another run: redo it
                     streamed = False
             folder = self._folder()
@@ -316,8 +319,8 @@ class Export:
     def discard(self) -> None:
         """Remove the set being written (and the folders made for it); the old set stays."""
         if self._items is not None:
-            self._items.close()
-            self._items = None
+            items, self._items = self._items, None
+            items.abort()
         if self._set is not None:
             self._set.discard()
             self._set = None

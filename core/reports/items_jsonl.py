@@ -106,7 +106,11 @@ def item_line(item: ItemResult) -> str:
 
 def chunk_text(items: Sequence[ItemResult], columns: Sequence[ScoreColumn]) -> str:
     """The lines of ``items`` scored by ``columns`` (one per label, aligned with the items)."""
-    prepared = [(c.label, c.states, c.values, c.reasons, c.extras) for c in columns]
+    # Extras read in order, each packed block decoded once.
+    prepared = [
+        (c.label, c.states, c.values, c.reasons, None if c.extras is None else list(c.extras))
+        for c in columns
+    ]
     return "".join(
         [
             _line(
