@@ -226,7 +226,9 @@ def test_a_killed_background_writer_is_an_error(tmp_path: Path) -> None:
     result = itemscore.score(items, ["answered_rate"])
     stream = BackgroundItems(tmp_path / "items.jsonl", PackedItems([items]))
     stream._process.kill()
-    stream._process.join()
+    stream._process.wait()
     column = result.items._columns["answered_rate"]  # type: ignore[attr-defined]
-    with pytest.raises(itemscore.ItemscoreError, match="its process ended with status -9"):
+    with pytest.raises(
+        itemscore.ItemscoreError, match=r"its process ended with status -9"
+    ):
         stream.write(items, {"answered_rate": column})

@@ -7,18 +7,20 @@ each chunk as the compressed blocks the items are packed in
 does the unpacking, encoding and writing on another core while this process scores the next
 chunk. A full pipe makes this process wait, so memory stays bounded when the writer is slower.
 
-The child process is spawned (not forked), so threads of this process (a progress bar) are
+The writer is a new Python process, not a fork: threads of this process (a progress bar) are
 never copied into it. If it fails, :meth:`ItemsStream.close` raises with its message; if it
 dies, with its exit status.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import os
 import pickle
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .._columns import ScoreColumn
 from .._exceptions import ItemscoreError, describe_exception
@@ -73,21 +75,31 @@ class InlineItems(ItemsStream):
 
 
 class BackgroundItems(ItemsStream):
-    """Write the lines in a spawned process, from the packed blocks of ``source``.
+    """Write the lines in a process of its own, from the packed blocks of ``source``.
 
-    Chunks whose items are not whole blocks of ``source`` are encoded here and sent as text.
+    The process runs ``python -m itemscore.reports._items_stream PATH`` with this Python: no
+    fork (threads of this process stay here) and no re-import of the caller's main module (a
+    script without a ``__main__`` guard works). Each chunk goes down its standard input as a
+    length-prefixed pickle; chunks whose items are not whole blocks of ``source`` are encoded
+    here and sent as text. Its standard output gives the count of lines written, or the error.
     """
 
     def __init__(self, path: Path, source: PackedItems) -> None:
-        context = multiprocessing.get_context("spawn")
+        import itemscore
+
+        package_root = str(Path(itemscore.__file__).resolve().parents[1])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
         self._source = source
         self._offset = 0
-        self._conn, child = context.Pipe()
-        self._process = context.Process(
-            target=_serve, args=(child, str(path)), name="itemscore items.jsonl", daemon=True
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", __name__, os.fspath(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            bufsize=0,  # a write to a writer that has stopped fails at once
         )
-        self._process.start()
-        child.close()
 
     def write(self, items: Sequence[ItemResult], columns: Mapping[str, ScoreColumn]) -> None:
         start, self._offset = self._offset, self._offset + len(items)
@@ -98,73 +110,66 @@ class BackgroundItems(ItemsStream):
             message: Any = ("text", chunk_text(items, list(columns.values())))
         else:
             message = ("blocks", blocks, list(columns.values()))
-        self._send(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        self._send(len(data).to_bytes(8, "little") + data)
 
     def _send(self, data: bytes) -> None:
-        if self._conn.poll():  # the writer stopped early: it has said why
-            self._fail()
+        stdin = self._process.stdin
+        assert stdin is not None
+        view = memoryview(data)
         try:
-            self._conn.send_bytes(data)
-        except OSError:  # its end of the pipe is closed: it died
+            while view:  # an unbuffered pipe may take part of it
+                view = view[stdin.write(view) or 0 :]
+        except OSError:  # its end of the pipe is closed: it stopped
             self._fail()
 
-    def _fail(self) -> None:
-        reason = self._reason()
-        self.abort()
+    def _fail(self) -> NoReturn:
+        reason = self._answer()
         raise ItemscoreError(f"Writing items.jsonl failed: {reason}")
 
-    def _reason(self) -> str:
-        try:
-            if self._conn.poll(5):
-                answer = self._conn.recv()
-                if answer[0] == "error":
-                    return str(answer[1])
-        except (EOFError, OSError):
-            pass
-        self._process.join(5)
-        return f"its process ended with status {self._process.exitcode}"
+    def _answer(self) -> str:
+        """Wait for the process to end; its answer (``"ok N"`` or why it failed)."""
+        out, err = self._process.communicate()  # closes its standard input first
+        answer = out.decode(errors="replace").strip()
+        if answer:
+            return answer
+        if err.strip():
+            return err.decode(errors="replace").strip().splitlines()[-1]
+        return f"its process ended with status {self._process.returncode}"
 
     def close(self) -> None:
-        try:
-            self._conn.send_bytes(b"")
-        except OSError:
-            self._fail()
-        try:
-            answer = self._conn.recv()
-        except (EOFError, OSError):
-            self._fail()
-        self._process.join()
-        self._conn.close()
-        if answer[0] != "done" or answer[1] != self._offset:
-            raise ItemscoreError(f"Writing items.jsonl failed: {answer[1]}")
+        self._send((0).to_bytes(8, "little"))
+        answer = self._answer()
+        if answer != f"ok {self._offset}":
+            raise ItemscoreError(f"Writing items.jsonl failed: {answer}")
 
     def abort(self) -> None:
-        if self._process.is_alive():
+        if self._process.poll() is None:
             self._process.kill()
-        self._process.join()
-        self._conn.close()
+        self._process.communicate()
 
 
-def _serve(conn: Any, path: str) -> None:  # pragma: no cover - runs in the spawned process
-    """The writer process: chunks in, lines out, until an empty message; then its count."""
+def _serve(path: str) -> int:  # pragma: no cover - runs in the writer process
+    """The writer process: chunks in on standard input until an empty one, lines out."""
     from .items_jsonl import chunk_text
 
+    source = sys.stdin.buffer
     count = 0
     try:
         with open(path, "wb") as handle:
-            while data := conn.recv_bytes():
-                message = pickle.loads(data)
+            while size := int.from_bytes(source.read(8), "little"):
+                message = pickle.loads(source.read(size))
                 if message[0] == "text":
                     text = message[1]
                 else:
                     text = chunk_text(unpack_items(message[1]), message[2])
                 handle.write(text.encode("utf-8", "backslashreplace"))
                 count += text.count("\n")  # one per item: JSON escapes line breaks
-        conn.send(("done", count))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises
-        conn.send(("error", describe_exception(exc)))
-    finally:
-        conn.close()
+        print(describe_exception(exc), flush=True)
+        return 1
+    print(f"ok {count}", flush=True)
+    return 0
 
 
 def open_items_stream(path: Path, source: Sequence[ItemResult] | None) -> ItemsStream:
@@ -172,3 +177,7 @@ def open_items_stream(path: Path, source: Sequence[ItemResult] | None) -> ItemsS
     if isinstance(source, PackedItems) and len(source) >= BACKGROUND_FROM:
         return BackgroundItems(path, source)
     return InlineItems(path)
+
+
+if __name__ == "__main__":  # pragma: no cover - the writer process
+    raise SystemExit(_serve(sys.argv[1]))
