@@ -228,7 +228,5 @@ def test_a_killed_background_writer_is_an_error(tmp_path: Path) -> None:
     stream._process.kill()
     stream._process.wait()
     column = result.items._columns["answered_rate"]  # type: ignore[attr-defined]
-    with pytest.raises(
-        itemscore.ItemscoreError, match=r"its process ended with status -9"
-    ):
+    with pytest.raises(itemscore.ItemscoreError, match=r"its process ended with status -9"):
         stream.write(items, {"answered_rate": column})
