@@ -144,7 +144,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """Import a public name on first use, and keep it as a module attribute."""
     if name == "__version__":
-        from importlib.metadata import version
+        from ._distributions import version
 
         value: Any = version("itemscore")
     elif name in _EXPORTS:

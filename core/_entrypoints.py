@@ -16,13 +16,13 @@ plugin that fails to import; itemscore needs both facts reported instead.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterable
 from typing import Any, Protocol
 
 import attrs
 
+from ._distributions import Unusual, check_finders, infos, name_and_version, read_text
 from ._exceptions import describe_exception
 
 __all__ = [
@@ -78,6 +78,7 @@ class EntryPoint:
     def load(self) -> Any:
         """Import the module and return the attribute the value names."""
         import importlib
+        import re
 
         match = re.match(_VALUE, self.value)
         if match is None:  # the error importlib.metadata gives
@@ -183,67 +184,25 @@ def _declared(group: str) -> list[tuple[EntryPointLike, str | None, str | None]]
     return declared
 
 
-class _Unusual(Exception):
-    """Something ``importlib.metadata`` reads in its own way: let it read everything."""
-
-
 def _read_distributions(group: str) -> list[tuple[EntryPointLike, str | None, str | None]] | None:
     """:func:`_declared` read from the folders on ``sys.path``, or ``None`` when unusual."""
-    external = sys.modules.get("_frozen_importlib_external")
-    path_finder = getattr(external, "PathFinder", None)
-    if any(f is not path_finder and hasattr(f, "find_distributions") for f in sys.meta_path):
-        return None
     declared: list[tuple[EntryPointLike, str | None, str | None]] = []
     seen: set[str] = set()
     try:
+        check_finders()
         for entry in sys.path:
-            for normalized, info in _infos(entry):
+            for normalized, info in infos(entry):
                 if normalized in seen:  # importlib.metadata keeps the first of one name
                     continue
                 seen.add(normalized)
                 declared += _entry_points_of(info, group)
-    except (_Unusual, OSError, UnicodeDecodeError):
+    except (Unusual, OSError, UnicodeDecodeError):
         return None
     return declared
 
 
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
-
-
-def _infos(entry: str) -> list[tuple[str, str]]:
-    """The metadata folders in one ``sys.path`` entry, in ``importlib.metadata``'s order."""
-    folder = entry or "."
-    if os.path.basename(folder).lower().endswith(".egg"):
-        raise _Unusual(folder)
-    try:
-        children = os.listdir(folder)
-    except NotADirectoryError as exc:  # a zip file
-        raise _Unusual(folder) from exc
-    except OSError:
-        return []
-    by_name: dict[str, list[str]] = {}
-    for child in children:
-        low = child.lower()
-        if low.endswith((".dist-info", ".egg-info")):
-            if not child.endswith((".dist-info", ".egg-info")):
-                raise _Unusual(child)  # named from its METADATA by importlib.metadata
-            normalized = _normalize(low.rpartition(".")[0].partition("-")[0])
-            by_name.setdefault(normalized, []).append(os.path.join(folder, child))
-    return [(name, info) for name, infos in by_name.items() for info in infos]
-
-
-def _read_text(path: str) -> str | None:
-    """A file's text as ``importlib.metadata`` reads it (universal newlines), or ``None``."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
-        return None
-
-
 def _entry_points_of(info: str, group: str) -> list[tuple[EntryPointLike, str | None, str | None]]:
-    text = _read_text(os.path.join(info, "entry_points.txt"))
+    text = read_text(os.path.join(info, "entry_points.txt"))
     if not text or f"[{group}]" not in text:
         return []
     points: list[EntryPointLike] = []
@@ -257,46 +216,14 @@ def _entry_points_of(info: str, group: str) -> list[tuple[EntryPointLike, str | 
         if section is None:
             continue
         if "=" not in line:
-            raise _Unusual(line)  # importlib.metadata raises for it
+            raise Unusual(line)  # importlib.metadata raises for it
         name, value = map(str.strip, line.split("=", 1))
         if section == group:
             points.append(EntryPoint(name=name, value=value, group=group))
     if not points:
         return []
-    dist_name, version = _name_and_version(info)
+    dist_name, version = name_and_version(info)
     return [(point, dist_name, version) for point in points]
-
-
-#: A header line as the email parser sees one: a name of printable ASCII but ``:``, then ``:``.
-_HEADER = re.compile(r"[\041-\071\073-\176]*:")
-
-
-def _name_and_version(info: str) -> tuple[str, str]:
-    """``Name`` and ``Version`` from the metadata, as the email parser reads the headers."""
-    text = _read_text(os.path.join(info, "METADATA")) or _read_text(os.path.join(info, "PKG-INFO"))
-    if not text:
-        raise _Unusual(info)
-    headers: dict[str, str] = {}
-    last = ""
-    for line in text.split("\n"):
-        if not line:
-            break
-        if any(c in line for c in "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029") or line.startswith(
-            "From "
-        ):
-            raise _Unusual(info)
-        if line[0] in " \t":
-            if last in ("name", "version"):
-                raise _Unusual(info)  # a folded value
-            continue
-        if not _HEADER.match(line):
-            raise _Unusual(info)
-        key, _, value = line.partition(":")
-        last = key.lower()
-        headers.setdefault(last, value.lstrip(" \t"))
-    if "name" not in headers or "version" not in headers:
-        raise _Unusual(info)
-    return headers["name"], headers["version"]
 
 
 def _walk(group: str) -> list[EntryPointRef]:

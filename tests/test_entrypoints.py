@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -13,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from itemscore import _entrypoints
+import itemscore
+from itemscore import _distributions, _entrypoints
 from itemscore._entrypoints import AUTOLOAD_ENV, autoload_enabled, entry_points
 
 if TYPE_CHECKING:
@@ -154,7 +156,8 @@ def test_the_real_builtin_entry_point_is_found() -> None:
 COMPARE = """
 import json, sys
 from importlib import metadata
-from itemscore import _entrypoints
+import itemscore
+from itemscore import _distributions, _entrypoints
 
 group, path = sys.argv[1], json.loads(sys.argv[2])
 if path is not None:
@@ -308,3 +311,45 @@ def test_an_entry_point_loads_as_importlib_metadata_loads_it(value: str) -> None
         except Exception as exc:  # noqa: BLE001 - the same error is expected
             outcomes.append((type(exc), str(exc)))
     assert outcomes[0] == outcomes[1]
+
+
+# -- versions --------------------------------------------------------------------------------
+
+VERSIONS = """
+import json, sys
+from importlib import metadata
+from itemscore import _distributions
+
+results = []
+for name in json.loads(sys.argv[1]):
+    answers = []
+    for read in (_distributions.version, metadata.version):
+        try:
+            answers.append(read(name))
+        except Exception as exc:
+            answers.append(type(exc).__name__)
+    results.append(answers)
+print(json.dumps(results))
+"""
+
+
+def test_versions_read_as_importlib_metadata_reads_them() -> None:
+    """Installed names in any spelling; a missing name fails alike (in a fresh interpreter)."""
+    names = ["itemscore", "itemscore-example", "itemscore_example", "ITEMSCORE.Example", "attrs",
+             "Click", "pluggy", "no-such-distribution-x"]  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", VERSIONS, json.dumps(names)],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    results = json.loads(proc.stdout)
+    for name, (ours, theirs) in zip(names, results, strict=True):
+        assert ours == theirs, name
+    assert results[-1][0] == "PackageNotFoundError"
+    assert results[0][0] == itemscore.__version__
+
+
+@pytest.mark.parametrize(
+    "name", ["a", "A-b", "a__b", "a.-_b", "-a", "a_", "__a..b--", "Zope.Interface", "x---y___z"]
+)
+def test_normalize_is_pep_503_with_underscores(name: str) -> None:
+    assert _distributions.normalize(name) == re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")

@@ -586,7 +586,7 @@ def test_answer_ends_as_click_on_a_broken_pipe_or_another_error(
     stderr = sys.stderr
     monkeypatch.setattr(sys, "stdout", Failing(BrokenPipeError(32, "Broken pipe")))
     with pytest.raises(SystemExit) as done:
-        _listing_cache._answer("[]\n")
+        _listing_cache.answer("[]\n")
     assert done.value.code == 1
     sys.stdout.flush()  # silent now, as at exit
     assert sys.stdout.encoding == "utf-8"
@@ -594,6 +594,46 @@ def test_answer_ends_as_click_on_a_broken_pipe_or_another_error(
     monkeypatch.setattr(sys, "stdout", Failing(OSError(28, "No space left on device")))
     monkeypatch.setenv("ITEMSCORE_DEBUG", "0")
     with pytest.raises(SystemExit) as done:
-        _listing_cache._answer("[]\n")
+        _listing_cache.answer("[]\n")
     assert done.value.code == 1
     assert "Error: OSError: [Errno 28] No space left on device" in capsys.readouterr().err
+
+
+# -- itemscore --version without click -------------------------------------------------------
+
+CLICK_VERSION = (
+    "import sys\n"
+    "from itemscore.cli._app import cli\n"
+    "cli.main(sys.argv[1:], prog_name='itemscore')\n"
+)
+
+
+def test_version_prints_what_click_prints(site: Site) -> None:
+    """`itemscore --version` prints as click's --version, even into a closed pipe, without click."""
+    by_click = subprocess.run(
+        [sys.executable, "-c", CLICK_VERSION, "--version"], capture_output=True, check=False
+    )
+    assert by_click.stdout.startswith(b"itemscore, version ")
+    assert site.listing("--version") == (by_click.returncode, by_click.stdout, by_click.stderr)
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        closed = [
+            subprocess.run(args, stdout=write, stderr=subprocess.PIPE, check=False).returncode
+            for args in ([sys.executable, "-c", CLICK_VERSION, "--version"],
+                         [str(SCRIPT), "--version"])
+        ]  # fmt: skip
+    finally:
+        os.close(write)
+    assert closed == [1, 1]
+    report = site.root / "modules.json"
+    code = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: open({str(report)!r}, 'w').write(json.dumps([*sys.modules])))\n"
+        "from itemscore.cli import main\n"
+        "main(['--version'])\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    modules = json.loads(report.read_text())
+    assert "click" not in modules
+    assert "importlib.metadata" not in modules

@@ -12,7 +12,8 @@ invoked: ``itemscore metrics --json`` imports neither numpy, scipy nor rich.
 This module imports nothing but ``os`` and ``sys``: the click application lives in ``_app``
 and is imported when a command goes through click. ``itemscore metrics --json`` and
 ``itemscore plugins --json`` print their last output again, without click and without loading
-a plugin, while nothing it was computed from has changed (``_listing_cache``).
+a plugin, while nothing it was computed from has changed (``_listing_cache``); ``itemscore
+--version`` reads the version without click either.
 
 To add a command, add one line to :data:`COMMANDS`: ``"name": "module:attribute"`` naming a
 ``click.Command``.
@@ -69,6 +70,8 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     output and exit code as click gives; everything else goes through click.
     """
     args = sys.argv[1:] if argv is None else list(argv)
+    if args == ["--version"] and sys.stdout is not None:
+        _print_version()
     recorder = None
     if len(args) == 2 and args[1] == "--json" and args[0] in ("metrics", "plugins"):
         from . import _listing_cache
@@ -77,6 +80,18 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     from ._app import run
 
     run(args if argv is not None else None, recorder)
+
+
+def _print_version() -> None:
+    """Print the version as click's ``--version`` does and exit; return when that fails."""
+    from .._distributions import version
+    from ._listing_cache import answer
+
+    try:
+        text = f"itemscore, version {version('itemscore')}\n"
+    except Exception:  # noqa: BLE001 - click's path reports it
+        return
+    answer(text)
 
 
 def __getattr__(name: str) -> Any:

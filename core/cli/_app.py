@@ -79,7 +79,7 @@ def _disable(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from importlib.metadata import version
+    from itemscore._distributions import version
 
     click.echo(f"itemscore, version {version('itemscore')}")
     ctx.exit()

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, NoReturn
 
-__all__ = ["NO_CACHE_ENV", "SETTLE_NS", "Recorder", "cache_file", "serve"]
+__all__ = ["NO_CACHE_ENV", "SETTLE_NS", "Recorder", "answer", "cache_file", "serve"]
 
 #: Set to ``1`` to list through click every time, neither reading nor writing the cache.
 NO_CACHE_ENV = "ITEMSCORE_NO_CACHE"
@@ -194,14 +194,17 @@ class _PacifyFlush:
         return getattr(self.wrapped, name)
 
 
-def _answer(text: str) -> NoReturn:
-    """Print ``text`` as click would, and exit with click's code."""
+def answer(text: str) -> NoReturn:
+    """Print ``text`` as click would, and exit with click's code (also after an interrupt)."""
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:
         sys.stdout = _PacifyFlush(sys.stdout)
         sys.stderr = _PacifyFlush(sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:  # pragma: no cover - as click reports an interrupt
+        sys.stderr.write("\nAborted!\n")
         sys.exit(1)
     except Exception as exc:  # noqa: BLE001 - reported as click's path reports it
         from ._app import report_unexpected
@@ -229,11 +232,7 @@ def serve(args: Sequence[str]) -> Recorder | None:
     except Exception:  # noqa: BLE001 - the cache never breaks a command: click lists instead
         return None
     if text is not None:
-        try:
-            _answer(text)
-        except KeyboardInterrupt:  # as click reports an interrupt
-            sys.stderr.write("\nAborted!\n")
-            sys.exit(1)
+        answer(text)
     return Recorder(args, path, key, start - SETTLE_NS if stat.newest < start - SETTLE_NS else 0)
 
 
