@@ -12,8 +12,6 @@ add it to :data:`_EXPORTS` (name -> private module), to the ``TYPE_CHECKING`` bl
 
 from __future__ import annotations
 
-import importlib
-
 #: ``typing.TYPE_CHECKING`` without importing typing (60 ms of start-up on a slow machine).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -148,6 +146,8 @@ def __getattr__(name: str) -> Any:
 
         value: Any = version("itemscore")
     elif name in _EXPORTS:
+        import importlib  # here: the package imports warnings, which ``import itemscore`` needs not
+
         value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
     else:
         raise AttributeError(f"module 'itemscore' has no attribute {name!r}")

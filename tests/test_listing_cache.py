@@ -637,3 +637,16 @@ def test_version_prints_what_click_prints(site: Site) -> None:
     modules = json.loads(report.read_text())
     assert "click" not in modules
     assert "importlib.metadata" not in modules
+
+
+def test_import_itemscore_loads_nothing_python_has_not() -> None:
+    """`import itemscore` adds itself and __future__ to what Python loads at start-up."""
+    code = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "import itemscore\n"
+        "added = sorted(set(sys.modules) - before)\n"
+        "print(' '.join(added))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert set(proc.stdout.split()) <= {"itemscore", "__future__"}
