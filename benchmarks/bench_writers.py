@@ -8,7 +8,7 @@ formats interleaved and repeated, and the median kept. ``results.json`` is timed
 each writer's resident memory (``ru_maxrss`` of a forked child that writes only that file)
 is shown beside it: a flat writer adds little whatever the size. ``results.xlsx`` is timed
 twice on runs above its item limit: with every item (``--report xlsx``) and as the default
-set writes it (``results.xlsx ≤10k``: the first :data:`~itemscore.reports.results_xlsx.ITEM_LIMIT`
+set writes it (``results.xlsx ≤5k``: the first :data:`~itemscore.reports.results_xlsx.ITEM_LIMIT`
 items).
 
 Sizes from ``ITEMSCORE_BENCH_REPORT_SIZES`` (default ``100k,1m``), repeats from

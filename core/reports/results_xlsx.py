@@ -10,14 +10,15 @@ texts are cut at Excel's limit of 32,767 characters.
 Excel opens at most 1,048,576 rows a sheet: the items continue on ``Outputs (2)``,
 ``Outputs (3)``..., each with the header row.
 
-XlsxWriter spends 5 to 9 µs on each cell in Python, 60 to 90 µs on an item with three
-metrics (ten cells): some four times what every other report costs together. So when the
-default set is written (no format named) for a run of more than :data:`ITEM_LIMIT` items, the
-Outputs sheet holds only the first :data:`ITEM_LIMIT`, under 1 s of writing: the export asks
-:func:`item_limit`, prints :func:`limit_notice` on standard error, and the header row of the
-sheet carries :func:`limit_note`, which points to ``items.jsonl`` (every item, always in the
-default set). The Summary sheet is always complete. Naming the format (``--report xlsx``,
-``export(..., ["xlsx"])``) writes every item, however long that takes.
+XlsxWriter spends 6 to 17 µs on each cell in Python, 60 to 170 µs on an item with three
+metrics (ten cells; measured at loads 2 to 4 on 2 cores): more than every other report
+together. So when the default set is written (no format named) for a run of more than
+:data:`ITEM_LIMIT` items, the Outputs sheet holds only the first :data:`ITEM_LIMIT` (0.3 to
+0.9 s of writing): the export asks :func:`item_limit`, prints :func:`limit_notice` on
+standard error, and the header row of the sheet carries :func:`limit_note`, which points to
+``items.jsonl`` (every item, always in the default set). The Summary sheet is always
+complete. Naming the format (``--report xlsx``, ``export(..., ["xlsx"])``) writes every
+item, however long that takes.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ FILENAME = "results.xlsx"
 #: Excel's row limit per sheet (the header included).
 MAX_ROWS = 1_048_576
 #: Items the Outputs sheet holds when the default set is written (see :func:`item_limit`).
-ITEM_LIMIT = 10_000
+ITEM_LIMIT = 5_000
 _MAX_CELL = 32_767  # Excel's limit on the characters of one cell
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 #: The workbook's creation date: fixed, so the same run gives the same bytes.
@@ -82,7 +83,7 @@ def item_limit(explicit: bool, n_items: int) -> int | None:
 
     Example:
         >>> item_limit(False, 1_000_000), item_limit(True, 1_000_000), item_limit(False, 10)
-        (10000, None, None)
+        (5000, None, None)
     """
     if explicit or n_items <= ITEM_LIMIT:
         return None
