@@ -19,11 +19,13 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+import itemscore
 from itemscore.cli import _listing_cache
 
 SCRIPT = Path(sys.executable).parent / "itemscore"
@@ -169,7 +171,17 @@ def site(tmp_path: Path) -> Site:
         fake.install(dist, f"[itemscore.metrics]\ndup = {module}:M\n", {})
         fake.metric(module, "cached_dup", f"Claimed by {dist}.")
     fake.age()
+    _settle_sources()
     return fake
+
+
+def _settle_sources() -> None:
+    """Wait until itemscore's own files are old enough to be cached (just edited: 2 s at most)."""
+    package = Path(itemscore.__file__).parent  # stat() follows the editable install's links
+    newest = max(path.stat().st_mtime_ns for path in package.rglob("*.py"))
+    wait = (newest + _listing_cache.SETTLE_NS - time.time_ns()) / 1e9
+    if wait > 0:
+        time.sleep(wait + 0.1)
 
 
 @pytest.mark.parametrize("args", LISTINGS, ids=" ".join)

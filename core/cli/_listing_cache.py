@@ -38,7 +38,8 @@ the environment variables and ``sys.path``, in ``$XDG_CACHE_HOME/itemscore`` (el
 ``~/.cache/itemscore``), written atomically; a file that fails its checksum or cannot be read is
 ignored, and a failure to write is silent. ``ITEMSCORE_NO_CACHE=1`` switches it off.
 
-This module imports only what Python has loaded at start-up anyway (and ``binascii``).
+This module imports only what Python has loaded at start-up anyway (and ``binascii``), and
+``itemscore._distributions``.
 """
 
 from __future__ import annotations
@@ -144,11 +145,12 @@ def _eligible() -> bool:
         return False
     if any(name in sys.modules for name in _STATEFUL):
         return False
-    external = sys.modules.get("_frozen_importlib_external")
-    path_finder = getattr(external, "PathFinder", None)
-    for finder in sys.meta_path:
-        if finder is not path_finder and hasattr(finder, "find_distributions"):
-            return False
+    from .._distributions import Unusual, check_finders
+
+    try:
+        check_finders()
+    except Unusual:
+        return False
     for stream in (sys.stdout, sys.stderr):
         encoding = str(getattr(stream, "encoding", None) or "").lower().replace("_", "-")
         if stream is None or encoding not in ("utf-8", "utf8"):
