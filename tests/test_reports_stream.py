@@ -35,6 +35,16 @@ METRICS = ["exact_match", "token_f1", "answered_rate"]
 FORMATS = ["json", "items", "csv"]
 
 
+def data_file(folder: Path) -> Path:
+    """The items of :func:`make_items` as a JSON lines file (id and output)."""
+    data = folder / "d.jsonl"
+    data.write_text(
+        "".join(json.dumps({"id": i.id, "output": i.output}) + "\n" for i in make_items()),
+        encoding="utf-8",
+    )
+    return data
+
+
 def invoke(*args: str | Path) -> int:
     return CliRunner().invoke(cli, [str(a) for a in args]).exit_code
 
@@ -119,11 +129,7 @@ class Boom(Metric):
 def test_an_interrupted_command_leaves_the_old_set(
     tmp_path: Path, small_chunks: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    data = tmp_path / "d.jsonl"
-    data.write_text(
-        "".join(json.dumps({"id": i.id, "output": i.output}) + "\n" for i in make_items()),
-        encoding="utf-8",
-    )
+    data = data_file(tmp_path)
     out = tmp_path / "out"
     assert invoke("score", data, "-m", "answered_rate", "--out", out) == 0
     before = (out / "items.jsonl").read_bytes()
@@ -150,11 +156,7 @@ class CorpusShare(Metric):
 def test_a_run_with_a_corpus_metric_writes_items_after(
     tmp_path: Path, small_chunks: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    data = tmp_path / "d.jsonl"
-    data.write_text(
-        "".join(json.dumps({"id": i.id, "output": i.output}) + "\n" for i in make_items()),
-        encoding="utf-8",
-    )
+    data = data_file(tmp_path)
     monkeypatch.setattr(
         "itemscore.cli._pipeline.plan_entries",
         lambda *a, **k: itemscore.plan(["answered_rate", CorpusShare()]),
