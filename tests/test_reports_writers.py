@@ -256,3 +256,51 @@ def test_items_file_read_back_line_by_line(tmp_path: Path) -> None:
     (copy / "results.json").write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(itemscore.ResultsFormatError, match=r"items\.jsonl:2:8: not valid JSON"):
         RunResult.load_json(copy / "results.json")
+
+
+def test_default_set_of_a_large_run_limits_the_workbook_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No format named: the first ITEM_LIMIT items and a notice; xlsx named: every item."""
+    from itemscore.reports import export
+
+    monkeypatch.setattr(results_xlsx, "ITEM_LIMIT", 4)
+    result = run()
+    notices: list[str] = []
+    export(result, tmp_path / "default", notice=notices.append)
+    assert results_xlsx.limit_notice(9, 4) in notices
+    rows = list(openpyxl.load_workbook(tmp_path / "default" / "results.xlsx")["Outputs"].values)
+    assert len(rows) == 1 + 4
+    assert rows[0][-1] == results_xlsx.limit_note(9, 4)
+    assert (tmp_path / "default" / "items.jsonl").read_text(encoding="utf-8").count("\n") == 9
+    notices.clear()
+    export(result, tmp_path / "named", ["items", "xlsx"], notice=notices.append)
+    assert notices == []
+    rows = list(openpyxl.load_workbook(tmp_path / "named" / "results.xlsx")["Outputs"].values)
+    assert len(rows) == 1 + 9
+
+
+def test_cli_default_set_notes_the_limited_workbook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from itemscore.cli import cli
+
+    monkeypatch.setattr(results_xlsx, "ITEM_LIMIT", 2)
+    data = tmp_path / "d.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"id": str(i), "output": "x", "expected": ["x"]}) + "\n" for i in range(3)
+        ),
+        encoding="utf-8",
+    )
+    base = ["score", str(data), "-m", "exact_match", "--out"]
+    ran = CliRunner().invoke(cli, [*base, str(tmp_path / "a")])
+    assert ran.exit_code == 0, ran.output
+    assert "results.xlsx holds the first 2 of 3 items" in ran.output
+    ran = CliRunner().invoke(cli, [*base, str(tmp_path / "b"), "--report", "xlsx"])
+    assert ran.exit_code == 0, ran.output
+    assert "holds the first" not in ran.output
+    rows = list(openpyxl.load_workbook(tmp_path / "b" / "results.xlsx")["Outputs"].values)
+    assert len(rows) == 1 + 3

@@ -243,7 +243,9 @@ def score_request(
     )
     if request.by_group:
         check_groups(items, notice=notice)
-    export = _open_export(request.out, prepared.reports, notice, items)
+    # Without --report, the default set (in which results.xlsx may be limited).
+    formats = prepared.reports if request.reports is not None else None
+    export = _open_export(request.out, formats, notice, items)
     # items.jsonl is written as chunks are scored, unless a corpus metric scores at the end.
     stream = export is not None and export.streams_items
     stream = stream and not any(pm.is_corpus for pm in planned.metrics)
@@ -406,7 +408,8 @@ def rescore_results(
         from itemscore._checks import check_ci_support
 
         check_ci_support(result, request.ci_method, notice=notice)
-    return result, _export(result, request.out, reports, notice)
+    formats = reports if request.reports is not None else None
+    return result, _export(result, request.out, formats, notice)
 
 
 def verify_results(

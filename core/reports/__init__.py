@@ -12,6 +12,7 @@ one atomic rename (:mod:`._commit`). The reports in ``DIR`` are links into the c
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import os
 import signal
@@ -245,6 +246,8 @@ class Export:
         self.path = check_out_dir(out_dir)
         self._source = source
         self.plan = resolve_formats(formats, notice=notice)
+        self._default_set = formats is None  # results.xlsx may then hold the first items only
+        self._notice = notice
         self._set: Any = None
         self._created: list[Path] = []
         self._items: Any = None  # the open items.jsonl of a streamed set
@@ -308,6 +311,8 @@ class Export:
             order = sorted(self.plan, key=lambda entry: entry[0] != "items")
             if streamed:
                 order = [entry for entry in order if entry[0] != "items"]
+            if self._default_set:
+                order = _limit_xlsx(order, len(result.items), self._notice)
             _write_all(order, result, folder, names)
             paths: list[Path] = self._set.commit(names, known)
             self._set = None
@@ -326,6 +331,26 @@ class Export:
             self._set = None
             if self._created:
                 _remove_created(self.path, self._created)
+
+
+def _limit_xlsx(
+    order: list[tuple[str, str, Writer]], n_items: int, notice: Callable[[str], None] | None
+) -> list[tuple[str, str, Writer]]:
+    """In the default set of a large run, results.xlsx holds its first items only, noticed."""
+    if not any(name == "xlsx" for name, _, _ in order):
+        return order
+    from . import results_xlsx
+
+    limit = results_xlsx.item_limit(explicit=False, n_items=n_items)
+    if limit is None:
+        return order
+    message = results_xlsx.limit_notice(n_items, limit)
+    if notice is not None:
+        notice(message)
+    else:
+        print(message, file=sys.stderr)
+    write = functools.partial(results_xlsx.write, max_items=limit)
+    return [(name, file, write if name == "xlsx" else w) for name, file, w in order]
 
 
 #: Formats written in a second process on large runs, beside the others (both cores busy).
