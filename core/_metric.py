@@ -52,6 +52,11 @@ class MetricContext:
     shared_normalizers: Mapping[Any, Callable[[str], str]] | None = attrs.field(
         default=None, eq=False, repr=False
     )
+    #: While scoring: a scratch dict that lives as long as the run in this process, across its
+    #: shards and chunks (``None``: none is kept). A metric may keep a bounded cache there,
+    #: under its :attr:`label`; a large file comes in chunks, and a cache made per call would
+    #: start empty for each.
+    memo: dict[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
 
     def normalizer(self, normalizer: Callable[[str], str]) -> Callable[[str], str]:
         """The run's shared version of ``normalizer``, or ``normalizer`` itself.

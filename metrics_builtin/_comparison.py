@@ -38,6 +38,8 @@ _CACHE_CHECK = 2048
 _CACHE_MIN_HIT_SHARE = 10
 # It never holds more entries than this.
 _CACHE_LIMIT = 1 << 18
+# A memo kept for a whole run (across chunks) holds its items' texts alive: fewer entries.
+_RUN_CACHE_LIMIT = 1 << 14
 
 #: ``reason`` of a failed request left out with ``count_failed=False``.
 FAILED_REASON = "the request failed (output is None); count_failed=False leaves it out"
@@ -181,8 +183,14 @@ class NormalizedMetric(Metric, Generic[R]):
         """
         prepare, verdict_of, failed = self._prepare, self._verdict, self._failed_verdict
         normalize = ctx.normalizer(self.normalizer)
-        prepared_cache: _Cache[tuple[str, ...], R] = _Cache()
-        verdict_cache: _Cache[tuple[str | None, tuple[str, ...]], Verdict | None] = _Cache()
+        prepared_cache: _Cache[tuple[str, ...], R]
+        verdict_cache: _Cache[tuple[str | None, tuple[str, ...]], Verdict | None]
+        if ctx.memo is None:  # this call only
+            prepared_cache, verdict_cache = _Cache(), _Cache()
+        else:  # the run's: a file scored chunk by chunk keeps what earlier chunks learned
+            if ctx.label not in ctx.memo:
+                ctx.memo[ctx.label] = (_Cache(_RUN_CACHE_LIMIT), _Cache(_RUN_CACHE_LIMIT))
+            prepared_cache, verdict_cache = ctx.memo[ctx.label]
         prepared_by_key, verdicts = prepared_cache.entries, verdict_cache.entries
         states = bytearray()
         values: list[float | None] = []
@@ -248,9 +256,11 @@ class _Cache(Generic[K, V]):
     :data:`_CACHE_LIMIT` entries it stops growing but keeps serving what it holds.
     """
 
-    __slots__ = ("checked", "enabled", "entries", "lookups")
+    __slots__ = ("checked", "enabled", "entries", "limit", "lookups")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = _CACHE_LIMIT) -> None:
+        #: Past this many entries the memo keeps serving but stops growing.
+        self.limit = limit
         self.entries: dict[K, V] = {}
         #: Lookups made (the caller counts them); each miss added one entry until the check.
         self.lookups = 0
@@ -269,7 +279,7 @@ class _Cache(Generic[K, V]):
                 self.enabled = False
                 entries.clear()
                 return
-        if len(entries) < _CACHE_LIMIT:
+        if len(entries) < self.limit:
             entries[key] = value
 
 

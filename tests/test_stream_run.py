@@ -6,7 +6,7 @@ import gc
 import weakref
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -163,3 +163,34 @@ def test_errors_stay_with_their_items_across_chunks(small_chunks: int) -> None:
     result = itemscore.score(packed(make_items()), [Flaky()])
     states = [item.scores["stream_flaky_test"].status.value for item in result.items]
     assert [i for i, s in enumerate(states) if s == "error"] == list(range(0, 700, 50))
+
+
+class MemoSpy(Metric):
+    """Counts, in the run's memo, the batches it scored; records which memo it saw."""
+
+    metric_id = "stream_memo_spy_test"
+    required_inputs = ()
+    seen: ClassVar[list[int | None]] = []
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        type(self).seen.append(None if ctx.memo is None else id(ctx.memo))
+        if ctx.memo is not None:
+            ctx.memo[ctx.label] = ctx.memo.get(ctx.label, 0) + 1
+        return self.ok()
+
+
+def test_the_memo_lives_across_the_chunks_of_a_serial_run(small_chunks: int) -> None:
+    MemoSpy.seen = []
+    itemscore.score(packed(make_items()), [MemoSpy()])
+    assert len(MemoSpy.seen) == 700
+    assert len(set(MemoSpy.seen)) == 1  # one memo for the six chunks
+    assert None not in MemoSpy.seen
+
+
+def test_comparison_caches_across_chunks_give_the_per_call_verdicts(small_chunks: int) -> None:
+    """exact_match and token_f1 keep their caches in the memo: same scores as one call."""
+    items = make_items()
+    streamed = itemscore.score(packed(items), ["exact_match", "token_f1"])
+    single = itemscore.score(items, ["exact_match", "token_f1"])
+    assert list(streamed.items) == list(single.items)
+    assert streamed.measurements == single.measurements

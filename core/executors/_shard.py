@@ -51,17 +51,31 @@ def score_shard(
     items: Sequence[ItemResult],
     settings: RunSettings,
     tick: Tick | None = None,
+    memo: dict[str, Any] | None = None,
 ) -> dict[str, ScoreColumn]:
     """Score ``items`` with every item-level metric of ``plan``, each item isolated.
 
     Corpus metrics (``compute``) are left out: the driver runs them once over all rows.
 
+    Args:
+        plan: The run's configured metrics.
+        items: The shard's items.
+        settings: The run's settings.
+        tick: Called as items are scored (progress).
+        memo: What lives across the shards of one run in this process (the metrics' caches,
+            :attr:`MetricContext.memo`); ``None``: nothing outlives the shard.
+
     Returns:
         One column per label, aligned with ``items``.
     """
     tick = tick or _no_tick
-    # One memo per shard for each normaliser two metrics share: each output normalised once.
-    shared = {n: _memoised(n) for n in plan.equal_normalizers()} or None
+    # One memo for each normaliser two metrics share: each output normalised once.
+    if memo is None:
+        shared = {n: _memoised(n) for n in plan.equal_normalizers()} or None
+    else:
+        if _NORMALIZERS not in memo:
+            memo[_NORMALIZERS] = {n: _memoised(n) for n in plan.equal_normalizers()} or None
+        shared = memo[_NORMALIZERS]
     out: dict[str, ScoreColumn] = {}
     for pm in plan.metrics:
         if pm.is_corpus:
@@ -69,10 +83,16 @@ def score_shard(
         ctx = MetricContext(
             suite_id=settings.suite_id, label=pm.label, confidence=settings.confidence,
             ci_method=settings.ci_method, seed=settings.seed, concurrency=settings.concurrency,
-            shared_normalizers=shared,
+            shared_normalizers=shared, memo=memo,
         )  # fmt: skip
         out[pm.label] = score_metric(pm, items, ctx, tick)
     return out
+
+
+#: The key of the shared normalisers in a run's memo (labels are metric ids: no clash).
+_NORMALIZERS = " normalizers"
+#: A shared normaliser remembers at most this many texts (it lives as long as the run).
+MEMO_LIMIT = 1 << 16
 
 
 def _memoised(normalizer: Callable[[str], str]) -> Callable[[str], str]:
@@ -83,7 +103,9 @@ def _memoised(normalizer: Callable[[str], str]) -> Callable[[str], str]:
     def normalize(text: str) -> str:
         found = get(text)
         if found is None:
-            found = memo[text] = normalizer(text)
+            found = normalizer(text)
+            if len(memo) < MEMO_LIMIT:
+                memo[text] = found
         return found
 
     return normalize

@@ -35,10 +35,12 @@ _WORKER_STATE: dict[str, Any] = {}
 def _init_worker(plan: RunPlan, settings: RunSettings) -> None:
     _WORKER_STATE["plan"] = plan
     _WORKER_STATE["settings"] = settings
+    _WORKER_STATE["memo"] = {}  # the metrics' caches, across the shards this worker scores
 
 
 def _score_in_worker(shard: Sequence[ItemResult]) -> dict[str, ScoreColumn]:
-    columns = score_shard(_WORKER_STATE["plan"], shard, _WORKER_STATE["settings"])
+    state = _WORKER_STATE
+    columns = score_shard(state["plan"], shard, state["settings"], memo=state["memo"])
     return {label: column.portable() for label, column in columns.items()}
 
 

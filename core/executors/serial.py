@@ -7,7 +7,7 @@ of their own.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from itemscore._columns import ScoreColumn
 from itemscore._records import ItemResult
@@ -27,6 +27,15 @@ class SerialExecutor(Executor):
 
     name = "serial"
     parallel = False
+    _memo: dict[str, Any] | None = None
+
+    def start(self, plan: RunPlan, settings: RunSettings) -> None:
+        """A fresh memo for the metrics' caches, kept across the run's chunks."""
+        self._memo = {}
+
+    def stop(self) -> None:
+        """Drop the run's memo."""
+        self._memo = None
 
     def map_shards(
         self,
@@ -38,7 +47,7 @@ class SerialExecutor(Executor):
         """Score each shard here, in order."""
         for index, shard in enumerate(shards):
             try:
-                columns = score_shard(plan, shard, settings, tick)
+                columns = score_shard(plan, shard, settings, tick, self._memo)
             except Exception as exc:  # noqa: BLE001 - a shard's failure costs its items only
                 yield index, ShardFailure(shard_reason(exc, lost=False))
             else:
