@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import overload
 
+from ._columns import ScoreColumn
 from ._gc import gc_paused
 from ._packed import PackedItems
 from ._records import ItemResult, ItemScore
@@ -75,6 +76,24 @@ class ScoredItems(Sequence[ItemResult]):
 
     def __repr__(self) -> str:
         return f"<ScoredItems: {len(self)} items x {len(self._columns)} metrics>"
+
+    @property
+    def unscored(self) -> Sequence[ItemResult]:
+        """The items as the run received them (their ``scores`` not filled in), in order."""
+        return self._items
+
+    def score_columns(self) -> list[ScoreColumn] | None:
+        """The run's score columns, one per label, aligned with :attr:`unscored`.
+
+        ``None`` when the items' scores are not all in the columns (results recomputed on
+        top of earlier scores keep those): read ``item.scores`` then.
+        """
+        if self._keep_scores:
+            return None
+        columns = list(self._columns.values())
+        if not all(isinstance(c, ScoreColumn) for c in columns):
+            return None
+        return columns  # type: ignore[return-value] # every one checked
 
     def _stream(self) -> Iterator[ItemResult]:
         """Every item with its scores, built one chunk at a time and not kept."""

@@ -8,7 +8,7 @@ has them, and fall back to the item records otherwise (results loaded from a fil
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .._columns import ScoreColumn
@@ -16,7 +16,7 @@ from .._items import ScoredItems
 from .._records import ItemResult
 from .._result import RunResult
 
-__all__ = ["STATUS_NAMES", "Score", "score_rows"]
+__all__ = ["STATUS_NAMES", "Score", "column_rows", "score_rows"]
 
 #: Status names by ScoreColumn state code.
 STATUS_NAMES: tuple[str, ...] = ("ok", "fail", "skip", "error")
@@ -26,20 +26,10 @@ Score = tuple[int, "float | None", "str | None", "Mapping[str, Any] | None"]
 _CODE = {name: code for code, name in enumerate(STATUS_NAMES)}
 
 
-def _columns(items: Sequence[ItemResult]) -> list[ScoreColumn] | None:
-    """The score columns behind ``items``, when they are a run's plain columnar items."""
-    if not isinstance(items, ScoredItems) or getattr(items, "_keep_scores", True):
-        return None
-    columns = list(getattr(items, "_columns", {}).values())
-    if not all(isinstance(c, ScoreColumn) for c in columns):
-        return None
-    return columns
-
-
 def score_rows(result: RunResult) -> Iterator[tuple[ItemResult, list[tuple[str, Score]]]]:
     """Each item (its own fields; ignore its ``scores``) with its scores by label, in order."""
     items = result.items
-    columns = _columns(items)
+    columns = items.score_columns() if isinstance(items, ScoredItems) else None
     if columns is None:
         for item in items:
             yield (
@@ -51,18 +41,15 @@ def score_rows(result: RunResult) -> Iterator[tuple[ItemResult, list[tuple[str, 
             )
         return
     assert isinstance(items, ScoredItems)
-    base: Sequence[ItemResult] = items._items  # the items the columns score
-    prepared = [
-        (
-            c.label,
-            c.states,
-            c.values,
-            c.reasons if c.reasons is not None else None,
-            c.extras if c.extras is not None else None,
-        )
-        for c in columns
-    ]
-    for index, item in enumerate(base):
+    yield from column_rows(items.unscored, columns)
+
+
+def column_rows(
+    items: Iterable[ItemResult], columns: Sequence[ScoreColumn]
+) -> Iterator[tuple[ItemResult, list[tuple[str, Score]]]]:
+    """Each of ``items`` with its scores from ``columns`` (one per label, aligned)."""
+    prepared = [(c.label, c.states, c.values, c.reasons, c.extras) for c in columns]
+    for index, item in enumerate(items):
         yield (
             item,
             [

@@ -18,7 +18,7 @@ from .._result import RunResult
 from .._serialize import json_safe
 from ..inputs._convert import TEXT_ROLES
 from ._files import open_report
-from ._rows import STATUS_NAMES, Score, score_rows
+from ._rows import STATUS_NAMES, Score, column_rows, score_rows
 
 CODES = {name: code for code, name in enumerate(STATUS_NAMES)}
 
@@ -106,32 +106,7 @@ def item_line(item: ItemResult) -> str:
 
 def chunk_text(items: Sequence[ItemResult], columns: Sequence[ScoreColumn]) -> str:
     """The lines of ``items`` scored by ``columns`` (one per label, aligned with the items)."""
-    # Extras read in order, each packed block decoded once.
-    prepared = [
-        (c.label, c.states, c.values, c.reasons, None if c.extras is None else list(c.extras))
-        for c in columns
-    ]
-    return "".join(
-        [
-            _line(
-                item,
-                [
-                    (
-                        label,
-                        (
-                            states[index],
-                            values[index],
-                            None if reasons is None else reasons[index],
-                            None if extras is None else extras[index],
-                        ),
-                    )
-                    for label, states, values, reasons, extras in prepared
-                ],
-            )
-            + "\n"
-            for index, item in enumerate(items)
-        ]
-    )
+    return "".join([_line(item, scores) + "\n" for item, scores in column_rows(items, columns)])
 
 
 def iter_lines(result: RunResult) -> Iterator[str]:
