@@ -19,9 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE / "data"
-GEN = HERE.parent.parent / "shared" / "bench" / "gen_data.py"
+from _data import qa_file
+
 SIZE = os.environ.get("ITEMSCORE_BENCH_INPUT_SIZE", "1m")
 
 _PROBE = """
@@ -48,17 +47,7 @@ print(json.dumps({"n": n, "seconds": elapsed, "peak_mib": peak}))
 
 
 def data_file() -> Path:
-    path = DATA / f"qa-{SIZE}.jsonl"
-    if not path.exists():
-        if not GEN.exists():
-            raise SystemExit(f"bench_inputs: {GEN} not found; cannot make {path}")
-        DATA.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [sys.executable, str(GEN), "--size", SIZE, "--task", "qa", "--out", str(DATA)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-    return path
+    return qa_file(SIZE)
 
 
 def probe(path: Path, how: str) -> dict[str, float]:

@@ -17,19 +17,17 @@ Run directly (``python benchmarks/bench_metrics.py``) or through ``benchmarks/ru
 from __future__ import annotations
 
 import json
-import os
 import random
 import statistics
 import string
-import subprocess
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _data import qa_file, shared_bench
 
 from itemscore import ItemResult, MetricContext, plan, score
 from itemscore.metrics_builtin.f1 import F1
@@ -200,28 +198,9 @@ def bench_f1() -> None:
     print(f"  aggregate alone                        {t_agg:6.3f} s")
 
 
-# ../shared/bench next to the checkout (or two levels up, from a worktree under wt/).
-SHARED_BENCH = [Path(__file__).resolve().parents[k] / "shared" / "bench" for k in (2, 3)]
-DATA = Path(__file__).resolve().parent / "data"
-
-
-def _shared_bench() -> Path | None:
-    """The shared benchmark folder (generator and plain loops), if this checkout has one."""
-    for folder in (Path(os.environ.get("ITEMSCORE_SHARED_BENCH", "")), *SHARED_BENCH):
-        if str(folder) and (folder / "gen_data.py").is_file():
-            return folder
-    return None
-
-
-def qa_rows(shared: Path, size: str = "100k") -> list[dict[str, Any]]:
+def qa_rows(size: str = "100k") -> list[dict[str, Any]]:
     """The generator's QA rows, written once into the ignored benchmarks/data/."""
-    path = DATA / f"qa-{size}.jsonl"
-    if not path.is_file():
-        subprocess.run(
-            [sys.executable, str(shared / "gen_data.py"), "--size", size, "--task", "qa",
-             "--out", str(DATA)],
-            check=True,
-        )  # fmt: skip
+    path = qa_file(size)
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle]
 
@@ -233,7 +212,7 @@ def bench_qa_same_rules() -> None:
     the rows with an answer key, plus the answered share over all rows; the two must agree to
     the last digit, item by item. Timed as paired runs in one process, alternating, medians.
     """
-    shared = _shared_bench()
+    shared = shared_bench()
     if shared is None:
         print("QA benchmark skipped: no shared bench folder (set ITEMSCORE_SHARED_BENCH).")
         return
@@ -241,7 +220,7 @@ def bench_qa_same_rules() -> None:
     from baselines import qa_em_f1  # type: ignore[import-not-found]
     from same_rules import qa_em_f1_same_rules  # type: ignore[import-not-found]
 
-    rows = qa_rows(shared)
+    rows = qa_rows()
     items = [
         ItemResult(
             id=r["id"], output=r["output"], expected=r.get("expected"), input=r["input"],

@@ -23,25 +23,14 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE / "data"
-GEN = HERE.parent.parent / "shared" / "bench" / "gen_data.py"
+from _data import qa_file
+
 SIZES = os.environ.get("ITEMSCORE_BENCH_REPORT_SIZES", "100k,1m").split(",")
 METRICS = ("exact_match", "token_f1", "answered_rate")
 
 
 def data_file(size: str) -> Path:
-    path = DATA / f"qa-{size}.jsonl"
-    if not path.exists():
-        if not GEN.exists():
-            raise SystemExit(f"bench_reports: {GEN} not found; cannot make {path}")
-        DATA.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [sys.executable, str(GEN), "--size", size, "--task", "qa", "--out", str(DATA)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-    return path
+    return qa_file(size)
 
 
 def timed(command: list[str]) -> tuple[float, int]:
