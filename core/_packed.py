@@ -30,7 +30,9 @@ T = TypeVar("T")
 _MARSHAL, _PICKLE = b"m", b"p"
 
 
-_FIELDS = operator.attrgetter("id", "output", "expected", "input", "group", "model", "cluster")
+_FIELDS = operator.attrgetter(
+    "id", "output", "expected", "input", "group", "model", "cluster", "attempt"
+)
 _METADATA = operator.attrgetter("metadata")
 #: The fields kept per item beside the blocks: what a run aggregates by.
 _PER_ITEM = {name: operator.attrgetter(name) for name in ("model", "group", "cluster")}
@@ -89,7 +91,9 @@ def _rebuild(block: bytes) -> list[ItemResult]:
     out: list[ItemResult] = []
     append = out.append
     # Unrolled, without validation: every field was valid when the item was packed.
-    for (ident, output, expected, text, group, model, cluster), meta in zip(fields, metadata):
+    for (ident, output, expected, text, group, model, cluster, attempt), meta in zip(
+        fields, metadata
+    ):
         item = new(item_type)
         put(item, "id", ident)
         put(item, "output", output)
@@ -98,6 +102,7 @@ def _rebuild(block: bytes) -> list[ItemResult]:
         put(item, "group", group)
         put(item, "model", model)
         put(item, "cluster", cluster)
+        put(item, "attempt", attempt)
         put(item, "metadata", empty if meta is None else _freeze_metadata(meta))
         put(item, "scores", empty)
         append(item)

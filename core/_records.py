@@ -210,6 +210,11 @@ def _check_optional_str(instance: Any, attribute: attrs.Attribute[Any], value: A
         )
 
 
+def _check_attempt(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and (type(value) is not int or value < 0):
+        raise TypeError(f"`attempt` ({value!r}) must be a whole number of at least 0, or None.")
+
+
 def _check_id(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if not isinstance(value, str) or not value:
         raise TypeError(f"`id` ({value!r}) must be a non-empty string.")
@@ -238,6 +243,9 @@ class ItemResult:
     #: Items that are not independent share a cluster (passage, template, conversation):
     #: intervals then use cluster-robust standard errors.
     cluster: str | None = attrs.field(default=None, validator=_check_optional_str)
+    #: Which answer to the question this is, when a model answered it several times (epochs,
+    #: repeats, samples for pass@k); ``(model, id, attempt)`` is unique in a run.
+    attempt: int | None = attrs.field(default=None, validator=_check_attempt)
     #: Any other column: latency, cost, tokens... (a read-only copy of what was given).
     metadata: Mapping[str, Any] = attrs.field(default=EMPTY, converter=_freeze_metadata)
     #: One score per metric label; empty until a run fills it.
@@ -262,6 +270,7 @@ class ItemResult:
         _set(new, "group", self.group)
         _set(new, "model", self.model)
         _set(new, "cluster", self.cluster)
+        _set(new, "attempt", self.attempt)
         _set(new, "metadata", self.metadata)
         _set(new, "scores", scores or EMPTY)
         return new
@@ -278,6 +287,7 @@ class ItemResult:
                 self.group,
                 self.model,
                 self.cluster,
+                self.attempt,
                 _thawed(self.metadata) if self.metadata else None,
                 dict(self.scores) if self.scores else None,
             ),
@@ -292,6 +302,7 @@ def _item_from_state(
     group: str | None,
     model: str | None,
     cluster: str | None,
+    attempt: int | None,
     metadata: Mapping[str, Any] | None,
     scores: Mapping[str, ItemScore] | None,
 ) -> ItemResult:
@@ -304,6 +315,7 @@ def _item_from_state(
     _set(new, "group", group)
     _set(new, "model", model)
     _set(new, "cluster", cluster)
+    _set(new, "attempt", attempt)
     _set(new, "metadata", _freeze_metadata(metadata))
     _set(new, "scores", scores or EMPTY)
     return new

@@ -93,6 +93,8 @@ def item_to_dict(item: ItemResult) -> dict[str, Any]:
         value = getattr(item, name)
         if value is not None:
             out[name] = value
+    if item.attempt is not None:
+        out["attempt"] = item.attempt
     if item.metadata:
         out["metadata"] = json_safe(item.metadata)
     out["scores"] = {label: score_to_dict(s) for label, s in item.scores.items()}
@@ -110,6 +112,7 @@ def item_from_dict(data: Mapping[str, Any]) -> ItemResult:
         group=data.get("group"),
         model=data.get("model"),
         cluster=data.get("cluster"),
+        attempt=data.get("attempt"),
         metadata=data.get("metadata") or {},
         scores=scores,
     )

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import itemscore
-from itemscore import ConfigError, InputError, ItemResult
+from itemscore import ConfigError, InputError, ItemResult, RunResult, score
 from itemscore.inputs import (
     FORMATS,
     ROLES,
@@ -450,8 +450,37 @@ def test_one_file_read_with_two_mappings(tmp_path: Path) -> None:
 
 def test_every_item_field_is_a_role(tmp_path: Path) -> None:
     """Roles come from ItemResult's fields: `cluster` is read like `group`."""
-    assert set(ROLES) == {"id", "output", "expected", "input", "group", "model", "cluster"}
+    assert set(ROLES) == {
+        *("id", "output", "expected", "input", "group", "model", "cluster", "attempt")
+    }
     path = jsonl(tmp_path, {"id": "a", "output": "x", "passage": 7})
     (item,) = read_items(path, columns={"cluster": "passage"})
     assert item.cluster == "7"
     assert dict(item.metadata) == {}
+
+
+def test_attempt_is_read_and_written(tmp_path: Path) -> None:
+    """The role `attempt` is read from files, kept per item and saved with the results."""
+    data = tmp_path / "a.jsonl"
+    rows = [
+        {"id": "q1", "output": "a", "expected": "a", "attempt": 0},
+        {"id": "q1", "output": "b", "expected": "a", "attempt": "1"},
+        {"id": "q2", "output": "a", "expected": "a"},
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    items = read_items(data)
+    assert [i.attempt for i in items] == [0, 1, None]
+    assert all("attempt" not in i.metadata for i in items)
+    result = score(items, ["exact_match"])
+    saved = tmp_path / "r.json"
+    result.save_json(saved)
+    assert [i.attempt for i in RunResult.load_json(saved).items] == [0, 1, None]
+
+
+def test_same_id_and_attempt_twice_is_refused(tmp_path: Path) -> None:
+    """(model, id, attempt) is unique: a repeated attempt is an error naming both lines."""
+    data = tmp_path / "a.jsonl"
+    rows = [{"id": "q1", "output": "a", "attempt": 1}, {"id": "q1", "output": "b", "attempt": 1}]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(InputError, match=r"a.jsonl:2.*'q1' appears twice with attempt 1.*line 1"):
+        read_items(data)

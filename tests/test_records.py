@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 
 import attrs
 import numpy as np
@@ -127,3 +128,19 @@ def test_estimate_ci_and_measurement_counts() -> None:
     assert Estimate(value=0.5, low=0.4, high=0.6, n=10).ci == (0.4, 0.6)
     m = Measurement(key="s.m", suite="s", metric="m", counts={"ok": 3, Status.SKIP: 1})
     assert dict(m.counts) == {Status.OK: 3, Status.FAIL: 0, Status.SKIP: 1, Status.ERROR: 0}
+
+
+def test_attempt_is_a_whole_number_or_none() -> None:
+    """An attempt is a whole number of at least 0; anything else is refused when built."""
+    assert ItemResult(id="q", output="a", attempt=2).attempt == 2
+    assert ItemResult(id="q", output="a").attempt is None
+    for bad in (-1, 1.0, True, "2"):
+        with pytest.raises(TypeError, match="attempt"):
+            ItemResult(id="q", output="a", attempt=bad)
+
+
+def test_attempt_survives_pickling_and_with_scores() -> None:
+    """The attempt is kept when an item is pickled (workers) or given scores."""
+    item = ItemResult(id="q", output="a", attempt=3, metadata={"k": [1]})
+    assert pickle.loads(pickle.dumps(item)) == item
+    assert item.with_scores({}).attempt == 3

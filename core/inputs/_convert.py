@@ -48,7 +48,7 @@ __all__ = [
 _NOT_ROLES = frozenset({"metadata", "scores"})
 #: The item fields a column can be mapped to, in ItemResult's order.
 ROLES: tuple[str, ...] = tuple(f.name for f in attrs.fields(ItemResult) if f.name not in _NOT_ROLES)
-_SPECIAL = ("id", "output", "expected")
+_SPECIAL = ("id", "output", "expected", "attempt")
 #: Roles that hold one optional text (input, group, model, ...).
 TEXT_ROLES: tuple[str, ...] = tuple(role for role in ROLES if role not in _SPECIAL)
 
@@ -157,7 +157,7 @@ class Converter:
         #: Rows converted so far: the next row without an id is numbered ``count + 1``.
         self.count = 0
         #: Per model, each id seen and the place (line or row) it was first seen at.
-        self.seen: dict[str | None, dict[str, int]] = {}
+        self.seen: dict[str | None, dict[Any, int]] = {}
 
     def check_header(self, header: Sequence[str], name: str, line: int | None) -> None:
         """Check that the header of a tabular source has every mapped column, and an output.
@@ -201,6 +201,7 @@ class Converter:
         """
         col, mapping = self.col, self.mapping
         id_col, out_col, exp_col = col["id"], col["output"], col["expected"]
+        att_col = col["attempt"]
         text_roles = [(role, col[role]) for role in TEXT_ROLES]
         has_id = "id" in mapping or self.header is None or id_col in self.header
         explicit_id, explicit_expected = "id" in mapping, "expected" in mapping
@@ -210,12 +211,12 @@ class Converter:
         items: list[ItemResult] = []
         append = items.append
         last_model: Any = _ABSENT
-        ids: dict[str, int] = {}
+        ids: dict[Any, int] = {}
         for index, row in enumerate(chunk.rows):
             number = self.count + index + 1
             if type(row) is not dict:
                 if isinstance(row, ItemResult):
-                    self._check_id(chunk, index, row.model, row.id, None)
+                    self._check_id(chunk, index, row.model, row.id, None, row.attempt)
                     append(row)
                     continue
                 if not isinstance(row, Mapping):
@@ -267,6 +268,10 @@ class Converter:
                         raise self._missing_key(chunk, index, role, column, row)
                 elif raw is not None:
                     fields[role] = self._text(chunk, index, role, column, raw) or None
+            raw_attempt = row.get(att_col)
+            attempt = (
+                None if raw_attempt is None else self._attempt(chunk, index, att_col, raw_attempt)
+            )
             metadata = {k: v for k, v in row.items() if k not in role_columns}
             if metadata:
                 metadata = _clean(metadata)
@@ -275,11 +280,18 @@ class Converter:
                 last_model = model
                 ids = seen.get(model) or seen.setdefault(model, {})
             size = len(ids)
-            ids.setdefault(ident, chunk.lines[index])
+            ids.setdefault(ident if attempt is None else (ident, attempt), chunk.lines[index])
             if len(ids) == size:
-                self._duplicate(chunk, index, model, ident, id_col if has_id else None)
+                self._duplicate(chunk, index, model, ident, id_col if has_id else None, attempt)
             append(
-                ItemResult(id=ident, output=output, expected=expected, metadata=metadata, **fields)
+                ItemResult(
+                    id=ident,
+                    output=output,
+                    expected=expected,
+                    attempt=attempt,
+                    metadata=metadata,
+                    **fields,
+                )
             )
         self.count += len(chunk.rows)
         return items
@@ -287,19 +299,33 @@ class Converter:
     # -- pieces ---------------------------------------------------------------------------
 
     def _check_id(
-        self, chunk: Rows, index: int, model: str | None, ident: str, key: str | None
+        self,
+        chunk: Rows,
+        index: int,
+        model: str | None,
+        ident: str,
+        key: str | None,
+        attempt: int | None = None,
     ) -> None:
-        ids = self.seen.setdefault(model, {})
+        ids: dict[Any, int] = self.seen.setdefault(model, {})
         size = len(ids)
-        ids.setdefault(ident, chunk.lines[index])
+        ids.setdefault(ident if attempt is None else (ident, attempt), chunk.lines[index])
         if len(ids) == size:
-            self._duplicate(chunk, index, model, ident, key)
+            self._duplicate(chunk, index, model, ident, key, attempt)
 
     def _duplicate(
-        self, chunk: Rows, index: int, model: str | None, ident: str, key: str | None
+        self,
+        chunk: Rows,
+        index: int,
+        model: str | None,
+        ident: str,
+        key: str | None,
+        attempt: int | None = None,
     ) -> None:
-        first = self.seen[model][ident]
+        first = self.seen[model][ident if attempt is None else (ident, attempt)]
         whose = f" for model {model!r}" if model is not None else ""
+        if attempt is not None:
+            whose = f" with attempt {attempt}{whose}"
         hint = " Fix the id column, or drop it to number the rows." if chunk.name else ""
         raise _error(
             chunk,
@@ -307,6 +333,24 @@ class Converter:
             f"the id {ident!r} appears twice{whose} (first at {chunk.unit} {first}). Ids must "
             f"be unique per model.{hint}",
             key,
+        )
+
+    def _attempt(self, chunk: Rows, index: int, column: str, raw: Any) -> int | None:
+        if is_missing(raw):
+            return None
+        raw = _native(raw)
+        if isinstance(raw, float) and raw.is_integer():
+            raw = int(raw)
+        if type(raw) is str and raw.strip().isdigit():
+            raw = int(raw.strip())
+        if type(raw) is int and raw >= 0:
+            return raw
+        raise _error(
+            chunk,
+            index,
+            f"the attempt {show(raw)} is {json_kind(raw)}; an attempt must be a whole number "
+            "of at least 0 (or missing).",
+            column,
         )
 
     def _missing_key(

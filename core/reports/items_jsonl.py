@@ -87,6 +87,8 @@ def _line(item: ItemResult, scores: list[tuple[str, Score]]) -> str:
         value = getattr(item, name)
         if value is not None:
             line += f', "{name}": {_string(value)}'
+    if item.attempt is not None:
+        line += f', "attempt": {item.attempt}'
     if item.metadata:
         line += f', "metadata": {_mapping(item.metadata)}'
     parts = ", ".join(f"{_string(label)}: {_score(*score)}" for label, score in scores)
