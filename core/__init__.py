@@ -38,10 +38,10 @@ if TYPE_CHECKING:
     from ._records import Estimate, ItemResult, ItemScore, Measurement, MetricResult, Status
     from ._registry import MetricInfo, Registry, register, reset_registry, unregister
     from ._result import RunResult
-    from ._runner import rescore, run, score
     from ._settings import RunSettings
     from ._spec import MetricSpec
     from ._suite import Suite, get_suite
+    from .engine._runner import rescore, run, score
     from .hookspecs import hookimpl
     from .inputs import read_items
     from .reports import export
@@ -82,9 +82,9 @@ _EXPORTS: dict[str, str] = {
     "unregister": "._registry",
     "export": ".reports",
     "RunResult": "._result",
-    "rescore": "._runner",
-    "run": "._runner",
-    "score": "._runner",
+    "rescore": ".engine._runner",
+    "run": ".engine._runner",
+    "score": ".engine._runner",
     "RunSettings": "._settings",
     "MetricSpec": "._spec",
     "Suite": "._suite",

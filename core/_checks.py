@@ -55,12 +55,7 @@ def check_answer_keys(
     Raises:
         InputError: no item has an answer key and at least one metric needs one.
     """
-    from ._packed import PackedItems
-
-    if isinstance(items, PackedItems):  # counted as packed: no item is rebuilt to check
-        if items.n_answer_keys:
-            return
-    elif any(item.expected is not None for item in items):
+    if any(item.expected is not None for item in items):
         return
     needing = [p.label for p in planned if "expected" in p.metric.required_inputs]
     if needing:

@@ -12,7 +12,6 @@ import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, overload
 
-from ._packed import PackedList, Picked
 from ._records import EMPTY, ItemScore, Status
 
 __all__ = ["CODE", "STATES", "ScoreColumn"]
@@ -107,10 +106,8 @@ class ScoreColumn(Sequence[ItemScore]):
             reasons = []
             for p in parts:
                 reasons.extend(p.reasons if p.reasons is not None else [None] * len(p))
-        extras: Sequence[Mapping[str, Any] | None] | None = None
-        if any(isinstance(p.extras, PackedList) for p in parts):  # a streamed run's
-            extras = PackedList.join([p.extras or [None] * len(p) for p in parts])
-        if extras is None and any(p.extras is not None for p in parts):
+        extras: list[Mapping[str, Any] | None] | None = None
+        if any(p.extras is not None for p in parts):
             extras = []
             for p in parts:
                 extras.extend(p.extras if p.extras is not None else [None] * len(p))
@@ -125,19 +122,8 @@ class ScoreColumn(Sequence[ItemScore]):
             bytes([states[i] for i in indices]),
             list(map(get_values, indices)),
             None if self.reasons is None else list(map(self.reasons.__getitem__, indices)),
-            None
-            if self.extras is None
-            else Picked(self.extras, indices)
-            if isinstance(self.extras, PackedList)
-            else list(map(self.extras.__getitem__, indices)),
+            None if self.extras is None else list(map(self.extras.__getitem__, indices)),
         )
-
-    def portable(self) -> ScoreColumn:
-        """This column with every ``extra`` a plain dict, so that it pickles."""
-        extras = self.extras
-        if extras is not None and not all(type(e) is dict or e is None for e in extras):
-            extras = [None if e is None else dict(e) for e in extras]
-        return ScoreColumn(self.label, bytes(self.states), self.values, self.reasons, extras)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (

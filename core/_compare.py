@@ -20,7 +20,6 @@ of one metric and one pair another.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -29,15 +28,15 @@ import numpy as np
 
 from . import _stats
 from ._columns import ScoreColumn
-from ._exceptions import ConfigError, did_you_mean, one_of
-from ._items import ScoredItems
+from ._exceptions import ConfigError, describe_exception, did_you_mean, one_of
 from ._metric import Metric, MetricContext
-from ._records import EMPTY, ItemScore, Status
-from ._result import RunResult
+from ._records import EMPTY, ItemScore, Measurement
 from .aggregate import _check_confidence, percentile_interval
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+
+    from ._result import RunResult
 
 __all__ = ["Comparison", "compare", "significant_leaders"]
 
@@ -130,136 +129,94 @@ class Comparison:
 # --------------------------------------------------------------------------- reading results
 
 
-_status_of = operator.attrgetter("status")
-_value_of = operator.attrgetter("value")
-_CODES = {Status.OK: 0, Status.FAIL: 1, Status.SKIP: 2, Status.ERROR: 3}
-_MISSING = 4  # the label has no score on this item
-
-
 class _Columns:
-    """A result's items by column, read once: ids, models, groups, clusters, score columns."""
+    """A result's run table as compare reads it: ids, models, groups, clusters, scores."""
 
     def __init__(self, result: RunResult) -> None:
-        items = result.items
-        if isinstance(items, ScoredItems):
-            base: Sequence[Any] = items._items
-            self._columns: dict[str, Sequence[ItemScore]] = dict(items._columns)
-        else:
-            base = items
-            self._columns = {}
-        self._base = base
+        table = result.table
+        self.table = table
         self.result = result
-        self.n = len(base)
-        self.ids: list[str] = list(map(operator.attrgetter("id"), base))
-        self.groups: list[str | None] | None = list(map(operator.attrgetter("group"), base))
-        if self.groups.count(None) == self.n:
-            self.groups = None
-        self.clusters: list[str | None] | None = list(map(operator.attrgetter("cluster"), base))
-        if self.clusters.count(None) == self.n:
-            self.clusters = None
-        self._models: list[str | None] | None = None
-        self._codes: dict[str, NDArray[np.int8]] = {}
-        self._values: dict[str, NDArray[np.float64]] = {}
+        self.n = len(table)
+        self.ids: list[str] = table.key("id")
+        self.groups: list[str | None] | None = table.key("group") if table.has("group") else None
+        self.clusters: list[str | None] | None = (
+            table.key("cluster") if table.has("cluster") else None
+        )
 
-    def scores(self, label: str) -> Sequence[ItemScore | None]:
-        column = self._columns.get(label)
-        if column is not None:
-            return column
-        return [item.scores.get(label) for item in self._base]
+    def scores(self, label: str) -> ScoreColumn:
+        return self.table.score(label)
 
     def codes(self, label: str) -> NDArray[np.int8]:
-        """Status codes of ``label`` per item: 0 ok, 1 fail, 2 skip, 3 error, 4 no score."""
-        cached = self._codes.get(label)
-        if cached is None:
-            column = self.scores(label)
-            if isinstance(column, ScoreColumn):  # codes stored as bytes, in this same order
-                cached = np.frombuffer(bytes(column.states), dtype=np.int8)
-                self._codes[label] = cached
-                return cached
-            # Scores of equal verdicts are often one shared object: read each object once.
-            keys = list(map(id, column))
-            distinct = dict(zip(keys, column))
-            code = {
-                key: _MISSING if score is None else _CODES[score.status]
-                for key, score in distinct.items()
-            }
-            cached = np.fromiter(map(code.__getitem__, keys), dtype=np.int8, count=self.n)
-            self._codes[label] = cached
-        return cached
+        """Status codes of ``label`` per item: 0 ok, 1 fail, 2 skip, 3 error."""
+        return self.table.codes(label)
 
     def values(self, label: str) -> NDArray[np.float64]:
         """Values of ``label`` per item (NaN where none)."""
-        cached = self._values.get(label)
-        if cached is None:
-            column = self.scores(label)
-            if isinstance(column, ScoreColumn):
-                values = column.values
-                missing = np.flatnonzero(np.frombuffer(bytes(column.states), np.uint8) > 1)
-                if missing.size:  # skip and error hold None: only those are replaced
-                    values = list(values)
-                    for i in missing.tolist():
-                        values[i] = math.nan
-                cached = np.asarray(values, dtype=np.float64)
-                self._values[label] = cached
-                return cached
-            keys = list(map(id, column))
-            distinct = dict(zip(keys, column))
-            value = {
-                key: math.nan if score is None or score.value is None else score.value
-                for key, score in distinct.items()
-            }
-            cached = np.fromiter(map(value.__getitem__, keys), dtype=np.float64, count=self.n)
-            self._values[label] = cached
-        return cached
+        return self.table.values(label)
 
     def rows_of(self, model: str | None, several: bool) -> NDArray[np.intp]:
         """Positions of ``model``'s items (all of them when the run has one model)."""
         if not several:
             return np.arange(self.n)
-        if self._models is None:
-            self._models = list(map(operator.attrgetter("model"), self._base))
-        models = self._models
+        models = self.table.key("model")
         return np.flatnonzero(np.fromiter((m == model for m in models), bool, self.n))
+
+    def contents(self) -> tuple[list[str | None], list[Any]]:
+        """Each item's ``input`` and ``expected``: what makes two items with one id the same."""
+        inputs, expected = self.table.item_fields(("input", "expected"))
+        return inputs, [None if e is None else tuple(e) for e in expected]
 
 
 def _settings(result: RunResult) -> tuple[float, int, str]:
-    settings = getattr(result, "settings", None)
-    if settings is not None:
-        return float(settings.confidence), int(settings.seed), str(settings.suite_id)
-    config = result.config
-    return (
-        float(config.get("confidence", 0.95)),
-        int(config.get("seed", 0)),
-        str(config.get("suite_id", "default")),
-    )
+    settings = result.settings
+    return float(settings.confidence), int(settings.seed), str(settings.suite_id)
 
 
-def _metric_for(result: RunResult, label: str) -> Metric | None:
-    """The configured metric of ``label``, or ``None`` when it cannot be loaded here."""
+def _measurements_of(result: RunResult, label: str) -> list[Measurement]:
+    return [m for ms in result.by_model.values() for m in ms.values() if m.metric == label]
+
+
+def _kind_of(result: RunResult, label: str) -> Kind:
+    """The test a label's comparison uses, from how its measurements were made."""
+    found = _measurements_of(result, label)
+    aggregation = found[0].aggregation if found else "custom"
+    if aggregation in ("ratio", "mean"):
+        return cast("Kind", aggregation)
+    return "bootstrap"
+
+
+def _metric_for(result: RunResult, label: str, *, required: bool) -> Metric | None:
+    """The configured metric of ``label``: needed to resample a metric's own aggregate.
+
+    Raises:
+        ConfigError: ``required`` and the metric cannot be configured here (not installed).
+    """
     for entry in result.config.get("metrics", []):
         if entry.get("label") != label:
             continue
         spec = {"name": entry["name"], "label": label, **entry.get("options", {})}
         try:
-            from ._runner import plan_metrics
+            from ._plan import plan_metrics
 
             planned = plan_metrics([spec])
-        except Exception:  # noqa: BLE001 - an uninstalled plugin: compare on values instead
-            return None
+        except Exception as exc:
+            if not required:
+                return None
+            raise ConfigError(
+                f"Comparing {label!r} needs its metric {entry['name']!r}, whose own aggregate is "
+                f"recomputed on resampled items, but it cannot be configured here "
+                f"({describe_exception(exc)}). Install the package that provides it, or leave "
+                "the label out with `metrics=`."
+            ) from exc
         metric = planned[0].metric
         metric.bind(label)
         return metric
+    if required:
+        raise ConfigError(
+            f"The results name no metric for the label {label!r}, so its own aggregate cannot "
+            "be recomputed on resampled items; leave the label out with `metrics=`."
+        )
     return None
-
-
-def _kind_of(metric: Metric | None) -> Kind:
-    if metric is None:
-        return "mean"
-    if type(metric).aggregate is not Metric.aggregate:
-        return "bootstrap"
-    if metric.aggregation == "ratio":
-        return "ratio"
-    return "mean" if metric.aggregation == "mean" else "bootstrap"
 
 
 # --------------------------------------------------------------------------- one comparison
@@ -580,6 +537,7 @@ def compare(
     adjust: str = "holm",
     confidence: float | None = None,
     seed: int | None = None,
+    allow_different_inputs: bool = False,
 ) -> list[Comparison]:
     """Compare models on the items they share, metric by metric.
 
@@ -600,13 +558,18 @@ def compare(
         adjust: Multiple-comparison adjustment: "holm" (default), "bh" or "none".
         confidence: Confidence level (default: the run's).
         seed: Seed of the bootstraps (default: the run's).
+        allow_different_inputs: Pair items by id even when their ``input`` or ``expected``
+            differ between the sides (by default that is an error: different data).
 
     Returns:
         One :class:`Comparison` per metric label and pair of models, in the order of the
         labels, with per-group comparisons in ``groups``.
 
     Raises:
-        ConfigError: an unknown model or label, a bad ``adjust`` or ``confidence``.
+        ConfigError: an unknown model or label, a bad ``adjust`` or ``confidence``; one model
+            and nothing to compare it with; sides that share no item, or whose items with one
+            id differ (unless ``allow_different_inputs``); a metric whose own aggregate must be
+            recomputed but is not installed.
     """
     adjust = _check_adjust(adjust)
     if isinstance(other, str):
@@ -624,6 +587,13 @@ def compare(
     models_a = _model_names(result)
     pairs: list[tuple[str | None, str | None, str | None, str | None]] = []
     if other is None:
+        if len(models_a) < 2:
+            raise ConfigError(
+                f"The run has {'one model' if models_a != [None] else 'no model names'}, so "
+                "there is nothing to compare within it: give a second run to compare against "
+                "(compare(result_a, result_b)), or score several models in one run (the role "
+                "`model`)."
+            )
         if baseline is not None and baseline not in models_a:
             names = [m for m in models_a if m is not None]
             raise ConfigError(
@@ -679,11 +649,22 @@ def compare(
         ia, ib, n_only = _align(ids_a, ids_b)
         ra, rb = rows_a[ia], rows_b[ib]
         aligned.append((name_a, name_b, ra, rb, n_only, _pick(col_a.groups, ra)))
+    if labels and all(ra.size == 0 for _, _, ra, _, _, _ in aligned):
+        raise ConfigError(
+            "The items of the two sides share no id, so there is no pair to compare: compare "
+            "runs over the same questions (items pair by id"
+            + (", and by model within a run)." if other is None else ").")
+        )
+    if not allow_different_inputs:
+        _check_same_items(col_a, col_b, aligned)
     out: list[Comparison] = []
     for label in labels:
-        metric = _metric_for(result, label)
-        kind = _kind_of(metric)
-        higher = _higher_is_better(result, label, metric)
+        kind = _kind_of(result, label)
+        # A mean's interval is clipped to its metric's value bounds when the metric is here.
+        metric = (
+            None if kind == "ratio" else _metric_for(result, label, required=kind == "bootstrap")
+        )
+        higher = _higher_is_better(result, label)
         family: list[Comparison] = []
         for name_a, name_b, ra, rb, n_only, groups in aligned:
             paired = _Paired(
@@ -749,9 +730,35 @@ def _labels(result: RunResult) -> list[str]:
     return list(seen)
 
 
-def _higher_is_better(result: RunResult, label: str, metric: Metric | None) -> bool:
-    if metric is not None:
-        return bool(metric.higher_is_better)
+def _check_same_items(col_a: _Columns, col_b: _Columns, aligned: Sequence[Any]) -> None:
+    """Paired items must be the same item: equal ``input`` and ``expected`` on both sides.
+
+    Raises:
+        ConfigError: some pairs hold different questions or answer keys (the first few named).
+    """
+    inputs_a, expected_a = col_a.contents()
+    inputs_b, expected_b = (inputs_a, expected_a) if col_b is col_a else col_b.contents()
+    differ: list[str] = []
+    n_differ = 0
+    for _, _, ra, rb, _, _ in aligned:
+        for i, j in zip(ra.tolist(), rb.tolist()):
+            if inputs_a[i] != inputs_b[j] or expected_a[i] != expected_b[j]:
+                n_differ += 1
+                if len(differ) < 5 and col_a.ids[i] not in differ:
+                    differ.append(col_a.ids[i])
+    if n_differ:
+        shown = ", ".join(repr(i) for i in differ)
+        raise ConfigError(
+            f"{n_differ} paired item{'s' if n_differ != 1 else ''} with one id "
+            f"{'hold' if n_differ != 1 else 'holds'} a different input or answer key on the "
+            f"two sides (ids {shown}{', ...' if n_differ > len(differ) else ''}): these are not "
+            "the same questions, and pairing them would compare different data. Check that "
+            "both runs scored the same benchmark; pass allow_different_inputs=True "
+            "(--allow-different-inputs) to pair by id anyway."
+        )
+
+
+def _higher_is_better(result: RunResult, label: str) -> bool:
     for measurements in result.by_model.values():
         for m in measurements.values():
             if m.metric == label:
@@ -798,7 +805,11 @@ def significant_leaders(result: RunResult) -> dict[str, str]:
         return {}
     leaders: dict[str, str] = {}
     by_label: dict[str, list[Comparison]] = {}
-    for c in compare(result):
+    try:
+        comparisons = compare(result)
+    except ConfigError:  # models with nothing to pair, or a metric not installed: no bold
+        return {}
+    for c in comparisons:
         by_label.setdefault(c.metric, []).append(c)
     for label, comparisons in by_label.items():
         best = _best_model(result, label, models)

@@ -422,6 +422,13 @@ class Measurement:
     higher_is_better: bool = True
     #: "deterministic" or "judge-based".
     reproducibility_class: str = "deterministic"
+    #: How the value was made: ``"ratio"`` (share of ok among scored items), ``"mean"`` or
+    #: ``"geomean"`` (of the scored values: the default aggregates), or ``"custom"`` (the
+    #: metric's own aggregate or a corpus metric's ``compute``). Comparisons choose their
+    #: test from it.
+    aggregation: str = attrs.field(
+        default="custom", validator=attrs.validators.in_(("ratio", "mean", "geomean", "custom"))
+    )
     #: Secondary numbers (precision next to F1, ``f1[positive]``...). The runner adds: on a
     #: measurement with groups, ``macro`` (unweighted mean over the groups), ``macro_low``,
     #: ``macro_high`` (its interval) and ``macro_groups``; on a group measurement with fewer

@@ -6,14 +6,14 @@ import glob
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ._exceptions import ResultsFormatError
-from ._items import ScoredItems
+from ._items_file import resolve_items, resolve_table
 from ._records import ItemResult, Measurement
 from ._serialize import (
     SCHEMA,
@@ -24,9 +24,9 @@ from ._serialize import (
     json_safe,
     measurement_from_dict,
     measurement_to_dict,
-    resolve_items,
 )
 from ._settings import RunSettings
+from .engine._table import RunTable, ScoredItems
 
 if TYPE_CHECKING:
     from ._compare import Comparison
@@ -36,12 +36,21 @@ __all__ = ["RunResult", "atomic_write_text"]
 _TMP_SUFFIX = ".tmp"
 
 
-def _to_items(items: Iterable[ItemResult]) -> Sequence[ItemResult]:
-    return items if isinstance(items, ScoredItems) else tuple(items)
+def _to_items(items: Iterable[ItemResult]) -> ScoredItems:
+    if isinstance(items, ScoredItems):
+        return items
+    return RunTable.of_scored_items(list(items)).scored_items()
 
 
 def _to_metric_configs(value: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
     return tuple(dict(m) for m in value)
+
+
+def _damaged(source: str, exc: Exception) -> ResultsFormatError:
+    return ResultsFormatError(
+        f"{source} is damaged: {type(exc).__name__}: {exc}. "
+        "Re-create it with `itemscore score --out` or RunResult.save_json."
+    )
 
 
 def _settings_from_config(config: Mapping[str, Any]) -> RunSettings:
@@ -58,8 +67,9 @@ class RunResult:
     model and ``measurements`` the numbers pooled over all of them (``model`` is ``None``).
     """
 
-    #: Every item, in input order, with ``scores`` filled in (built on first access).
-    items: Sequence[ItemResult] = attrs.field(converter=_to_items)
+    #: Every item, in input order, with ``scores`` filled in (built on first access): the
+    #: public view of the run table.
+    items: ScoredItems = attrs.field(converter=_to_items)
     #: Measurements by key (``"<suite_id>.<label>"``).
     measurements: Mapping[str, Measurement]
     #: One measurements dict per model.
@@ -75,6 +85,11 @@ class RunResult:
     #: ``itemscore_version``, ``python``, ``platform``, ``packages`` (distribution ->
     #: version of every metric used), and whatever :meth:`with_provenance` added.
     provenance: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def table(self) -> RunTable:
+        """The run's items and scores as columns (what reports and comparisons read)."""
+        return self.items.table
 
     @property
     def config(self) -> dict[str, Any]:
@@ -151,12 +166,21 @@ class RunResult:
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "results") -> RunResult:
-        """Rebuild a result from :meth:`to_dict`'s document.
+        """Rebuild a result from :meth:`to_dict`'s document (its items listed inside).
 
         Raises:
             ResultsFormatError: the document is not a results file this version can read.
         """
         check_schema(data, source)
+        try:
+            items: Any = [item_from_dict(i) for i in data["items"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise _damaged(source, exc) from exc
+        return cls._from_document(data, items, source)
+
+    @classmethod
+    def _from_document(cls, data: Any, items: Any, source: str) -> RunResult:
+        """A result from a checked document and its items (records, or a table's view)."""
         try:
             by_model: dict[str | None, dict[str, Measurement]] = {}
             for entry in data["by_model"]:
@@ -166,7 +190,7 @@ class RunResult:
             config = data.get("config") or {}
             settings = data.get("settings")
             return cls(
-                items=[item_from_dict(i) for i in data["items"]],
+                items=items,
                 measurements={m.key: m for m in measurements},
                 by_model=by_model,
                 settings=RunSettings.from_dict(settings)
@@ -176,10 +200,7 @@ class RunResult:
                 provenance=data.get("provenance") or {},
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise ResultsFormatError(
-                f"{source} is damaged: {type(exc).__name__}: {exc}. "
-                "Re-create it with `itemscore score --out` or RunResult.save_json."
-            ) from exc
+            raise _damaged(source, exc) from exc
 
     def save_json(self, path: str | os.PathLike[str]) -> Path:
         """Write the result to ``path`` as JSON (atomically: a temporary file, then renamed)."""
@@ -188,10 +209,15 @@ class RunResult:
 
     @classmethod
     def load_json(cls, path: str | os.PathLike[str]) -> RunResult:
-        """Read a result written by :meth:`save_json`.
+        """Read a result written by :meth:`save_json` or into a report set (``--out``).
+
+        A report set's results refer to its per-item store, ``items.parquet`` (or, written
+        before it, ``items.jsonl``) beside them: only a plain file in the same folder is read,
+        checked against the row count and SHA-256 the results record.
 
         Raises:
-            ResultsFormatError: the file is not valid JSON or not a results file.
+            ResultsFormatError: the file is not valid JSON or not a results file, or its items
+                file is missing, altered or not a plain file beside it.
             OSError: the file cannot be read.
         """
         path = Path(path)
@@ -205,7 +231,11 @@ class RunResult:
             raise ResultsFormatError(
                 f"{path}: not UTF-8 text (byte {exc.start}); is it a results.json?"
             ) from None
-        return cls.from_dict(resolve_items(data, path), source=str(path))
+        check_schema(data, str(path))
+        table = resolve_table(data, path)
+        if table is None:
+            return cls.from_dict(resolve_items(data, path), source=str(path))
+        return cls._from_document(data, table.scored_items(), str(path))
 
 
 def atomic_write_text(path: Path, text: str) -> Path:

@@ -6,18 +6,12 @@ The shapes are stable: a saved ``results.json`` carries a schema name and versio
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ._exceptions import ResultsFormatError
-from ._gc import gc_paused
 from ._records import ItemResult, ItemScore, Measurement, Status
-from .inputs._convert import TEXT_ROLES
 
 __all__ = [
     "SCHEMA",
@@ -27,7 +21,6 @@ __all__ = [
     "json_safe",
     "measurement_from_dict",
     "measurement_to_dict",
-    "resolve_items",
     "score_from_dict",
     "score_to_dict",
 ]
@@ -40,6 +33,8 @@ SCHEMA_VERSION = 2
 
 
 _STATUSES = {status.value: status for status in Status}
+#: The optional text fields of an item, written only when set.
+TEXT_ROLES = ("input", "group", "model", "cluster")
 
 
 def json_safe(value: Any) -> Any:
@@ -134,6 +129,7 @@ def measurement_to_dict(m: Measurement) -> dict[str, Any]:
         "counts": {s.value: c for s, c in m.counts.items()},
         "higher_is_better": m.higher_is_better,
         "reproducibility_class": m.reproducibility_class,
+        "aggregation": m.aggregation,
         "extra": json_safe(m.extra),
         "groups": {g: measurement_to_dict(gm) for g, gm in m.groups.items()},
         "error": m.error,
@@ -156,6 +152,7 @@ def measurement_from_dict(data: Mapping[str, Any]) -> Measurement:
         counts=data.get("counts") or {},
         higher_is_better=data.get("higher_is_better", True),
         reproducibility_class=data.get("reproducibility_class", "deterministic"),
+        aggregation=data.get("aggregation", "custom"),
         extra=data.get("extra") or {},
         groups={g: measurement_from_dict(gm) for g, gm in (data.get("groups") or {}).items()},
         error=data.get("error"),
@@ -179,94 +176,3 @@ def check_schema(data: Any, source: str) -> None:
             f"{source} has results schema version {version!r}; this itemscore reads versions "
             f"up to {SCHEMA_VERSION}. Upgrade itemscore to read it."
         )
-
-
-def _read_items(items_path: Path) -> tuple[list[Any], str, ResultsFormatError | None]:
-    """The JSON lines of an items file, its SHA-256, and what is wrong with its first bad line.
-
-    Read line by line, hashing as it goes: the file's bytes are never held whole. Parsing
-    stops at a bad line, hashing does not: the caller checks the hash first, which says more.
-    Lines end at a line feed only: JSON text may hold U+2028 or U+0085, which
-    ``str.splitlines`` splits on.
-
-    Raises:
-        OSError: the file cannot be read.
-    """
-    digest = hashlib.sha256()
-    items: list[Any] = []
-    bad: ResultsFormatError | None = None
-    with open(items_path, "rb") as handle, gc_paused():  # many acyclic dicts: see _gc
-        for number, line in enumerate(handle, 1):
-            digest.update(line)
-            if bad is not None or not line.strip():
-                continue
-            try:
-                items.append(json.loads(line))
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                bad = _bad_line(items_path, number, line.removesuffix(b"\n"))
-    return items, digest.hexdigest(), bad
-
-
-def _bad_line(items_path: Path, number: int, line: bytes) -> ResultsFormatError:
-    """What is wrong with line ``number`` (without its line feed), at which column."""
-    column, problem = None, "not valid JSON."
-    try:
-        json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        column = exc.colno if isinstance(exc, json.JSONDecodeError) else 1
-        problem = f"not valid JSON ({exc})."
-    return ResultsFormatError.at(str(items_path), number, column, problem)
-
-
-def resolve_items(data: Any, path: Path) -> Any:
-    """``data`` (a results document read from ``path``) with its items inline.
-
-    A document written beside ``items.jsonl`` refers to it (``"items": {"file": ...,
-    "count": ..., "sha256": ...}``); the file must sit in the same folder, hold ``count``
-    lines and have that hash. Other documents are returned unchanged.
-
-    Raises:
-        ResultsFormatError: the reference names a path outside the folder, or the items file
-            is missing, of another length or content, or not valid JSON lines.
-    """
-    if not isinstance(data, dict) or not isinstance(data.get("items"), Mapping):
-        return data
-    ref = data["items"]
-    name = ref.get("file")
-    if (
-        not isinstance(name, str)
-        or not name
-        or name != os.path.basename(name)
-        or name
-        in (
-            ".",
-            "..",
-        )
-        or "\\" in name
-        or "\0" in name
-    ):
-        raise ResultsFormatError(
-            f"{path}: the items file {name!r} must be a file name in the same folder."
-        )
-    # Beside the file the link points to, so a report set switched meanwhile is not mixed.
-    items_path = Path(os.path.realpath(path)).parent / name
-    try:
-        items, digest, bad = _read_items(items_path)
-    except OSError as exc:
-        raise ResultsFormatError(
-            f"{path}: its items are in {name}, which cannot be read ({exc.strerror or exc}); "
-            "copy results.json together with the items file."
-        ) from None
-    expected_hash = ref.get("sha256")
-    if expected_hash is not None and digest != expected_hash:
-        raise ResultsFormatError(
-            f"{path}: {name} is not the items file this results file was written with "
-            "(its SHA-256 differs)."
-        )
-    if bad is not None:
-        raise bad
-    if ref.get("count") is not None and ref["count"] != len(items):
-        raise ResultsFormatError(
-            f"{path}: {name} holds {len(items)} items, but the results file expects {ref['count']}."
-        )
-    return {**data, "items": items}

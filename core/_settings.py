@@ -83,6 +83,16 @@ def _check_str(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> No
         raise ConfigError(f"`{attribute.name}` ({value!r}) must be a non-empty string.")
 
 
+def _check_seconds(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e9:
+        raise ConfigError(
+            f"`{attribute.name}` ({value!r}) must be a number of seconds above 0, or None for "
+            "no limit."
+        )
+
+
 def _check_seed(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ConfigError(f"`seed` ({value!r}) must be an integer.")
@@ -113,8 +123,15 @@ class RunSettings:
     executor: str = attrs.field(default="serial", validator=_check_str)
     #: Worker processes of a parallel executor; ``None``: serial, or the executor's default.
     workers: int | None = attrs.field(default=None, validator=_check_int(1, optional=True))
-    #: How often a shard whose worker was lost is tried again before its items get errors.
-    retries: int = attrs.field(default=0, validator=_check_int(0))
+    #: How often a shard whose worker was lost is tried again before its items get errors
+    #: ("worker lost: ..."). A shard that raised is not tried again: it would raise again.
+    retries: int = attrs.field(default=1, validator=_check_int(0))
+    #: Seconds one metric may take on one item; past it the item is an ``error`` ("timed out
+    #: after N s"). ``None``: no limit.
+    item_timeout: float | None = attrs.field(default=None, validator=_check_seconds)
+    #: Seconds the whole run may take; shards not done by then get ``error`` scores.
+    #: ``None``: no limit.
+    deadline: float | None = attrs.field(default=None, validator=_check_seconds)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form saved in ``results.json``."""

@@ -721,12 +721,12 @@ def test_main_reports_unexpected_errors_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """main(): an unexpected exception is one line and exit code 1."""
-    import itemscore._runner as runner
+    import itemscore.engine._runner as runner
 
     def boom(*args: Any, **kwargs: Any) -> None:
         raise KeyError("lost")
 
-    monkeypatch.setattr(runner, "_score", boom)
+    monkeypatch.setattr(runner, "score", boom)
     monkeypatch.delenv("ITEMSCORE_DEBUG", raising=False)
     data = write(tmp_path / "d.jsonl", '{"output": "a"}\n')
     with pytest.raises(SystemExit) as info:

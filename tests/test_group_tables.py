@@ -11,7 +11,7 @@ from rich.console import Console
 
 import itemscore
 from itemscore import ItemResult, RunResult
-from itemscore._runner import SMALL_GROUP
+from itemscore.engine._measure import SMALL_GROUP
 from itemscore._terminal import format_interval, format_value, result_tables
 from itemscore.reports._summary import summary_rows
 from itemscore.reports.report_html import report_html

@@ -367,7 +367,7 @@ def test_macro_of_default_aggregates_is_aggregate_macro_mean() -> None:
 
 def test_metrics_with_equal_normalisers_share_one_per_shard() -> None:
     """exact_match and f1 share their default normaliser; token_f1's differs."""
-    from itemscore.executors import score_shard
+    from itemscore.engine._shard import score_shard
     from itemscore.text import Normalizer
 
     assert itemscore.plan(["exact_match", "f1"]).equal_normalizers() == [Normalizer()]

@@ -240,14 +240,24 @@ def test_items_file_read_back_line_by_line(tmp_path: Path) -> None:
     result = itemscore.score(
         [ItemResult(id="a\u2028b", output="x\x85y", expected=("x",))], ["exact_match"]
     )
-    export(result, tmp_path, ["json", "items"])
+    export(result, tmp_path, ["json", "items", "jsonl"])
     back = RunResult.load_json(tmp_path / "results.json")
     assert list(back.items) == list(result.items)
 
+    # A set written before items.parquet: results.json refers to items.jsonl.
     copy = tmp_path / "copy"  # plain files, not the links into the report set
     copy.mkdir()
     document = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
-    lines = (tmp_path / "items.jsonl").read_bytes() + b'{"id": \n'
+    lines = (tmp_path / "items.jsonl").read_bytes()
+    document["items"] = {
+        "file": "items.jsonl",
+        "count": 1,
+        "sha256": hashlib.sha256(lines).hexdigest(),
+    }
+    (copy / "items.jsonl").write_bytes(lines)
+    (copy / "results.json").write_text(json.dumps(document), encoding="utf-8")
+    assert list(RunResult.load_json(copy / "results.json").items) == list(result.items)
+    lines += b'{"id": \n'
     (copy / "items.jsonl").write_bytes(lines)
     (copy / "results.json").write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(itemscore.ResultsFormatError, match="SHA-256 differs"):

@@ -176,13 +176,9 @@ def read_request_items(
 ) -> Sequence[ItemResult]:
     """The items of the request's data file; through the suite's ``items()`` when it has one.
 
-    The file is read chunk by chunk into packed items (:class:`~itemscore._packed.PackedItems`,
-    a fraction of the file's size), never into a list of every item.
-
     Raises:
         InputError: the file is malformed.
     """
-    from itemscore._packed import PackedItems
     from itemscore._suite import Suite
     from itemscore.inputs import iter_items, read_rows
 
@@ -193,7 +189,7 @@ def read_request_items(
         if suite is not None and type(suite).items is not Suite.items:
             source = read_rows(request.data, request.format, name=name, **options)
             return list(suite.items(row for chunk in source for row in chunk.rows))
-        packed = PackedItems()
+        items: list[ItemResult] = []
         for chunk in iter_items(
             request.data,
             request.columns,
@@ -203,10 +199,10 @@ def read_request_items(
             name=name,
             **options,
         ):
-            packed.append(chunk)
+            items += chunk
             if reading is not None:
-                reading(len(packed))
-        return packed
+                reading(len(items))
+        return items
     except OptionError as exc:
         if exc.option not in options:
             raise
@@ -231,7 +227,7 @@ def score_request(
         InputError: a malformed data file, or no answer key where a metric needs one.
     """
     from itemscore._checks import check_answer_keys, check_ci_support, check_groups
-    from itemscore._runner import _score
+    from itemscore.engine._runner import score
 
     assert request.data is not None
     prepared = prepare_request(request, notice=notice)
@@ -245,16 +241,10 @@ def score_request(
         check_groups(items, notice=notice)
     # Without --report, the default set (in which results.xlsx may be limited).
     formats = prepared.reports if request.reports is not None else None
-    export = _open_export(request.out, formats, notice, items)
-    # items.jsonl is written as chunks are scored, unless a corpus metric scores at the end.
-    stream = export is not None and export.streams_items
-    stream = stream and not any(pm.is_corpus for pm in planned.metrics)
+    export = _open_export(request.out, formats, notice)
     arguments, client = _executor_arguments(settings)
     try:
-        result = _score(
-            items, planned, suite_id=prepared.suite_id, progress=progress,
-            on_chunk=export.add_chunk if stream and export is not None else None, **arguments,
-        )  # fmt: skip
+        result = score(items, planned, suite_id=prepared.suite_id, progress=progress, **arguments)
         if request.ci_method is not None:
             check_ci_support(result, request.ci_method, notice=notice)
         result = _with_provenance(
@@ -278,15 +268,13 @@ def score_request(
     return result, paths
 
 
-def _open_export(
-    out: Path | None, formats: list[str] | None, notice: Notice, items: Sequence[ItemResult]
-) -> Export | None:
-    """The report set of ``--out`` for a run over ``items``, or ``None`` without ``--out``."""
+def _open_export(out: Path | None, formats: list[str] | None, notice: Notice) -> Export | None:
+    """The report set of ``--out``, or ``None`` without ``--out``."""
     if out is None:
         return None
     from itemscore.reports import Export
 
-    return Export(out, formats, notice=notice, source=items)
+    return Export(out, formats, notice=notice)
 
 
 @attrs.frozen
@@ -386,7 +374,7 @@ def rescore_results(
         ResultsFormatError: ``results`` is not an itemscore results file.
     """
     from itemscore._result import RunResult
-    from itemscore._runner import rescore
+    from itemscore.engine._runner import rescore
     from itemscore.reports import check_out_dir, resolve_formats
 
     settings = check_settings(request)
@@ -426,7 +414,7 @@ def verify_results(
     """
     from itemscore._checks import compare_measurements
     from itemscore._result import RunResult
-    from itemscore._runner import rescore
+    from itemscore.engine._runner import rescore
 
     saved = RunResult.load_json(results)
     differences: list[str] = []

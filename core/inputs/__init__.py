@@ -30,7 +30,6 @@ from typing import Any
 import attrs
 
 from .._exceptions import ConfigError, InputError, OptionError, did_you_mean, one_of
-from .._gc import gc_paused
 from .._records import ItemResult
 from ._convert import (
     ROLES,
@@ -225,12 +224,10 @@ def iter_items(
         converter.check_header(source.columns, source.name, first_line)
     chunks = iter(source)
     while True:
-        with gc_paused():  # bulk construction of acyclic rows and records
-            chunk = next(chunks, None)
-            if chunk is None:
-                break
-            items = converter.convert(chunk)
-        yield items
+        chunk = next(chunks, None)
+        if chunk is None:
+            break
+        yield converter.convert(chunk)
     if converter.count == 0:
         raise InputError.at(
             source.name,
@@ -324,14 +321,12 @@ def to_items(
         assert source.columns is not None
         converter.check_header(source.columns, source.name, None)
         out: list[ItemResult] = []
-        with gc_paused():
-            for chunk in source:
-                out += converter.convert(chunk)
+        for chunk in source:
+            out += converter.convert(chunk)
         return out
     rows = list(data)  # a copy: the caller's list may change after the run starts
     plain = columns is None and answer_delimiter is None and null_output is None
     if plain and set(map(type, rows)) <= {ItemResult}:
         check_unique_ids(rows)
         return rows
-    with gc_paused():
-        return Converter(columns, **options).convert(Rows("", rows, range(1, len(rows) + 1), "row"))
+    return Converter(columns, **options).convert(Rows("", rows, range(1, len(rows) + 1), "row"))

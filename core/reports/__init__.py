@@ -11,23 +11,17 @@ one atomic rename (:mod:`._commit`). The reports in ``DIR`` are links into the c
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
 import os
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from .._columns import ScoreColumn
-from .._exceptions import ConfigError, ItemscoreError, did_you_mean, one_of
-from .._gc import gc_paused
-from .._records import ItemResult
+from .._exceptions import ConfigError, did_you_mean, one_of
 from .._result import RunResult
 
 __all__ = [
@@ -65,13 +59,16 @@ class ReportFormat:
 #: Every built-in format, in the order they are listed and returned. One line per format.
 BUILTIN: tuple[ReportFormat, ...] = (
     ReportFormat("json", "results.json", "results_json"),
-    ReportFormat("items", "items.jsonl", "items_jsonl"),
+    ReportFormat("items", "items.parquet", "items_parquet"),
+    ReportFormat("jsonl", "items.jsonl", "items_jsonl"),
     ReportFormat("csv", "summary.csv", "summary_csv"),
     ReportFormat("tex", "table.tex", "table_tex"),
     ReportFormat("xlsx", "results.xlsx", "results_xlsx"),
     ReportFormat("html", "report.html", "report_html"),
 )
 
+#: Formats written only when named: the items again as JSON lines (items.parquet has them).
+ON_REQUEST = frozenset({"jsonl"})
 #: The built-in report formats: name -> file name.
 BUILTIN_FORMATS: dict[str, str] = {f.name: f.filename for f in BUILTIN}
 _BY_NAME = {f.name: f for f in BUILTIN}
@@ -98,8 +95,9 @@ def resolve_formats(
 ) -> list[tuple[str, str, Writer]]:
     """The reports to write, as ``(format, file name, writer)``, checked before any is written.
 
-    ``None`` means every built-in format and every plugin format; ``results.xlsx`` is then left
-    out, with one notice per process, when XlsxWriter is not installed.
+    ``None`` means every built-in format (but those of :data:`ON_REQUEST`) and every plugin
+    format; ``results.xlsx`` is then left out, with one notice per process, when XlsxWriter
+    is not installed.
 
     Args:
         formats: Format names, or ``None`` for all.
@@ -112,7 +110,7 @@ def resolve_formats(
     plugins = _plugin_formats()
     known = [*BUILTIN_FORMATS, *plugins]
     if formats is None:
-        chosen = list(known)
+        chosen = [name for name in known if name not in ON_REQUEST]
         if not _xlsx_available():
             chosen.remove("xlsx")
             _notice_once(
@@ -221,15 +219,12 @@ def export(
 
 
 class Export:
-    """A report set written as a run goes: ``items.jsonl`` chunk by chunk, the rest at the end.
+    """A report set: checked when made (formats, folder), written and switched in at the end.
 
-    Pass :meth:`add_chunk` as the run's ``on_chunk``: each chunk's lines are written to
-    ``items.jsonl`` in the new set as soon as the chunk is scored, so no pass over the items
-    is needed after the run for that file. :meth:`finish` writes the other reports and
-    switches the set into place; :meth:`discard` (or an exception in ``finish``) removes it.
-    Formats and the folder are checked when the object is made, before anything is scored.
-    With ``source``, the run's packed items, a large run's ``items.jsonl`` is written by a
-    process of its own from the packed blocks, on another core (:mod:`._items_stream`).
+    :meth:`finish` writes every report of a result and switches the set into place;
+    :meth:`discard` (or an exception in ``finish``) removes it and leaves the old set.
+    ``items.parquet`` may be written into the set while the run goes (:meth:`items_path`),
+    so that a large run's items are never held in memory; ``finish`` then keeps that file.
 
     Raises:
         ConfigError: an unknown format or a bad folder.
@@ -241,21 +236,17 @@ class Export:
         formats: Iterable[str] | None = None,
         *,
         notice: Callable[[str], None] | None = None,
-        source: Sequence[ItemResult] | None = None,
     ) -> None:
         self.path = check_out_dir(out_dir)
-        self._source = source
         self.plan = resolve_formats(formats, notice=notice)
         self._default_set = formats is None  # results.xlsx may then hold the first items only
         self._notice = notice
         self._set: Any = None
         self._created: list[Path] = []
-        self._items: Any = None  # the open items.jsonl of a streamed set
-        self._streamed = 0
 
     @property
-    def streams_items(self) -> bool:
-        """Whether ``items.jsonl`` is in the set (so chunks are worth handing over)."""
+    def stores_items(self) -> bool:
+        """Whether ``items.parquet`` is in the set."""
         return any(name == "items" for name, _, _ in self.plan)
 
     def _folder(self) -> Path:
@@ -268,28 +259,12 @@ class Export:
         folder: Path = self._set.folder
         return folder
 
-    def add_chunk(self, items: Sequence[ItemResult], columns: Mapping[str, ScoreColumn]) -> None:
-        """Write the ``items.jsonl`` lines of one scored chunk (nothing without that format).
-
-        ``columns`` must hold every label of the run, in the run's order: a run with corpus
-        metrics (scored only at the end) cannot stream its items.
-        """
-        if not self.streams_items:
-            return
-        try:
-            if self._items is None:
-                from ._items_stream import open_items_stream
-
-                path = self._folder() / BUILTIN_FORMATS["items"]
-                self._items = open_items_stream(path, self._source)
-            self._items.write(items, columns)
-            self._streamed += len(items)
-        except BaseException:
-            self.discard()
-            raise
+    def items_path(self) -> Path:
+        """Where the run may write ``items.parquet`` of the new set as it goes."""
+        return self._folder() / BUILTIN_FORMATS["items"]
 
     def finish(self, result: RunResult) -> list[Path]:
-        """Write the other reports of ``result`` and switch the set into place.
+        """Write the reports of ``result`` and switch the set into place.
 
         Returns:
             The paths written, in format order.
@@ -298,22 +273,19 @@ class Export:
             Exception: whatever a writer raised; then the previous set is still in place.
         """
         try:
-            streamed = self._items is not None
-            if streamed:
-                items, self._items = self._items, None
-                items.close()
-                if self._streamed != len(result.items):  # chunks of another run: redo it
-                    streamed = False
             folder = self._folder()
             names = [filename for _, filename, _ in self.plan]
             known = list(dict.fromkeys([*BUILTIN_FORMATS.values(), *names]))
-            # items.jsonl first: results.json refers to it by count and hash.
+            # items.parquet first: results.json refers to it by count and hash.
             order = sorted(self.plan, key=lambda entry: entry[0] != "items")
-            if streamed:
-                order = [entry for entry in order if entry[0] != "items"]
+            items_file = result.table.items.path if result.table.items is not None else None
+            if items_file is not None and items_file == folder / BUILTIN_FORMATS["items"]:
+                order = [entry for entry in order if entry[0] != "items"]  # written as it ran
             if self._default_set:
                 order = _limit_xlsx(order, len(result.items), self._notice)
-            _write_all(order, result, folder, names)
+            for entry in order:
+                name, filename, writer = entry
+                _call(writer, name, result, folder / filename, names)
             paths: list[Path] = self._set.commit(names, known)
             self._set = None
             return paths
@@ -323,9 +295,6 @@ class Export:
 
     def discard(self) -> None:
         """Remove the set being written (and the folders made for it); the old set stays."""
-        if self._items is not None:
-            items, self._items = self._items, None
-            items.abort()
         if self._set is not None:
             self._set.discard()
             self._set = None
@@ -351,73 +320,6 @@ def _limit_xlsx(
         print(message, file=sys.stderr)
     write = functools.partial(results_xlsx.write, max_items=limit)
     return [(name, file, write if name == "xlsx" else w) for name, file, w in order]
-
-
-#: Formats written in a second process on large runs, beside the others (both cores busy).
-_IN_CHILD = frozenset({"xlsx", "html"})
-#: From this many items on, writing in two processes pays for the fork.
-PARALLEL_FROM = 20_000
-
-
-def _write_one(entry: tuple[str, str, Writer], result: RunResult, folder: Path, names: Any) -> None:
-    name, filename, writer = entry
-    # The built-in writers make many small acyclic containers; a full collection would walk
-    # every item of the run again each time (the runner avoids it the same way).
-    with gc_paused() if name in _BY_NAME else contextlib.nullcontext():
-        _call(writer, name, result, folder / filename, names)
-
-
-def _write_all(
-    order: list[tuple[str, str, Writer]], result: RunResult, folder: Path, names: Any
-) -> None:
-    """Write every report; on large runs the spreadsheet and the page in a forked process.
-
-    The child only writes files into the set's folder; its failure is raised here with its
-    message. Forking is skipped when threads run (a fork would copy their locks) and where
-    ``os.fork`` is missing.
-    """
-    child = [e for e in order if e[0] in _IN_CHILD]
-    rest = [e for e in order if e[0] not in _IN_CHILD]
-    if (
-        len(result.items) < PARALLEL_FROM
-        or not child
-        or not rest
-        or not hasattr(os, "fork")
-        or threading.active_count() > 1
-    ):
-        for entry in order:
-            _write_one(entry, result, folder, names)
-        return
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child's coverage is not collected
-        os.close(read_end)
-        code = 0
-        try:
-            for entry in child:
-                _write_one(entry, result, folder, names)
-        except BaseException as exc:  # noqa: BLE001 # reported to the parent, which raises
-            os.write(write_end, f"{type(exc).__name__}: {exc}".encode(errors="replace")[:4096])
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    try:
-        for entry in rest:
-            _write_one(entry, result, folder, names)
-    except BaseException:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        os.close(read_end)
-        raise
-    with os.fdopen(read_end, "rb") as pipe:
-        message = pipe.read().decode(errors="replace")
-    _, status = os.waitpid(pid, 0)
-    if status != 0:
-        formats = ", ".join(filename for _, filename, _ in child)
-        raise ItemscoreError(
-            f"Writing {formats} failed: {message or f'its process ended with status {status}'}"
-        )
 
 
 def _remove_created(path: Path, created: list[Path]) -> None:

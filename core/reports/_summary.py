@@ -96,7 +96,7 @@ def macro_of(m: Measurement) -> tuple[float, float | None, float | None, int] | 
 
 def small_group_note(mark: str = SMALL_GROUP_MARK) -> str:
     """The note under a table with flagged groups: what the mark means, with the threshold."""
-    from .._runner import SMALL_GROUP
+    from ..engine._measure import SMALL_GROUP
 
     return (
         f"{mark} fewer than {SMALL_GROUP} scored items in the group: its value and interval "

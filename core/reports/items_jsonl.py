@@ -1,28 +1,27 @@
-"""``items.jsonl``: every item with every score, one JSON object a line, streamed.
+"""``items.jsonl``: every item with every score, one JSON object a line (``--report jsonl``).
 
 The line of an item is the JSON form :func:`itemscore._serialize.item_to_dict` gives, built
-with one reused encoder and no intermediate copies: writing is linear and its memory flat.
-``results.json`` refers to this file instead of holding the items a second time.
+with one reused encoder and no intermediate copies from the run table, batch by batch:
+writing is linear and its memory flat. ``RunResult.load_json`` still reads report sets whose
+per-item store is this file (written before ``items.parquet``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._columns import ScoreColumn
 from .._records import ItemResult
 from .._result import RunResult
-from .._serialize import json_safe
-from ..inputs._convert import TEXT_ROLES
+from .._serialize import TEXT_ROLES, json_safe
 from ._files import open_report
-from ._rows import STATUS_NAMES, Score, column_rows, score_rows
+from ._rows import STATUS_NAMES, Score, score_rows
 
 CODES = {name: code for code, name in enumerate(STATUS_NAMES)}
 
-__all__ = ["FILENAME", "chunk_text", "iter_lines", "write"]
+__all__ = ["FILENAME", "item_line", "iter_lines", "write"]
 
 #: The file this format writes.
 FILENAME = "items.jsonl"
@@ -104,11 +103,6 @@ def item_line(item: ItemResult) -> str:
             for label, s in item.scores.items()
         ],
     )
-
-
-def chunk_text(items: Sequence[ItemResult], columns: Sequence[ScoreColumn]) -> str:
-    """The lines of ``items`` scored by ``columns`` (one per label, aligned with the items)."""
-    return "".join([_line(item, scores) + "\n" for item, scores in column_rows(items, columns)])
 
 
 def iter_lines(result: RunResult) -> Iterator[str]:

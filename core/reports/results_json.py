@@ -1,8 +1,8 @@
 """``results.json``: the run (configuration, settings, provenance, measurements) and its items.
 
-Beside ``items.jsonl`` in one report set, the items are not written twice: ``"items"`` holds
-a reference, ``{"file": "items.jsonl", "count": N, "sha256": "..."}``, which
-:meth:`RunResult.load_json` follows (see :func:`itemscore._serialize.resolve_items`). Alone,
+Beside ``items.parquet`` in one report set, the items are not written twice: ``"items"``
+holds a reference, ``{"file": "items.parquet", "count": N, "sha256": "..."}``, which
+:meth:`RunResult.load_json` follows (see :func:`itemscore._items_file.resolve_table`). Alone,
 the file holds every item inline, streamed one at a time as :meth:`RunResult.save_json` does.
 """
 
@@ -18,7 +18,7 @@ import attrs
 
 from .._result import RunResult
 from .._serialize import json_safe
-from . import items_jsonl
+from . import items_jsonl, items_parquet
 from ._files import open_report
 
 __all__ = ["FILENAME", "head", "write"]
@@ -48,13 +48,13 @@ def _sha256(path: Path) -> str:
 
 
 def write(result: RunResult, path: Path, names: Collection[str] = ()) -> None:
-    """Write ``results.json``; with ``items.jsonl`` among ``names`` (written first), refer to it."""
+    """Write ``results.json``; with ``items.parquet`` in ``names`` (written first), refer to it."""
     document = head(result)
-    items_file = path.parent / items_jsonl.FILENAME
+    items_file = path.parent / items_parquet.FILENAME
     with open_report(path) as handle:
-        if items_jsonl.FILENAME in names and items_file.is_file():
+        if items_parquet.FILENAME in names and items_file.is_file():
             document["items"] = {
-                "file": items_jsonl.FILENAME,
+                "file": items_parquet.FILENAME,
                 "count": len(result.items),
                 "sha256": _sha256(items_file),
             }

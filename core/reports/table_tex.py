@@ -119,7 +119,7 @@ def _group_notes(result: RunResult, grouped: bool) -> str:
         for m in measurements.values():
             small.extend(g for g, gm in m.groups.items() if is_small_group(gm) and g not in small)
     if small:
-        from .._runner import SMALL_GROUP
+        from ..engine._measure import SMALL_GROUP
 
         names = ", ".join(tex_text(g) for g in small)
         text += (

@@ -1,0 +1,200 @@
+"""The per-item store a ``results.json`` refers to: found, checked, read.
+
+A report set's ``results.json`` does not list its items; it refers to the file beside it that
+holds them — ``{"file": "items.parquet", "count": N, "sha256": "..."}`` (``items.jsonl`` in
+sets written before the Parquet store). The file is trusted only as far as it is checked:
+
+- its name is a plain file name, and it is opened in the folder of the real
+  ``results.json`` (a report set's links resolved), never through a symbolic link of its own,
+  and only when it is a regular file (not a folder, a pipe or a device);
+- its SHA-256, computed while it is read, and its row count equal what the results record
+  (a set whose results record no hash is read, and ``itemscore verify`` says so).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from ._exceptions import ResultsFormatError
+
+__all__ = ["items_reference", "open_items_file", "resolve_items", "resolve_table"]
+
+_BLOCK = 1 << 20
+
+
+def items_reference(data: Any, path: Path) -> tuple[str, Mapping[str, Any], Path] | None:
+    """``(file name, reference, path of the file)`` when ``data`` refers to an items file.
+
+    Raises:
+        ResultsFormatError: the reference names something other than a file beside it.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("items"), Mapping):
+        return None
+    ref = data["items"]
+    name = ref.get("file")
+    if (
+        not isinstance(name, str)
+        or not name
+        or name != os.path.basename(name)
+        or name in (".", "..")
+        or "\\" in name
+        or "\0" in name
+    ):
+        raise ResultsFormatError(
+            f"{path}: the items file {name!r} must be a file name in the same folder."
+        )
+    # Beside the file the link points to, so a report set switched meanwhile is not mixed.
+    return name, ref, Path(os.path.realpath(path)).parent / name
+
+
+def open_items_file(items_path: Path, results: Path) -> IO[bytes]:
+    """Open the items file for reading: a regular file, not followed through a link.
+
+    Raises:
+        ResultsFormatError: it is missing, a link, or not a regular file.
+    """
+    name = items_path.name
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(items_path, flags)
+    except OSError as exc:
+        if os.path.islink(items_path):
+            raise ResultsFormatError(
+                f"{results}: its items file {name} is a symbolic link; itemscore reads only a "
+                "plain file beside results.json. Copy the report set with its files, not "
+                "with links to them."
+            ) from None
+        raise ResultsFormatError(
+            f"{results}: its items are in {name}, which cannot be read ({exc.strerror or exc}); "
+            "copy results.json together with the items file."
+        ) from None
+    handle = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        handle.close()
+        raise ResultsFormatError(
+            f"{results}: its items file {name} is not a plain file (a folder, a pipe or a "
+            "device); itemscore reads only a plain file beside results.json."
+        )
+    return handle
+
+
+def _digest(handle: IO[bytes]) -> str:
+    digest = hashlib.sha256()
+    while block := handle.read(_BLOCK):
+        digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_hash(digest: str, ref: Mapping[str, Any], name: str, results: Path) -> None:
+    expected_hash = ref.get("sha256")
+    if expected_hash is not None and digest != expected_hash:
+        raise ResultsFormatError(
+            f"{results}: {name} is not the items file this results file was written with "
+            "(its SHA-256 differs)."
+        )
+
+
+def _check_count(count: int, ref: Mapping[str, Any], name: str, results: Path) -> None:
+    if ref.get("count") is not None and ref["count"] != count:
+        raise ResultsFormatError(
+            f"{results}: {name} holds {count} items, but the results file expects {ref['count']}."
+        )
+
+
+def resolve_table(data: Any, path: Path) -> Any:
+    """The run table of a results document whose items are in ``items.parquet``; else ``None``.
+
+    The keys and scores are read; the items stay in the file until someone reads them.
+
+    Raises:
+        ResultsFormatError: the file is missing, altered, or not an items file.
+    """
+    found = items_reference(data, path)
+    if found is None or not found[0].endswith(".parquet"):
+        return None
+    name, ref, items_path = found
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .engine._table import RunTable
+
+    with open_items_file(items_path, path) as handle:
+        _check_hash(_digest(handle), ref, name, path)
+        handle.seek(0)
+        try:
+            rows = pq.ParquetFile(handle).metadata.num_rows
+        except (pa.ArrowException, OSError) as exc:
+            raise ResultsFormatError(
+                f"{path}: {name} is not a readable Parquet file ({exc})."
+            ) from None
+    _check_count(rows, ref, name, path)
+    labels = [m.get("label") for m in (data.get("config") or {}).get("metrics") or []]
+    try:
+        return RunTable.from_parquet(items_path, [label for label in labels if label])
+    except (ValueError, KeyError, pa.ArrowException) as exc:
+        raise ResultsFormatError(
+            f"{path}: {name} does not hold this run's items ({exc})."
+        ) from None
+
+
+def resolve_items(data: Any, path: Path) -> Any:
+    """``data`` (a results document read from ``path``) with its items inline.
+
+    For documents that refer to ``items.jsonl``: the file must sit in the same folder, hold
+    ``count`` lines and have that hash. Other documents are returned unchanged.
+
+    Raises:
+        ResultsFormatError: the items file is missing, of another length or content, or not
+            valid JSON lines.
+    """
+    found = items_reference(data, path)
+    if found is None:
+        return data
+    name, ref, items_path = found
+    with open_items_file(items_path, path) as handle:
+        items, digest, bad = _read_lines(handle, items_path)
+    _check_hash(digest, ref, name, path)
+    if bad is not None:
+        raise bad
+    _check_count(len(items), ref, name, path)
+    return {**data, "items": items}
+
+
+def _read_lines(
+    handle: IO[bytes], items_path: Path
+) -> tuple[list[Any], str, ResultsFormatError | None]:
+    """The JSON lines of an items file, its SHA-256, and what is wrong with its first bad line.
+
+    Read line by line, hashing as it goes. Parsing stops at a bad line, hashing does not: the
+    caller checks the hash first, which says more. Lines end at a line feed only: JSON text may
+    hold U+2028 or U+0085, which ``str.splitlines`` splits on.
+    """
+    digest = hashlib.sha256()
+    items: list[Any] = []
+    bad: ResultsFormatError | None = None
+    for number, line in enumerate(handle, 1):
+        digest.update(line)
+        if bad is not None or not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            bad = _bad_line(items_path, number, line.removesuffix(b"\n"))
+    return items, digest.hexdigest(), bad
+
+
+def _bad_line(items_path: Path, number: int, line: bytes) -> ResultsFormatError:
+    """What is wrong with line ``number`` (without its line feed), at which column."""
+    column, problem = None, "not valid JSON."
+    try:
+        json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        column = exc.colno if isinstance(exc, json.JSONDecodeError) else 1
+        problem = f"not valid JSON ({exc})."
+    return ResultsFormatError.at(str(items_path), number, column, problem)

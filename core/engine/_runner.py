@@ -1,0 +1,487 @@
+"""Runs: items -> shards on the executor -> score columns -> run table -> measurements.
+
+``score``, ``run`` and ``rescore`` check their settings (:class:`~itemscore.RunSettings`) and
+build or take a :class:`~itemscore.RunPlan` before any item is scored. The items are cut into
+shards that the executor scores (each score isolated, see :mod:`._shard`); the shards' Arrow
+score columns are joined in item order into the run's :class:`~._table.RunTable`; corpus
+metrics (``compute``) run here, once per model over all rows; then every metric is aggregated
+once per model and per group (:mod:`._measure`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import platform
+import time
+import uuid
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from .._plan import RunPlan, plan
+from .._records import ItemResult, MetricResult, Status
+from .._registry import Registry
+from .._settings import RunSettings, resolve_workers
+from .._spec import MetricLike
+from .._suite import Suite
+from ..executors import Engine, ExecutorSpec, resolve_executor
+from ..inputs import suite_rows, to_items
+from ._dispatch import Lost, Task, run_tasks
+from ._measure import compute_corpus, measure_all, model_rows
+from ._scores import SCORE_TYPE, filled
+from ._table import RunTable
+from ._tasks import ShardFailed, release_memo, score_items_task
+
+__all__ = ["ProgressCallback", "rescore", "run", "score", "score_list"]
+
+#: ``progress(done, total)``: called as scoring advances (``total`` = items x metrics).
+ProgressCallback = Callable[[int, int], None]
+
+#: Items per shard on the serial executor: progress and memory move in steps of this.
+SERIAL_SHARD = 50_000
+#: Shards per worker on a parallel executor: several, so a slow shard does not hold others.
+SHARDS_PER_WORKER = 4
+#: At most this many items per shard on a parallel executor.
+MAX_SHARD = 20_000
+
+
+# -- settings -------------------------------------------------------------------------------
+
+
+def _prepare(
+    *,
+    suite_id: str,
+    confidence: float,
+    ci_method: str | None,
+    seed: int,
+    concurrency: int,
+    executor: Any,
+    workers: int | str | None,
+    client: Any,
+    retries: int,
+    item_timeout: float | None,
+    deadline: float | None,
+) -> tuple[RunSettings, ExecutorSpec]:
+    """The run's typed settings and its executor (not started); every option checked."""
+    spec = resolve_executor(executor, workers=resolve_workers(workers), client=client)
+    settings = RunSettings(
+        suite_id=suite_id,
+        confidence=confidence,
+        ci_method=ci_method,
+        seed=seed,
+        concurrency=concurrency,
+        executor=spec.name,
+        workers=spec.workers if spec.parallel else None,
+        retries=retries,
+        item_timeout=item_timeout,
+        deadline=deadline,
+    )
+    return settings, spec
+
+
+def _coerce_items(items: Iterable[Any], columns: Mapping[str, str] | None = None) -> list[Any]:
+    """The one place where what the caller passed becomes a list of items.
+
+    Raises:
+        InputError: a row that cannot be an item, or a duplicate id.
+    """
+    return to_items(items, columns)
+
+
+# -- scoring on the executor ----------------------------------------------------------------
+
+
+def _bounds(n: int, engine: Engine) -> list[tuple[int, int]]:
+    """Contiguous ``(start, stop)`` bounds of the shards of ``n`` items."""
+    if n == 0:
+        return []
+    if engine.parallel:
+        count = max(1, (engine.workers or 1) * SHARDS_PER_WORKER, math.ceil(n / MAX_SHARD))
+    else:
+        count = math.ceil(n / SERIAL_SHARD)
+    size = math.ceil(n / min(count, n))
+    return [(start, min(start + size, n)) for start in range(0, n, size)]
+
+
+def score_list(
+    the_plan: RunPlan,
+    items: Sequence[ItemResult],
+    settings: RunSettings,
+    engine: Engine,
+    tick: Callable[[int], None],
+    keep_extras: Collection[str] | None = None,
+) -> dict[str, pa.ChunkedArray]:
+    """Score ``items`` with the plan's item-level metrics: one Arrow column per label."""
+    labels = [pm.label for pm in the_plan.metrics if not pm.is_corpus]
+    if not labels:
+        return {}
+    token = uuid.uuid4().hex
+    bounds = _bounds(len(items), engine)
+    parts: list[dict[str, pa.StructArray] | None] = [None] * len(bounds)
+    inline = not engine.parallel
+
+    def where(start: int, stop: int) -> str:
+        return f"items {items[start].id!r} to {items[stop - 1].id!r}"
+
+    tasks = [
+        Task(
+            score_items_task,
+            (the_plan, settings, items[start:stop], token, keep_extras, tick if inline else None),
+            where(start, stop),
+        )
+        for start, stop in bounds
+    ]
+
+    def on_done(index: int, result: Any) -> None:
+        start, stop = bounds[index]
+        if isinstance(result, (Lost, ShardFailed)):
+            column = filled(stop - start, Status.ERROR, result.reason)
+            parts[index] = dict.fromkeys(labels, column)
+        else:
+            parts[index] = result
+        if not inline:
+            tick((stop - start) * len(labels))
+
+    try:
+        run_tasks(
+            engine, tasks, retries=settings.retries, deadline=settings.deadline, on_done=on_done
+        )
+    finally:
+        release_memo(token)
+    return {
+        label: pa.chunked_array([part[label] for part in parts if part is not None], SCORE_TYPE)
+        for label in labels
+    }
+
+
+def _score_corpus(
+    the_plan: RunPlan, table: RunTable
+) -> tuple[dict[str, pa.StructArray], dict[tuple[str, str | None], MetricResult | str]]:
+    """Run every corpus metric once per model over all its rows, here on the driver."""
+    from .._exceptions import describe_exception
+
+    columns: dict[str, pa.StructArray] = {}
+    results: dict[tuple[str, str | None], MetricResult | str] = {}
+    models = model_rows(table)
+    for pm in the_plan.metrics:
+        if not pm.is_corpus:
+            continue
+        scores: list[Any] = [None] * len(table)
+        for model, rows in models.items():
+            outputs, expected = table.item_fields(("output", "expected"), rows)
+            try:
+                result = compute_corpus(pm, outputs, expected)
+            except Exception as exc:  # noqa: BLE001 - one measurement's error
+                reason = describe_exception(exc)
+                results[(pm.label, model)] = reason
+                for row in rows:
+                    scores[row] = (Status.ERROR, None, reason)
+                continue
+            results[(pm.label, model)] = result
+            per_row = result.per_row if result.per_row is not None else (None,) * len(rows)
+            for row, value in zip(rows, per_row):
+                scores[row] = _row_score(value)
+        columns[pm.label] = _corpus_column(scores)
+    return columns, results
+
+
+def _row_score(value: Any) -> tuple[Status, float | None, str | None]:
+    """A corpus metric's row score: a number is ok, ``None`` skip, anything else an error."""
+    if value is None:
+        return (Status.SKIP, None, "not scored")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return (Status.OK, float(value), None)
+    return (
+        Status.ERROR,
+        None,
+        f"compute gave {value!r} for this row, expected a finite number",
+    )
+
+
+def _corpus_column(scores: Sequence[tuple[Status, float | None, str | None]]) -> pa.StructArray:
+    from .._columns import CODE
+
+    return pa.StructArray.from_arrays(
+        [
+            pa.array([CODE[s[0]] for s in scores], pa.int8()),
+            pa.array([s[1] for s in scores], pa.float64()),
+            pa.array([s[2] for s in scores], pa.string()),
+            pa.nulls(len(scores), pa.string()),
+        ],
+        fields=list(SCORE_TYPE),
+    )
+
+
+# -- the run --------------------------------------------------------------------------------
+
+
+def _run_plan(
+    source: RunTable,
+    the_plan: RunPlan,
+    settings: RunSettings,
+    spec: ExecutorSpec,
+    progress: ProgressCallback | None,
+    *,
+    base: Any = None,
+) -> Any:
+    """Score ``source``'s items with ``the_plan`` and build the result.
+
+    ``source`` is a table whose items are to be scored (its scores, with ``base``, are the
+    ones a rescore keeps).
+    """
+    from .. import __version__
+    from .._plugins import plugin_manager
+    from .._result import RunResult
+
+    created = datetime.datetime.now(datetime.timezone.utc)
+    started = time.perf_counter()
+    if spec.parallel:
+        the_plan.check_picklable(settings.executor)
+    metric_configs: list[Mapping[str, Any]] = list(the_plan.to_config())
+    if base is not None:
+        new_labels = set(the_plan.labels)
+        kept = [m for m in base.metric_configs if m.get("label") not in new_labels]
+        metric_configs = kept + metric_configs
+    config = {**settings.to_dict(), "metrics": metric_configs, "itemscore_version": __version__}
+    hooks = plugin_manager().hook
+    n_items = len(source)
+    hooks.itemscore_run_started(suite_id=settings.suite_id, config=config, n_items=n_items)
+    total = n_items * len(the_plan)
+    done = 0
+
+    def tick(count: int) -> None:
+        nonlocal done
+        if count and progress is not None:
+            done += count
+            progress(done, total)
+
+    items = _items_of(source)
+    engine = spec.open() if any(not pm.is_corpus for pm in the_plan.metrics) else None
+    try:
+        columns = {} if engine is None else score_list(the_plan, items, settings, engine, tick)
+    finally:
+        if engine is not None:
+            engine.close()
+    table = source.with_scores(columns)
+    corpus_columns, corpus = _score_corpus(the_plan, table)
+    table = table.with_scores(corpus_columns)
+    tick(n_items * len(corpus_columns))
+    order = [m["label"] for m in metric_configs]
+    table = table.select([label for label in order if label in table.scores])
+    scored_hook = hooks.itemscore_item_scored
+    if scored_hook.get_hookimpls():  # nobody listening costs nothing
+        for item in table.scored_items():
+            for label in the_plan.labels:
+                scored_hook(item=item, score=item.scores[label])
+
+    measurements, by_model = measure_all(the_plan, table, settings, corpus)
+    packages = the_plan.packages()
+    if base is not None:
+        measurements = {**base.measurements, **measurements}
+        by_model = {model: {**base.by_model.get(model, {}), **ms} for model, ms in by_model.items()}
+        packages = {**base.provenance.get("packages", {}), **packages}
+    provenance = {
+        "created": created.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "duration_s": round(time.perf_counter() - started, 6),
+        "itemscore_version": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages": packages,
+    }
+    if base is not None:
+        provenance = {**base.provenance, **provenance}
+    result = RunResult(
+        items=table.scored_items(),
+        measurements=measurements,
+        by_model=by_model,
+        settings=settings,
+        metric_configs=metric_configs,
+        provenance=provenance,
+    )
+    hooks.itemscore_run_finished(result=result)
+    return result
+
+
+def _items_of(table: RunTable) -> Sequence[ItemResult]:
+    """The items of ``table`` as records, to be cut into shards."""
+    if table.items is None:
+        raise ValueError("the run table keeps no items to score")
+    listed = table.items.listed
+    if listed is not None:
+        return listed
+    out: list[ItemResult] = []
+    for batch in table.items.item_lists():
+        out += batch
+    return out
+
+
+# -- the public entry points ----------------------------------------------------------------
+
+
+def score(
+    items: Iterable[Any],
+    metrics: Iterable[MetricLike] | RunPlan,
+    *,
+    suite_id: str = "default",
+    extra_metrics: Iterable[MetricLike] = (),
+    columns: Mapping[str, str] | None = None,
+    confidence: float = 0.95,
+    ci_method: str | None = None,
+    seed: int = 0,
+    concurrency: int = 16,
+    executor: Any = "serial",
+    workers: int | str | None = None,
+    client: Any = None,
+    retries: int = 1,
+    item_timeout: float | None = None,
+    deadline: float | None = None,
+    progress: ProgressCallback | None = None,
+    registry: Registry | None = None,
+) -> Any:
+    """Score ``items`` with every metric, each item isolated, and aggregate.
+
+    Args:
+        items: ItemResults, mappings keyed by column, or a pandas DataFrame (rows follow the
+            rules of files: NaN means missing, other columns go to metadata); ids must be
+            unique per model (and attempt).
+        metrics: A :func:`~itemscore.plan`, or metric names, mappings
+            ``{"name": ..., "label": ..., <options>}``, ``MetricSpec``, metric classes or
+            configured instances.
+        suite_id: Prefix of the measurement keys (``"<suite_id>.<label>"``).
+        extra_metrics: More metrics for this run; repeats of ``metrics`` are dropped.
+        columns: Role -> column name for rows whose columns are not named like the roles.
+        confidence: Confidence level of every interval.
+        ci_method: Interval method for the measurements that support it (e.g. ``"wilson"``
+            for ratios, ``"t"`` or ``"bootstrap"`` for means); ``None``: each metric's default.
+        seed: Seed for bootstrap intervals.
+        concurrency: How many items an ``async def score_item`` may score at once.
+        executor: ``"serial"`` (this process), ``"process"`` (a process pool), ``"dask"``
+            (a Dask cluster) or any ``concurrent.futures.Executor``. Results are the same
+            whatever runs them.
+        workers: Worker processes of ``"process"``/``"dask"`` (``"auto"``: the cores).
+        client: A ``distributed.Client`` for ``executor="dask"``; without one a local cluster
+            of ``workers`` processes is started and closed.
+        retries: How often a shard whose worker was lost is tried again (default once).
+        item_timeout: Seconds a metric may take on one item before it is an ``error``.
+        deadline: Seconds the whole run may take; shards not done by then are errors.
+        progress: ``progress(done, total)`` as scoring advances.
+        registry: Where to find metrics (default: every installed one).
+
+    Raises:
+        ConfigError: a bad configuration, found before any item is scored (an executor
+            option that does not apply, a metric that cannot be sent to workers...).
+        InputError: a row that cannot be an item, or a duplicate id.
+    """
+    settings, spec = _prepare(
+        suite_id=suite_id, confidence=confidence, ci_method=ci_method, seed=seed,
+        concurrency=concurrency, executor=executor, workers=workers, client=client,
+        retries=retries, item_timeout=item_timeout, deadline=deadline,
+    )  # fmt: skip
+    the_plan = plan(metrics, extra_metrics, registry=registry)
+    source = RunTable.of_items(_coerce_items(items, columns))
+    return _run_plan(source, the_plan, settings, spec, progress)
+
+
+def run(
+    suite: Suite,
+    raw: Iterable[Any] | None = None,
+    *,
+    extra_metrics: Iterable[MetricLike] = (),
+    columns: Mapping[str, str] | None = None,
+    confidence: float = 0.95,
+    ci_method: str | None = None,
+    seed: int = 0,
+    concurrency: int = 16,
+    executor: Any = "serial",
+    workers: int | str | None = None,
+    client: Any = None,
+    retries: int = 1,
+    item_timeout: float | None = None,
+    deadline: float | None = None,
+    progress: ProgressCallback | None = None,
+    registry: Registry | None = None,
+) -> Any:
+    """Score a suite's items with its bound metrics plus ``extra_metrics``.
+
+    Args:
+        suite: The suite; its ``metrics`` are bound to every run.
+        raw: The harness's rows, turned into items by ``suite.items(raw)``; ``None``: the
+            suite's bundled data.
+        extra_metrics: Metrics opted into this run only (or a plan of them); repeats of bound
+            ones are dropped.
+        columns: Role -> column name; with it (or a DataFrame as ``raw``) the rows are turned
+            into items by that mapping before ``suite.items`` sees them.
+        confidence: Confidence level of every interval.
+        ci_method: Interval method for the measurements that support it.
+        seed: Seed for bootstrap intervals.
+        concurrency: How many items an ``async def score_item`` may score at once.
+        executor: ``"serial"``, ``"process"``, ``"dask"`` or a ``concurrent.futures.Executor``.
+        workers: Worker processes of ``"process"``/``"dask"`` (``"auto"``: the cores).
+        client: A ``distributed.Client`` for ``executor="dask"``.
+        retries: How often a shard whose worker was lost is tried again (default once).
+        item_timeout: Seconds a metric may take on one item before it is an ``error``.
+        deadline: Seconds the whole run may take; shards not done by then are errors.
+        progress: ``progress(done, total)`` as scoring advances.
+        registry: Where to find metrics (default: every installed one).
+
+    Raises:
+        ConfigError: a bad configuration, found before any item is scored.
+        InputError: malformed rows or duplicate ids.
+    """
+    settings, spec = _prepare(
+        suite_id=suite.suite_id, confidence=confidence, ci_method=ci_method, seed=seed,
+        concurrency=concurrency, executor=executor, workers=workers, client=client,
+        retries=retries, item_timeout=item_timeout, deadline=deadline,
+    )  # fmt: skip
+    if isinstance(extra_metrics, RunPlan):
+        extra_metrics = extra_metrics.metrics  # configured already: used as they are
+    the_plan = plan(suite.metrics, extra_metrics, registry=registry)
+    rows = suite.load_data() if raw is None else raw
+    items = _coerce_items(suite.items(suite_rows(rows, columns)))
+    return _run_plan(RunTable.of_items(items), the_plan, settings, spec, progress)
+
+
+def rescore(
+    result: Any,
+    metrics: Iterable[MetricLike] | RunPlan | None = None,
+    *,
+    confidence: float | None = None,
+    ci_method: str | None = None,
+    seed: int | None = None,
+    concurrency: int = 16,
+    executor: Any = "serial",
+    workers: int | str | None = None,
+    client: Any = None,
+    retries: int = 1,
+    item_timeout: float | None = None,
+    deadline: float | None = None,
+    progress: ProgressCallback | None = None,
+    registry: Registry | None = None,
+) -> Any:
+    """Add or recompute metrics on saved results, without the model.
+
+    Scores and measurements of labels not named are kept as they were. ``metrics=None``
+    recomputes every metric of the result. ``confidence``, ``ci_method`` and ``seed`` default
+    to the result's own settings.
+
+    Raises:
+        ConfigError: a bad configuration, found before any item is scored.
+    """
+    old = result.settings
+    settings, spec = _prepare(
+        suite_id=old.suite_id,
+        confidence=old.confidence if confidence is None else confidence,
+        ci_method=old.ci_method if ci_method is None else ci_method,
+        seed=old.seed if seed is None else seed,
+        concurrency=concurrency, executor=executor, workers=workers, client=client,
+        retries=retries, item_timeout=item_timeout, deadline=deadline,
+    )  # fmt: skip
+    if metrics is None:
+        metrics = [
+            {"name": m["name"], "label": m["label"], **m.get("options", {})}
+            for m in result.metric_configs
+        ]
+    the_plan = plan(metrics, registry=registry)
+    return _run_plan(result.table, the_plan, settings, spec, progress, base=result)

@@ -1,0 +1,509 @@
+"""``RunTable``: a run's items and their scores, column by column, in item order.
+
+One object holds what a run produced, whoever made it (a fresh run, :func:`~itemscore.rescore`,
+:meth:`~itemscore.RunResult.load_json`):
+
+- the **keys**, always in memory: ``id``, ``model``, ``group``, ``cluster``, ``attempt`` — what
+  aggregation, pairing and group tables need;
+- the **scores**, always in memory: one :data:`~itemscore.engine._scores.SCORE_TYPE` column per
+  metric label (a run that does not keep its items may leave the ``extra`` texts out of the
+  labels whose aggregate does not read them);
+- the **items** themselves, where they are: the caller's list of
+  :class:`~itemscore.ItemResult` (items given from Python), Arrow item columns in memory, a
+  Parquet file (``items.parquet`` of a report set), or nowhere (the command line without
+  ``--out`` keeps nothing it will not show).
+
+``RunResult.items`` and ``ItemResult.scores`` are the public view of the table
+(:class:`ScoredItems`); reports read it in batches through :meth:`RunTable.rows`; ``compare``
+through :meth:`RunTable.codes` and :meth:`RunTable.values`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, overload
+
+import numpy as np
+import pyarrow as pa
+
+from .._columns import ScoreColumn
+from .._records import EMPTY, ItemResult, ItemScore
+from .._schema import ITEM_COLUMNS, batch_to_items, items_to_batch, strings
+from ._scores import decode_extra, from_arrow
+
+__all__ = [
+    "KEY_COLUMNS",
+    "ROWS_BATCH",
+    "SCORE_PREFIX",
+    "ItemSource",
+    "RunTable",
+    "Score",
+    "ScoredItems",
+    "keys_of",
+]
+
+#: The columns every table keeps in memory.
+KEY_COLUMNS: tuple[str, ...] = ("id", "model", "group", "cluster", "attempt")
+#: Items built at a time when a table is read row by row.
+ROWS_BATCH = 8192
+#: The prefix of a label's score column in Parquet (``score:<label>``).
+SCORE_PREFIX = "score:"
+
+#: One score as the reports read it: ``(state code, value, reason, extra)``.
+Score = tuple[int, "float | None", "str | None", "Mapping[str, Any] | None"]
+
+_KEY_TYPES = {
+    "id": pa.string(),
+    "model": pa.string(),
+    "group": pa.string(),
+    "cluster": pa.string(),
+    "attempt": pa.int64(),
+}
+
+
+def keys_of(source: Sequence[ItemResult] | pa.RecordBatch | pa.Table) -> pa.Table:
+    """The key columns of items (a list) or of item columns (Arrow)."""
+    if isinstance(source, (pa.RecordBatch, pa.Table)):
+        names = set(source.schema.names)
+        n = source.num_rows
+        return pa.table(
+            {
+                key: source.column(key) if key in names else pa.nulls(n, kind)
+                for key, kind in _KEY_TYPES.items()
+            }
+        )
+    return pa.table(
+        {
+            key: strings([getattr(item, key) for item in source])
+            if kind == pa.string()
+            else pa.array([getattr(item, key) for item in source], type=kind)
+            for key, kind in _KEY_TYPES.items()
+        }
+    )
+
+
+class ItemSource:
+    """Where a table's items are: a list, Arrow columns, a Parquet file, or nowhere.
+
+    Build one with :meth:`of_list`, :meth:`of_arrow` or :meth:`of_parquet`; ``None`` in
+    place of one means the items were not kept.
+    """
+
+    __slots__ = ("_arrow", "_list", "_path")
+
+    def __init__(
+        self,
+        *,
+        items: Sequence[ItemResult] | None = None,
+        arrow: pa.Table | None = None,
+        path: Path | None = None,
+    ) -> None:
+        self._list = items
+        self._arrow = arrow
+        self._path = path
+
+    @classmethod
+    def of_list(cls, items: Sequence[ItemResult]) -> ItemSource:
+        """Items given from Python, used as they are."""
+        return cls(items=items)
+
+    @classmethod
+    def of_arrow(cls, table: pa.Table) -> ItemSource:
+        """Item columns held in memory."""
+        return cls(arrow=table)
+
+    @classmethod
+    def of_parquet(cls, path: Path) -> ItemSource:
+        """Item columns (and score columns) in a Parquet file, read when needed."""
+        return cls(path=path)
+
+    @property
+    def path(self) -> Path | None:
+        """The Parquet file the items are read from, if they live in one."""
+        return self._path
+
+    @property
+    def listed(self) -> Sequence[ItemResult] | None:
+        """The items given from Python, if they were."""
+        return self._list
+
+    def batches(self, size: int = ROWS_BATCH) -> Iterator[pa.RecordBatch | list[ItemResult]]:
+        """The items in consecutive batches: Arrow item columns, or slices of the list."""
+        if self._list is not None:
+            for start in range(0, len(self._list), size):
+                yield list(self._list[start : start + size])
+            return
+        if self._arrow is not None:
+            yield from self._arrow.select(_present(self._arrow)).to_batches(size)
+            return
+        assert self._path is not None
+        import pyarrow.parquet as pq
+
+        with pq.ParquetFile(self._path) as handle:
+            columns = [c for c in ITEM_COLUMNS if c in handle.schema_arrow.names]
+            yield from handle.iter_batches(batch_size=size, columns=columns)
+
+    def arrow_batches(self, size: int = ROWS_BATCH) -> Iterator[pa.RecordBatch]:
+        """The items as Arrow item columns, batch by batch (a list is converted)."""
+        for batch in self.batches(size):
+            yield items_to_batch(batch) if isinstance(batch, list) else batch
+
+    def item_lists(self, size: int = ROWS_BATCH) -> Iterator[list[ItemResult]]:
+        """The items as :class:`~itemscore.ItemResult` records, batch by batch."""
+        for batch in self.batches(size):
+            yield batch if isinstance(batch, list) else batch_to_items(batch)
+
+
+def _present(table: pa.Table) -> list[str]:
+    return [c for c in ITEM_COLUMNS if c in table.schema.names]
+
+
+class RunTable:
+    """A run's items and scores as columns (see the module's docstring).
+
+    Args:
+        keys: The key columns (:data:`KEY_COLUMNS`), one row per item.
+        scores: One :data:`~itemscore.engine._scores.SCORE_TYPE` column per label, in the run's
+            order.
+        items: Where the items are; ``None``: not kept.
+    """
+
+    __slots__ = ("_cache", "items", "keys", "scores")
+
+    def __init__(
+        self,
+        keys: pa.Table,
+        scores: Mapping[str, pa.StructArray | pa.ChunkedArray],
+        items: ItemSource | None,
+    ) -> None:
+        #: The key columns.
+        self.keys = keys
+        #: The score columns by label, in order.
+        self.scores: dict[str, pa.ChunkedArray] = {
+            label: column if isinstance(column, pa.ChunkedArray) else pa.chunked_array([column])
+            for label, column in scores.items()
+        }
+        #: Where the items are, or ``None`` when they were not kept.
+        self.items = items
+        self._cache: dict[Any, Any] = {}
+        for label, column in self.scores.items():
+            if len(column) != keys.num_rows:
+                raise ValueError(
+                    f"The score column {label!r} has {len(column)} rows for {keys.num_rows} items."
+                )
+
+    # -- building --------------------------------------------------------------------------
+
+    @classmethod
+    def of_items(
+        cls,
+        items: Sequence[ItemResult],
+        scores: Mapping[str, pa.StructArray | pa.ChunkedArray] | None = None,
+    ) -> RunTable:
+        """A table over items given from Python (their own ``scores`` are not read)."""
+        return cls(keys_of(items), scores or {}, ItemSource.of_list(items))
+
+    @classmethod
+    def of_scored_items(cls, items: Sequence[ItemResult]) -> RunTable:
+        """A table over items that carry their scores (``item.scores``), e.g. loaded ones."""
+        from ._scores import to_arrow
+
+        labels: dict[str, None] = {}
+        for item in items:
+            labels.update(dict.fromkeys(item.scores))
+        scores: dict[str, pa.StructArray] = {}
+        bare = [item.with_scores({}) if item.scores else item for item in items]
+        for label in labels:
+            column = [item.scores.get(label) for item in items]
+            if any(score is None for score in column):
+                raise ValueError(
+                    f"The items do not all have a score for {label!r}; every item of a run "
+                    "has one score per label."
+                )
+            scores[label] = to_arrow(column)  # type: ignore[arg-type] # checked above
+        return cls(keys_of(bare), scores, ItemSource.of_list(bare))
+
+    def with_scores(
+        self, scores: Mapping[str, pa.StructArray | pa.ChunkedArray], *, replace: bool = False
+    ) -> RunTable:
+        """A table with ``scores`` added (a label already present is replaced in place).
+
+        With ``replace``, only ``scores`` are kept.
+        """
+        merged: dict[str, pa.StructArray | pa.ChunkedArray] = {} if replace else dict(self.scores)
+        merged.update(scores)
+        return RunTable(self.keys, merged, self.items)
+
+    def select(self, labels: Sequence[str]) -> RunTable:
+        """A table with the score columns of ``labels`` only, in that order."""
+        return RunTable(self.keys, {label: self.scores[label] for label in labels}, self.items)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return int(self.keys.num_rows)
+
+    @property
+    def labels(self) -> list[str]:
+        """The metric labels, in the run's order."""
+        return list(self.scores)
+
+    def key(self, name: str) -> list[Any]:
+        """One key column as a Python list (read once, then kept)."""
+        found = self._cache.get(("key", name))
+        if found is None:
+            found = self._cache[("key", name)] = self.keys.column(name).to_pylist()
+        return found  # type: ignore[no-any-return]
+
+    def has(self, name: str) -> bool:
+        """Whether any item has a value in the key column ``name``."""
+        return bool(self.keys.column(name).null_count < self.keys.num_rows)
+
+    def score(self, label: str) -> ScoreColumn:
+        """The scores of ``label`` as a :class:`~itemscore.ScoreColumn`."""
+        found = self._cache.get(("score", label))
+        if found is None:
+            found = self._cache[("score", label)] = from_arrow(label, self.scores[label])
+        return found
+
+    def codes(self, label: str) -> np.ndarray[Any, np.dtype[np.int8]]:
+        """The state code of each item for ``label`` (0 ok, 1 fail, 2 skip, 3 error)."""
+        return np.frombuffer(self.score(label).states, dtype=np.int8)
+
+    def values(self, label: str) -> np.ndarray[Any, np.dtype[np.float64]]:
+        """The value of each item for ``label`` (NaN for skip and error)."""
+        found = self._cache.get(("values", label))
+        if found is None:
+            column = self.scores[label].combine_chunks().field("value")
+            # Nulls (skip, error) become NaN.
+            found = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+            self._cache[("values", label)] = found
+        return found
+
+    def item_fields(
+        self, names: Sequence[str], rows: Sequence[int] | None = None
+    ) -> list[list[Any]]:
+        """The item fields ``names`` (``output``, ``expected``...) as lists, for ``rows``."""
+        source = self._source()
+        out: list[list[Any]] = [[] for _ in names]
+        for batch in source.batches():
+            if isinstance(batch, list):
+                for column, name in zip(out, names):
+                    column += [getattr(item, name) for item in batch]
+            else:
+                for column, name in zip(out, names):
+                    column += batch.column(name).to_pylist()
+        if rows is not None:
+            out = [[column[i] for i in rows] for column in out]
+        return out
+
+    def reasons(self, label: str) -> list[str | None]:
+        """The reason of each item for ``label`` (``None`` where it has none)."""
+        reasons = self.score(label).reasons
+        return list(reasons) if reasons is not None else [None] * len(self)
+
+    def rows(self, size: int = ROWS_BATCH) -> Iterator[tuple[ItemResult, list[tuple[str, Score]]]]:
+        """Each item (its ``scores`` left empty) with its scores by label, in order.
+
+        Built one batch at a time, so a report over a million items writes with flat memory.
+
+        Raises:
+            ValueError: the table does not keep its items.
+        """
+        source = self._source()
+        labels = self.labels
+        start = 0
+        for items in source.item_lists(size):
+            stop = start + len(items)
+            columns = [(label, self.scores[label].slice(start, stop - start)) for label in labels]
+            yield from _rows_of(items, columns)
+            start = stop
+
+    def _source(self) -> ItemSource:
+        if self.items is None:
+            raise ValueError(
+                "This run did not keep its items (the command line without --out keeps only "
+                "what it shows); score again with --out to read them."
+            )
+        return self.items
+
+    def scored_items(self) -> ScoredItems:
+        """The items with their scores, as the public view ``RunResult.items`` gives them."""
+        return ScoredItems(self)
+
+    # -- Parquet ---------------------------------------------------------------------------
+
+    def write_parquet(self, path: Path) -> None:
+        """Write the items and their scores to ``path`` (zstd), batch by batch."""
+        import pyarrow.parquet as pq
+
+        writer: Any = None
+        start = 0
+        try:
+            for batch in self._source().arrow_batches(64 * 1024):
+                stop = start + batch.num_rows
+                scored = _with_score_columns(batch, self, start, stop)
+                if writer is None:
+                    writer = pq.ParquetWriter(path, scored.schema, compression="zstd")
+                writer.write_batch(scored)
+                start = stop
+            if writer is None:  # no items: the file still says what a row holds
+                empty = items_to_batch([])
+                scored = _with_score_columns(empty, self, 0, 0)
+                writer = pq.ParquetWriter(path, scored.schema, compression="zstd")
+                writer.write_batch(scored)
+        finally:
+            if writer is not None:
+                writer.close()
+
+    @classmethod
+    def from_parquet(cls, path: Path, labels: Sequence[str] | None = None) -> RunTable:
+        """The table of an ``items.parquet`` file: keys and scores read, items left in the file.
+
+        ``labels`` gives the order of the score columns (default: the file's).
+        """
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(path)
+        present = [n[len(SCORE_PREFIX) :] for n in schema.names if n.startswith(SCORE_PREFIX)]
+        order = list(labels) if labels is not None else present
+        missing = [label for label in order if score_field(label) not in schema.names]
+        if missing:
+            raise ValueError(f"{path} holds no scores for {', '.join(map(repr, missing))}.")
+        keys = [k for k in KEY_COLUMNS if k in schema.names]
+        table = pq.read_table(path, columns=keys + [score_field(label) for label in order])
+        return cls(
+            keys_of(table),
+            {label: table.column(score_field(label)) for label in order},
+            ItemSource.of_parquet(path),
+        )
+
+
+def score_field(label: str) -> str:
+    """The Parquet column of a label's scores (a lone surrogate written as ``\\udXXX``)."""
+    return SCORE_PREFIX + label.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _with_score_columns(
+    batch: pa.RecordBatch, table: RunTable, start: int, stop: int
+) -> pa.RecordBatch:
+    names = list(batch.schema.names)
+    arrays = list(batch.columns)
+    for label, column in table.scores.items():
+        names.append(score_field(label))
+        arrays.append(column.slice(start, stop - start).combine_chunks())
+    return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def _rows_of(
+    items: Sequence[ItemResult], columns: Sequence[tuple[str, Any]]
+) -> Iterator[tuple[ItemResult, list[tuple[str, Score]]]]:
+    prepared = []
+    for label, column in columns:
+        column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        prepared.append(
+            (
+                label,
+                column.field("status").to_pylist(),
+                column.field("value").to_pylist(),
+                column.field("reason").to_pylist(),
+                column.field("extra").to_pylist(),
+            )
+        )
+    memo: dict[str, Any] = {}
+    for index, item in enumerate(items):
+        scores: list[tuple[str, Score]] = []
+        for label, states, values, reasons, extras in prepared:
+            text = extras[index]
+            extra = None
+            if text is not None:
+                extra = memo.get(text)
+                if extra is None:
+                    extra = memo[text] = decode_extra(text)
+            scores.append((label, (states[index], values[index], reasons[index], extra)))
+        yield item, scores
+
+
+class ScoredItems(Sequence[ItemResult]):
+    """The public view of a run table: every item, in order, with one score per label.
+
+    Items are built a batch at a time when read; a table whose items are in memory keeps
+    the built items, one whose items are in a file rebuilds them on every pass, so that
+    iterating a million items never holds them all.
+    """
+
+    __slots__ = ("_built", "table")
+
+    def __init__(self, table: RunTable) -> None:
+        #: The run table behind the view.
+        self.table = table
+        self._built: list[ItemResult] | None = None
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    @overload
+    def __getitem__(self, index: int) -> ItemResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ItemResult]: ...
+
+    def __getitem__(self, index: int | slice) -> ItemResult | list[ItemResult]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        n = len(self)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("item index out of range")
+        if self._in_file():
+            for position, item in enumerate(self._stream()):
+                if position == index:
+                    return item
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[ItemResult]:
+        if self._in_file():
+            return self._stream()
+        return iter(self._all())
+
+    def _in_file(self) -> bool:
+        items = self.table.items
+        return items is not None and items.path is not None
+
+    def _stream(self) -> Iterator[ItemResult]:
+        for item, scores in self.table.rows():
+            yield item.with_scores(_score_records(scores))
+
+    def _all(self) -> list[ItemResult]:
+        if self._built is None:
+            self._built = [
+                item.with_scores(_score_records(scores)) for item, scores in self.table.rows()
+            ]
+        return self._built
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment] # compared by content, like a list
+
+    def __repr__(self) -> str:
+        return f"<ScoredItems: {len(self)} items x {len(self.table.labels)} metrics>"
+
+
+def _score_records(scores: Sequence[tuple[str, Score]]) -> dict[str, ItemScore]:
+    from .._columns import STATES
+
+    out: dict[str, ItemScore] = {}
+    for label, (code, value, reason, extra) in scores:
+        score = object.__new__(ItemScore)
+        object.__setattr__(score, "metric", label)
+        object.__setattr__(score, "value", value)
+        object.__setattr__(score, "status", STATES[code])
+        object.__setattr__(score, "reason", reason)
+        object.__setattr__(score, "extra", extra or EMPTY)
+        out[label] = score
+    return out

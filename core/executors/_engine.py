@@ -1,0 +1,60 @@
+"""``Engine``: a started executor, and what the run may do when it breaks."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable
+
+__all__ = ["Engine"]
+
+
+class Engine:
+    """A started executor for one run.
+
+    Args:
+        name: The executor's name, as ``RunSettings.executor`` records it.
+        executor: Where tasks are submitted.
+        workers: How many tasks run at once (``None``: unknown).
+        parallel: Whether tasks leave this process.
+        renew: Makes a fresh executor after this one broke (a process pool whose worker
+            died); ``None``: it cannot be renewed (the caller's executor, a cluster).
+        close: Shuts down what the run started; ``None``: nothing to shut down (the caller's).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        executor: concurrent.futures.Executor,
+        *,
+        workers: int | None,
+        parallel: bool,
+        renew: Callable[[], concurrent.futures.Executor] | None = None,
+        close: Callable[[concurrent.futures.Executor], None] | None = None,
+    ) -> None:
+        self.name = name
+        self.executor = executor
+        self.workers = workers
+        self.parallel = parallel
+        self._renew = renew
+        self._close = close
+
+    @property
+    def renewable(self) -> bool:
+        """Whether a broken executor can be replaced by a fresh one."""
+        return self._renew is not None
+
+    def renew(self) -> None:
+        """Replace a broken executor by a fresh one (the broken one is shut down)."""
+        assert self._renew is not None
+        old, self.executor = self.executor, self._renew()
+        if self._close is not None:
+            self._close(old)
+
+    def close(self) -> None:
+        """Shut down what the run started (a caller's executor is left running)."""
+        if self._close is not None:
+            self._close(self.executor)
+            self._close = None
+
+    def __repr__(self) -> str:
+        return f"<Engine {self.name!r} workers={self.workers!r}>"
