@@ -6,7 +6,6 @@ they get the helpers through the fixtures, and name the types under ``TYPE_CHECK
 
 from __future__ import annotations
 
-import os
 import sys
 import textwrap
 import uuid
@@ -124,17 +123,3 @@ def plugins(
     yield fake
     for name in [m for m in sys.modules if m.startswith(fake.prefix)]:
         del sys.modules[name]
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _listing_cache_in_a_temporary_folder(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[None]:
-    """The commands the tests run keep their listing cache out of the user's cache folder."""
-    before = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
-    yield
-    if before is None:
-        del os.environ["XDG_CACHE_HOME"]
-    else:
-        os.environ["XDG_CACHE_HOME"] = before
