@@ -5,17 +5,16 @@
    ``itemscore.score`` on the same items already in memory. The difference is the command
    line's overhead: start-up, reading and parsing the file into items (timed separately), and
    planning the metrics.
-2. Start-up, as whole processes against ``python -c pass`` (issue 8.10: at most 3x for
-   ``import itemscore`` and ``itemscore metrics --json``): each command and the baseline run
-   in turn, round after round, and each ratio is the best time over the best baseline time.
-   ``metrics --json`` answers from the listing cache while nothing it depends on changed
-   (``itemscore.cli._listing_cache``; the first run fills it). Listing through the plugins
-   imports every installed metric (to read its description): that is timed too, with
-   ``ITEMSCORE_NO_CACHE=1``, with and without ``ITEMSCORE_DISABLE_PLUGIN_AUTOLOAD=1`` (the
+2. Start-up, as whole processes against ``python -c pass`` (issue 17: ``itemscore metrics
+   --json`` at most 15x, with no cache of any kind): each command is paired with a run of the
+   baseline, the two in alternating order, round after round; the figure is the median of the
+   per-pair ratios (and the median times). Listing imports every installed metric to read its
+   id and description; it is also timed with ``ITEMSCORE_DISABLE_PLUGIN_AUTOLOAD=1`` (the
    built-ins only).
 
-Every figure is the best of several runs. Run directly (``python benchmarks/bench_cli.py``) or
-through ``benchmarks/run.py``. Nothing is asserted: machines are noisy.
+Nothing is asserted: machines are noisy. Run directly (``python benchmarks/bench_cli.py``;
+``python benchmarks/bench_cli.py startup`` for the second part alone) or through
+``benchmarks/run.py``.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -133,35 +133,50 @@ def main() -> None:
     startup()
 
 
-def startup(rounds: int = 9) -> None:
-    """Paired start-up ratios: each command's best time over ``python -c pass``'s best."""
+def startup(rounds: int = 21) -> None:
+    """Paired start-up ratios: each command over a ``python -c pass`` run next to it, medians."""
     python = sys.executable
-    listing = [str(SCRIPT), "metrics", "--json"]
-    no_cache = {**os.environ, "ITEMSCORE_NO_CACHE": "1"}
-    builtins_only = {**no_cache, "ITEMSCORE_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    commands: dict[str, tuple[list[str], dict[str, str] | None]] = {
-        "python -c pass": ([python, "-c", "pass"], None),
-        "python -c 'import itemscore'": ([python, "-c", "import itemscore"], None),
-        "itemscore --version": ([str(SCRIPT), "--version"], None),
-        "itemscore metrics --json": (listing, None),
-        "  (no cache)": (listing, no_cache),
-        "  (no cache, built-ins only)": (listing, builtins_only),
-        "itemscore plugins --json": ([str(SCRIPT), "plugins", "--json"], None),
-        "itemscore metrics": ([str(SCRIPT), "metrics"], None),
+    baseline = [python, "-c", "pass"]
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ITEMSCORE_")}
+    builtins_only = {**environ, "ITEMSCORE_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    commands: dict[str, tuple[list[str], dict[str, str]]] = {
+        "python -c 'import itemscore'": ([python, "-c", "import itemscore"], environ),
+        "itemscore --version": ([str(SCRIPT), "--version"], environ),
+        "itemscore metrics --json": ([str(SCRIPT), "metrics", "--json"], environ),
+        "  (built-ins only)": ([str(SCRIPT), "metrics", "--json"], builtins_only),
+        "itemscore plugins --json": ([str(SCRIPT), "plugins", "--json"], environ),
+        "itemscore metrics": ([str(SCRIPT), "metrics"], environ),
     }
-    for args, env in commands.values():  # fills the listing cache
+
+    def timed(args: list[str], env: dict[str, str]) -> float:
+        start = time.perf_counter()
         subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=env)
-    best = dict.fromkeys(commands, float("inf"))
-    for _ in range(rounds):  # interleaved, so that load on the machine hits every command alike
+        return time.perf_counter() - start
+
+    for args, env in [(baseline, environ), *commands.values()]:  # compiles the bytecode
+        timed(args, env)
+    times: dict[str, list[float]] = {label: [] for label in commands}
+    bases: dict[str, list[float]] = {label: [] for label in commands}
+    for round_ in range(rounds):
         for label, (args, env) in commands.items():
-            start = time.perf_counter()
-            subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=env)
-            best[label] = min(best[label], time.perf_counter() - start)
-    baseline = best["python -c pass"]
-    print(f"start-up (best of {rounds} interleaved rounds; target <= 3.0x for the 2nd and 4th):")
-    for label, seconds in best.items():
-        print(f"  {label:32s} {seconds * 1000:7.1f} ms  {seconds / baseline:5.2f}x")
+            if round_ % 2:  # alternated, so that neither side of a pair always runs first
+                times[label].append(timed(args, env))
+                bases[label].append(timed(baseline, environ))
+            else:
+                bases[label].append(timed(baseline, environ))
+                times[label].append(timed(args, env))
+    pass_ms = statistics.median(t for ts in bases.values() for t in ts) * 1000
+    print(
+        f"start-up ({rounds} alternated pairs each; medians; python -c pass {pass_ms:.1f} ms; "
+        "target <= 15x for metrics --json):"
+    )
+    for label in commands:
+        ratio = statistics.median(t / b for t, b in zip(times[label], bases[label], strict=True))
+        print(f"  {label:32s} {statistics.median(times[label]) * 1000:7.1f} ms  {ratio:5.2f}x")
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["startup"]:
+        startup()
+    else:
+        main()

@@ -5,9 +5,9 @@ aggregate the scores into ratios or means with confidence intervals. Metrics com
 built-ins and from any package that declares an ``itemscore.metrics`` entry point.
 
 The names below are imported on first use (PEP 562 ``__getattr__``), so that ``import
-itemscore`` and ``itemscore metrics --json`` start as fast as Python itself. To export a name,
-add it to :data:`_EXPORTS` (name -> private module), to the ``TYPE_CHECKING`` block, and to
-``__all__``.
+itemscore`` costs nothing until a name is used, and a command imports only what it needs. To
+export a name, add it to :data:`_EXPORTS` (name -> private module), to the ``TYPE_CHECKING``
+block, and to ``__all__``.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """Import a public name on first use, and keep it as a module attribute."""
     if name == "__version__":
-        from ._distributions import version
+        from importlib.metadata import version
 
         value: Any = version("itemscore")
     elif name in _EXPORTS:

@@ -1,12 +1,11 @@
 """The one catalogue of entry points: metrics, suites and hook plugins.
 
-We walk the groups ourselves, keeping each entry point's distribution: pluggy's
-``load_setuptools_entrypoints`` drops an entry point whose name is taken and stops at the first
-plugin that fails to import; itemscore needs both facts reported instead.
+Read through ``importlib.metadata.entry_points(group=...)``, as pluggy's
+``load_setuptools_entrypoints`` reads them, with what itemscore needs on top: pluggy drops an
+entry point whose name is taken and stops at the first plugin that fails to import, where
+itemscore keeps each entry point with its distribution and reports both facts.
 
-- :func:`entry_points` lists a group without importing anything, reading ``entry_points.txt``
-  and ``METADATA`` in the ``*.dist-info`` folders on ``sys.path`` as ``importlib.metadata``
-  would (which it imports only for what it reads in its own way); entry points switched off by
+- :func:`entry_points` lists a group without importing anything; entry points switched off by
   ``ITEMSCORE_DISABLE_PLUGIN_AUTOLOAD``, ``ITEMSCORE_DISABLE_PLUGINS`` or ``-p no:NAME`` are
   left out (:func:`disabled_entry_points` lists them).
 - :func:`load` imports one entry point once; a failure is recorded as one description of the
@@ -16,20 +15,17 @@ plugin that fails to import; itemscore needs both facts reported instead.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable
-from typing import Any, Protocol
+from importlib import metadata
+from typing import Any
 
 import attrs
 
-from ._distributions import Unusual, check_finders, infos, name_and_version, read_text
 from ._exceptions import describe_exception
 
 __all__ = [
     "AUTOLOAD_ENV",
     "DISABLE_ENV",
-    "EntryPoint",
-    "EntryPointLike",
     "EntryPointRef",
     "Loaded",
     "autoload_enabled",
@@ -48,53 +44,12 @@ DISABLE_ENV = "ITEMSCORE_DISABLE_PLUGINS"
 HOST_DISTRIBUTION = "itemscore"
 
 
-class EntryPointLike(Protocol):
-    """An entry point: ours, or one of ``importlib.metadata``."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def value(self) -> str: ...
-    @property
-    def group(self) -> str: ...
-    def load(self) -> Any: ...
-
-
-#: ``importlib.metadata``'s pattern of an entry point's value: ``module[:attr][ [extras]]``.
-_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
-
-
-@attrs.frozen
-class EntryPoint:
-    """One entry point read from ``entry_points.txt``, loaded as ``importlib.metadata`` does."""
-
-    #: The entry point's name.
-    name: str
-    #: ``module:attribute`` (or a module).
-    value: str
-    #: The entry-point group.
-    group: str
-
-    def load(self) -> Any:
-        """Import the module and return the attribute the value names."""
-        import importlib
-        import re
-
-        match = re.match(_VALUE, self.value)
-        if match is None:  # the error importlib.metadata gives
-            raise AttributeError("'NoneType' object has no attribute 'group'")
-        found: Any = importlib.import_module(match.group("module"))
-        for attribute in filter(None, (match.group("attr") or "").split(".")):
-            found = getattr(found, attribute)
-        return found
-
-
 @attrs.frozen
 class EntryPointRef:
     """One entry point with the distribution that declares it."""
 
     #: The entry point itself (``name``, ``value``, ``load()``).
-    entry_point: EntryPointLike
+    entry_point: metadata.EntryPoint
     #: The distribution's name, or ``None`` when unknown.
     distribution: str | None
     #: The distribution's version, or ``None`` when unknown.
@@ -122,7 +77,7 @@ class EntryPointRef:
 
 
 def _canonical(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
+    return name.strip().lower().replace("_", "-").replace(".", "-")
 
 
 def autoload_enabled() -> bool:
@@ -145,96 +100,24 @@ def _disabled_names() -> set[str]:
 
 
 def _is_disabled(ref: EntryPointRef, names: set[str]) -> bool:
-    if not names:
-        return False
     keys = {_canonical(ref.name)}
     if ref.distribution is not None:
         keys |= {_canonical(ref.distribution), _canonical(f"{ref.distribution}:{ref.name}")}
     return bool(keys & names)
 
 
-def _declared(group: str) -> list[tuple[EntryPointLike, str | None, str | None]]:
-    """Every entry point of ``group`` with its distribution's name and version.
-
-    In ``importlib.metadata``'s order, with its choice among distributions of one name (the
-    first on ``sys.path``): read from the ``*.dist-info`` folders directly where that gives the
-    same answer, else (zip files or eggs on ``sys.path``, other distribution finders, files
-    that are not plain) through ``importlib.metadata``, whose import costs more than Python's
-    own start-up. One difference: a malformed ``entry_points.txt`` without ``group`` is not
-    read, where ``importlib.metadata`` fails for every group.
-    """
-    found = _read_distributions(group)
-    if found is not None:
-        return found
-    from importlib import metadata
-
-    declared: list[tuple[EntryPointLike, str | None, str | None]] = []
-    # Name and version by distribution: reading either parses the whole METADATA file, and one
-    # distribution declares many entry points (the built-ins are seven metrics).
-    names: dict[int, tuple[str | None, str | None]] = {}
-    for ep in metadata.entry_points(group=group):
-        dist = getattr(ep, "dist", None)
-        if dist is None:
-            dist_name = version = None
-        elif (known := names.get(id(dist))) is not None:
-            dist_name, version = known
-        else:
-            dist_name, version = names[id(dist)] = (dist.metadata["Name"], dist.version)
-        declared.append((ep, dist_name, version))
-    return declared
-
-
-def _read_distributions(group: str) -> list[tuple[EntryPointLike, str | None, str | None]] | None:
-    """:func:`_declared` read from the folders on ``sys.path``, or ``None`` when unusual."""
-    declared: list[tuple[EntryPointLike, str | None, str | None]] = []
-    seen: set[str] = set()
-    try:
-        check_finders()
-        for entry in sys.path:
-            for normalized, info in infos(entry):
-                if normalized in seen:  # importlib.metadata keeps the first of one name
-                    continue
-                seen.add(normalized)
-                declared += _entry_points_of(info, group)
-    except (Unusual, OSError, UnicodeDecodeError):
-        return None
-    return declared
-
-
-def _entry_points_of(info: str, group: str) -> list[tuple[EntryPointLike, str | None, str | None]]:
-    text = read_text(os.path.join(info, "entry_points.txt"))
-    if not text or f"[{group}]" not in text:
-        return []
-    points: list[EntryPointLike] = []
-    section = None
-    for line in map(str.strip, text.splitlines()):
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            section = line.strip("[]")
-            continue
-        if section is None:
-            continue
-        if "=" not in line:
-            raise Unusual(line)  # importlib.metadata raises for it
-        name, value = map(str.strip, line.split("=", 1))
-        if section == group:
-            points.append(EntryPoint(name=name, value=value, group=group))
-    if not points:
-        return []
-    dist_name, version = name_and_version(info)
-    return [(point, dist_name, version) for point in points]
-
-
 def _walk(group: str) -> list[EntryPointRef]:
-    seen: set[tuple[str, str, str | None]] = set()
+    """Every entry point of ``group`` with its distribution, built-ins first, each by name."""
     refs: list[EntryPointRef] = []
-    for ep, dist_name, version in _declared(group):
-        key = (ep.name, ep.value, dist_name)
-        if key in seen:  # the same distribution found twice on sys.path
-            continue
-        seen.add(key)
-        refs.append(EntryPointRef(ep, dist_name, version))
+    seen: set[tuple[str, str, str | None]] = set()
+    for ep in metadata.entry_points(group=group):
+        dist = ep.dist
+        name, version = (dist.metadata["Name"], dist.version) if dist else (None, None)
+        ref = EntryPointRef(ep, name, version)
+        key = (ref.name, ref.value, ref.distribution)
+        if key not in seen:  # one distribution reached through two sys.path entries
+            seen.add(key)
+            refs.append(ref)
     refs.sort(key=lambda r: (not r.builtin, r.name, r.distribution or ""))
     return refs
 

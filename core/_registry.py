@@ -134,8 +134,8 @@ def _variants(name: str) -> set[str]:
 class Registry:
     """Every metric this process can use: built-ins, plugins, hooks and registrations.
 
-    Entry points load lazily. Asking for one metric imports only the entry points whose
-    name matches; listing, or a name no entry point has, loads them all.
+    Entry points load lazily: building a registry imports nothing; asking for a metric, or
+    listing them, imports every metric entry point once (see the module docstring).
     """
 
     def __init__(self, *, autoload: bool | None = None) -> None:

@@ -7,15 +7,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from typing import Any, ClassVar
 
-import attrs
-
 from ._entrypoints import EntryPointRef, entry_points, load
 from ._exceptions import InputError, PluginLoadError, UnknownSuiteError, did_you_mean
 from ._records import ItemResult
 from .inputs import to_items
 from .inputs.jsonl import parse_line
 
-__all__ = ["SUITES_GROUP", "Suite", "find_suite", "get_suite", "suite_refs"]
+__all__ = ["SUITES_GROUP", "Suite", "find_suite", "get_suite"]
 
 #: The entry-point group suites are declared in.
 SUITES_GROUP = "itemscore.suites"
@@ -60,23 +58,6 @@ class Suite:
         for lineno, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 yield parse_line(line, f"{package}/{name}", lineno)
-
-
-@attrs.frozen
-class SuiteRef:
-    """A suite declared in ``itemscore.suites``."""
-
-    #: The entry point's name.
-    name: str
-    #: ``module:attribute``.
-    target: str
-    #: The declaring distribution.
-    distribution: str | None
-
-
-def suite_refs() -> list[SuiteRef]:
-    """Every suite declared through entry points (not loaded)."""
-    return [SuiteRef(r.name, r.value, r.distribution) for r in entry_points(SUITES_GROUP)]
 
 
 def _same(a: str, b: str) -> bool:

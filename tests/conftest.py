@@ -6,7 +6,6 @@ they get the helpers through the fixtures, and name the types under ``TYPE_CHECK
 
 from __future__ import annotations
 
-import os
 import sys
 import textwrap
 import uuid
@@ -18,7 +17,6 @@ from typing import Any
 import pytest
 
 import itemscore
-from itemscore import _entrypoints
 from itemscore._entrypoints import AUTOLOAD_ENV
 
 METRICS_GROUP = "itemscore.metrics"
@@ -107,34 +105,24 @@ def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def plugins(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: None
 ) -> Iterator[Plugins]:
-    """Installed entry points = itemscore's own + the fakes the test declares."""
-    real = _entrypoints._declared
+    """Installed entry points of the itemscore groups: itemscore's own + the fakes of the test.
+
+    ``importlib.metadata.entry_points`` is patched, as pluggy's tests patch
+    ``importlib.metadata.distributions``; other groups, and calls without a group, are real.
+    """
+    real = metadata.entry_points
     fake = Plugins(tmp_path, f"fake_{uuid.uuid4().hex[:8]}")
 
-    def declared(group: str) -> list[Any]:
-        own = [d for d in real(group) if d[1] == "itemscore"] if fake.own else []
-        eps = [ep for ep in fake.eps if ep.group == group]
-        return own + [
-            (ep, ep.dist.metadata["Name"], ep.dist.version) if ep.dist else (ep, None, None)
-            for ep in eps
-        ]
+    def entry_points(**params: Any) -> Any:
+        found = real(**params)
+        group = params.get("group")
+        if not isinstance(group, str) or not group.startswith("itemscore."):
+            return found
+        own = [ep for ep in found if fake.own and ep.dist and ep.dist.name == "itemscore"]
+        return own + [ep for ep in fake.eps if ep.group == group]
 
-    monkeypatch.setattr(_entrypoints, "_declared", declared)
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
     monkeypatch.syspath_prepend(str(tmp_path))
     yield fake
     for name in [m for m in sys.modules if m.startswith(fake.prefix)]:
         del sys.modules[name]
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _listing_cache_in_a_temporary_folder(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[None]:
-    """The commands the tests run keep their listing cache out of the user's cache folder."""
-    before = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
-    yield
-    if before is None:
-        del os.environ["XDG_CACHE_HOME"]
-    else:
-        os.environ["XDG_CACHE_HOME"] = before

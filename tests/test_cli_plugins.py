@@ -228,3 +228,37 @@ def test_p_needs_no_colon_name(data: Path) -> None:
     proc = run_cli("-p", "impostor", "metrics", "--json")
     assert proc.returncode == 2
     assert "must be no:NAME" in proc.stderr
+
+
+LISTED_MODULES = """
+import atexit, json, sys
+
+atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))
+from itemscore.cli import main
+
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("command", ["metrics", "plugins"])
+def test_a_json_listing_imports_the_metrics_and_nothing_heavy(tmp_path: Path, command: str) -> None:
+    """`metrics --json`/`plugins --json` import each metric, not numpy, rich or the runner.
+
+    Listing reads each metric's id and description, class attributes: the metric modules are
+    imported, what they import inside their methods is not.
+    """
+    site = tmp_path / "site"
+    install(site, "lazy", "[itemscore.metrics]\nshout = lazy_metric:M\n",
+            {"lazy_metric": SHOUT.format(metric_id="shout")})  # fmt: skip
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ITEMSCORE_")}
+    proc = subprocess.run(
+        [sys.executable, "-c", LISTED_MODULES, command, "--json"],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={**environ, "PYTHONPATH": str(site)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert any(e.get("id") == "shout" for e in json.loads(proc.stdout))
+    modules = set(json.loads(proc.stderr.splitlines()[-1]))
+    assert {"lazy_metric", "itemscore.metrics_builtin.exact_match"} <= modules
+    heavy = {"numpy", "scipy", "pandas", "pyarrow", "rich", "itemscore._runner"}
+    assert heavy.isdisjoint(modules)

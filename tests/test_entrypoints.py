@@ -1,22 +1,27 @@
-"""Tests for itemscore._entrypoints: walking entry-point groups with their distributions."""
+"""Tests for itemscore._entrypoints: entry-point groups with their distributions, switches, loads.
+
+The installed entry points are faked by patching ``importlib.metadata.entry_points`` (the
+``plugins`` fixture of conftest.py); ``tests/test_cli_plugins.py`` installs real distributions.
+"""
 
 from __future__ import annotations
 
-import json
-import re
-import subprocess
 import sys
-import textwrap
-import zipfile
 from importlib import metadata
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
-import itemscore
-from itemscore import _distributions, _entrypoints
-from itemscore._entrypoints import AUTOLOAD_ENV, autoload_enabled, entry_points
+from itemscore import _entrypoints
+from itemscore._entrypoints import (
+    AUTOLOAD_ENV,
+    DISABLE_ENV,
+    autoload_enabled,
+    disable,
+    disabled_entry_points,
+    entry_points,
+    load,
+)
 
 if TYPE_CHECKING:
     from conftest import Plugins
@@ -148,208 +153,96 @@ def test_the_real_builtin_entry_point_is_found() -> None:
     assert refs["answered-rate"].version == metadata.version("itemscore")
 
 
-# -- reading entry_points.txt without importlib.metadata -------------------------------------
+# -- switching entry points off ----------------------------------------------------------------
 
 
-#: Run in a fresh interpreter: dask, imported by other tests, brings importlib_metadata, which
-#: takes over distribution discovery from the standard library's finder for the whole process.
-COMPARE = """
-import json, sys
-from importlib import metadata
-import itemscore
-from itemscore import _distributions, _entrypoints
-
-group, path = sys.argv[1], json.loads(sys.argv[2])
-if path is not None:
-    sys.path[:] = path
-ours = _entrypoints._read_distributions(group)
-if ours is not None:
-    ours = [(ep.name, ep.value, ep.group, name, version) for ep, name, version in ours]
-try:
-    declared = [(ep.name, ep.value, ep.group, n, v) for ep, n, v in _entrypoints._declared(group)]
-except Exception as exc:
-    declared = type(exc).__name__
-theirs = []
-try:
-    for ep in metadata.entry_points(group=group):
-        name, version = (ep.dist.metadata["Name"], ep.dist.version) if ep.dist else (None, None)
-        theirs.append((ep.name, ep.value, ep.group, name, version))
-except Exception as exc:
-    theirs = type(exc).__name__
-print(json.dumps({"ours": ours, "declared": declared, "theirs": theirs}))
-"""
-
-
-def _compare(group: str, path: list[str] | None = None) -> dict[str, Any]:
-    """Our reading, what _declared gives, and importlib.metadata's, in a fresh interpreter."""
-    proc = subprocess.run(
-        [sys.executable, "-c", COMPARE, group, json.dumps(path)],
-        capture_output=True, text=True, check=True, timeout=60,
-    )  # fmt: skip
-    found: dict[str, Any] = json.loads(proc.stdout)
-    for key in ("ours", "declared", "theirs"):
-        if isinstance(found[key], list):
-            found[key] = [tuple(item) for item in found[key]]
-    return found
+@pytest.fixture
+def nothing_disabled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``-p no:NAME`` left from another test, none left after; the variable unset."""
+    monkeypatch.setattr(_entrypoints, "_DISABLED", set())
+    monkeypatch.delenv(DISABLE_ENV, raising=False)
 
 
 @pytest.mark.parametrize(
-    "group", ["itemscore.metrics", "itemscore.plugins", "itemscore.suites", "console_scripts"]
+    ("names", "left"),
+    [
+        pytest.param("upper", ["lower", "other"], id="entry-point"),
+        pytest.param("Upper_Metrics", ["other"], id="distribution-any-spelling"),
+        pytest.param("upper-metrics:lower", ["other", "upper"], id="distribution-and-name"),
+        pytest.param(" upper , other ,", ["lower"], id="several-padded"),
+        pytest.param("", ["lower", "other", "upper"], id="empty"),
+    ],
 )
-def test_this_environment_reads_as_importlib_metadata_reads_it(group: str) -> None:
-    found = _compare(group)
-    assert found["ours"] == found["theirs"] == found["declared"]
-    assert found["ours"]
+def test_itemscore_disable_plugins_switches_entry_points_off(
+    fakes: Plugins, monkeypatch: pytest.MonkeyPatch, nothing_disabled: None, names: str,
+    left: list[str],
+) -> None:  # fmt: skip
+    """ITEMSCORE_DISABLE_PLUGINS names entry points or distributions; they are listed as off."""
+    fakes.entry_point("upper", "pkg:Upper", "upper-metrics")
+    fakes.entry_point("lower", "pkg:Lower", "upper-metrics")
+    fakes.entry_point("other", "pkg:Other", "other-metrics")
+    monkeypatch.setenv(DISABLE_ENV, names)
+    assert sorted(r.name for r in entry_points(GROUP)) == left
+    off = sorted(r.name for r in disabled_entry_points(GROUP))
+    assert off == sorted({"upper", "lower", "other"} - set(left))
 
 
-def test_our_reading_is_not_used_beside_another_distribution_finder(
-    monkeypatch: pytest.MonkeyPatch,
+def test_p_no_name_switches_off_for_the_rest_of_the_process(
+    fakes: Plugins, nothing_disabled: None
 ) -> None:
-    class Finder:
-        @staticmethod
-        def find_distributions(*args: object, **kwargs: object) -> list[object]:
-            return []
-
-    monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
-    assert _entrypoints._read_distributions("itemscore.metrics") is None
-
-
-def _dist(folder: Path, child: str, entry_points: str | None, metadata_text: str | None) -> None:
-    info = folder / child
-    info.mkdir(parents=True)
-    if entry_points is not None:
-        (info / "entry_points.txt").write_bytes(textwrap.dedent(entry_points).encode())
-    if metadata_text is not None:
-        name = "PKG-INFO" if child.endswith(".egg-info") else "METADATA"
-        (info / name).write_bytes(textwrap.dedent(metadata_text).encode())
+    """disable() (-p no:NAME) adds to the variable's names; a blank name switches nothing off."""
+    fakes.entry_point("upper", "pkg:Upper", "upper-metrics")
+    fakes.entry_point("other", "pkg:Other", "other-metrics")
+    disable(["other-metrics", "  "])
+    assert [r.name for r in entry_points(GROUP)] == ["upper"]
+    assert [(r.name, r.distribution) for r in disabled_entry_points(GROUP)] == [
+        ("other", "other-metrics")
+    ]
 
 
-def test_odd_installations_read_as_importlib_metadata_reads_them(tmp_path: Path) -> None:
-    """First of one name on sys.path wins, egg-info, comments, CRLF, extras, folded headers."""
-    first, second = tmp_path / "first", tmp_path / "second"
-    group = "itemscore.odd"
-    _dist(
-        first,
-        "Odd_Name-1.0.dist-info",
-        """\
-        stray = before:any_section
-        # a comment
-        [console_scripts]
-        odd = odd:main
+def test_with_autoload_off_third_party_entry_points_are_listed_as_disabled(
+    fakes: Plugins, monkeypatch: pytest.MonkeyPatch, nothing_disabled: None
+) -> None:
+    """ITEMSCORE_DISABLE_PLUGIN_AUTOLOAD=1: what it leaves out is listed as switched off."""
+    fakes.entry_point("answered-rate", "itemscore.m:A", "itemscore")
+    fakes.entry_point("upper", "third:Upper", "third")
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    assert [r.name for r in disabled_entry_points(GROUP)] == ["upper"]
+    assert [r.name for r in disabled_entry_points(GROUP, autoload=True)] == []
 
-        [itemscore.odd]
-          spaced   =   odd.mod : Thing
-        extras = odd.mod:Other [fast, small]
-        # another = not:this
-        dotted=odd:a.b.c
-        """,
-        "Metadata-Version: 2.1\nName: Odd_Name  \nVersion: 1.0\n"
-        "Summary: folded\n  over two lines\nName: ignored\n\nName: body\n",
+
+# -- loading ------------------------------------------------------------------------------------
+
+
+def test_a_failed_load_is_recorded_not_raised_and_tried_once(fakes: Plugins) -> None:
+    """load() turns an import error into a one-line description, and imports once per process."""
+    log = fakes.folder / "imports.log"
+    module = fakes.module(
+        "broken",
+        f"with open({str(log)!r}, 'a') as f:\n    f.write('x')\nraise RuntimeError('boom')\n",
     )
-    _dist(second, "odd.name-2.0.dist-info", "[itemscore.odd]\nlater = odd:Later\n",
-          "Name: odd.name\nVersion: 2.0\n")  # fmt: skip
-    _dist(first, "eggy-0.1.egg-info", "[itemscore.odd]\r\neggy = eggy:E\r\n",
-          "Metadata-Version: 1.0\r\nName: eggy\r\nVersion: 0.1\r\n")  # fmt: skip
-    (first / "shadow-1.0.egg-info").write_text("Metadata-Version: 1.0\nName: shadow\n")
-    _dist(second, "shadow-3.0.dist-info", "[itemscore.odd]\nhidden = shadow:S\n",
-          "Name: shadow\nVersion: 3.0\n")  # fmt: skip
-    _dist(second, "other-1.0.dist-info", "[itemscore.other]\nx = y:Z\n", None)
-    found = _compare(group, [str(first), str(tmp_path / "missing"), str(second)])
-    ours = found["ours"]
-    assert ours == found["theirs"] == found["declared"]
-    assert {name for name, *_ in ours} == {"spaced", "extras", "dotted", "eggy"}
-    assert ("spaced", "odd.mod : Thing", group, "Odd_Name  ", "1.0") in ours
+    fakes.entry_point("broken", f"{module}:M", "broken-dist")
+    (ref,) = entry_points(GROUP)
+    first = load(ref)
+    assert (first.ok, first.obj, first.error) == (False, None, "RuntimeError: boom")
+    assert load(ref) is first
+    assert log.read_text() == "x"
 
 
-@pytest.mark.parametrize(
-    "layout", ["zip", "folded name", "no metadata", "upper-case suffix", "egg", "no equals sign"]
-)
-def test_what_importlib_metadata_reads_its_own_way_is_left_to_it(
-    tmp_path: Path, layout: str
-) -> None:
-    """Zip files and eggs on sys.path, folded names, no METADATA: importlib.metadata reads all."""
-    site = tmp_path / "site"
-    site.mkdir()
-    group = "itemscore.odd"
-    entries = "[itemscore.odd]\nthing = pkg:Thing\n"
-    path = [str(site)]
-    if layout == "zip":
-        archive = tmp_path / "dists.zip"
-        with zipfile.ZipFile(archive, "w") as zipped:
-            zipped.writestr("zipped-1.0.dist-info/METADATA", "Name: zipped\nVersion: 1.0\n")
-            zipped.writestr("zipped-1.0.dist-info/entry_points.txt", entries)
-        path.append(str(archive))
-    elif layout == "folded name":
-        _dist(site, "folded-1.0.dist-info", entries, "Name: folded\n  name\nVersion: 1.0\n")
-    elif layout == "no metadata":
-        _dist(site, "bare-1.0.dist-info", entries, None)
-    elif layout == "upper-case suffix":
-        _dist(site, "Upper-1.0.DIST-INFO", entries, "Name: Upper\nVersion: 1.0\n")
-    elif layout == "egg":
-        egg = tmp_path / "thing-1.0-py3.egg"
-        _dist(egg, "EGG-INFO", entries, "Name: thing\nVersion: 1.0\n")
-        path.append(str(egg))
-    else:
-        _dist(site, "noeq-1.0.dist-info", "[itemscore.odd]\nthing\n", "Name: n\nVersion: 1\n")
-    found = _compare(group, path)
-    assert found["ours"] is None
-    assert found["declared"] == found["theirs"]
-    assert (found["theirs"] == "TypeError") == (layout == "no equals sign")
+def test_a_load_gives_the_object_the_entry_point_names(fakes: Plugins) -> None:
+    """A dotted attribute after the colon is followed, as importlib.metadata does."""
+    module = fakes.module("nested", "class Outer:\n    class Inner:\n        pass\n")
+    fakes.entry_point("nested", f"{module}:Outer.Inner", "nested-dist")
+    (ref,) = entry_points(GROUP)
+    loaded = load(ref)
+    assert loaded.ok
+    assert loaded.obj is sys.modules[module].Outer.Inner
 
 
-@pytest.mark.parametrize(
-    "value", ["json:dumps", "os.path:join", "os:path.join", "json", "json:nope", "no_such_mod_x:A",
-              "not a value!", "json : dumps [extra]"],
-)  # fmt: skip
-def test_an_entry_point_loads_as_importlib_metadata_loads_it(value: str) -> None:
-    ours = _entrypoints.EntryPoint(name="n", value=value, group="g")
-    theirs = metadata.EntryPoint(name="n", value=value, group="g")
-    outcomes = []
-    for ep in (ours, theirs):
-        try:
-            outcomes.append(ep.load())
-        except Exception as exc:  # noqa: BLE001 - the same error is expected
-            outcomes.append((type(exc), str(exc)))
-    assert outcomes[0] == outcomes[1]
-
-
-# -- versions --------------------------------------------------------------------------------
-
-VERSIONS = """
-import json, sys
-from importlib import metadata
-from itemscore import _distributions
-
-results = []
-for name in json.loads(sys.argv[1]):
-    answers = []
-    for read in (_distributions.version, metadata.version):
-        try:
-            answers.append(read(name))
-        except Exception as exc:
-            answers.append(type(exc).__name__)
-    results.append(answers)
-print(json.dumps(results))
-"""
-
-
-def test_versions_read_as_importlib_metadata_reads_them() -> None:
-    """Installed names in any spelling; a missing name fails alike (in a fresh interpreter)."""
-    names = ["itemscore", "itemscore-example", "itemscore_example", "ITEMSCORE.Example", "attrs",
-             "Click", "pluggy", "no-such-distribution-x"]  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-c", VERSIONS, json.dumps(names)],
-        capture_output=True, text=True, check=True, timeout=60,
-    )  # fmt: skip
-    results = json.loads(proc.stdout)
-    for name, (ours, theirs) in zip(names, results, strict=True):
-        assert ours == theirs, name
-    assert results[-1][0] == "PackageNotFoundError"
-    assert results[0][0] == itemscore.__version__
-
-
-@pytest.mark.parametrize(
-    "name", ["a", "A-b", "a__b", "a.-_b", "-a", "a_", "__a..b--", "Zope.Interface", "x---y___z"]
-)
-def test_normalize_is_pep_503_with_underscores(name: str) -> None:
-    assert _distributions.normalize(name) == re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+def test_a_keyboard_interrupt_while_loading_passes_through(fakes: Plugins) -> None:
+    """Only exceptions become diagnostics: an interrupt stops the command."""
+    module = fakes.module("interrupt", "raise KeyboardInterrupt\n")
+    fakes.entry_point("interrupt", f"{module}:M", "interrupt-dist")
+    (ref,) = entry_points(GROUP)
+    with pytest.raises(KeyboardInterrupt):
+        load(ref)

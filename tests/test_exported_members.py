@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 from importlib import metadata
 from types import ModuleType
 
@@ -82,3 +84,21 @@ def test_version_comes_from_the_installed_metadata() -> None:
     """itemscore.__version__ is the installed distribution's version."""
     assert itemscore.__version__ == metadata.version("itemscore")
     assert "__version__" in itemscore.__all__
+
+
+def test_import_itemscore_loads_nothing_python_has_not() -> None:
+    """`import itemscore` adds itself and __future__ to what Python loads at start-up.
+
+    The public names are imported on first use, so a command pays only for what it uses.
+    """
+    code = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "import itemscore\n"
+        "added = sorted(set(sys.modules) - before)\n"
+        "print(' '.join(added))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert set(proc.stdout.split()) <= {"itemscore", "__future__"}

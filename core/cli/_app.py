@@ -1,25 +1,56 @@
 """The click application behind ``itemscore``: the group, its options and bad-input errors.
 
-Imported only when a command goes through click: :func:`itemscore.cli.main` answers the
-JSON listings from the listing cache (:mod:`itemscore.cli._listing_cache`) without it.
+:mod:`itemscore.cli` re-exports it.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import click
 
 from itemscore._exceptions import ConfigError, InputError, describe_exception
-from itemscore.cli import COMMANDS, CONTEXT, DEBUG_ENV, _state, debug_enabled
 
-if TYPE_CHECKING:
-    from ._listing_cache import Recorder
+__all__ = [
+    "COMMANDS",
+    "CONTEXT",
+    "DEBUG_ENV",
+    "BadInput",
+    "Group",
+    "cli",
+    "debug_enabled",
+    "main",
+    "report_unexpected",
+]
 
-__all__ = ["BadInput", "Group", "cli", "report_unexpected", "run"]
+#: Every command: name -> ``module:attribute`` of its ``click.Command``, imported when used.
+COMMANDS: dict[str, str] = {
+    "metrics": "itemscore.cli._listing:metrics",
+    "plugins": "itemscore.cli._listing:plugins",
+    "score": "itemscore.cli._commands:score",
+    "run": "itemscore.cli._commands:run_command",
+    "rescore": "itemscore.cli._commands:rescore",
+    "verify": "itemscore.cli._commands:verify",
+    "demo": "itemscore.cli._commands:demo",
+    "compare": "itemscore._compare_cli:compare_command",
+}
+
+#: Set to ``1`` to print the traceback of unexpected errors (like ``--debug``).
+DEBUG_ENV = "ITEMSCORE_DEBUG"
+
+#: The click context settings every command shares.
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+_state = {"debug": False}
+
+
+def debug_enabled() -> bool:
+    """Whether tracebacks are wanted (``--debug`` or ``ITEMSCORE_DEBUG``)."""
+    return _state["debug"] or os.environ.get(DEBUG_ENV, "").strip() not in ("", "0")
 
 
 class BadInput(click.ClickException):
@@ -79,7 +110,7 @@ def _disable(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from itemscore._distributions import version
+    from importlib.metadata import version
 
     click.echo(f"itemscore, version {version('itemscore')}")
     ctx.exit()
@@ -110,25 +141,16 @@ def cli(debug: bool) -> None:
     _state["debug"] = debug  # set on every call: an in-process caller may call again
 
 
-def run(args: Sequence[str] | None, recorder: Recorder | None = None) -> NoReturn:
-    """Run ``args`` through click and exit with its code (the body of :func:`~itemscore.cli.main`).
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """Run the command line (the ``itemscore`` console script) and exit with its code.
 
     Args:
-        args: The arguments after the program name (``None``: ``sys.argv[1:]``).
-        recorder: A :class:`~itemscore.cli._listing_cache.Recorder` to hand a listing's output
-            to when the command succeeds, or ``None``.
+        argv: The arguments after the program name (``None``: ``sys.argv[1:]``).
     """
     try:
-        cli.main(args=list(args) if args is not None else None, prog_name="itemscore")
-    except SystemExit as done:
-        if recorder is not None and done.code in (0, None):
-            recorder.store()
-        raise
+        cli.main(args=list(argv) if argv is not None else None, prog_name="itemscore")
     except Exception as exc:  # noqa: BLE001 - the last resort: one line, exit code 1
         report_unexpected(exc)
-    finally:
-        if recorder is not None:
-            recorder.release()
     sys.exit(0)  # pragma: no cover - cli.main always exits in standalone mode
 
 
