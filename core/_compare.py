@@ -742,7 +742,12 @@ def _check_same_items(col_a: _Columns, col_b: _Columns, aligned: Sequence[Any]) 
     n_differ = 0
     for _, _, ra, rb, _, _ in aligned:
         for i, j in zip(ra.tolist(), rb.tolist()):
-            if inputs_a[i] != inputs_b[j] or expected_a[i] != expected_b[j]:
+            # An item without an answer key on one side is skipped there, never scored
+            # against a different key: only two keys can disagree.
+            key_a, key_b = expected_a[i], expected_b[j]
+            if inputs_a[i] != inputs_b[j] or (
+                key_a is not None and key_b is not None and key_a != key_b
+            ):
                 n_differ += 1
                 if len(differ) < 5 and col_a.ids[i] not in differ:
                     differ.append(col_a.ids[i])

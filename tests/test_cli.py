@@ -511,7 +511,7 @@ def test_score_writes_golden_reports_and_json(tmp_path: Path) -> None:
     for name in ("summary.csv", "table.tex"):
         golden = (GOLDEN / f"small.{name}").read_text(encoding="utf-8")
         assert (out / name).read_text(encoding="utf-8") == golden
-    assert {"results.json", "items.jsonl"} <= {p.name for p in out.iterdir()}
+    assert {"results.json", "items.parquet"} <= {p.name for p in out.iterdir()}
     summary = json.loads(proc.stdout)
     values = {(m["model"], m["metric"]): m["value"] for m in summary["measurements"]}
     assert values[("alpha", "answered_rate")] == 4 / 5  # one failed request among five rows

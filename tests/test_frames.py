@@ -123,7 +123,7 @@ def test_items_df_has_one_row_per_item_and_metric() -> None:
     """Three items and two metrics: six rows, with status, value and metadata columns."""
     frame = _result().items_df()
     assert len(frame) == 6
-    assert list(frame.columns[:11]) == [
+    assert list(frame.columns[:12]) == [
         "id",
         "model",
         "group",
@@ -131,6 +131,7 @@ def test_items_df_has_one_row_per_item_and_metric() -> None:
         "expected",
         "input",
         "cluster",
+        "attempt",
         "metric",
         "status",
         "value",

@@ -11,8 +11,8 @@ from rich.console import Console
 
 import itemscore
 from itemscore import ItemResult, RunResult
-from itemscore.engine._measure import SMALL_GROUP
 from itemscore._terminal import format_interval, format_value, result_tables
+from itemscore.engine._measure import SMALL_GROUP
 from itemscore.reports._summary import summary_rows
 from itemscore.reports.report_html import report_html
 from itemscore.reports.summary_csv import summary_csv

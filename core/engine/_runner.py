@@ -31,7 +31,7 @@ from ..inputs import suite_rows, to_items
 from ._dispatch import Lost, Task, run_tasks
 from ._measure import compute_corpus, measure_all, model_rows
 from ._scores import SCORE_TYPE, filled
-from ._table import RunTable
+from ._table import RunTable, score_records
 from ._tasks import ShardFailed, release_memo, score_items_task
 
 __all__ = ["ProgressCallback", "rescore", "run", "score", "score_list"]
@@ -272,9 +272,11 @@ def _run_plan(
     table = table.select([label for label in order if label in table.scores])
     scored_hook = hooks.itemscore_item_scored
     if scored_hook.get_hookimpls():  # nobody listening costs nothing
-        for item in table.scored_items():
-            for label in the_plan.labels:
-                scored_hook(item=item, score=item.scores[label])
+        labels = set(the_plan.labels)
+        for item, scores in table.rows():
+            for label, score in score_records(scores).items():
+                if label in labels:
+                    scored_hook(item=item, score=score)
 
     measurements, by_model = measure_all(the_plan, table, settings, corpus)
     packages = the_plan.packages()

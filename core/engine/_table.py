@@ -41,6 +41,7 @@ __all__ = [
     "Score",
     "ScoredItems",
     "keys_of",
+    "score_records",
 ]
 
 #: The columns every table keeps in memory.
@@ -381,7 +382,7 @@ class RunTable:
 
 
 def score_field(label: str) -> str:
-    """The Parquet column of a label's scores (a lone surrogate written as ``\\udXXX``)."""
+    r"""The Parquet column of a label's scores (a lone surrogate written as ``\udXXX``)."""
     return SCORE_PREFIX + label.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
@@ -474,12 +475,12 @@ class ScoredItems(Sequence[ItemResult]):
 
     def _stream(self) -> Iterator[ItemResult]:
         for item, scores in self.table.rows():
-            yield item.with_scores(_score_records(scores))
+            yield item.with_scores(score_records(scores))
 
     def _all(self) -> list[ItemResult]:
         if self._built is None:
             self._built = [
-                item.with_scores(_score_records(scores)) for item, scores in self.table.rows()
+                item.with_scores(score_records(scores)) for item, scores in self.table.rows()
             ]
         return self._built
 
@@ -494,7 +495,7 @@ class ScoredItems(Sequence[ItemResult]):
         return f"<ScoredItems: {len(self)} items x {len(self.table.labels)} metrics>"
 
 
-def _score_records(scores: Sequence[tuple[str, Score]]) -> dict[str, ItemScore]:
+def score_records(scores: Sequence[tuple[str, Score]]) -> dict[str, ItemScore]:
     from .._columns import STATES
 
     out: dict[str, ItemScore] = {}
