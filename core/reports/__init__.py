@@ -29,6 +29,8 @@ from .._exceptions import ConfigError, ItemscoreError, did_you_mean, one_of
 from .._gc import gc_paused
 from .._records import ItemResult
 from .._result import RunResult
+from ._preflight import check_out_dir
+from ._text import printable
 
 __all__ = [
     "BUILTIN",
@@ -168,20 +170,6 @@ def _notice_once(key: str, message: str, notice: Callable[[str], None] | None) -
         print(message, file=sys.stderr)
 
 
-def check_out_dir(out_dir: str | os.PathLike[str]) -> Path:
-    """``out_dir`` as a path, checked to be a folder or not to exist yet.
-
-    Raises:
-        ConfigError: ``out_dir`` exists and is not a folder.
-    """
-    path = Path(out_dir)
-    if path.exists() and not path.is_dir():
-        raise ConfigError(
-            f"The output folder {os.fspath(out_dir)} is an existing file; name a folder."
-        )
-    return path
-
-
 def _call(writer: Callable[..., Any], name: str, result: RunResult, path: Path, names: Any) -> None:
     if name == "json":
         writer(result, path, names)  # refers to items.jsonl when it is in the set
@@ -249,7 +237,7 @@ class Export:
         self._default_set = formats is None  # results.xlsx may then hold the first items only
         self._notice = notice
         self._set: Any = None
-        self._created: list[Path] = []
+        self._claim = _claim(self.path, [filename for _, filename, _ in self.plan])
         self._items: Any = None  # the open items.jsonl of a streamed set
         self._streamed = 0
 
@@ -260,11 +248,7 @@ class Export:
 
     def _folder(self) -> Path:
         if self._set is None:
-            from ._commit import new_set
-
-            self._created = [p for p in (self.path, *self.path.parents) if not p.exists()]
-            self.path.mkdir(parents=True, exist_ok=True)
-            self._set = new_set(self.path)
+            self._set = self._claim.new_set()
         folder: Path = self._set.folder
         return folder
 
@@ -306,7 +290,6 @@ class Export:
                     streamed = False
             folder = self._folder()
             names = [filename for _, filename, _ in self.plan]
-            known = list(dict.fromkeys([*BUILTIN_FORMATS.values(), *names]))
             # items.jsonl first: results.json refers to it by count and hash.
             order = sorted(self.plan, key=lambda entry: entry[0] != "items")
             if streamed:
@@ -314,8 +297,9 @@ class Export:
             if self._default_set:
                 order = _limit_xlsx(order, len(result.items), self._notice)
             _write_all(order, result, folder, names)
-            paths: list[Path] = self._set.commit(names, known)
+            paths: list[Path] = self._set.commit(names)
             self._set = None
+            self._claim.release()
             return paths
         except BaseException:
             self.discard()
@@ -329,8 +313,7 @@ class Export:
         if self._set is not None:
             self._set.discard()
             self._set = None
-            if self._created:
-                _remove_created(self.path, self._created)
+        self._claim.release(remove_created=True)
 
 
 def _limit_xlsx(
@@ -420,18 +403,23 @@ def _write_all(
         )
 
 
-def _remove_created(path: Path, created: list[Path]) -> None:
-    """Remove the folders this export created, when nothing else was put there meanwhile."""
-    from ._commit import STATE_DIR
+def _claim(path: Path, names: Sequence[str]) -> Any:
+    """Check ``path`` for a set of ``names`` and claim it (see :mod:`._commit`).
 
-    state = path / STATE_DIR
+    Raises:
+        ConfigError: a report name taken by something itemscore did not write, or a folder
+            that cannot be created.
+        FolderBusyError: another process is writing into ``path``.
+    """
+    from ._commit import claim
+
+    check_out_dir(path, names)
     try:
-        (state / "lock").unlink(missing_ok=True)
-        state.rmdir()
-    except OSError:
-        return
-    for folder in created:
-        try:
-            folder.rmdir()
-        except OSError:
-            break  # not empty after all: something else wrote there meanwhile
+        return claim(path)
+    except OSError as exc:
+        raise ConfigError(
+            f"The output folder {printable(os.fspath(path))} cannot be created or written: "
+            f"{printable(exc.strerror or str(exc))}"
+            f"{f' ({printable(exc.filename)})' if exc.filename else ''}; choose a folder you "
+            "can write to."
+        ) from exc
