@@ -19,7 +19,18 @@ from itemscore.cli import COMMANDS, CONTEXT, DEBUG_ENV, _state, debug_enabled
 if TYPE_CHECKING:
     from ._listing_cache import Recorder
 
-__all__ = ["BadInput", "Group", "cli", "report_unexpected", "run"]
+__all__ = ["BadInput", "Failure", "Group", "cli", "report_unexpected", "run", "terminal_text"]
+
+
+def terminal_text(text: str) -> str:
+    r"""``text`` safe for a terminal: controls shown as escapes, line breaks kept.
+
+    Messages quote names from data files (columns, keys, labels, models, file names); an
+    escape sequence in one (``\x1b]0;title\x07``, ``\x1b[2J``) is shown, never obeyed.
+    """
+    from itemscore.reports._text import printable
+
+    return "\n".join(printable(line) for line in text.split("\n"))
 
 
 class BadInput(click.ClickException):
@@ -32,7 +43,13 @@ class BadInput(click.ClickException):
             import traceback
 
             traceback.print_exception(self.__cause__, file=sys.stderr)
-        click.echo(f"Error: {self.format_message()}", err=True)
+        click.echo(f"Error: {terminal_text(self.format_message())}", err=True)
+
+
+class Failure(BadInput):
+    """A failure the message explains in full (a busy folder, a full disk): exit code 1."""
+
+    exit_code = 1
 
 
 class Group(click.Group):
@@ -140,5 +157,5 @@ def report_unexpected(exc: Exception) -> NoReturn:
         traceback.print_exception(exc)
     message = describe_exception(exc, one_line=True)
     hint = "" if debug_enabled() else f" (run with --debug or {DEBUG_ENV}=1 for the traceback)"
-    click.echo(f"Error: {message}{hint}", err=True)
+    click.echo(f"Error: {terminal_text(message)}{hint}", err=True)
     sys.exit(1)

@@ -29,6 +29,7 @@ from .._exceptions import ConfigError, ItemscoreError, did_you_mean, one_of
 from .._gc import gc_paused
 from .._records import ItemResult
 from .._result import RunResult
+from ._commit import FolderBusyError
 from ._preflight import check_out_dir
 from ._text import printable
 
@@ -36,6 +37,7 @@ __all__ = [
     "BUILTIN",
     "BUILTIN_FORMATS",
     "Export",
+    "FolderBusyError",
     "ReportFormat",
     "available_formats",
     "check_out_dir",

@@ -266,7 +266,7 @@ def busy_holder(out_dir: Path) -> str | None:
         if _try_lock(handle):
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
             return None
-        return _holder_text(handle)  # type: ignore[arg-type]
+        return _holder_text(handle)
 
 
 def busy_message(out_dir: Path, holder: str) -> str:
