@@ -154,7 +154,7 @@ def _failures(request: RunRequest) -> Iterator[None]:
     A data file's mapped column that is missing is reported where the mapping was written.
     """
     from itemscore._exceptions import InputError
-    from itemscore.reports import FolderBusyError
+    from itemscore.reports import FolderBusyError, ReportWriteError
 
     from ._app import Failure
     from ._preflight import locate_mapping
@@ -171,11 +171,12 @@ def _failures(request: RunRequest) -> Iterator[None]:
     except OSError as exc:
         if exc.errno not in _NO_SPACE or request.out is None:
             raise
-        from itemscore._exceptions import describe_exception
-
+        if isinstance(exc, ReportWriteError):  # names the report and the folder already
+            raise Failure(str(exc)) from exc
         raise Failure(
-            f"Writing the reports into {request.out} failed: {describe_exception(exc)}. The "
-            f"reports being written were removed; {request.out} shows what it showed before."
+            f"Writing the reports into {request.out} failed: {exc.strerror or exc}"
+            f"{f' (writing {exc.filename})' if exc.filename else ''}. The new reports were "
+            f"removed; {request.out} shows the reports it showed before."
         ) from exc
 
 

@@ -30,6 +30,7 @@ from .._gc import gc_paused
 from .._records import ItemResult
 from .._result import RunResult
 from ._commit import FolderBusyError
+from ._files import ReportWriteError, writing
 from ._preflight import check_out_dir
 from ._text import printable
 
@@ -39,6 +40,7 @@ __all__ = [
     "Export",
     "FolderBusyError",
     "ReportFormat",
+    "ReportWriteError",
     "available_formats",
     "check_out_dir",
     "export",
@@ -348,7 +350,7 @@ def _write_one(entry: tuple[str, str, Writer], result: RunResult, folder: Path, 
     name, filename, writer = entry
     # The built-in writers make many small acyclic containers; a full collection would walk
     # every item of the run again each time (the runner avoids it the same way).
-    with gc_paused() if name in _BY_NAME else contextlib.nullcontext():
+    with gc_paused() if name in _BY_NAME else contextlib.nullcontext(), writing(filename, folder):
         _call(writer, name, result, folder / filename, names)
 
 
