@@ -471,3 +471,20 @@ def test_concurrent_cli_runs_leave_one_complete_set(tmp_path: Path) -> None:
     for name in expected:
         assert suite.encode() in (out / name).read_bytes()
     assert leftovers(out) == []
+
+
+def test_without_links_a_manifest_tells_itemscores_files_from_the_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where links are missing (Windows), reports are plain files recorded by their SHA-256."""
+    import itemscore.reports._commit as commit
+
+    monkeypatch.setattr(commit, "_atomic_possible", lambda: False)
+    export(result_for("one"), tmp_path, ["json", "csv"])
+    assert not (tmp_path / "summary.csv").is_symlink()
+    export(result_for("two"), tmp_path, ["json", "csv"])  # its own files: replaced
+    assert RunResult.load_json(tmp_path / "results.json").suite_id == "two"
+    (tmp_path / "summary.csv").write_text("edited", encoding="utf-8")
+    with pytest.raises(itemscore.ConfigError, match=r"summary\.csv is a file itemscore did not"):
+        export(result_for("three"), tmp_path, ["json", "csv"])
+    assert (tmp_path / "summary.csv").read_text(encoding="utf-8") == "edited"
