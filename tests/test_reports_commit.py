@@ -371,7 +371,10 @@ def test_a_failure_in_the_writing_process_is_raised(tmp_path: Path) -> None:
     export(result_for("old"), tmp_path)
     before = visible(tmp_path)
     printed = _forked_export(tmp_path, "broken")
-    assert "Writing results.xlsx, report.html failed: OSError: disk full" in printed
+    assert (
+        "Writing results.xlsx, report.html failed: ReportWriteError: Writing the report " in printed
+    )
+    assert f"results.xlsx into {tmp_path} failed: disk full (writing {tmp_path}/" in printed
     assert visible(tmp_path) == before
     assert leftovers(tmp_path) == []
 
