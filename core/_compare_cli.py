@@ -18,7 +18,9 @@ class _BadInput(click.ClickException):
     exit_code = 2
 
     def show(self, file: object = None) -> None:
-        click.echo(f"Error: {self.format_message()}", err=True)
+        from .cli._app import terminal_text
+
+        click.echo(f"Error: {terminal_text(self.format_message())}", err=True)
 
 
 def _load(path: Path) -> object:
@@ -31,6 +33,12 @@ def _load(path: Path) -> object:
         if str(path) not in message:
             message = f"{path}: {message}"
         raise _BadInput(message) from exc
+
+
+def _warn(message: str) -> None:
+    from .cli._app import terminal_text
+
+    click.echo(terminal_text(message), err=True)
 
 
 @click.command("compare")
@@ -95,6 +103,13 @@ def compare_command(
     except ConfigError as exc:
         names = f"{results}" + (f", {other}" if other is not None else "")
         raise _BadInput(f"{names}: {exc}") from exc
+    if by_group and comparisons and not any(c.groups for c in comparisons):
+        names = f"{results}" + (f" and {other}" if other is not None else "")
+        _warn(
+            f"Warning: --by-group adds one row per group, but the items of {names} have no "
+            "group, so the table has none. Give the items groups when scoring (--map "
+            "group=COLUMN), or leave --by-group out."
+        )
     written = []
     if out is not None:
         sources = [str(results)] + ([str(other)] if other is not None else [])
@@ -106,7 +121,7 @@ def compare_command(
 
     make_console().print(comparison_table(comparisons, groups=by_group))
     if written:
-        click.echo(f"Wrote {', '.join(p.name for p in written)} to {out}.", err=True)
+        _warn(f"Wrote {', '.join(p.name for p in written)} to {out}.")
         if not plot_available():
             click.echo(
                 "No forest plot: it needs matplotlib (pip install 'itemscore[plot]').", err=True

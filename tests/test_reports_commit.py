@@ -11,6 +11,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,7 +24,7 @@ import pytest
 import itemscore
 from itemscore import ItemResult, RunResult
 from itemscore.reports import BUILTIN_FORMATS, export
-from itemscore.reports._commit import STATE_DIR, clean_stale
+from itemscore.reports._commit import STATE_DIR, FolderBusyError, clean_stale
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="the atomic switch needs POSIX links")
 
@@ -85,16 +86,84 @@ def test_a_smaller_set_removes_the_reports_it_does_not_have(tmp_path: Path) -> N
     assert RunResult.load_json(tmp_path / "results.json").suite_id == "two"
 
 
-def test_plain_report_files_from_older_versions_are_adopted(tmp_path: Path) -> None:
-    """Reports written as plain files are replaced by the new set, nothing else is touched."""
-    (tmp_path / "summary.csv").write_text("old")
-    (tmp_path / "table.tex").write_text("old")
-    (tmp_path / "notes.txt").write_text("mine")
-    export(result_for("new"), tmp_path, ["csv", "json"])
-    assert (tmp_path / "summary.csv").read_text().startswith("suite,")
-    assert not (tmp_path / "table.tex").exists()
-    assert (tmp_path / "notes.txt").read_text() == "mine"
-    assert leftovers(tmp_path) == []
+def test_files_itemscore_did_not_write_are_never_replaced(tmp_path: Path) -> None:
+    """A plain file or a folder under a report's name stops the export before it writes."""
+    (tmp_path / "summary.csv").write_text("mine")
+    (tmp_path / "notes.txt").write_text("mine too")
+    with pytest.raises(itemscore.ConfigError, match=r"summary\.csv is a file itemscore did not"):
+        export(result_for("new"), tmp_path, ["csv", "json"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "summary.csv"]
+    assert (tmp_path / "summary.csv").read_text() == "mine"
+    export(result_for("one"), tmp_path, ["json", "tex"])  # names it does not take are free
+    assert (tmp_path / "summary.csv").read_text() == "mine"
+    assert (tmp_path / "notes.txt").read_text() == "mine too"
+
+
+def test_a_report_of_an_older_set_is_removed_but_a_users_file_is_kept(tmp_path: Path) -> None:
+    """Only links into the current set are removed when a smaller set replaces it."""
+    export(result_for("one"), tmp_path, ["json", "csv"])
+    (tmp_path / "table.tex").write_text("my own table")
+    export(result_for("two"), tmp_path, ["json"])
+    assert not os.path.lexists(tmp_path / "summary.csv")
+    assert (tmp_path / "table.tex").read_text() == "my own table"
+
+
+@pytest.mark.parametrize("kind", ["folder", "link-to-folder", "link-elsewhere"])
+def test_a_report_name_taken_by_a_folder_or_foreign_link_is_refused(
+    tmp_path: Path, kind: str
+) -> None:
+    """Issue 16.15: found before any work, nothing written, the folder named."""
+    out = tmp_path / "out"
+    out.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("keep")
+    if kind == "folder":
+        (out / "summary.csv").mkdir()
+        name, message = "summary.csv", r"summary\.csv is a folder"
+    elif kind == "link-to-folder":
+        os.symlink(elsewhere, out / "results.json")
+        name, message = "results.json", r"results\.json is a folder \(or a link to one\)"
+    else:
+        os.symlink(elsewhere / "keep.txt", out / "results.json")
+        name, message = "results.json", r"results\.json is a file itemscore did not write"
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(itemscore.ConfigError, match=message):
+        export(result_for("qa"), out)
+    assert sorted(p.name for p in out.iterdir()) == before == [name]
+    assert (elsewhere / "keep.txt").read_text() == "keep"
+
+
+def _copy_following_links(source: Path, target: Path, how: str) -> None:
+    if how == "copytree":
+        shutil.copytree(source, target)  # follows links: symlinks=False
+    else:
+        subprocess.run(["cp", "-rL", str(source), str(target)], check=True)
+
+
+@pytest.mark.parametrize("how", ["copytree", "cp-rL"])
+def test_a_folder_copied_with_links_followed_is_refused_with_the_fix(
+    tmp_path: Path, how: str
+) -> None:
+    """Issue 16.14: refused before any work, nothing touched; done as said, it works again."""
+    source = tmp_path / "source"
+    export(result_for("old"), source)
+    copy = tmp_path / "copy"
+    _copy_following_links(source, copy, how)
+    assert (copy / STATE_DIR / "current").is_dir()
+    before = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file()}
+    with pytest.raises(itemscore.ConfigError, match=r"copied with its links followed") as info:
+        export(result_for("new"), copy)
+    assert "symlinks=True" in str(info.value)
+    after = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file()}
+    assert after == before
+    shutil.rmtree(copy / STATE_DIR)  # the fix the message gives
+    for name in NAMES:
+        (copy / name).unlink(missing_ok=True)
+    (copy / "results.md").unlink(missing_ok=True)
+    export(result_for("new"), copy)
+    assert RunResult.load_json(copy / "results.json").suite_id == "new"
+    assert leftovers(copy) == []
 
 
 def test_stale_sets_are_removed_only_when_their_writer_is_gone(tmp_path: Path) -> None:
@@ -153,10 +222,7 @@ def _export_and_die_at(out: Path, step: int, result: RunResult, formats: list[st
     return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
-@pytest.mark.parametrize("older_version", [False, True], ids=["links", "plain-files"])
-def test_a_kill_at_any_step_leaves_the_old_or_the_new_set(
-    tmp_path: Path, older_version: bool
-) -> None:
+def test_a_kill_at_any_step_leaves_the_old_or_the_new_set(tmp_path: Path) -> None:
     """SIGKILL at every file operation of an export: the folder shows one complete set."""
     old_result, new_result = result_for("old"), result_for("new", n=9)
     reference_old, reference_new = tmp_path / "ref-old", tmp_path / "ref-new"
@@ -166,13 +232,7 @@ def test_a_kill_at_any_step_leaves_the_old_or_the_new_set(
     killed = 0
     for step in range(1, 60):
         out = tmp_path / f"out-{step}"
-        if older_version:  # as an earlier itemscore left it: plain files
-            out.mkdir()
-            for name, data in old.items():
-                if data is not None:
-                    (out / name).write_bytes(data)
-        else:
-            export(old_result, out, ["json", "items", "csv", "xlsx"])
+        export(old_result, out, ["json", "items", "csv", "xlsx"])
         status = _export_and_die_at(out, step, new_result, ["json", "items", "csv", "tex", "html"])
         seen = visible(out)
         diff = [n for n in NAMES if seen[n] != old[n]], [n for n in NAMES if seen[n] != new[n]]
@@ -311,6 +371,123 @@ def test_a_failure_in_the_writing_process_is_raised(tmp_path: Path) -> None:
     export(result_for("old"), tmp_path)
     before = visible(tmp_path)
     printed = _forked_export(tmp_path, "broken")
-    assert "Writing results.xlsx, report.html failed: OSError: disk full" in printed
+    assert (
+        "Writing results.xlsx, report.html failed: ReportWriteError: Writing the report " in printed
+    )
+    assert f"results.xlsx into {tmp_path} failed: disk full (writing {tmp_path}/" in printed
     assert visible(tmp_path) == before
     assert leftovers(tmp_path) == []
+
+
+_HOLDER = """
+import sys
+from pathlib import Path
+import itemscore
+from itemscore.reports import Export
+from itemscore import ItemResult
+data = [ItemResult(id="1", output="x", expected=("x",))]
+result = itemscore.score(data, ["exact_match"], suite_id="first")
+export = Export(Path(sys.argv[1]), ["json", "csv"])
+print("claimed", flush=True)
+sys.stdin.read()  # until the test closes the pipe
+export.finish(result)
+print("finished", flush=True)
+"""
+
+
+def test_a_second_writer_is_refused_while_the_first_holds_the_folder(tmp_path: Path) -> None:
+    """Issue 15.2: a run into a folder another live process writes stops at once, untouched."""
+    export(result_for("zero"), tmp_path)
+    before = visible(tmp_path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "claimed\n"
+        with pytest.raises(FolderBusyError, match=rf"pid {holder.pid}, since .*-c") as info:
+            export(result_for("second"), tmp_path)
+        assert "wait for the other to finish, or write into another folder" in str(info.value)
+        assert visible(tmp_path) == before
+        assert leftovers(tmp_path) == []
+    finally:
+        out, _ = holder.communicate("", timeout=60)
+    assert out == "finished\n"
+    assert RunResult.load_json(tmp_path / "results.json").suite_id == "first"
+    export(result_for("third"), tmp_path)  # the folder is free again
+    assert RunResult.load_json(tmp_path / "results.json").suite_id == "third"
+
+
+def test_a_killed_holder_frees_the_folder(tmp_path: Path) -> None:
+    """The claim goes with its process, even by SIGKILL: the next run writes as usual."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(tmp_path / "out")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None
+    assert holder.stdout.readline() == "claimed\n"
+    holder.kill()
+    holder.communicate(timeout=60)
+    export(result_for("next"), tmp_path / "out")
+    assert RunResult.load_json(tmp_path / "out" / "results.json").suite_id == "next"
+    assert leftovers(tmp_path / "out") == []
+
+
+def test_concurrent_cli_runs_leave_one_complete_set(tmp_path: Path) -> None:
+    """Issue 15.2: four `itemscore score` processes into one folder at once: one whole set.
+
+    Each run either wins (exit 0) or is told another run holds the folder (exit 1) before it
+    scores; the folder ends with the complete set of one winner, nothing mixed or left over.
+    """
+    data = tmp_path / "data.jsonl"
+    with open(data, "w", encoding="utf-8") as handle:
+        for i in range(3_000):
+            row = {"id": str(i), "model": f"m{i % 2}", "output": "x" * (i % 3), "expected": "x"}
+            handle.write(json.dumps(row) + "\n")
+    out = tmp_path / "out"
+    formats = [["json", "csv"], ["json", "tex"], ["json", "items", "csv"], ["json", "html"]]
+    procs = []
+    for index, chosen in enumerate(formats):
+        reports = [arg for name in chosen for arg in ("--report", name)]
+        command = [sys.executable, "-m", "itemscore", "score", str(data), "-m", "exact_match"]
+        command += ["--suite", f"run{index}", "--out", str(out), "-q", *reports]
+        procs.append(subprocess.Popen(command, stderr=subprocess.PIPE, text=True))
+    errors = [proc.communicate(timeout=300)[1] for proc in procs]
+    outcomes = [(proc.returncode, stderr) for proc, stderr in zip(procs, errors)]
+    winners = [i for i, (code, _) in enumerate(outcomes) if code == 0]
+    assert winners, outcomes
+    for code, stderr in outcomes:
+        assert code in (0, 1), stderr
+        if code == 1:
+            assert "is being written by another itemscore process (pid " in stderr
+            assert "Traceback" not in stderr
+    suite = RunResult.load_json(out / "results.json").suite_id
+    index = int(suite.removeprefix("run"))
+    assert index in winners
+    expected = sorted(BUILTIN_FORMATS[name] for name in formats[index])
+    assert sorted(p.name for p in out.iterdir() if p.name != STATE_DIR) == expected
+    for name in expected:
+        assert suite.encode() in (out / name).read_bytes()
+    assert leftovers(out) == []
+
+
+def test_without_links_a_manifest_tells_itemscores_files_from_the_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where links are missing (Windows), reports are plain files recorded by their SHA-256."""
+    import itemscore.reports._commit as commit
+
+    monkeypatch.setattr(commit, "_atomic_possible", lambda: False)
+    export(result_for("one"), tmp_path, ["json", "csv"])
+    assert not (tmp_path / "summary.csv").is_symlink()
+    export(result_for("two"), tmp_path, ["json", "csv"])  # its own files: replaced
+    assert RunResult.load_json(tmp_path / "results.json").suite_id == "two"
+    (tmp_path / "summary.csv").write_text("edited", encoding="utf-8")
+    with pytest.raises(itemscore.ConfigError, match=r"summary\.csv is a file itemscore did not"):
+        export(result_for("three"), tmp_path, ["json", "csv"])
+    assert (tmp_path / "summary.csv").read_text(encoding="utf-8") == "edited"

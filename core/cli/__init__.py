@@ -1,8 +1,9 @@
 """The ``itemscore`` command line.
 
-Exit codes: 0 done; 2 bad usage, configuration or input (one message on stderr naming the file,
-line and column at fault, and nothing written); 1 any other failure (one line, the traceback
-only with ``--debug`` or ``ITEMSCORE_DEBUG=1``).
+Exit codes: 0 done; 1 some metric scored no item because every item errored (the reports
+are written, see ``_outcome``), or any other failure (one line, the traceback of an unexpected
+one only with ``--debug`` or ``ITEMSCORE_DEBUG=1``); 2 bad usage, configuration or input (one
+message on stderr naming the file, line and column at fault, and nothing written).
 
 The package is thin: ``_app`` is the click application, ``_grammar`` parses ``-m``,
 ``_config`` reads YAML into a request, ``_pipeline`` runs a request through the library and

@@ -20,11 +20,13 @@ __all__ = [
     "CONTEXT",
     "DEBUG_ENV",
     "BadInput",
+    "Failure",
     "Group",
     "cli",
     "debug_enabled",
     "main",
     "report_unexpected",
+    "terminal_text",
 ]
 
 #: Every command: name -> ``module:attribute`` of its ``click.Command``, imported when used.
@@ -53,6 +55,17 @@ def debug_enabled() -> bool:
     return _state["debug"] or os.environ.get(DEBUG_ENV, "").strip() not in ("", "0")
 
 
+def terminal_text(text: str) -> str:
+    r"""``text`` safe for a terminal: controls shown as escapes, line breaks kept.
+
+    Messages quote names from data files (columns, keys, labels, models, file names); an
+    escape sequence in one (``\x1b]0;title\x07``, ``\x1b[2J``) is shown, never obeyed.
+    """
+    from itemscore.reports._text import printable
+
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 class BadInput(click.ClickException):
     """A configuration or input error: exit code 2, one message, no usage text."""
 
@@ -63,7 +76,13 @@ class BadInput(click.ClickException):
             import traceback
 
             traceback.print_exception(self.__cause__, file=sys.stderr)
-        click.echo(f"Error: {self.format_message()}", err=True)
+        click.echo(f"Error: {terminal_text(self.format_message())}", err=True)
+
+
+class Failure(BadInput):
+    """A failure the message explains in full (a busy folder, a full disk): exit code 1."""
+
+    exit_code = 1
 
 
 class Group(click.Group):
@@ -162,5 +181,5 @@ def report_unexpected(exc: Exception) -> NoReturn:
         traceback.print_exception(exc)
     message = describe_exception(exc, one_line=True)
     hint = "" if debug_enabled() else f" (run with --debug or {DEBUG_ENV}=1 for the traceback)"
-    click.echo(f"Error: {message}{hint}", err=True)
+    click.echo(f"Error: {terminal_text(message)}{hint}", err=True)
     sys.exit(1)

@@ -6,10 +6,12 @@ it to :mod:`._pipeline`, and prints what comes back.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,9 +44,11 @@ class _View:
     quiet: bool = False
 
     def notice(self, message: str) -> None:
-        """A note or warning on stderr (nothing under --quiet)."""
+        """A note or warning on stderr (nothing under --quiet), escaped for the terminal."""
         if not self.quiet:
-            click.echo(message, err=True)
+            from ._app import terminal_text
+
+            click.echo(terminal_text(message), err=True)
 
     def progress_enabled(self) -> bool:
         """Whether to show a progress bar."""
@@ -108,7 +112,7 @@ def _show(results: Sequence[RunResult], view: _View, written: Sequence[Path]) ->
         document: Any = payload[0] if len(payload) == 1 else payload
         if isinstance(document, dict):
             document["files"] = [os.fspath(p) for p in written]
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        click.echo(json_for_terminal(document, indent=2))
         return
     if view.quiet:
         return
@@ -119,9 +123,90 @@ def _show(results: Sequence[RunResult], view: _View, written: Sequence[Path]) ->
         for table in result_tables(result, by_group=view.by_group):
             console.print(table)
     if written:
+        from ._app import terminal_text
+
         folder = written[0].parent
         names = ", ".join(p.name for p in written)
-        click.echo(f"Wrote {names} to {folder}", err=True)
+        click.echo(terminal_text(f"Wrote {names} to {folder}"), err=True)
+
+
+def json_for_terminal(document: Any, **options: Any) -> str:
+    r"""``document`` as JSON whose text is safe on a terminal, and the same JSON value.
+
+    ``ensure_ascii=False`` keeps letters readable, but would let C1 controls (``\x9b`` is a
+    CSI), bidirectional overrides and lone surrogates through raw: those are written as
+    ``\uXXXX`` escapes, which JSON reads back as the same characters.
+    """
+    import re
+
+    text = json.dumps(document, ensure_ascii=False, **options)
+    return re.sub(
+        "[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]",
+        lambda m: f"\\u{ord(m.group()):04x}",
+        text,
+    )
+
+
+@contextlib.contextmanager
+def _failures(request: RunRequest) -> Iterator[None]:
+    """Failures whose message says it all (a busy folder, a full disk) exit 1 without a hint.
+
+    A data file's mapped column that is missing is reported where the mapping was written.
+    """
+    from itemscore._exceptions import InputError
+    from itemscore.reports import FolderBusyError, ReportWriteError
+
+    from ._app import Failure
+    from ._preflight import locate_mapping
+
+    try:
+        yield
+    except FolderBusyError as exc:
+        raise Failure(str(exc)) from exc
+    except InputError as exc:
+        placed = locate_mapping(exc, request)
+        if placed is exc:
+            raise
+        raise placed from exc
+    except OSError as exc:
+        if exc.errno not in _NO_SPACE or request.out is None:
+            raise
+        if isinstance(exc, ReportWriteError):  # names the report and the folder already
+            raise Failure(str(exc)) from exc
+        raise Failure(
+            f"Writing the reports into {request.out} failed: {exc.strerror or exc}"
+            f"{f' (writing {exc.filename})' if exc.filename else ''}. The new reports were "
+            f"removed; {request.out} shows the reports it showed before."
+        ) from exc
+
+
+#: A full disk, a full quota, a file-size limit.
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _finish(result: RunResult, request: RunRequest, view: _View) -> None:
+    """After a scoring command: its errors on stderr, a warning for a seed that did nothing.
+
+    Exits 1 when a metric scored no item because every item errored (or an aggregate
+    raised); the reports are written by then.
+    """
+    from ._app import terminal_text
+    from ._outcome import error_summary, seed_unused
+
+    if request.seed is not None and seed_unused(result):
+        where = request.setting_where.get("seed")
+        asked = f"{where}: `seed: {request.seed}`" if where else f"--seed {request.seed}"
+        view.notice(
+            f"Warning: {asked} changed nothing: no interval of this run is a bootstrap and no "
+            "metric has its own aggregate, so nothing drew a random number. The seed matters "
+            "only for bootstrap intervals (--ci bootstrap, for metrics that average values) "
+            "and for metrics with their own aggregate; leave it out otherwise."
+        )
+    summary = error_summary(result)
+    for line in summary.lines():
+        click.echo(terminal_text(line), err=True)
+    if summary.failed:
+        sys.exit(1)
 
 
 def _out_options(func: Any) -> Any:
@@ -130,7 +215,7 @@ def _out_options(func: Any) -> Any:
             click.option(
                 "--out",
                 type=click.Path(file_okay=False, path_type=Path),
-                help="Write results.json, items.jsonl, summary.csv, table.tex (and "
+                help="Write results.json, items.parquet, summary.csv, table.tex, report.html (and "
                 "results.xlsx) into this folder.",
             ),
             click.option(
@@ -245,7 +330,7 @@ def _run_request(request: RunRequest, view: _View) -> None:
 
     _warn_broken_plugins(view)
     _warn_serial_retries(request, view)
-    with progress_bar(view.progress_enabled()) as progress:
+    with _failures(request), progress_bar(view.progress_enabled()) as progress:
         result, written = score_request(
             request,
             command=sys.argv,
@@ -254,6 +339,7 @@ def _run_request(request: RunRequest, view: _View) -> None:
             notice=view.notice,
         )
     _show([result], view, written)
+    _finish(result, request, view)
 
 
 # -- the commands --------------------------------------------------------------------------
@@ -342,7 +428,9 @@ def score(
     request.data, request.data_name = file, os.fspath(file)
     request.metrics += _cli_entries(metric_specs)
     request.extra_metrics += _extra_entries(extra_metrics)
-    request.columns.update(parse_column_map(maps))
+    for role, column in parse_column_map(maps).items():
+        request.columns[role] = column
+        request.setting_where[f"columns.{role}"] = f"--map {role}={column}"
     for key, value in _read_options(read_options).items():
         request.read_options[key] = value
         request.setting_where.pop(f"read_options.{key}", None)  # the command line wins
@@ -462,11 +550,12 @@ def rescore(
     entries = _cli_entries(metric_specs)
     _warn_broken_plugins(view)
     _warn_serial_retries(request, view)
-    with progress_bar(view.progress_enabled()) as progress:
+    with _failures(request), progress_bar(view.progress_enabled()) as progress:
         result, written = rescore_results(
             results, entries, request, progress=progress, notice=view.notice
         )
     _show([result], view, written)
+    _finish(result, request, view)
 
 
 @click.command(context_settings=CONTEXT)
@@ -489,8 +578,10 @@ def verify(results: Path, data: Path | None, quiet: bool) -> None:
     again, differences = verify_results(results, data=data, notice=view.notice)
     if differences:
         if not quiet:
+            from ._app import terminal_text
+
             for line in differences:
-                click.echo(line)
+                click.echo(terminal_text(line))
             click.echo(
                 f"{len(differences)} difference(s): {results} does not recompute as saved.",
                 err=True,

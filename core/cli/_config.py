@@ -126,7 +126,7 @@ class _Reader:
                     key_node, f"the key `{key}` is given twice (first on line {first})."
                 )
             seen[key] = key_node
-        request = RunRequest(source=self.name)
+        request = RunRequest(source=self.name, config=self.path)
         for key_node, node in root.value:  # names first: a typo is reported before any value
             request.setting_where[key_node.value] = self.at(node)
             self.read_key(request, key_node.value, node)
@@ -173,6 +173,7 @@ class _Reader:
                         f"{did_you_mean(str(role), ROLES)}",
                     )
                 request.columns[role] = self.text(f"columns.{role}", column_node)
+                request.setting_where[f"columns.{role}"] = self.at(column_node)
         elif key == "read_options":
             if not isinstance(node, yaml.MappingNode):
                 raise self.fail(

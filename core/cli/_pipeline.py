@@ -126,6 +126,9 @@ def check_settings(request: RunRequest) -> dict[str, Any]:
             raise located(exc, request.setting_place("workers", "--workers")) from exc
         values.update(executor="process", workers=workers)
     if request.dask is not None:
+        from ._preflight import check_dask
+
+        check_dask(request.dask, request.setting_place("dask", "--dask"))
         values.update(executor="dask", dask=request.dask)
     return values
 
@@ -136,11 +139,9 @@ def _executor_arguments(settings: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     address = settings.pop("dask", None)
     if address is None:
         return settings, None
-    try:
-        from distributed import Client
-    except ImportError:
-        raise ConfigError("--dask needs the Dask extra: pip install 'itemscore[dask]'.") from None
-    client = Client(address)  # type: ignore[no-untyped-call]
+    from ._preflight import connect_dask
+
+    client = connect_dask(address, "--dask")
     settings["client"] = client
     return settings, client
 
@@ -242,8 +243,9 @@ def score_request(
     # Without --report, the default set (in which results.xlsx may be limited).
     formats = prepared.reports if request.reports is not None else None
     export = _open_export(request.out, formats, notice)
-    arguments, client = _executor_arguments(settings)
+    client = None
     try:
+        arguments, client = _executor_arguments(settings)
         result = score(items, planned, suite_id=prepared.suite_id, progress=progress, **arguments)
         if request.ci_method is not None:
             check_ci_support(result, request.ci_method, notice=notice)
@@ -300,8 +302,6 @@ def prepare_request(request: RunRequest, *, notice: Notice = _ignore) -> Prepare
         ConfigError: a bad metric, option, setting, suite or report format, reported where
             the request wrote it.
     """
-    from itemscore.reports import check_out_dir, resolve_formats
-
     settings = check_settings(request)
     suite_id, suite = resolve_suite(request.suite, notice)
     if suite is not None:
@@ -315,26 +315,28 @@ def prepare_request(request: RunRequest, *, notice: Notice = _ignore) -> Prepare
             "file). `itemscore metrics` lists the installed ones."
         )
     planned = plan_entries(metrics, extra, source=request.source)
-    reports = None
-    if request.out is not None:
-        check_out_dir(request.out)
-        reports = [name for name, _, _ in resolve_formats(request.reports, notice=notice)]
-    return PreparedRun(suite_id, suite, planned, settings, reports)
+    return PreparedRun(suite_id, suite, planned, settings, _check_reports(request, notice))
+
+
+def _check_reports(
+    request: RunRequest, notice: Notice, own: Sequence[Path] = ()
+) -> list[str] | None:
+    """The report formats of ``--out`` (``None`` without it), the folder checked for them."""
+    from itemscore.reports import resolve_formats
+
+    from ._preflight import check_out, check_reports_have_out
+
+    check_reports_have_out(request)
+    if request.out is None:
+        return None
+    resolved = resolve_formats(request.reports, notice=notice)
+    check_out(request, [filename for _, filename, _ in resolved], own=own)
+    return [name for name, _, _ in resolved]
 
 
 def _with_provenance(result: RunResult, **more: Any) -> RunResult:
     """``result`` with what only the command line knows added to its provenance."""
     return result.with_provenance(**{k: v for k, v in more.items() if v is not None})
-
-
-def _export(
-    result: RunResult, out: Path | None, formats: list[str] | None, notice: Notice
-) -> list[Path]:
-    if out is None:
-        return []
-    from itemscore.reports import export
-
-    return export(result, out, formats, notice=notice)
 
 
 def rescore_specs(saved: Mapping[str, Any], entries: Iterable[MetricEntry]) -> list[Any]:
@@ -373,31 +375,53 @@ def rescore_results(
         ConfigError: a bad metric, option or setting.
         ResultsFormatError: ``results`` is not an itemscore results file.
     """
-    from itemscore._result import RunResult
     from itemscore.engine._runner import rescore
-    from itemscore.reports import check_out_dir, resolve_formats
 
     settings = check_settings(request)
-    reports = None
-    if request.out is not None:
-        check_out_dir(request.out)
-        reports = [name for name, _, _ in resolve_formats(request.reports, notice=notice)]
-    saved = RunResult.load_json(results)
+    reports = _check_reports(request, notice, own=[results])
+    saved = load_results(results, "rescore")
     planned = None
     if entries:
         planned = plan_entries(rescore_specs(saved.config, entries), [], source=request.source)
-    arguments, client = _executor_arguments(settings)
+    formats = reports if request.reports is not None else None
+    export = _open_export(request.out, formats, notice)  # claims the folder first
+    client = None
     try:
+        arguments, client = _executor_arguments(settings)
         result = rescore(saved, planned, progress=progress, **arguments)
+        if request.ci_method is not None:
+            from itemscore._checks import check_ci_support
+
+            check_ci_support(result, request.ci_method, notice=notice)
+        paths = export.finish(result) if export is not None else []
+    except BaseException:
+        if export is not None:
+            export.discard()
+        raise
     finally:
         if client is not None:
             client.close()
-    if request.ci_method is not None:
-        from itemscore._checks import check_ci_support
+    return result, paths
 
-        check_ci_support(result, request.ci_method, notice=notice)
-    formats = reports if request.reports is not None else None
-    return result, _export(result, request.out, formats, notice)
+
+def load_results(path: Path, command: str) -> RunResult:
+    """``RunResult.load_json(path)``; a data file given instead is told what to run.
+
+    Raises:
+        ResultsFormatError: ``path`` is not an itemscore results file.
+    """
+    from itemscore._exceptions import ResultsFormatError
+    from itemscore._result import RunResult
+
+    from ._preflight import check_results_file
+
+    try:
+        return RunResult.load_json(path)
+    except ResultsFormatError as exc:
+        better = check_results_file(path, command, exc)
+        if better is exc:
+            raise
+        raise better from exc
 
 
 def verify_results(
@@ -413,10 +437,9 @@ def verify_results(
         ItemscoreError: a saved metric is no longer installed or refuses its saved options.
     """
     from itemscore._checks import compare_measurements
-    from itemscore._result import RunResult
     from itemscore.engine._runner import rescore
 
-    saved = RunResult.load_json(results)
+    saved = load_results(results, "verify")
     differences: list[str] = []
     if data is not None:
         recorded = saved.provenance.get("data") or {}

@@ -57,6 +57,8 @@ class MetricEntry:
 class RunRequest:
     """Everything a scoring run needs, from the command line and/or a configuration file."""
 
+    #: The configuration file the request was read from, if any.
+    config: Path | None = None
     #: The data file.
     data: Path | None = None
     #: How messages call the data file (as the user wrote it).

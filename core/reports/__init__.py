@@ -15,7 +15,7 @@ import functools
 import importlib
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +23,18 @@ import attrs
 
 from .._exceptions import ConfigError, did_you_mean, one_of
 from .._result import RunResult
+from ._commit import FolderBusyError
+from ._files import ReportWriteError, writing
+from ._preflight import check_out_dir
+from ._text import printable
 
 __all__ = [
     "BUILTIN",
     "BUILTIN_FORMATS",
     "Export",
+    "FolderBusyError",
     "ReportFormat",
+    "ReportWriteError",
     "available_formats",
     "check_out_dir",
     "export",
@@ -166,20 +172,6 @@ def _notice_once(key: str, message: str, notice: Callable[[str], None] | None) -
         print(message, file=sys.stderr)
 
 
-def check_out_dir(out_dir: str | os.PathLike[str]) -> Path:
-    """``out_dir`` as a path, checked to be a folder or not to exist yet.
-
-    Raises:
-        ConfigError: ``out_dir`` exists and is not a folder.
-    """
-    path = Path(out_dir)
-    if path.exists() and not path.is_dir():
-        raise ConfigError(
-            f"The output folder {os.fspath(out_dir)} is an existing file; name a folder."
-        )
-    return path
-
-
 def _call(writer: Callable[..., Any], name: str, result: RunResult, path: Path, names: Any) -> None:
     if name == "json":
         writer(result, path, names)  # refers to items.jsonl when it is in the set
@@ -242,7 +234,7 @@ class Export:
         self._default_set = formats is None  # results.xlsx may then hold the first items only
         self._notice = notice
         self._set: Any = None
-        self._created: list[Path] = []
+        self._claim = _claim(self.path, [filename for _, filename, _ in self.plan])
 
     @property
     def stores_items(self) -> bool:
@@ -251,11 +243,7 @@ class Export:
 
     def _folder(self) -> Path:
         if self._set is None:
-            from ._commit import new_set
-
-            self._created = [p for p in (self.path, *self.path.parents) if not p.exists()]
-            self.path.mkdir(parents=True, exist_ok=True)
-            self._set = new_set(self.path)
+            self._set = self._claim.new_set()
         folder: Path = self._set.folder
         return folder
 
@@ -275,7 +263,6 @@ class Export:
         try:
             folder = self._folder()
             names = [filename for _, filename, _ in self.plan]
-            known = list(dict.fromkeys([*BUILTIN_FORMATS.values(), *names]))
             # items.parquet first: results.json refers to it by count and hash.
             order = sorted(self.plan, key=lambda entry: entry[0] != "items")
             items_file = result.table.items.path if result.table.items is not None else None
@@ -284,10 +271,10 @@ class Export:
             if self._default_set:
                 order = _limit_xlsx(order, len(result.items), self._notice)
             for entry in order:
-                name, filename, writer = entry
-                _call(writer, name, result, folder / filename, names)
-            paths: list[Path] = self._set.commit(names, known)
+                _write_one(entry, result, folder, names)
+            paths: list[Path] = self._set.commit(names)
             self._set = None
+            self._claim.release()
             return paths
         except BaseException:
             self.discard()
@@ -298,8 +285,7 @@ class Export:
         if self._set is not None:
             self._set.discard()
             self._set = None
-            if self._created:
-                _remove_created(self.path, self._created)
+        self._claim.release(remove_created=True)
 
 
 def _limit_xlsx(
@@ -322,18 +308,29 @@ def _limit_xlsx(
     return [(name, file, write if name == "xlsx" else w) for name, file, w in order]
 
 
-def _remove_created(path: Path, created: list[Path]) -> None:
-    """Remove the folders this export created, when nothing else was put there meanwhile."""
-    from ._commit import STATE_DIR
+def _write_one(entry: tuple[str, str, Writer], result: RunResult, folder: Path, names: Any) -> None:
+    name, filename, writer = entry
+    with writing(filename, folder):
+        _call(writer, name, result, folder / filename, names)
 
-    state = path / STATE_DIR
+
+def _claim(path: Path, names: Sequence[str]) -> Any:
+    """Check ``path`` for a set of ``names`` and claim it (see :mod:`._commit`).
+
+    Raises:
+        ConfigError: a report name taken by something itemscore did not write, or a folder
+            that cannot be created.
+        FolderBusyError: another process is writing into ``path``.
+    """
+    from ._commit import claim
+
+    check_out_dir(path, names)
     try:
-        (state / "lock").unlink(missing_ok=True)
-        state.rmdir()
-    except OSError:
-        return
-    for folder in created:
-        try:
-            folder.rmdir()
-        except OSError:
-            break  # not empty after all: something else wrote there meanwhile
+        return claim(path)
+    except OSError as exc:
+        raise ConfigError(
+            f"The output folder {printable(os.fspath(path))} cannot be created or written: "
+            f"{printable(exc.strerror or str(exc))}"
+            f"{f' ({printable(exc.filename)})' if exc.filename else ''}; choose a folder you "
+            "can write to."
+        ) from exc

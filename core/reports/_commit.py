@@ -5,36 +5,68 @@ The layout inside the output folder ``DIR`` (as Kubernetes' atomic volume writer
     DIR/results.json  -> .itemscore/current/results.json     one link per report, made once
     DIR/.itemscore/current -> set-20261130T2300-4242-k3j9     the one link that is switched
     DIR/.itemscore/set-20261130T2300-4242-k3j9/               a complete report set
-    DIR/.itemscore/lock                                      held while switching or cleaning
+    DIR/.itemscore/lock                                      held by the one run writing DIR
 
-A run writes its whole set into a fresh ``set-*`` folder (holding a lock on its ``.lock``
-file, which the system releases when the process dies, even by ``kill -9``), then, under the
-folder's lock, replaces ``current`` by one ``rename``. A kill at any moment leaves ``DIR``
-showing either the old complete set or the new complete set. The next run removes every
-``set-*`` folder that is neither current nor locked by a live writer: only this pattern,
-only inside ``.itemscore``.
+A run first claims ``DIR`` (:func:`claim`): it locks ``.itemscore/lock`` for as long as it
+writes, and a second run into the same folder is refused at once (:class:`FolderBusyError`),
+before it scores anything; the system frees the lock when its holder dies, even by
+``kill -9``. The claimant writes its whole set into a fresh ``set-*`` folder (holding a lock on
+its ``.lock`` file too), then replaces ``current`` by one ``rename``. A kill at any moment
+leaves ``DIR`` showing either the old complete set or the new complete set. The claimant
+removes every ``set-*`` folder that is neither current nor locked by a live writer: only this
+pattern, only inside ``.itemscore``.
+
+A file in ``DIR`` is itemscore's when it is a link into ``.itemscore/current`` (:func:`owner`);
+anything else under a report's name is the user's and is never replaced or removed. A folder
+copied with its links followed (``cp -rL``, ``shutil.copytree``) has ``current`` as a folder
+and plain copies for reports (:func:`followed_copy`): it is refused before any work, since no
+rename can put a link in a folder's place atomically and the copies cannot be told from files
+the user made.
 
 Where symbolic links or ``fcntl`` locks are missing (Windows), the reports are renamed into
-place one by one: never a half-written file, but no all-or-nothing guarantee across a crash.
+place one by one: never a half-written file, but no all-or-nothing guarantee across a crash;
+a manifest of their SHA-256 (``.itemscore/manifest.json``) then tells itemscore's files from
+the user's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
+import hashlib
+import json
 import os
 import secrets
 import shutil
+import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
+
+from .._exceptions import ItemscoreError
+from ._text import printable
 
 try:
     import fcntl
 except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["STATE_DIR", "ReportSet", "clean_stale", "hold", "new_set", "remove_unheld"]
+__all__ = [
+    "STATE_DIR",
+    "Claim",
+    "FolderBusyError",
+    "Owner",
+    "ReportSet",
+    "busy_holder",
+    "busy_message",
+    "claim",
+    "clean_stale",
+    "followed_copy",
+    "hold",
+    "owner",
+    "remove_unheld",
+]
 
 #: The folder inside ``DIR`` that holds the report sets.
 STATE_DIR = ".itemscore"
@@ -43,6 +75,24 @@ _SET_PREFIX = "set-"
 _NEW_LINK = ".itemscore-new-"  # temporary links: ".<name>.itemscore-new-<token>"
 _LOCK = "lock"
 _SET_LOCK = ".lock"
+_MANIFEST = "manifest.json"
+
+
+class FolderBusyError(ItemscoreError):
+    """Raised when another live process is writing reports into the same output folder."""
+
+
+class Owner(enum.Enum):
+    """Who made what sits in ``DIR`` under a report's name."""
+
+    #: Nothing is there.
+    FREE = "free"
+    #: A link into ``.itemscore/current``: a report of the current set.
+    ITEMSCORE = "itemscore"
+    #: A folder, or a link to one.
+    FOLDER = "folder"
+    #: Anything else: a file the user made (or changed).
+    USER = "user"
 
 
 def _atomic_possible() -> bool:
@@ -53,17 +103,6 @@ def _dir_mode() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return 0o777 & ~mask
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``path`` (created when missing) while the block runs."""
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _try_lock(handle: IO[Any]) -> bool:
@@ -125,6 +164,204 @@ def remove_unheld(paths: Iterable[Path]) -> list[Path]:
     return removed
 
 
+# -- who made what ---------------------------------------------------------------------------
+
+
+def _link_target(name: str) -> str:
+    return f"{STATE_DIR}/{_CURRENT}/{name}"
+
+
+def owner(out_dir: Path, name: str) -> Owner:
+    """Who made ``out_dir/name``: itemscore only for a link into ``.itemscore/current``.
+
+    A plain file is the user's, except where links are missing (Windows): there a file whose
+    SHA-256 the manifest of the last set records is itemscore's.
+    """
+    path = out_dir / name
+    if path.is_symlink():
+        if os.readlink(path) == _link_target(name):
+            return Owner.ITEMSCORE
+        return Owner.FOLDER if path.is_dir() else Owner.USER
+    if not path.exists():
+        return Owner.FREE
+    if path.is_dir():
+        return Owner.FOLDER
+    if not _atomic_possible() and _in_manifest(out_dir, name):
+        return Owner.ITEMSCORE
+    return Owner.USER
+
+
+def followed_copy(out_dir: Path) -> bool:
+    """Whether ``out_dir`` was copied with its links followed: ``current`` became a folder."""
+    current = out_dir / STATE_DIR / _CURRENT
+    return current.is_dir() and not current.is_symlink()
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _in_manifest(out_dir: Path, name: str) -> bool:
+    try:
+        manifest = json.loads((out_dir / STATE_DIR / _MANIFEST).read_text(encoding="utf-8"))
+        recorded = manifest.get(name) if isinstance(manifest, dict) else None
+        return isinstance(recorded, str) and recorded == _sha256(out_dir / name)
+    except (OSError, ValueError):
+        return False
+
+
+# -- the claim on a folder -------------------------------------------------------------------
+
+
+def _open_locked(path: Path) -> IO[bytes] | None:
+    """``path`` opened (created when missing) and locked, or ``None`` when a live process holds it.
+
+    A holder may remove the file while it holds it (when it removes the folder it created):
+    a lock taken on the removed file is dropped and taken again on the file now there.
+    """
+    while True:
+        handle = open(path, "a+b")  # noqa: SIM115 # returned locked, or closed below
+        if not _try_lock(handle):
+            handle.close()
+            return None
+        try:
+            same = os.path.samestat(os.fstat(handle.fileno()), os.stat(path))
+        except FileNotFoundError:
+            same = False
+        if same:
+            return handle
+        handle.close()
+
+
+def _holder_text(handle: IO[bytes]) -> str:
+    handle.seek(0)
+    try:
+        info = json.loads(handle.read(4096).decode("utf-8", errors="replace"))
+    except ValueError:
+        return "another itemscore process"
+    if not isinstance(info, dict):
+        return "another itemscore process"
+    command = " ".join(str(part) for part in info.get("command", []))
+    if len(command) > 160:
+        command = command[:157] + "..."
+    since = info.get("started", "?")
+    text = f"another itemscore process (pid {info.get('pid', '?')}, since {since}"
+    return printable(f"{text}: {command})" if command else f"{text})")
+
+
+def busy_holder(out_dir: Path) -> str | None:
+    """Who is writing reports into ``out_dir`` now, or ``None`` when nobody is."""
+    path = out_dir / STATE_DIR / _LOCK
+    if not _atomic_possible() or path.is_symlink():
+        return None
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 # closed below
+    except OSError:
+        return None
+    with handle:
+        if _try_lock(handle):
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            return None
+        return _holder_text(handle)
+
+
+def busy_message(out_dir: Path, holder: str) -> str:
+    """The message of a run refused because ``holder`` is writing into ``out_dir``."""
+    return (
+        f"The output folder {printable(os.fspath(out_dir))} is being written by {holder}. Two "
+        "runs into one folder would replace each other's reports, so this run stopped before "
+        "writing anything: wait for the other to finish, or write into another folder."
+    )
+
+
+class Claim:
+    """The right to write the next report set of a folder, held from the run's start.
+
+    Made by :func:`claim`; :meth:`release` gives it up (the system does at the process's death).
+    """
+
+    def __init__(self, out_dir: Path, handle: IO[bytes] | None, created: Sequence[Path]) -> None:
+        #: The output folder.
+        self.out_dir = out_dir
+        #: The folder of the report sets.
+        self.state = out_dir / STATE_DIR
+        self._handle = handle
+        self._created = list(created)
+
+    def new_set(self) -> ReportSet:
+        """A fresh, locked ``set-*`` folder to write the reports into."""
+        if not _atomic_possible():
+            return ReportSet(self, Path(_make_set_dir(self.state)), None)
+        _clean_unlocked(self.state)
+        folder = Path(_make_set_dir(self.state))
+        lock = open(folder / _SET_LOCK, "wb")  # noqa: SIM115 # held until commit or discard
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        return ReportSet(self, folder, lock)
+
+    def release(self, *, remove_created: bool = False) -> None:
+        """Give the folder up; with ``remove_created``, remove the folders the claim made.
+
+        A folder is removed only when it is empty (nothing else was put there meanwhile).
+        """
+        if remove_created and self._created:
+            if self.state in self._created:
+                with contextlib.suppress(OSError):  # removed while held: see _open_locked
+                    (self.state / _LOCK).unlink(missing_ok=True)
+                    (self.state / _MANIFEST).unlink(missing_ok=True)
+            for folder in self._created:  # deepest first
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break  # not empty after all: something else wrote there meanwhile
+        self._created = []
+        if self._handle is not None:
+            self._handle.close()  # closing drops the lock
+            self._handle = None
+
+
+def claim(out_dir: Path, *, command: Sequence[str] | None = None) -> Claim:
+    """Claim ``out_dir`` for one report set: create it when missing and lock it.
+
+    Args:
+        out_dir: The output folder (checked by :func:`~._preflight.check_out_dir`).
+        command: What to show a run refused meanwhile (default: ``sys.argv``).
+
+    Raises:
+        FolderBusyError: another live process holds the folder.
+        OSError: a folder cannot be created.
+    """
+    missing = [p for p in (out_dir, *out_dir.parents) if not os.path.lexists(p)]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    state = out_dir / STATE_DIR
+    created = list(missing)
+    try:
+        state.mkdir(mode=_dir_mode())
+        created.insert(0, state)
+    except FileExistsError:
+        pass
+    if not _atomic_possible():
+        return Claim(out_dir, None, created)
+    handle = _open_locked(state / _LOCK)
+    if handle is None:
+        holder = busy_holder(out_dir) or "another itemscore process"
+        Claim(out_dir, None, created).release(remove_created=True)
+        raise FolderBusyError(busy_message(out_dir, holder))
+    info = {
+        "pid": os.getpid(),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "command": list(sys.argv if command is None else command),
+    }
+    handle.seek(0)
+    handle.truncate()
+    handle.write(json.dumps(info).encode("utf-8", errors="backslashreplace"))
+    handle.flush()
+    return Claim(out_dir, handle, created)
+
+
 def _current_target(state: Path) -> str | None:
     try:
         return os.readlink(state / _CURRENT)
@@ -133,17 +370,17 @@ def _current_target(state: Path) -> str | None:
 
 
 def _clean_unlocked(state: Path) -> list[Path]:
-    """Remove stale sets and temporary links; the caller holds the folder's lock."""
+    """Remove stale sets and temporary links; the caller holds the folder's claim."""
     current = _current_target(state)
     removed: list[Path] = []
     for entry in state.iterdir():
         name = entry.name
         if name.startswith(_SET_PREFIX) and name != current and entry.is_dir():
-            if not _writer_alive(entry):
+            if not entry.is_symlink() and not _writer_alive(entry):
                 shutil.rmtree(entry, ignore_errors=True)
                 removed.append(entry)
         elif _NEW_LINK in name and entry.is_symlink():
-            entry.unlink(missing_ok=True)  # only lock holders make these: this one was killed
+            entry.unlink(missing_ok=True)  # only claimants make these: this one was killed
             removed.append(entry)
     for entry in state.parent.iterdir():
         if entry.name.startswith(".") and _NEW_LINK in entry.name and entry.is_symlink():
@@ -157,15 +394,19 @@ def clean_stale(out_dir: Path) -> list[Path]:
 
     Only ``set-*`` folders inside ``out_dir/.itemscore`` whose writer is gone (its lock is
     free) and that are not the current set, and temporary ``.*.itemscore-new-*`` links (made
-    and renamed under the folder's lock, so any found by a lock holder is stale), are removed.
+    and renamed by the folder's claimant, so any found by a claimant is stale), are removed.
+    Nothing is removed while another process holds the folder.
 
     Returns:
         What was removed.
     """
     state = out_dir / STATE_DIR
-    if not _atomic_possible() or not state.is_dir():
+    if not _atomic_possible() or not state.is_dir() or state.is_symlink():
         return []
-    with _locked(state / _LOCK):
+    handle = _open_locked(state / _LOCK)
+    if handle is None:
+        return []
+    with handle:
         return _clean_unlocked(state)
 
 
@@ -190,67 +431,71 @@ def _fsync_dir(path: Path) -> None:
 class ReportSet:
     """A report set being written: :attr:`folder` to write into, then :meth:`commit`."""
 
-    def __init__(self, out_dir: Path, folder: Path, lock: IO[bytes] | None) -> None:
+    def __init__(self, claim: Claim, folder: Path, lock: IO[bytes] | None) -> None:
+        #: The claim on the output folder the set is for.
+        self.claim = claim
         #: The output folder the set is for.
-        self.out_dir = out_dir
+        self.out_dir = claim.out_dir
         #: Where the writers put the reports, under their final names.
         self.folder = folder
         self._lock = lock
 
-    def commit(self, names: Sequence[str], known: Sequence[str]) -> list[Path]:
+    def commit(self, names: Sequence[str]) -> list[Path]:
         """Make this set the one ``out_dir`` shows, in one atomic step.
+
+        Every name is checked again first: a file the user put there while the run scored is
+        never replaced (the set is then discarded and the error raised).
 
         Args:
             names: The file names of this set.
-            known: Every report file name (of this and earlier sets) that may be in the folder.
 
         Returns:
             The report paths in ``out_dir``, in the order of ``names``.
+
+        Raises:
+            ItemscoreError: a report's name is taken by a file or folder itemscore did not
+                make.
         """
+        try:
+            self._check_names(names)
+        except BaseException:
+            self.discard()
+            raise
         if not _atomic_possible():
+            manifest = {}
             for name in names:
+                manifest[name] = _sha256(self.folder / name)
                 os.replace(self.folder / name, self.out_dir / name)
+            _write_manifest(self.claim.state, manifest)
             self.discard()
             return [self.out_dir / name for name in names]
-        state = self.folder.parent
-        with _locked(state / _LOCK):
-            self._adopt_plain_files(state, known)
-            for name in names:
-                _link(f"{STATE_DIR}/{_CURRENT}/{name}", self.out_dir / name)
-            _link(self.folder.name, state / _CURRENT)
-            _fsync_dir(state)
-            _fsync_dir(self.out_dir)
-            prefix = f"{STATE_DIR}/{_CURRENT}/"
-            for entry in self.out_dir.iterdir():
-                ours = entry.is_symlink() and os.readlink(entry).startswith(prefix)
-                if ours and entry.name not in names and not entry.exists():
-                    entry.unlink()  # a report of an earlier set that this set lacks
-            self._release()
-            _clean_unlocked(state)
+        state = self.claim.state
+        for name in names:
+            _link(_link_target(name), self.out_dir / name)
+        _link(self.folder.name, state / _CURRENT)
+        _fsync_dir(state)
+        _fsync_dir(self.out_dir)
+        prefix = f"{STATE_DIR}/{_CURRENT}/"
+        for entry in self.out_dir.iterdir():
+            ours = entry.is_symlink() and os.readlink(entry).startswith(prefix)
+            if ours and entry.name not in names and not entry.exists():
+                entry.unlink()  # a report of an earlier set that this set lacks
+        self._release()
+        _clean_unlocked(state)
         return [self.out_dir / name for name in names]
 
-    def _adopt_plain_files(self, state: Path, known: Sequence[str]) -> None:
-        """Turn reports written as plain files (by older versions) into links, unchanged.
-
-        The files visible now are gathered (hard links, no copy) into a set of their own,
-        ``current`` points at it, and each plain file is swapped for a link to the same
-        content: at every step the folder shows the same old set.
-        """
-        plain = [n for n in known if (self.out_dir / n).is_file()]
-        plain = [n for n in plain if not (self.out_dir / n).is_symlink()]
-        if not plain:
-            return
-        adopted = Path(_make_set_dir(state))
-        for name in known:
-            source = self.out_dir / name
-            if source.exists():
-                try:
-                    os.link(os.path.realpath(source), adopted / name)
-                except OSError:
-                    shutil.copy2(source, adopted / name)
-        _link(adopted.name, state / _CURRENT)
-        for name in plain:
-            _link(f"{STATE_DIR}/{_CURRENT}/{name}", self.out_dir / name)
+    def _check_names(self, names: Sequence[str]) -> None:
+        for name in names:
+            found = owner(self.out_dir, name)
+            if found in (Owner.USER, Owner.FOLDER):
+                what = "a folder" if found is Owner.FOLDER else "a file itemscore did not write"
+                where = printable(os.fspath(self.out_dir / name))
+                raise ItemscoreError(
+                    f"{where} appeared while the run was scoring, and it is {what}; itemscore "
+                    f"never replaces one, so the new reports were not put in place and "
+                    f"{printable(os.fspath(self.out_dir))} is as it was. Move {where} away and "
+                    "run again, or write into another folder."
+                )
 
     def _release(self) -> None:
         if self._lock is not None:
@@ -263,24 +508,18 @@ class ReportSet:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _make_set_dir(state: Path) -> str:
+def _write_manifest(state: Path, manifest: dict[str, str]) -> None:
+    tmp = state / f".{_MANIFEST}.{secrets.token_hex(4)}"
+    tmp.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    os.replace(tmp, state / _MANIFEST)
+
+
+def _new_set_name(state: Path) -> str:
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    name = f"{_SET_PREFIX}{stamp}-{os.getpid()}-{secrets.token_hex(4)}"
-    folder = state / name
+    return f"{_SET_PREFIX}{stamp}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def _make_set_dir(state: Path) -> str:
+    folder = state / _new_set_name(state)
     folder.mkdir(mode=_dir_mode())
     return str(folder)
-
-
-def new_set(out_dir: Path) -> ReportSet:
-    """Start a report set for ``out_dir`` (which exists): a fresh, locked ``set-*`` folder."""
-    state = out_dir / STATE_DIR
-    state.mkdir(mode=_dir_mode(), exist_ok=True)
-    if not _atomic_possible():
-        return ReportSet(out_dir, Path(_make_set_dir(state)), None)
-    lock: Any
-    with _locked(state / _LOCK):  # a cleaner never sees the set before its lock is held
-        _clean_unlocked(state)
-        folder = Path(_make_set_dir(state))
-        lock = open(folder / _SET_LOCK, "wb")  # noqa: SIM115 # held until commit or discard
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-    return ReportSet(out_dir, folder, lock)
