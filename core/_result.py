@@ -53,6 +53,35 @@ def _damaged(source: str, exc: Exception) -> ResultsFormatError:
     )
 
 
+def _legacy_aggregations(metrics: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """How each label aggregates, for results written before measurements said so.
+
+    Learned by configuring the metric again; a label whose metric is not installed stays
+    ``"custom"`` (its comparison then needs the metric, and says so).
+    """
+    from ._plan import plan_metrics
+    from .engine._measure import aggregation_of
+
+    kinds: dict[str, str] = {}
+    for entry in metrics:
+        label = entry.get("label")
+        try:
+            spec = {"name": entry["name"], "label": label, **(entry.get("options") or {})}
+            (planned,) = plan_metrics([spec])
+        except Exception:  # noqa: BLE001 - an uninstalled plugin: left "custom"
+            continue
+        kinds[str(label)] = aggregation_of(planned)
+    return kinds
+
+
+def _with_kind(m: Measurement, kinds: Mapping[str, str]) -> Measurement:
+    kind = kinds.get(m.metric)
+    if kind is None or m.aggregation != "custom":
+        return m
+    groups = {g: _with_kind(gm, kinds) for g, gm in m.groups.items()}
+    return attrs.evolve(m, aggregation=kind, groups=groups)
+
+
 def _settings_from_config(config: Mapping[str, Any]) -> RunSettings:
     """Settings of a results file written before they were saved on their own."""
     return RunSettings.from_dict({k: v for k, v in config.items() if v is not None})
@@ -188,6 +217,13 @@ class RunResult:
                 by_model[entry["model"]] = {m.key: m for m in ms}
             measurements = [measurement_from_dict(m) for m in data["measurements"]]
             config = data.get("config") or {}
+            if any("aggregation" not in m for m in data["measurements"]):
+                kinds = _legacy_aggregations(config.get("metrics") or ())
+                measurements = [_with_kind(m, kinds) for m in measurements]
+                by_model = {
+                    model: {k: _with_kind(m, kinds) for k, m in ms.items()}
+                    for model, ms in by_model.items()
+                }
             settings = data.get("settings")
             return cls(
                 items=items,

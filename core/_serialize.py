@@ -28,7 +28,9 @@ __all__ = [
 #: The schema name written into every results file.
 SCHEMA = "itemscore.results"
 #: Bumped when the shape changes incompatibly. Version 2: ``"items"`` may refer to a file
-#: (``{"file": "items.jsonl", "count": N, "sha256": ...}``) instead of listing the items.
+#: (``{"file": "items.parquet", "count": N, "sha256": ...}``; ``items.jsonl`` in sets written
+#: before the Parquet store) instead of listing the items. Measurements carry
+#: ``aggregation`` (read as ``"custom"`` when a file has none).
 SCHEMA_VERSION = 2
 
 

@@ -81,7 +81,9 @@ def test_out_folder_holding_the_data_file_is_refused_before_scoring(data: Path) 
     folder.mkdir()
     shutil.copy(data, folder / "items.jsonl")
     before = snapshot(folder)
-    result = invoke("score", "items.jsonl", "-m", "exact_match", "--out", ".", cwd=folder)
+    result = invoke(
+        "score", "items.jsonl", "-m", "exact_match", "--out", ".", "--report", "jsonl", cwd=folder
+    )
     assert result.exit_code == 2
     assert result.stderr == (
         "Error: --out .: items.jsonl is the data file of this run, and the report items.jsonl "
@@ -131,7 +133,7 @@ def test_an_input_inside_the_state_folder_is_refused(data: Path, tmp_path: Path)
     """Scoring a file of the current set into its own folder would pull it from under the run."""
     out = tmp_path / "out"
     assert invoke("score", data, "-m", "exact_match", "--out", out, "-q").exit_code == 0
-    inside = next((out / ".itemscore").glob("set-*")) / "items.jsonl"
+    inside = next((out / ".itemscore").glob("set-*")) / "items.parquet"
     result = invoke("score", inside, "-m", "exact_match", "--out", out, "--report", "json")
     assert result.exit_code == 2
     assert "is the data file of this run, and the next report set" in result.stderr
@@ -337,9 +339,12 @@ def test_a_full_disk_names_the_report_and_the_folder(data: Path, tmp_path: Path)
     assert errors[0].endswith(
         f"The new reports were removed; {out} shows the reports it showed before."
     )
-    assert errors[1] == (
-        f"Error: Writing the reports into {out} failed: No space left on device. The new "
-        f"reports were removed; {out} shows the reports it showed before."
+    assert errors[1].startswith("Error: Writing the report ")
+    assert (
+        f" into {out} failed: No space left on device (writing {out}/.itemscore/set-" in (errors[1])
+    )
+    assert errors[1].endswith(
+        f"The new reports were removed; {out} shows the reports it showed before."
     )
     listing = proc.stdout.split("all=1\n", 1)[1]
     sets = [

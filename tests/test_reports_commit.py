@@ -10,7 +10,6 @@ import fcntl
 import json
 import os
 import random
-import re
 import shutil
 import signal
 import subprocess
@@ -23,12 +22,12 @@ import pytest
 
 import itemscore
 from itemscore import ItemResult, RunResult
-from itemscore.reports import BUILTIN_FORMATS, export
+from itemscore.reports import BUILTIN_FORMATS, ON_REQUEST, export
 from itemscore.reports._commit import STATE_DIR, FolderBusyError, clean_stale
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="the atomic switch needs POSIX links")
 
-NAMES = list(BUILTIN_FORMATS.values())
+NAMES = [f for name, f in BUILTIN_FORMATS.items() if name not in ON_REQUEST]
 
 
 def result_for(suite: str, n: int = 6) -> RunResult:
@@ -247,12 +246,12 @@ def test_a_kill_at_any_step_leaves_the_old_or_the_new_set(tmp_path: Path) -> Non
     assert killed >= 5  # the loop did kill at every step before the export finished
 
 
-def test_results_json_refers_to_items_jsonl_and_reads_back(tmp_path: Path) -> None:
-    """With items.jsonl in the set, results.json holds a reference, not the items again."""
+def test_results_json_refers_to_items_parquet_and_reads_back(tmp_path: Path) -> None:
+    """With items.parquet in the set, results.json holds a reference, not the items again."""
     result = result_for("qa")
     export(result, tmp_path, ["json", "items"])
     document = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
-    assert document["items"]["file"] == "items.jsonl"
+    assert document["items"]["file"] == "items.parquet"
     assert document["items"]["count"] == len(result.items)
     back = RunResult.load_json(tmp_path / "results.json")
     assert list(back.items) == list(result.items)
@@ -270,17 +269,17 @@ def test_a_tampered_or_escaping_items_reference_is_refused(tmp_path: Path) -> No
     document = json.loads(path.read_text(encoding="utf-8"))
     copy = tmp_path / "copy"
     copy.mkdir()
-    for name in ("../items.jsonl", "/etc/passwd", "..", "a\\b"):
+    for name in ("../items.parquet", "/etc/passwd", "..", "a\\b"):
         document["items"]["file"] = name
         (copy / "results.json").write_text(json.dumps(document))
         with pytest.raises(itemscore.ResultsFormatError, match="must be a file name"):
             RunResult.load_json(copy / "results.json")
-    document["items"]["file"] = "items.jsonl"
+    document["items"]["file"] = "items.parquet"
     (copy / "results.json").write_text(json.dumps(document))
-    (copy / "items.jsonl").write_bytes((tmp_path / "items.jsonl").read_bytes() + b"\n{}")
+    (copy / "items.parquet").write_bytes((tmp_path / "items.parquet").read_bytes() + b"\n{}")
     with pytest.raises(itemscore.ResultsFormatError, match="SHA-256 differs"):
         RunResult.load_json(copy / "results.json")
-    (copy / "items.jsonl").unlink()
+    (copy / "items.parquet").unlink()
     with pytest.raises(itemscore.ResultsFormatError, match=r"copy results\.json together"):
         RunResult.load_json(copy / "results.json")
 
@@ -320,61 +319,22 @@ def test_kill_a_real_run_at_random_points(tmp_path: Path) -> None:
     assert RunResult.load_json(out / "results.json").suite_id == "last"
 
 
-_FORKED_EXPORT = """
-import sys
-from pathlib import Path
-import itemscore, itemscore.reports as reports
-import itemscore.reports.results_xlsx as results_xlsx
-from itemscore import ItemResult
-out, mode = Path(sys.argv[1]), sys.argv[2]
-data = [ItemResult(id=str(i), model=f"m{i % 2}", output="x" * (i % 3), expected=("x",))
-        for i in range(40)]
-result = itemscore.score(data, ["exact_match", "answered_rate"], suite_id="same")
-reports.PARALLEL_FROM = 0 if mode != "serial" else 10**9
-if mode == "broken":
-    def broken(result, path):
-        raise OSError("disk full")
-    results_xlsx.write = broken
-try:
-    reports.export(result, out)
-except itemscore.ItemscoreError as exc:
-    print(exc)
-"""
+def test_a_failing_writer_fails_the_export_and_keeps_the_old_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer that fails (a full disk) fails the export, naming it; the old set stays."""
+    import itemscore.reports.results_xlsx as results_xlsx
 
-
-def _forked_export(out: Path, mode: str) -> str:
-    """Export in a fresh interpreter (no threads: the fork is taken), return what it printed."""
-    return subprocess.run(
-        [sys.executable, "-c", _FORKED_EXPORT, str(out), mode],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-
-
-def test_two_process_writing_gives_the_same_reports(tmp_path: Path) -> None:
-    """Large runs write xlsx and html in a forked process: byte for byte the same reports."""
-    _forked_export(tmp_path / "serial", "serial")
-    _forked_export(tmp_path / "forked", "forked")
-    serial, forked = visible(tmp_path / "serial"), visible(tmp_path / "forked")
-    assert all(data is not None for data in forked.values())
-    for name in ("items.jsonl", "summary.csv", "table.tex", "results.xlsx"):
-        assert forked[name] == serial[name], name
-    created = re.compile(rb"created [0-9T:Z-]+")  # the run's own time differs
-    assert created.sub(b"", forked["report.html"] or b"") == created.sub(
-        b"", serial["report.html"] or b""
-    )
-
-
-def test_a_failure_in_the_writing_process_is_raised(tmp_path: Path) -> None:
-    """A writer failing in the forked process fails the export; the old set stays."""
     export(result_for("old"), tmp_path)
     before = visible(tmp_path)
-    printed = _forked_export(tmp_path, "broken")
-    assert (
-        "Writing results.xlsx, report.html failed: ReportWriteError: Writing the report " in printed
-    )
-    assert f"results.xlsx into {tmp_path} failed: disk full (writing {tmp_path}/" in printed
+
+    def broken(result: RunResult, path: Path) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(results_xlsx, "write", broken)
+    with pytest.raises(itemscore.ItemscoreError) as info:
+        export(result_for("new"), tmp_path)
+    assert f"results.xlsx into {tmp_path} failed: disk full (writing {tmp_path}/" in str(info.value)
     assert visible(tmp_path) == before
     assert leftovers(tmp_path) == []
 

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 
 import itemscore
@@ -112,7 +113,7 @@ def test_html_holds_the_first_items_and_says_where_the_rest_are(
     result = run()
     text = report_html.report_html(result)
     assert page_data(text)["items"] == expected_page_items(result, 4)
-    assert "the first 4 of 9 items; every item is in items.jsonl" in text
+    assert "the first 4 of 9 items; every item is in items.parquet" in text
     assert "9 items" in text
 
 
@@ -204,7 +205,7 @@ def test_xlsx_limited_holds_the_first_items_and_a_note(tmp_path: Path) -> None:
     note = results_xlsx.limit_note(9, 4)
     assert rows[0][-1] == note
     assert "first 4 of 9 items" in note
-    assert "items.jsonl" in note
+    assert "items.parquet" in note
     assert "--report xlsx" in note
     assert [row[:-1] for row in rows[1:]] == expected_rows(result, 4)
     assert len(list(book["Summary"].values)) > 1  # the Summary is complete
@@ -224,7 +225,7 @@ def test_item_limit_only_for_the_default_set_of_large_runs() -> None:
     assert results_xlsx.item_limit(explicit=True, n_items=10 * limit) is None
     notice = results_xlsx.limit_notice(1_000_000, limit)
     assert f"first {limit:,} of 1,000,000 items" in notice
-    assert "items.jsonl" in notice
+    assert "items.parquet" in notice
     assert "--report xlsx" in notice
 
 
@@ -282,7 +283,7 @@ def test_default_set_of_a_large_run_limits_the_workbook_and_says_so(
     rows = list(openpyxl.load_workbook(tmp_path / "default" / "results.xlsx")["Outputs"].values)
     assert len(rows) == 1 + 4
     assert rows[0][-1] == results_xlsx.limit_note(9, 4)
-    assert (tmp_path / "default" / "items.jsonl").read_text(encoding="utf-8").count("\n") == 9
+    assert pq.read_metadata(tmp_path / "default" / "items.parquet").num_rows == 9
     notices.clear()
     export(result, tmp_path / "named", ["items", "xlsx"], notice=notices.append)
     assert notices == []

@@ -174,7 +174,7 @@ def _notice_once(key: str, message: str, notice: Callable[[str], None] | None) -
 
 def _call(writer: Callable[..., Any], name: str, result: RunResult, path: Path, names: Any) -> None:
     if name == "json":
-        writer(result, path, names)  # refers to items.jsonl when it is in the set
+        writer(result, path, names)  # refers to items.parquet when it is in the set
     else:
         writer(result, path)
 

@@ -14,7 +14,7 @@ page's own.
 The page stays a size a browser opens whatever the run: it holds the first
 :data:`MAX_ITEMS` items, each input, output, expected answer and reason at most about
 :data:`MAX_TEXT` characters (the middle of a longer one is cut), and says so above the table
-when it did either; ``items.jsonl``
+when it did either; ``items.parquet``
 holds every item whole. The items are read once, in order, and only as far as the page
 holds them.
 """
@@ -50,7 +50,7 @@ __all__ = ["FILENAME", "MAX_ITEMS", "MAX_TEXT", "write"]
 
 #: The file this format writes.
 FILENAME = "report.html"
-#: At most this many items go into the page's table (all of them are in items.jsonl).
+#: At most this many items go into the page's table (all of them are in items.parquet).
 MAX_ITEMS = 20_000
 #: Inputs, outputs, expected answers and reasons longer than this keep only their first and
 #: last halves of it in the page.
@@ -432,13 +432,13 @@ def report_html(result: RunResult) -> str:
     if n_items > MAX_ITEMS:
         parts.append(
             f'<p class="note" id="truncated">This page holds the first {MAX_ITEMS} of '
-            f"{n_items} items; every item is in items.jsonl.</p>"
+            f"{n_items} items; every item is in items.parquet.</p>"
         )
     if n_cut:
         parts.append(
             f'<p class="note" id="cut">{n_cut} text{"s" if n_cut != 1 else ""} longer than '
             f"{MAX_TEXT:,} characters {'are' if n_cut != 1 else 'is'} shown here without "
-            "their middle; items.jsonl holds every text whole.</p>"
+            "their middle; items.parquet holds every text whole.</p>"
         )
     parts.append(
         '<div id="filters"><input id="q" type="search" placeholder="Filter: id, output, '

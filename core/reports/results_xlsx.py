@@ -16,7 +16,7 @@ together. So when the default set is written (no format named) for a run of more
 :data:`ITEM_LIMIT` items, the Outputs sheet holds only the first :data:`ITEM_LIMIT` (0.3 to
 0.9 s of writing): the export asks :func:`item_limit`, prints :func:`limit_notice` on
 standard error, and the header row of the sheet carries :func:`limit_note`, which points to
-``items.jsonl`` (every item, always in the default set). The Summary sheet is always
+``items.parquet`` (every item, always in the default set). The Summary sheet is always
 complete. Naming the format (``--report xlsx``, ``export(..., ["xlsx"])``) writes every
 item, however long that takes.
 """
@@ -94,7 +94,7 @@ def limit_note(n_items: int, limit: int) -> str:
     """The note in the workbook when its Outputs sheet holds only the first ``limit`` items."""
     return (
         f"This sheet holds the first {limit:,} of {n_items:,} items; every item is in "
-        "items.jsonl (write every item here with --report xlsx)."
+        "items.parquet (write every item here with --report xlsx)."
     )
 
 
@@ -102,7 +102,7 @@ def limit_notice(n_items: int, limit: int) -> str:
     """The notice on standard error when ``results.xlsx`` holds only the first ``limit`` items."""
     return (
         f"Note: results.xlsx holds the first {limit:,} of {n_items:,} items in its Outputs "
-        "sheet (its Summary is complete); every item is in items.jsonl. Name the format to "
+        "sheet (its Summary is complete); every item is in items.parquet. Name the format to "
         "write every item: --report xlsx (with the other formats you want), or "
         'export(..., formats=[..., "xlsx"]).'
     )
