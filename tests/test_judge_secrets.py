@@ -216,6 +216,10 @@ def test_secret_header_is_sent_redacted_and_never_configured(
         pytest.param({"headers": {"X-A": "1\r\nX-Injected: 1"}}, "not a header value", id="crlf"),
         pytest.param({"headers": {"Bad Name": "1"}}, "not an HTTP header name", id="name"),
         pytest.param({"headers": {"Content-Length": "1"}}, "sets it itself", id="framing"),
+        pytest.param({"headers": ["X-A: 1"]}, "must be a mapping of strings to strings",
+                     id="not-a-mapping"),
+        pytest.param({"headers": {"X-A": 1}}, "must be a mapping of strings to strings",
+                     id="not-a-string"),
     ],
 )  # fmt: skip
 def test_bad_headers_are_option_errors(
