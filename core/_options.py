@@ -2,9 +2,9 @@
 
 Every keyword argument of a metric's ``__init__`` that has a default is an option. Its type hint
 says what values it accepts: ``bool``, ``int``, ``float``, ``str``, ``Literal[...]``,
-``list[str]``/``tuple[str, ...]``/``Sequence[str]``, and any of these ``| None``. Descriptions come
-from the ``Args:`` section of the class docstring (merged along the class hierarchy, so a shared
-base class documents shared options once).
+``list[str]``/``tuple[str, ...]``/``Sequence[str]``, ``dict[str, X]``/``Mapping[str, X]``, and
+any of these ``| None``. Descriptions come from the ``Args:`` section of the class docstring
+(merged along the class hierarchy, so a shared base class documents shared options once).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ __all__ = ["OptionInfo", "check_options", "option_infos"]
 
 _MISSING = inspect.Parameter.empty
 _SEQUENCE_ORIGINS = (list, tuple, collections.abc.Sequence, collections.abc.Iterable)
+_MAPPING_ORIGINS = (dict, collections.abc.Mapping)
 
 
 @attrs.frozen(kw_only=True)
@@ -87,6 +88,9 @@ def describe_hint(hint: Any) -> str:
         args = typing.get_args(inner)
         item = args[0] if args else Any
         return f"list of {_plural(item)}{suffix}"
+    if origin in _MAPPING_ORIGINS:
+        keys, values = typing.get_args(inner) or (Any, Any)
+        return f"mapping of {_plural(keys)} to {_plural(values)}{suffix}"
     names = {bool: "boolean", int: "integer", float: "number", str: "string"}
     if isinstance(inner, type) and inner in names:
         return names[inner] + suffix
@@ -94,9 +98,8 @@ def describe_hint(hint: Any) -> str:
 
 
 def _plural(item: Any) -> str:
-    return {str: "strings", int: "integers", float: "numbers", bool: "booleans"}.get(
-        item, str(item)
-    )
+    return {str: "strings", int: "integers", float: "numbers", bool: "booleans",
+            Any: "values"}.get(item, str(item))  # fmt: skip
 
 
 _ARGS_HEADER = re.compile(r"^(\s*)(Args|Arguments|Options):\s*$")
@@ -237,6 +240,11 @@ def _coerce(info: OptionInfo, hint: Any, value: Any) -> Any:
         item_hint = args[0] if args else Any
         items = [_coerce(info, item_hint, v) for v in value]
         return tuple(items) if origin is tuple else list(items)
+    if origin in _MAPPING_ORIGINS:  # before the `type` test: `dict[str, str]` is one on 3.10
+        if not isinstance(value, Mapping):
+            raise _type_error(info, value)
+        key_hint, value_hint = typing.get_args(hint) or (Any, Any)
+        return {_coerce(info, key_hint, k): _coerce(info, value_hint, v) for k, v in value.items()}
     if hint is bool:
         if isinstance(value, bool):
             return value

@@ -120,11 +120,11 @@ def scores_of(result: RunResult, label: str = LABEL) -> list[Any]:
 
 
 def test_option_names_match_the_design() -> None:
-    """The options DESIGN.md names, plus prices, the human field and count_failed."""
+    """The options DESIGN.md names, then prices, human field, count_failed, bounds and extras."""
     assert list(LlmJudge.options()) == [
         "model", "base_url", "api_key_env", "rubric", "scale", "temperature", "max_tokens",
         "timeout", "max_retries", "concurrency", "cache", "samples", "price_in", "price_out",
-        "human_field", "count_failed",
+        "human_field", "count_failed", "max_reply_bytes", "headers", "header_env", "body",
     ]  # fmt: skip
     assert LlmJudge.reproducibility_class == "judge-based"
 

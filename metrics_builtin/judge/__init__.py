@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from itemscore.metrics_builtin.judge._cache import ReplyCache, default_cache_dir, request_key
+from itemscore.metrics_builtin.judge._cache import (
+    JudgeCacheWarning,
+    ReplyCache,
+    default_cache_dir,
+    request_key,
+)
 from itemscore.metrics_builtin.judge._metric import LlmJudge
 from itemscore.metrics_builtin.judge._parse import SCALES, Scale, UnparseableReply, parse_verdict
 
@@ -17,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCALES",
+    "JudgeCacheWarning",
     "LlmJudge",
     "ReplyCache",
     "Scale",

@@ -8,23 +8,32 @@ the runner needs to know nothing about it.
 
 Requests are retried on 429, 5xx, connection errors and timeouts, with exponential backoff and
 jitter, or after the delay the endpoint asks for (``Retry-After`` / ``retry-after-ms``).
+
+Every attempt is bounded: ``timeout`` is its deadline from connecting to the reply's last byte
+(an endpoint that drip-feeds its reply cannot keep it alive), and at most ``max_reply_bytes`` of
+a reply are read (an uncompressed one: itemscore asks for no content encoding, so no reply can
+grow when it is decoded). Secrets are redacted from every reply before it is cached or read.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import math
 import random
+import sqlite3
 import ssl
+import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from itemscore.metrics_builtin.judge._cache import ReplyCache, request_key
+from itemscore.metrics_builtin.judge._redact import redact_text, redact_tree, snippet
 
 if TYPE_CHECKING:
     import httpx
@@ -35,7 +44,6 @@ __all__ = ["JudgeFailure", "JudgeSession", "Reply", "import_httpx"]
 MAX_DELAY = 120.0
 #: First backoff delay (s); doubles with every retry, times a random factor in [0.5, 1].
 BACKOFF_BASE = 0.5
-_SNIPPET = 200
 #: How the session waits between attempts (tests record the delays through it).
 sleep = asyncio.sleep
 # Words in a 400 reply that say the endpoint does not take `response_format`.
@@ -69,39 +77,67 @@ class Reply:
     cached: bool
     #: HTTP requests made for it, retries included.
     requests: int
+    #: Whether an earlier attempt at this judgment (an earlier run) failed and it was asked again.
+    reasked: bool = False
 
 
 class JudgeFailure(Exception):
     """Raised when a judgment cannot be had: retries exhausted, a timeout, a refused request."""
 
-    def __init__(self, reason: str, requests: int) -> None:
+    def __init__(self, reason: str, requests: int, reasked: bool = False) -> None:
         super().__init__(reason)
-        #: Why, in one sentence (the key redacted).
+        #: Why, in one sentence (the secrets redacted).
         self.reason = reason
         #: HTTP requests made before giving up.
         self.requests = requests
+        #: Whether an earlier attempt at this judgment had failed too.
+        self.reasked = reasked
 
 
-def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _SNIPPET else flat[: _SNIPPET - 1] + "…"
+@attrs.frozen
+class _Answer:
+    """One HTTP exchange, read in full within its bounds."""
+
+    status: int
+    headers: Any
+    body: bytes
+    charset: str | None
+
+    @property
+    def text(self) -> str:
+        return self.body.decode(self.charset or "utf-8", errors="replace")
 
 
-def _error_message(response: httpx.Response) -> str:
-    """The endpoint's own error message, when its body has one, else the body's start."""
+class _Refused(Exception):
+    """A reply that is not read (too large, encoded): the item's error, without a retry."""
+
+
+def _decode_json(body: bytes) -> Any:
+    """The parsed body. Raises ValueError when it is not JSON (also when nested past parsing)."""
     try:
-        body = response.json()
+        return json.loads(body)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def _error_message(answer: _Answer, secrets: tuple[str, ...]) -> str:
+    """The endpoint's own error message, when its body has one, else the body's start.
+
+    Redacted before it is cut (:func:`snippet`), so no part of a secret is left.
+    """
+    try:
+        body = _decode_json(answer.body)
     except ValueError:
-        return _snippet(response.text)
+        return snippet(answer.text, secrets)
     if isinstance(body, dict):
         error = body.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return _snippet(error["message"])
+            return snippet(error["message"], secrets)
         if isinstance(error, str):
-            return _snippet(error)
+            return snippet(error, secrets)
         if isinstance(body.get("message"), str):
-            return _snippet(body["message"])
-    return _snippet(response.text)
+            return snippet(body["message"], secrets)
+    return snippet(json.dumps(body, ensure_ascii=False), secrets)
 
 
 def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -137,41 +173,59 @@ class JudgeSession:
 
     Args:
         url: ``{base_url}/chat/completions``.
-        api_key: Sent as ``Authorization: Bearer``; ``None`` sends none.
-        timeout: Seconds per request.
+        headers: Every header sent: the key's ``Authorization``, the secret headers and the
+            extra ones.
+        key_headers: The extra non-secret headers, which are part of the cache key.
+        secrets: The texts redacted from every reply (:func:`usable_secrets`).
+        timeout: Seconds per attempt, in total (from connecting to the reply's last byte).
         max_retries: Retries after the first attempt.
+        max_reply_bytes: The most bytes of a reply read; a longer reply is the item's error.
         concurrency: Requests in flight at most.
         cache: The reply cache, or ``None``.
-        redact: Removes the key from any text that leaves the session.
+        on_cache_failure: Called once with a sentence naming the cache when it fails during
+            the run; the session goes on without it.
     """
 
     def __init__(
         self,
         *,
         url: str,
-        api_key: str | None,
+        headers: Mapping[str, str],
+        key_headers: Sequence[tuple[str, str]] = (),
+        secrets: tuple[str, ...] = (),
         timeout: float,
         max_retries: int,
+        max_reply_bytes: int,
         concurrency: int,
         cache: ReplyCache | None,
-        redact: Callable[[str], str],
+        on_cache_failure: Callable[[str], None] | None = None,
     ) -> None:
         self._httpx = import_httpx()
         self.url = url
         self.timeout = timeout
         self.max_retries = max_retries
+        self.max_reply_bytes = max_reply_bytes
         self.cache = cache
-        self.redact = redact
+        self.secrets = secrets
+        self.key_headers = tuple(key_headers)
+        self.on_cache_failure = on_cache_failure
         self.gate = asyncio.Semaphore(concurrency)
-        self._headers = {"Content-Type": "application/json"}
-        if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
+        # identity: a reply is read as sent, so no decoding can make it larger than its bound.
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept-Encoding": "identity",
+            **headers,
+        }
         self._ssl: ssl.SSLContext | None = None
         # One client of one connection per request in flight, instead of one client of
         # `concurrency` connections: httpcore's pool does work in connections x waiting
         # requests on every change, which made 32 connections cost 7 ms of CPU a request.
         self._idle: list[httpx.AsyncClient] = []
         self._clients: list[httpx.AsyncClient] = []
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret replaced by ``***``."""
+        return redact_text(text, self.secrets)
 
     def _client(self) -> httpx.AsyncClient:
         if self._idle:
@@ -189,6 +243,11 @@ class JudgeSession:
         self._clients.append(client)
         return client
 
+    async def _discard(self, client: httpx.AsyncClient) -> None:
+        """Close a client whose exchange was cut off: its connection is in an unknown state."""
+        self._clients.remove(client)
+        await client.aclose()
+
     async def aclose(self) -> None:
         """Close the client's connections and the cache."""
         try:
@@ -197,6 +256,25 @@ class JudgeSession:
         finally:
             if self.cache is not None:
                 self.cache.close()
+
+    # -- the cache, given up (with a warning) when it fails --------------------------------
+
+    def _cached(self, method: Callable[..., Any], *args: Any) -> Any:
+        cache = self.cache
+        if cache is None:
+            return None
+        try:
+            return method(cache, *args)
+        except sqlite3.Error as exc:
+            self.cache = None
+            cache.close()
+            if self.on_cache_failure is not None:
+                self.on_cache_failure(
+                    f"The judge cache {str(cache.path)!r} failed during the run "
+                    f"({type(exc).__name__}: {exc}); the run goes on without it: the remaining "
+                    "judgments are asked from the endpoint and not kept."
+                )
+            return None
 
     async def judge(
         self,
@@ -219,11 +297,11 @@ class JudgeSession:
         """
         requests = 0
         while True:
-            key = request_key(self.url, payload, sample)
-            if self.cache is not None:
-                hit = self.cache.get(key)
-                if hit is not None:
-                    return Reply(hit, True, requests)
+            key = request_key(self.url, payload, sample, self.key_headers)
+            hit = self._cached(ReplyCache.get, key)
+            if hit is not None:
+                return Reply(redact_tree(hit, self.secrets), True, requests)
+            reasked = bool(self._cached(ReplyCache.failed_before, key))
             try:
                 data, made = await self._post(payload, structured=structured)
             except _Unstructured as exc:
@@ -231,11 +309,38 @@ class JudgeSession:
                 payload, structured = on_unstructured(), False
                 continue
             except JudgeFailure as exc:
-                raise JudgeFailure(exc.reason, requests + exc.requests) from None
+                self._cached(ReplyCache.put_failure, key)
+                raise JudgeFailure(exc.reason, requests + exc.requests, reasked) from None
             requests += made
-            if self.cache is not None:
-                self.cache.put(key, data)
-            return Reply(data, False, requests)
+            self._cached(functools.partial(ReplyCache.put, failed_before=reasked), key, data)
+            return Reply(data, False, requests, reasked)
+
+    async def _exchange(self, client: httpx.AsyncClient, payload: bytes) -> _Answer:
+        """One request, its reply read up to ``max_reply_bytes``."""
+        limit = self.max_reply_bytes
+        async with client.stream("POST", self.url, content=payload) as response:
+            encoding = response.headers.get("content-encoding", "identity").strip().lower()
+            if encoding not in ("", "identity"):
+                raise _Refused(
+                    f"the judge endpoint sent its reply encoded ({encoding!r}) although "
+                    "itemscore asks for none (Accept-Encoding: identity); it is not read"
+                )
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and (len(declared) > 18 or int(declared) > limit):
+                raise _Refused(self._too_large())
+            body = bytearray()
+            async for chunk in response.aiter_raw():
+                body += chunk
+                if len(body) > limit:
+                    raise _Refused(self._too_large())
+            return _Answer(response.status_code, response.headers, bytes(body),
+                           response.charset_encoding)  # fmt: skip
+
+    def _too_large(self) -> str:
+        return (
+            f"the judge endpoint's reply is larger than {self.max_reply_bytes:,} bytes "
+            "(`max_reply_bytes`): it was not read past that"
+        )
 
     async def _post(self, payload: bytes, *, structured: bool) -> tuple[dict[str, Any], int]:
         httpx = self._httpx
@@ -246,25 +351,30 @@ class JudgeSession:
             async with self.gate:
                 client = self._client()
                 try:
-                    response = await client.post(self.url, content=payload)
-                except httpx.TimeoutException:
+                    # The deadline covers the whole exchange: httpx's own timeouts are per
+                    # read, which a reply dripping one byte at a time never trips.
+                    answer = await _within(self.timeout, self._exchange(client, payload))
+                except (httpx.TimeoutException, asyncio.TimeoutError):
+                    await self._discard(client)
                     last = f"the request timed out after {self.timeout:g} s"
-                    continue_ = True
+                    answer = None
                 except httpx.TransportError as exc:
+                    await self._discard(client)
                     last = f"connection error ({type(exc).__name__}: {self.redact(str(exc))})"
-                    continue_ = True
+                    answer = None
+                except _Refused as exc:
+                    await self._discard(client)
+                    raise JudgeFailure(str(exc), attempt + 1) from None
                 else:
-                    continue_ = False
-                finally:
                     self._idle.append(client)
-                if not continue_:
-                    status = response.status_code
+                if answer is not None:
+                    status = answer.status
                     if status == 200:
-                        return self._json(response, attempt + 1), attempt + 1
-                    message = self.redact(_error_message(response))
+                        return self._json(answer, attempt + 1), attempt + 1
+                    message = _error_message(answer, self.secrets)
                     if status == 429 or status >= 500:
                         last = f"HTTP {status} ({message})" if message else f"HTTP {status}"
-                        wait = retry_after(response.headers)
+                        wait = retry_after(answer.headers)
                     elif status in (400, 422) and any(
                         word in message.lower() for word in _NO_STRUCTURED
                     ) and structured:  # fmt: skip
@@ -281,22 +391,32 @@ class JudgeSession:
             f"{last}; gave up after {attempts} attempt{'s' if attempts != 1 else ''}", attempts
         )
 
-    def _json(self, response: httpx.Response, requests: int) -> dict[str, Any]:
+    def _json(self, answer: _Answer, requests: int) -> dict[str, Any]:
+        """The reply's JSON object, every secret in it redacted."""
         try:
-            data = response.json()
-        except (ValueError, UnicodeDecodeError):
+            data = _decode_json(answer.body)
+        except ValueError:
             raise JudgeFailure(
                 "the judge endpoint answered HTTP 200 with a body that is not JSON: "
-                + repr(self.redact(_snippet(response.text))),
+                + repr(snippet(answer.text, self.secrets)),
                 requests,
             ) from None
         if not isinstance(data, dict):
             raise JudgeFailure(
                 "the judge endpoint answered HTTP 200 with JSON that is not an object: "
-                + repr(self.redact(_snippet(json.dumps(data)))),
+                + repr(snippet(json.dumps(data, ensure_ascii=False), self.secrets)),
                 requests,
             )
-        return data
+        redacted: dict[str, Any] = redact_tree(data, self.secrets)
+        return redacted
+
+
+async def _within(seconds: float, exchange: Coroutine[Any, Any, _Answer]) -> _Answer:
+    """``exchange`` run to its end, or cancelled after ``seconds`` (``TimeoutError``)."""
+    if sys.version_info >= (3, 11):  # a deadline on this task, without a task of its own
+        async with asyncio.timeout(seconds):
+            return await exchange
+    return await asyncio.wait_for(exchange, seconds)  # pragma: no cover - Python 3.10
 
 
 def _ssl_context() -> ssl.SSLContext:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import urllib.parse
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -18,8 +20,16 @@ from itemscore import (
     MetricContext,
     OptionError,
 )
-from itemscore.metrics_builtin.judge._cache import ReplyCache, default_cache_dir, encode_body
+from itemscore.metrics_builtin.judge._cache import (
+    CacheUnusable,
+    JudgeCacheWarning,
+    ReplyCache,
+    default_cache_dir,
+    encode_body,
+    probe_cache,
+)
 from itemscore.metrics_builtin.judge._parse import SCALES, Scale, UnparseableReply, parse_verdict
+from itemscore.metrics_builtin.judge._redact import redact_text, usable_secrets
 
 if TYPE_CHECKING:  # asyncio, ssl and the HTTP session load when a judgment is first requested
     import asyncio
@@ -32,6 +42,22 @@ __all__ = ["LlmJudge"]
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: The cache file inside the user cache folder (``cache=true``).
 CACHE_FILE = "judge-cache.sqlite3"
+#: The default bound on one reply (bytes): a verdict takes a few hundred.
+MAX_REPLY_BYTES = 4 * 1024 * 1024
+#: The largest token count believed (the largest integer a float holds exactly).
+MAX_COUNT = 2**53 - 1
+# An HTTP field name (RFC 9110 token) and an environment variable's name.
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Headers the judge sets itself (the body's framing), and headers that carry credentials: those
+# belong in `header_env`, never in the run's configuration.
+_FRAMING = frozenset({"content-type", "content-length", "transfer-encoding", "host",
+                      "connection", "accept-encoding", "te", "upgrade"})  # fmt: skip
+_CREDENTIALS = frozenset({"authorization", "proxy-authorization", "cookie", "api-key",
+                          "x-api-key", "openai-api-key"})  # fmt: skip
+# Body fields the judge builds itself, and those with an option of their own.
+_BUILT = {"model": "model", "messages": None, "stream": None}
+_OWN_OPTION = {"temperature": "temperature", "max_tokens": "max_tokens"}
 
 _DEFAULT_RUBRICS = {
     True: (
@@ -109,6 +135,153 @@ def _cache_path(cache: bool | str) -> Path | None:
     return path / CACHE_FILE if path.is_dir() else path
 
 
+def _check_cache(path: Path | None) -> None:
+    """Fail before any item is scored when the cache cannot be used; warn when others read it."""
+    if path is None:
+        return
+    try:
+        notes = probe_cache(path)
+    except CacheUnusable as exc:
+        raise OptionError(
+            f"Metric 'llm_judge': `cache`: {exc}", metric_id="llm_judge", option="cache"
+        ) from None
+    for note in notes:
+        warnings.warn(note, JudgeCacheWarning, stacklevel=4)
+
+
+def _header_name(option: str, name: object) -> str:
+    if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+        raise OptionError(
+            f"Metric 'llm_judge': `{option}` has the header name {name!r}, which is not an "
+            "HTTP header name (letters, digits and !#$%&'*+.^_`|~-).",
+            metric_id="llm_judge", option=option,
+        )  # fmt: skip
+    lower = name.lower()
+    if lower in _FRAMING:
+        raise OptionError(
+            f"Metric 'llm_judge': `{option}` cannot set {name!r}: the judge sets it itself.",
+            metric_id="llm_judge", option=option,
+        )  # fmt: skip
+    return lower
+
+
+def _header_value(option: str, name: str, value: object, shown: bool = True) -> str:
+    if not isinstance(value, str) or any(
+        (ord(c) < 32 and c != "\t") or ord(c) == 127 for c in value
+    ):
+        what = f"{value!r}" if shown else "the value of its environment variable"
+        raise OptionError(
+            f"Metric 'llm_judge': `{option}`: header {name!r} has {what}, which is not a header "
+            "value (a string without line breaks or control characters).",
+            metric_id="llm_judge", option=option,
+        )  # fmt: skip
+    return value
+
+
+def _check_headers(
+    headers: Mapping[str, str] | None, header_env: Mapping[str, str] | None, api_key_env: str | None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The extra headers and the secret headers (name -> variable), checked."""
+    plain: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for name, value in (headers or {}).items():
+        lower = _header_name("headers", name)
+        if lower in _CREDENTIALS:
+            raise OptionError(
+                f"Metric 'llm_judge': `headers` must not hold {name!r}, which carries a "
+                "credential: the configuration is written into results.json. Name the "
+                f"environment variable holding it in `header_env` ({{{name}: MY_VARIABLE}}).",
+                metric_id="llm_judge", option="headers",
+            )  # fmt: skip
+        plain[name] = _header_value("headers", name, value)
+        seen[lower] = "headers"
+    secret: dict[str, str] = {}
+    for name, variable in (header_env or {}).items():
+        lower = _header_name("header_env", name)
+        if lower in seen:
+            raise OptionError(
+                f"Metric 'llm_judge': the header {name!r} is in both `headers` and "
+                "`header_env`: give it once.",
+                metric_id="llm_judge", option="header_env",
+            )  # fmt: skip
+        if lower == "authorization" and api_key_env is not None:
+            raise OptionError(
+                f"Metric 'llm_judge': `header_env` sets {name!r}, which `api_key_env` "
+                f"({api_key_env!r}) sets too: set `api_key_env` to none to send your own.",
+                metric_id="llm_judge", option="header_env",
+            )  # fmt: skip
+        if not isinstance(variable, str) or not _ENV_NAME.fullmatch(variable):
+            raise OptionError(
+                f"Metric 'llm_judge': `header_env` maps {name!r} to a value that is not an "
+                "environment variable's name (letters, digits and _; it is not shown, in case "
+                "it is the secret): give the name of the variable that holds the header's "
+                "value, never the value itself.",
+                metric_id="llm_judge", option="header_env",
+            )  # fmt: skip
+        secret_value = os.environ.get(variable)
+        if not secret_value:
+            raise OptionError(
+                f"Metric 'llm_judge': the environment variable {variable} (named by "
+                f"`header_env` for the header {name!r}) is not set. Set it to the header's "
+                "value, or leave the header out of `header_env`.",
+                metric_id="llm_judge", option="header_env",
+            )  # fmt: skip
+        _header_value("header_env", name, secret_value, shown=False)
+        secret[name] = variable
+        seen[lower] = "header_env"
+    return plain, secret
+
+
+def _check_body(body: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The extra body fields (a JSON merge patch of the request body), checked."""
+    if body is None:
+        return {}
+    for name, value in body.items():
+        if not isinstance(name, str):
+            raise OptionError(
+                f"Metric 'llm_judge': `body` has the field {name!r}: field names are strings.",
+                metric_id="llm_judge", option="body",
+            )  # fmt: skip
+        if name in _BUILT:
+            own = _BUILT[name]
+            fix = f"set the option `{own}`" if own else "the judge builds it itself"
+            raise OptionError(
+                f"Metric 'llm_judge': `body` cannot set {name!r}: {fix}.",
+                metric_id="llm_judge", option="body",
+            )  # fmt: skip
+        if name in _OWN_OPTION and value is not None:
+            raise OptionError(
+                f"Metric 'llm_judge': `body` sets {name!r} ({value!r}): set the option "
+                f"`{_OWN_OPTION[name]}` instead (`{name}: null` in `body` leaves the field out, "
+                "for a server that refuses it).",
+                metric_id="llm_judge", option="body",
+            )  # fmt: skip
+    try:
+        encoded = json.dumps(dict(body), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise OptionError(
+            f"Metric 'llm_judge': `body` must hold JSON values only ({exc}).",
+            metric_id="llm_judge", option="body",
+        ) from None  # fmt: skip
+    patch: dict[str, Any] = json.loads(encoded)
+    return patch
+
+
+def _merge_patch(target: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """``target`` with ``patch`` applied as a JSON merge patch (RFC 7386): null removes."""
+    merged = dict(target)
+    for name, value in patch.items():
+        if value is None:
+            merged.pop(name, None)
+        elif isinstance(value, Mapping) and isinstance(merged.get(name), Mapping):
+            merged[name] = _merge_patch(dict(merged[name]), value)
+        elif isinstance(value, Mapping):
+            merged[name] = _merge_patch({}, value)
+        else:
+            merged[name] = value
+    return merged
+
+
 class LlmJudge(Metric):
     """An LLM grades each output against a rubric through an OpenAI-compatible endpoint.
 
@@ -121,23 +294,27 @@ class LlmJudge(Metric):
     the headline number is their mean (normal interval). A failed request (output ``None``) is
     scored the worst verdict without asking the judge, or skipped with ``count_failed=false``.
 
-    A reply without a verdict on the scale, a refusal, a timeout, or an endpoint still failing
-    after ``max_retries`` retries is that item's ``error`` with the reason; the run goes on.
-    Requests are retried on 429, 5xx, connection errors and timeouts with exponential backoff
-    and jitter, or after the delay the endpoint's ``Retry-After`` asks for.
+    A reply without a verdict on the scale, a refusal, a timeout, a reply larger than
+    ``max_reply_bytes``, a usage count out of range, or an endpoint still failing after
+    ``max_retries`` retries is that item's ``error`` with the reason; the run goes on. Requests
+    are retried on 429, 5xx, connection errors and timeouts with exponential backoff and jitter,
+    or after the delay the endpoint's ``Retry-After`` asks for. ``timeout`` bounds each attempt
+    as a whole, from connecting to the reply's last byte.
 
     With ``samples > 1`` each item is judged that many times: the value is the mean verdict
     (the majority on ``pass_fail``, a tie counting as fail), and any sample in error makes the
-    item an error. The key is read from the environment variable ``api_key_env`` names and
-    never written anywhere.
+    item an error. The key is read from the environment variable ``api_key_env`` names, the
+    values of the secret headers from the variables ``header_env`` names; none is written
+    anywhere, and each is replaced by ``***`` in every reply before it is cached or kept.
 
     Per-item ``extra``: ``verdict`` (``"pass"``/``"fail"``, or the verdict on the scale),
     ``reason`` and ``raw`` (the judge's reason and whole reply; lists with ``samples > 1``, as
     is ``verdicts``), ``prompt_tokens``, ``completion_tokens``, ``cost`` (with prices),
-    ``cached`` (judgments read from the cache), ``requests`` (HTTP requests made) and ``human``
-    (the human verdict, when the item has one).
+    ``cached`` (judgments read from the cache), ``requests`` (HTTP requests made),
+    ``reasked`` (judgments asked again because an earlier run's request for them failed) and
+    ``human`` (the human verdict, when the item has one).
 
-    Measurement ``extra``: ``requests``, ``cache_hits``, ``prompt_tokens``,
+    Measurement ``extra``: ``requests``, ``cache_hits``, ``reasked``, ``prompt_tokens``,
     ``completion_tokens``, ``cost`` (with prices); ``self_agreement`` (share of items whose
     samples all agree) with ``samples > 1``; with human verdicts, ``kappa`` and its bootstrap
     interval ``kappa_low``/``kappa_high``, ``n_human``, and the confusion table as
@@ -154,9 +331,11 @@ class LlmJudge(Metric):
         rubric: What a good answer is: the text, or `@path` to a file holding it.
         scale: `pass_fail` (ratio of passes), or `1-5` / `1-10` (mean rescaled to [0, 1]).
         temperature: Sampling temperature of the judge.
-        max_tokens: Longest reply, in tokens.
-        timeout: Seconds to wait for one reply.
+        max_tokens: Longest reply, in tokens (the body field `max_tokens`).
+        timeout: Seconds one attempt may take in all, from connecting to the reply's last
+            byte.
         max_retries: Retries after a 429, a 5xx, a connection error or a timeout.
+        max_reply_bytes: The most bytes of one reply read; a longer reply is the item's error.
         concurrency: Requests in flight at once; none: the run's `concurrency`.
         cache: A cache file (or folder), `true` for the user cache folder, `false` for none.
         samples: Judgments per item: the mean (majority on `pass_fail`) is the item's value.
@@ -165,6 +344,12 @@ class LlmJudge(Metric):
         human_field: The metadata field holding a human verdict to measure the judge against.
         count_failed: Score failed requests (no output) as the worst verdict. `false` leaves
             them out.
+        headers: Extra HTTP headers sent with every request (not secrets: they are written
+            into results.json), e.g. `{OpenAI-Organization: org-1}`.
+        header_env: Secret headers: header name -> the environment variable holding its
+            value (redacted like the key), e.g. `{api-key: AZURE_OPENAI_KEY}`.
+        body: Extra fields of the request body, merged into it (a JSON merge patch: `null`
+            removes a field), e.g. `{max_tokens: null, max_completion_tokens: 512}`.
     """
 
     metric_id = "llm_judge"
@@ -197,6 +382,10 @@ class LlmJudge(Metric):
         price_out: float | None = None,
         human_field: str = "human",
         count_failed: bool = True,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
+        headers: dict[str, str] | None = None,
+        header_env: dict[str, str] | None = None,
+        body: dict[str, Any] | None = None,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise OptionError(f"Metric 'llm_judge': `model` ({model!r}) must be a model name.")
@@ -224,7 +413,9 @@ class LlmJudge(Metric):
                 f"Metric 'llm_judge': `temperature` ({temperature!r}) must be in [0, 2]."
             )
         self.temperature = temperature
-        for name, number in (("max_tokens", max_tokens), ("samples", samples)):
+        numbers = (("max_tokens", max_tokens), ("samples", samples),
+                   ("max_reply_bytes", max_reply_bytes))  # fmt: skip
+        for name, number in numbers:
             if number < 1:
                 raise OptionError(f"Metric 'llm_judge': `{name}` ({number!r}) must be 1 or more.")
         if concurrency is not None and concurrency < 1:
@@ -248,7 +439,13 @@ class LlmJudge(Metric):
         #: Read by the runner: items an ``async def score_item`` scores at once.
         self.max_concurrency = concurrency
         self.concurrency = concurrency
+        self.max_reply_bytes = max_reply_bytes
+        self.headers, self.header_env = _check_headers(headers, header_env, api_key_env)
+        self.body = _check_body(body)
         self.cache_path = _cache_path(cache)
+        _check_cache(self.cache_path)
+        #: Why this process gave its cache up during the run (it warned once), or ``None``.
+        self._cache_off: str | None = None
         self.price_in = price_in
         self.price_out = price_out
         self.human_field = human_field
@@ -327,7 +524,7 @@ class LlmJudge(Metric):
                 "type": "json_schema",
                 "json_schema": {"name": "verdict", "strict": True, "schema": self._schema()},
             }
-        return body
+        return _merge_patch(body, self.body) if self.body else body
 
     def _schema(self) -> dict[str, Any]:
         verdict: dict[str, Any]
@@ -342,10 +539,30 @@ class LlmJudge(Metric):
             "additionalProperties": False,
         }
 
+    def _secrets(self) -> tuple[str, ...]:
+        # Read from the environment on use, never kept: the metric is pickled and repr'd.
+        names = [self.api_key_env, *self.header_env.values()]
+        return usable_secrets(os.environ.get(name) for name in names if name)
+
     def redact(self, text: str) -> str:
-        """``text`` with the key (if any) replaced by ``***``."""
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        return text.replace(key, "***") if key and len(key) >= 4 else text
+        """``text`` with the key and the secret headers' values replaced by ``***``."""
+        return redact_text(text, self._secrets())
+
+    def _open_cache(self) -> ReplyCache | None:
+        if self.cache_path is None or self._cache_off is not None:
+            return None
+        try:
+            return ReplyCache(self.cache_path)
+        except CacheUnusable as exc:
+            self._give_up_cache(f"{exc} The run goes on without it: every judgment is asked "
+                                "from the endpoint and none is kept.")  # fmt: skip
+            return None
+
+    def _give_up_cache(self, message: str) -> None:
+        """Go on without the cache in this process, saying so once."""
+        if self._cache_off is None:
+            self._cache_off = message
+            warnings.warn(message, JudgeCacheWarning, stacklevel=2)
 
     async def _open_session(self, ctx: MetricContext) -> JudgeSession:
         import asyncio
@@ -355,16 +572,23 @@ class LlmJudge(Metric):
         loop = asyncio.get_running_loop()
         if self._session is not None and self._session[0] is loop:
             return self._session[1]
-        cache = ReplyCache(self.cache_path) if self.cache_path is not None else None
+        headers = dict(self.headers)
+        for name, variable in self.header_env.items():
+            headers[name] = os.environ.get(variable, "")
         api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
         session = JudgeSession(
             url=self.url,
-            api_key=api_key,
+            headers=headers,
+            key_headers=sorted(self.headers.items()),
+            secrets=self._secrets(),
             timeout=self.timeout,
             max_retries=self.max_retries,
+            max_reply_bytes=self.max_reply_bytes,
             concurrency=self.concurrency or ctx.concurrency,
-            cache=cache,
-            redact=self.redact,
+            cache=self._open_cache(),
+            on_cache_failure=self._give_up_cache,
         )
         keeper = session_keeper(session)
         self._session = (loop, session, keeper)
@@ -435,18 +659,20 @@ class LlmJudge(Metric):
         try:
             reply = await session.judge(body, structured, sample, unstructured)
         except JudgeFailure as exc:
-            return _Outcome(error=exc.reason, requests=exc.requests)
-        return self._read(reply)
+            return _Outcome(error=exc.reason, requests=exc.requests, reasked=exc.reasked)
+        return self._read(reply, session.redact)
 
-    def _read(self, reply: Reply) -> _Outcome:
+    def _read(self, reply: Reply, redact: Callable[[str], str]) -> _Outcome:
         data = reply.data
-        usage: Mapping[str, Any] = data["usage"] if isinstance(data.get("usage"), Mapping) else {}
-        out = _Outcome(
-            requests=reply.requests,
-            cached=reply.cached,
-            prompt_tokens=_count(usage.get("prompt_tokens")),
-            completion_tokens=_count(usage.get("completion_tokens")),
-        )
+        out = _Outcome(requests=reply.requests, cached=reply.cached, reasked=reply.reasked)
+        usage = data.get("usage")
+        if isinstance(usage, Mapping):
+            for field in ("prompt_tokens", "completion_tokens"):
+                count, problem = _usage_count(usage.get(field))
+                if problem is not None:
+                    out.error = f"judge reply not usable: usage.{field} is {problem}"
+                    return out
+                setattr(out, field, count)
         try:
             choice = data["choices"][0]
             message = choice["message"]
@@ -458,20 +684,20 @@ class LlmJudge(Metric):
         if isinstance(content, list):  # content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
         if refusal:
-            out.raw = self.redact(str(refusal))
+            out.raw = redact(str(refusal))
             out.error = f"{_REFUSED}: {out.raw}"
             return out
         if not isinstance(content, str) or not content.strip():
             finish = choice.get("finish_reason") if isinstance(choice, Mapping) else None
             out.error = f"judge reply not parseable: the reply is empty (finish_reason {finish!r})"
             return out
-        out.raw = self.redact(content)
+        out.raw = redact(content)
         try:
             out.verdict, reason = parse_verdict(content, self.scale)
         except UnparseableReply as exc:
-            out.error = f"judge reply not parseable: {self.redact(str(exc))}"
+            out.error = f"judge reply not parseable: {redact(str(exc))}"
             return out
-        out.reason = None if reason is None else self.redact(reason)
+        out.reason = None if reason is None else redact(reason)
         return out
 
     def _combine(self, outcomes: Sequence[_Outcome], base: dict[str, Any]) -> ItemScore:
@@ -484,6 +710,7 @@ class LlmJudge(Metric):
             "completion_tokens": completion,
             "cached": sum(o.cached for o in outcomes),
             "requests": sum(o.requests for o in outcomes),
+            "reasked": sum(o.reasked for o in outcomes),
         }
         if self.price_in is not None and self.price_out is not None:
             extra["cost"] = (prompt * self.price_in + completion * self.price_out) / 1e6
@@ -514,7 +741,9 @@ class LlmJudge(Metric):
         """Pass rate or mean rescaled verdict, with usage, cache, cost and agreement figures."""
         base = super().aggregate(scores, ctx)
         extra: dict[str, float] = dict(base.extra)
-        totals = dict.fromkeys(("requests", "cache_hits", "prompt_tokens", "completion_tokens"), 0)
+        totals = dict.fromkeys(
+            ("requests", "cache_hits", "reasked", "prompt_tokens", "completion_tokens"), 0
+        )
         cost = 0.0
         unanimous = judged_many = 0
         human: list[float] = []
@@ -525,10 +754,10 @@ class LlmJudge(Metric):
                 continue
             totals["requests"] += _count(e.get("requests"))
             totals["cache_hits"] += _count(e.get("cached"))
+            totals["reasked"] += _count(e.get("reasked"))
             totals["prompt_tokens"] += _count(e.get("prompt_tokens"))
             totals["completion_tokens"] += _count(e.get("completion_tokens"))
-            if isinstance(e.get("cost"), (int, float)):
-                cost += e["cost"]
+            cost += _finite(e.get("cost"))
             if not score.scored or "verdict" not in e:
                 continue
             verdicts = e.get("verdicts")
@@ -583,32 +812,60 @@ class LlmJudge(Metric):
 class _Outcome:
     """One judgment of one item, read from its reply (or why it failed)."""
 
-    __slots__ = ("cached", "completion_tokens", "error", "prompt_tokens", "raw", "reason",
-                 "requests", "verdict")  # fmt: skip
+    __slots__ = ("cached", "completion_tokens", "error", "prompt_tokens", "raw", "reasked",
+                 "reason", "requests", "verdict")  # fmt: skip
 
     def __init__(
-        self,
-        *,
-        error: str | None = None,
-        requests: int = 0,
-        cached: bool = False,
-        prompt_tokens: int = 0,
-        completion_tokens: int = 0,
-    ) -> None:
+        self, *, error: str | None = None, requests: int = 0, cached: bool = False,
+        reasked: bool = False,
+    ) -> None:  # fmt: skip
         self.error = error
         self.requests = requests
         self.cached = cached
-        self.prompt_tokens = prompt_tokens
-        self.completion_tokens = completion_tokens
+        self.reasked = reasked
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
         self.raw: str | None = None
         self.reason: str | None = None
         self.verdict = 0.0
 
 
 def _count(value: Any) -> int:
+    """A count kept in a score's ``extra`` (which a saved file may have changed), else 0."""
     if isinstance(value, bool):
         return int(value)
-    return value if isinstance(value, int) and value >= 0 else 0
+    return value if isinstance(value, int) and 0 <= value <= MAX_COUNT else 0
+
+
+def _finite(value: Any) -> float:
+    """A number kept in a score's ``extra`` as a float, 0 when it is none or out of range."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    try:
+        number = float(value)
+    except OverflowError:
+        return 0.0
+    return number if math.isfinite(number) else 0.0
+
+
+def _usage_count(value: Any) -> tuple[int, str | None]:
+    """A usage count from a reply: ``(count, None)``, or ``(0, why it is not one)``.
+
+    A missing count (or null) is 0: many servers report no usage. Anything else must be a
+    whole number from 0 to :data:`MAX_COUNT`, so that no reply's number can overflow the
+    measurement's totals.
+    """
+    if value is None:
+        return 0, None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        if 0 <= value <= MAX_COUNT:
+            return value, None
+        shown = repr(value) if abs(value) < 10**50 else "a number of more than 50 digits"
+        return 0, f"{shown}, out of range (a token count is from 0 to 2**53 - 1)"
+    shown = repr(value) if len(repr(value)) <= 40 else f"{type(value).__name__} {repr(value)[:40]}…"
+    return 0, f"{shown}, not a token count (a whole number from 0 to 2**53 - 1)"
 
 
 def _json_text(value: Any) -> str:

@@ -1,9 +1,9 @@
 """A stub OpenAI-compatible judge endpoint on 127.0.0.1, for tests, benchmarks and trying out.
 
-It speaks just enough HTTP/1.1 (keep-alive, ``Content-Length`` bodies) to answer
+It speaks just enough HTTP/1.1 (keep-alive, ``Content-Length`` and chunked bodies) to answer
 ``POST /v1/chat/completions`` with what a *script* says: a verdict, an HTTP error with headers
-(``Retry-After``), a malformed body, a slow reply. Nothing here touches the network beyond the
-loopback interface.
+(``Retry-After``), a malformed body, a slow reply, a reply dripped a few bytes at a time, a
+reply without end. Nothing here touches the network beyond the loopback interface.
 
     with StubServer(lambda request: StubReply.verdict("pass")) as server:
         score(items, [{"name": "llm_judge", "model": "stub", "base_url": server.base_url,
@@ -20,7 +20,7 @@ import asyncio
 import hashlib
 import json
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -62,6 +62,13 @@ class StubReply:
     headers: Mapping[str, str] = attrs.field(factory=dict)
     #: Seconds to wait before answering.
     delay: float = 0.0
+    #: Seconds between two pieces of the body (0: the body at once).
+    drip: float = 0.0
+    #: Bytes per piece when the body is dripped.
+    piece: int = 1
+    #: A body of unknown length instead of ``body``: its pieces are sent chunked, as they come
+    #: (while the client reads them).
+    stream: Callable[[], Iterable[bytes]] | None = None
 
     @classmethod
     def chat(
@@ -132,6 +139,8 @@ class StubServer:
     def __init__(self, script: Script | None = None, *, port: int = 0) -> None:
         self.script: Script = script or default_script()
         self.requests: list[StubRequest] = []
+        #: Body bytes the stub managed to send (a client that stops reading stops it).
+        self.sent = 0
         self._port = port
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -143,6 +152,18 @@ class StubServer:
     def base_url(self) -> str:
         """``http://127.0.0.1:<port>/v1``: the ``base_url`` option to give ``llm_judge``."""
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def spec(self, **options: Any) -> dict[str, Any]:
+        """An ``llm_judge`` spec asking this stub: no key, no cache, then ``options``."""
+        spec: dict[str, Any] = {
+            "name": "llm_judge",
+            "model": "stub",
+            "base_url": self.base_url,
+            "api_key_env": None,
+            "cache": False,
+        }
+        spec.update(options)
+        return spec
 
     def __enter__(self) -> StubServer:
         self.start()
@@ -205,13 +226,35 @@ class StubServer:
                     reply = await reply
                 if reply.delay:
                     await asyncio.sleep(reply.delay)
-                writer.write(_encode(reply))
-                await writer.drain()
+                await self._send(writer, reply)
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass
         finally:
             self._tasks.discard(task)
             writer.close()
+
+    async def _send(self, writer: asyncio.StreamWriter, reply: StubReply) -> None:
+        if reply.stream is not None:
+            writer.write(_head(reply, None, "application/json"))
+            for part in reply.stream():
+                writer.write(b"%x\r\n%s\r\n" % (len(part), part))
+                await writer.drain()
+                self.sent += len(part)
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            return
+        payload, kind = _payload(reply)
+        writer.write(_head(reply, len(payload), kind))
+        if not reply.drip:
+            writer.write(payload)
+            await writer.drain()
+            self.sent += len(payload)
+            return
+        for start in range(0, len(payload), reply.piece):
+            writer.write(payload[start : start + reply.piece])
+            await writer.drain()
+            self.sent += len(payload[start : start + reply.piece])
+            await asyncio.sleep(reply.drip)
 
 
 async def _read_request(reader: asyncio.StreamReader) -> StubRequest | None:
@@ -235,20 +278,23 @@ async def _read_request(reader: asyncio.StreamReader) -> StubRequest | None:
     return StubRequest(method, path, headers, body)
 
 
-def _encode(reply: StubReply) -> bytes:
+def _payload(reply: StubReply) -> tuple[bytes, str]:
     if isinstance(reply.body, bytes):
-        payload, kind = reply.body, "application/octet-stream"
-    elif isinstance(reply.body, str):
-        payload, kind = reply.body.encode("utf-8"), "text/plain; charset=utf-8"
-    else:
-        payload, kind = json.dumps(reply.body).encode("utf-8"), "application/json"
+        return reply.body, "application/octet-stream"
+    if isinstance(reply.body, str):
+        return reply.body.encode("utf-8"), "text/plain; charset=utf-8"
+    return json.dumps(reply.body).encode("utf-8"), "application/json"
+
+
+def _head(reply: StubReply, length: int | None, kind: str) -> bytes:
+    framing = "Transfer-Encoding: chunked" if length is None else f"Content-Length: {length}"
     head = [
         f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Status')}",
         f"Content-Type: {kind}",
-        f"Content-Length: {len(payload)}",
+        framing,
         *(f"{k}: {v}" for k, v in reply.headers.items()),
     ]
-    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
 
 
 def main(argv: list[str] | None = None) -> None:  # pragma: no cover - an interactive server
