@@ -51,7 +51,7 @@ def mcnemar_exact(b: int, c: int) -> float:
 
 
 def _wilson(k: float, n: float, confidence: float) -> tuple[float, float]:
-    low, high = _closed_form(k, n, "wilson", confidence, math.sqrt)
+    low, high = _closed_form(k, n, "wilson", _z(confidence), math.sqrt)
     p = k / n
     return min(max(low, 0.0), p), max(min(high, 1.0), p)
 
