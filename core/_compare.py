@@ -496,7 +496,7 @@ def _bootstrap(
         "difference": value_b - value_a,
         "ci_low": low,
         "ci_high": high,
-        "p_value": _stats.percentile_p(diffs) if diffs.size else None,
+        "p_value": _stats.bootstrap_p(diffs) if diffs.size else None,
         "method": name,
         "mde": _stats.mde(se, p.confidence) if se > 0 else None,
         "extra": {"n_resamples": float(n_resamples), "seed": float(p.seed)},
