@@ -280,6 +280,18 @@ def _compare_one(p: _Paired, select: NDArray[np.intp] | None) -> Comparison:
     return Comparison(**common, **fields)
 
 
+#: Why a comparison with clusters fell back, appended to its method in parentheses.
+_ONE_CLUSTER = "1 cluster: items taken as independent"
+_NO_SPREAD = "no spread between clusters"
+#: Why a bootstrap p-value was raised: it fell below what its few differing pairs support.
+_FLOORED = "p raised to 2/2^m, m differing pairs"
+
+
+def _noted(method: str, note: str | None) -> str:
+    """``method`` with the fallback it took, if any, in parentheses."""
+    return method if note is None else f"{method} ({note})"
+
+
 def _ratio(
     ok_a: NDArray[np.bool_],
     ok_b: NDArray[np.bool_],
@@ -292,15 +304,17 @@ def _ratio(
     only_b = int(np.count_nonzero(ok_b & ~ok_a))
     neither = n - both - only_a - only_b
     value_a, value_b = (both + only_a) / n, (both + only_b) / n
-    extra: dict[str, float] = {"only_baseline": only_a, "only_candidate": only_b}
-    diffs = ok_b.astype(np.float64) - ok_a.astype(np.float64)
+    extra = {"only_baseline": float(only_a), "only_candidate": float(only_b)}
+    note = None
     if clusters is not None:
-        clustered = _clustered(diffs, clusters, confidence, (-1.0, 1.0))
+        diffs = ok_b.astype(np.float64) - ok_a.astype(np.float64)
+        clustered, note = _clustered(
+            diffs, clusters, confidence, values=(value_a, value_b), bounds=(0.0, 1.0), scale=1.0
+        )
         if clustered is not None:
             extra.update(clustered.pop("extra"))
             return {"value_a": value_a, "value_b": value_b, **clustered, "extra": extra}
     theta, low, high = _stats.newcombe_paired(both, only_b, only_a, neither, confidence)
-    se = float(diffs.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
     return {
         "value_a": value_a,
         "value_b": value_b,
@@ -308,8 +322,8 @@ def _ratio(
         "ci_low": low,
         "ci_high": high,
         "p_value": _stats.mcnemar_exact(only_a, only_b),
-        "method": "mcnemar-exact, newcombe-10",
-        "mde": _stats.mde(se, confidence) if se > 0 else None,
+        "method": _noted("mcnemar-exact, newcombe-10", note),
+        "mde": _stats.mcnemar_mde(n, only_a + only_b, confidence),
         "extra": extra,
     }
 
@@ -318,37 +332,71 @@ def _clustered(
     diffs: NDArray[np.float64],
     clusters: list[str | None],
     confidence: float,
+    *,
+    values: tuple[float, float],
     bounds: tuple[float, float] | None,
-) -> dict[str, Any] | None:
-    """Cluster-robust paired t on the differences, or ``None`` when it cannot be estimated."""
+    scale: float,
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Cluster-robust paired t on the differences, or why it cannot be estimated.
+
+    Returns the comparison's fields, or ``None`` and the fallback the caller's iid test must
+    name (one cluster: no between-cluster variance at all). When every cluster has the same
+    mean difference (``se = 0``, rounding noise included) the clusters are still the sample:
+    the cluster sign test (every cluster one way: ``p = 2 / 2^G``) and, for values in
+    ``bounds``, the Wilson bounds of both sides' ``values`` as shares of that range over ``G``
+    trials at the t(G-1) quantile, combined by square-and-add. ``scale``: the size of the
+    values the differences came from, for telling a zero mean from rounding.
+    """
     from .aggregate import _cluster_se, _t_bounds
 
     codes, n_clusters = _stats.cluster_codes(clusters)
     n = diffs.size
     if n_clusters < 2:
-        return None
+        return None, _ONE_CLUSTER
     mean = float(diffs.mean())
     se = _cluster_se(diffs, mean, codes, n_clusters)
-    if se == 0.0:
-        return None
     t_low, t_high = _t_bounds(n_clusters - 1, confidence)
-    low, high = mean + t_low * se, mean + t_high * se
-    if bounds is not None:
-        low, high = max(low, bounds[0]), min(high, bounds[1])
     naive = float(diffs.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
-    return {
+    extra = {
+        "n_clusters": float(n_clusters),
+        "se_cluster": se,
+        "design_effect": (se / naive) ** 2 if se > 0 and naive > 0 else n / n_clusters,
+    }
+    width = None if bounds is None else bounds[1] - bounds[0]
+    if se > 0.0:
+        low, high = mean + t_low * se, mean + t_high * se
+        if width is not None:
+            low, high = max(low, -width), min(high, width)
+        fields = {
+            "difference": mean,
+            "ci_low": low,
+            "ci_high": high,
+            "p_value": _stats.t_two_sided_p(mean / se, n_clusters - 1),
+            "method": "cluster-paired-t",
+            "mde": _stats.mde(se, confidence, n_clusters - 1),
+            "extra": extra,
+        }
+        return fields, None
+    zero = _stats.is_constant(np.array([0.0, mean]), scale)
+    low = high = mean
+    method = "cluster-sign-test"
+    if bounds is not None and width is not None:
+        share_a, share_b = ((v - bounds[0]) / width for v in values)
+        share_low, share_high = _stats.wilson_difference(
+            share_a, share_b, float(n_clusters), confidence, z=t_high
+        )
+        low, high = min(share_low * width, mean), max(share_high * width, mean)
+        method = "cluster-sign-test, cluster-wilson-bound"
+    fields = {
         "difference": mean,
         "ci_low": low,
         "ci_high": high,
-        "p_value": _stats.t_two_sided_p(mean / se, n_clusters - 1),
-        "method": "cluster-paired-t",
-        "mde": _stats.mde(se, confidence, n_clusters - 1),
-        "extra": {
-            "n_clusters": float(n_clusters),
-            "se_cluster": se,
-            "design_effect": (se / naive) ** 2 if naive > 0 else 1.0,
-        },
+        "p_value": 1.0 if zero else _stats.sign_test(n_clusters, 0),
+        "method": _noted(method, _NO_SPREAD),
+        "mde": None,
+        "extra": extra,
     }
+    return fields, None
 
 
 def _mean(
@@ -361,48 +409,49 @@ def _mean(
     n = values_a.size
     value_a, value_b = float(values_a.mean()), float(values_b.mean())
     diffs = values_b - values_a
-    diff_bounds = None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
+    # Differences are as exact as the values they came from: spreads within their rounding
+    # are no spread ((a + 0.1) - a is not the same float for every a).
+    scale = max(float(np.max(np.abs(values_a))), float(np.max(np.abs(values_b))))
     out: dict[str, Any] = {"value_a": value_a, "value_b": value_b}
+    note = None
     if clusters is not None:
-        clustered = _clustered(diffs, clusters, confidence, diff_bounds)
+        clustered, note = _clustered(
+            diffs, clusters, confidence, values=(value_a, value_b), bounds=bounds, scale=scale
+        )
         if clustered is not None:
             return {**out, **clustered}
-    spread = n > 1 and bool(np.any(diffs != diffs[0]))
-    if spread:
+    width = None if bounds is None else bounds[1] - bounds[0]
+    if n > 1 and not _stats.is_constant(diffs, scale):
         mean, se, low, high, p = _stats.paired_t(diffs, confidence)
-        if diff_bounds is not None:
-            low, high = max(low, diff_bounds[0]), min(high, diff_bounds[1])
+        if width is not None:
+            low, high = max(low, -width), min(high, width)
         return {
             **out,
             "difference": mean,
             "ci_low": low,
             "ci_high": high,
             "p_value": p,
-            "method": "paired-t",
+            "method": _noted("paired-t", note),
             "mde": _stats.mde(se, confidence, n - 1),
         }
     # Every pair differs by the same amount (or one pair): no spread to estimate. The sign
     # test is exact; a bounded metric gets Newcombe's square-and-add of the Wilson bounds.
-    d = float(diffs[0])
-    p_value = 1.0 if d == 0 else min(1.0, 2.0 * 0.5**n)
+    d = float(diffs.mean())
+    zero = _stats.is_constant(np.array([0.0, d]), scale)
     low = high = d
     method = "sign-test"
-    if bounds is not None:
-        lo, hi = bounds
-        share_a, share_b = (value_a - lo) / (hi - lo), (value_b - lo) / (hi - lo)
-        la, ua = _stats._wilson(share_a * n, n, confidence)
-        lb, ub = _stats._wilson(share_b * n, n, confidence)
-        scale = hi - lo
-        low = d - scale * math.hypot(share_b - lb, ua - share_a)
-        high = d + scale * math.hypot(ub - share_b, share_a - la)
+    if bounds is not None and width is not None:
+        share_a, share_b = ((v - bounds[0]) / width for v in (value_a, value_b))
+        share_low, share_high = _stats.wilson_difference(share_a, share_b, n, confidence)
+        low, high = min(share_low * width, d), max(share_high * width, d)
         method = "sign-test, newcombe-wilson-bound"
     return {
         **out,
         "difference": d,
         "ci_low": low,
         "ci_high": high,
-        "p_value": p_value,
-        "method": method,
+        "p_value": 1.0 if zero else _stats.sign_test(n, 0),
+        "method": _noted(method, note),
         "mde": None,
     }
 
@@ -417,20 +466,19 @@ def _bootstrap(
     metric = p.metric
     ctx = MetricContext(suite_id=p.suite_id, label=p.label, confidence=p.confidence, seed=p.seed)
     resampler = getattr(metric, "paired_bootstrap", None)
+    clusters = None if p.clusters is None else _pick(p.clusters, rows)
     if resampler is not None:
         # The metric leaves out pairs not scored on both sides itself: no copy of the scores.
         every = np.arange(len(p.scores_a)) if select is None else select
-        clusters = None if p.clusters is None else _pick(p.clusters, every)
         n_resamples = N_RESAMPLES
         value_a, value_b, samples_a, samples_b = resampler(
             _take(p.scores_a, every),
             _take(p.scores_b, every),
             ctx,
             n_resamples=n_resamples,
-            clusters=clusters,
+            clusters=None if p.clusters is None else _pick(p.clusters, every),
         )
     else:
-        clusters = None if p.clusters is None else _pick(p.clusters, rows)
         scores_a = cast("Sequence[ItemScore]", _take(p.scores_a, rows))
         scores_b = cast("Sequence[ItemScore]", _take(p.scores_b, rows))
         value_a = metric.aggregate(scores_a, attrs.evolve(ctx, model=p.baseline)).value
@@ -441,23 +489,160 @@ def _bootstrap(
                 metric, scores_a, scores_b, ctx, n_resamples, clusters
             )
     out: dict[str, Any] = {"value_a": value_a, "value_b": value_b}
+    name = "cluster-bootstrap" if clusters is not None else "paired-bootstrap"
     if value_a is None or value_b is None:
-        return {**out, "method": "paired-bootstrap"}
+        return {**out, "method": name}
     diffs = np.asarray(samples_b, dtype=np.float64) - np.asarray(samples_a, dtype=np.float64)
     diffs = diffs[~np.isnan(diffs)]
-    low, high = percentile_interval(diffs, p.confidence) if diffs.size else (None, None)
+    extra = {"n_resamples": float(n_resamples), "seed": float(p.seed)}
+    difference = value_b - value_a
+    if diffs.size == 0:
+        return {**out, "difference": difference, "method": name, "extra": extra}
+    scale = max(abs(value_a), abs(value_b), float(np.max(np.abs(diffs))))
+    if _stats.is_constant(diffs, scale):
+        return {
+            **out,
+            **_degenerate(p, rows, clusters, ctx, name, value_a, value_b),
+            "extra": extra,
+        }
+    low, high = percentile_interval(diffs, p.confidence)
+    raw = _stats.bootstrap_p(diffs)
+    # The floor 2 / 2^m binds only for m < 1 - log2(p): count differing pairs that far.
+    limit = math.ceil(1.0 - math.log2(raw)) + 1
+    n_differing = _differing_pairs(p.scores_a, p.scores_b, rows, limit)
+    p_value = _stats.bootstrap_p(diffs, n_differing)
+    method = name
+    if p_value > raw:  # then the count stopped below its limit: it is exact
+        extra["n_differing"] = float(n_differing)
+        method = _noted(name, _FLOORED)
     se = float(diffs.std(ddof=1)) if diffs.size > 1 else 0.0
-    name = "cluster-bootstrap" if clusters is not None else "paired-bootstrap"
     return {
         **out,
-        "difference": value_b - value_a,
+        "difference": difference,
         "ci_low": low,
         "ci_high": high,
-        "p_value": _stats.percentile_p(diffs) if diffs.size else None,
-        "method": name,
+        "p_value": p_value,
+        "method": method,
         "mde": _stats.mde(se, p.confidence) if se > 0 else None,
-        "extra": {"n_resamples": float(n_resamples), "seed": float(p.seed)},
+        "extra": extra,
     }
+
+
+def _degenerate(
+    p: _Paired,
+    rows: NDArray[np.intp],
+    clusters: list[str | None] | None,
+    ctx: MetricContext,
+    name: str,
+    value_a: float,
+    value_b: float,
+) -> dict[str, Any]:
+    """A bootstrap whose every resample gives one difference: it measures no spread.
+
+    Its percentile interval has zero width and its p-value is ``2 / (B + 1)`` whatever the
+    data: neither may be reported. The test becomes the exact sign test on the per-item
+    differences, by cluster when there are clusters (when every pair has a value on both
+    sides; otherwise there is no test, ``p = None``), and the interval square-and-adds each
+    side's own interval on the paired items (:func:`_stats.mover`), which for a metric that
+    collapses like this is its Wilson bound (F1 of items that are all right).
+    """
+    assert p.metric is not None
+    assert p.scores_a is not None
+    assert p.scores_b is not None
+    scores_a = cast("Sequence[ItemScore]", _take(p.scores_a, rows))
+    scores_b = cast("Sequence[ItemScore]", _take(p.scores_b, rows))
+    values_a = [s.value for s in scores_a]
+    values_b = [s.value for s in scores_b]
+    p_value: float | None = None
+    test = "no exact test"
+    if None not in values_a and None not in values_b:
+        codes = None if clusters is None else _stats.cluster_codes(clusters)[0]
+        p_value = _stats.sign_test(
+            *_stats.sign_counts(
+                np.asarray(values_a, dtype=np.float64),
+                np.asarray(values_b, dtype=np.float64),
+                codes,
+            )
+        )
+        test = "cluster-sign-test" if clusters is not None else "sign-test"
+    own = attrs.evolve(ctx, clusters=clusters)
+    side_a = p.metric.aggregate(scores_a, attrs.evolve(own, model=p.baseline))
+    side_b = p.metric.aggregate(scores_b, attrs.evolve(own, model=p.candidate))
+    difference = value_b - value_a
+    low: float | None = None
+    high: float | None = None
+    interval = "no interval"
+    if None not in (side_a.low, side_a.high, side_b.low, side_b.high):
+        low, high = _stats.mover(
+            difference,
+            (value_a, cast("float", side_a.low), cast("float", side_a.high)),
+            (value_b, cast("float", side_b.low), cast("float", side_b.high)),
+        )
+        low, high = min(low, difference), max(high, difference)
+        interval = "mover"
+    return {
+        "difference": difference,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": p_value,
+        "method": f"{test}, {interval} ({name} degenerate: every resample gives one difference)",
+        "mde": None,
+    }
+
+
+#: Pairs compared one by one before :func:`_differing_pairs` compares whole columns.
+_HEAD = 512
+
+
+def _differing_pairs(
+    scores_a: Sequence[ItemScore | None],
+    scores_b: Sequence[ItemScore | None],
+    rows: NDArray[np.intp],
+    limit: int,
+) -> int:
+    """How many of the pairs at ``rows`` differ in state, value or ``extra``, up to ``limit``.
+
+    Models that differ often reach ``limit`` within the first few hundred pairs, compared
+    score by score. Past those, score columns are compared column by column (states and
+    values as arrays, extras only where those agree), without building a score per item.
+    """
+    head, rows = rows[:_HEAD], rows[_HEAD:]
+    count = 0
+    for i in head.tolist():
+        a, b = scores_a[i], scores_b[i]
+        if a is None or b is None or (a.status, a.value, a.extra) != (b.status, b.value, b.extra):
+            count += 1
+            if count >= limit:
+                return count
+    if isinstance(scores_a, ScoreColumn) and isinstance(scores_b, ScoreColumn):
+        picked = rows.tolist()
+        states_a = np.frombuffer(bytes(scores_a.states), dtype=np.uint8)[rows]
+        states_b = np.frombuffer(bytes(scores_b.states), dtype=np.uint8)[rows]
+        get_a, get_b = scores_a.values.__getitem__, scores_b.values.__getitem__
+        values_a = np.array([math.nan if v is None else v for v in map(get_a, picked)])
+        values_b = np.array([math.nan if v is None else v for v in map(get_b, picked)])
+        differ = (states_a != states_b) | ~(
+            (values_a == values_b) | (np.isnan(values_a) & np.isnan(values_b))
+        )
+        count += int(np.count_nonzero(differ))
+        extras_a, extras_b = scores_a.extras, scores_b.extras
+        if count >= limit or (extras_a is None and extras_b is None):
+            return min(count, limit)
+        for i in rows[~differ].tolist():
+            if (None if extras_a is None else extras_a[i]) != (
+                None if extras_b is None else extras_b[i]
+            ):
+                count += 1
+                if count >= limit:
+                    break
+        return min(count, limit)
+    for i in rows.tolist():
+        a, b = scores_a[i], scores_b[i]
+        if a is None or b is None or (a.status, a.value, a.extra) != (b.status, b.value, b.extra):
+            count += 1
+            if count >= limit:
+                break
+    return count
 
 
 def resample_weights(
@@ -823,7 +1008,9 @@ def significant_leaders(result: RunResult) -> dict[str, str]:
         against = [c for c in comparisons if best in (c.baseline, c.candidate)]
         if len(against) != len(models) - 1:
             continue
-        adjusted = _stats.adjust_pvalues([c.p_value or 1.0 for c in against], "holm")
+        # A p-value that underflowed to 0.0 is the strongest evidence, not a missing one.
+        p_values = [1.0 if c.p_value is None else c.p_value for c in against]
+        adjusted = _stats.adjust_pvalues(p_values, "holm")
         alpha = 1.0 - against[0].confidence
         if all(
             p < alpha and c.difference is not None and c.difference != 0 and _favours(c, best)

@@ -76,6 +76,9 @@ GEOMEAN_METHODS: tuple[str, ...] = ("normal", "t")
 # values stay near 16 MB whatever the sample size, instead of n * n_resamples at once.
 _BOOTSTRAP_BLOCK = 1 << 20
 
+#: Machine epsilon of float64: the unit the rounding bounds of spreads are counted in.
+_EPS = float(np.finfo(np.float64).eps)
+
 
 # --------------------------------------------------------------------------- validation
 
@@ -229,19 +232,22 @@ def ratio(k: int, n: int, method: str = "wilson", confidence: float = 0.95) -> E
 
     p = k / n
     if method in _CLOSED_FORMS:
-        low, high = _closed_form(float(k), float(n), method, confidence, math.sqrt)
+        low, high = _closed_form(float(k), float(n), method, _z(confidence), math.sqrt)
     else:
-        low, high = _beta_bounds(k, n, method, confidence)
+        low, high = _beta_bounds(k, n, method, (1.0 - confidence) / 2.0)
     low = min(max(low, 0.0), p)
     high = max(min(high, 1.0), p)
     return Estimate(value=p, low=low, high=high, n=n, method=method, confidence=confidence)
 
 
-def _beta_bounds(k: int, n: int, method: str, confidence: float) -> tuple[float, float]:
-    """Clopper-Pearson or Jeffreys bounds for one ``(k, n)`` with ``n > 0``."""
+def _beta_bounds(k: int, n: int, method: str, alpha: float) -> tuple[float, float]:
+    """Clopper-Pearson or Jeffreys bounds for one ``(k, n)`` with ``n > 0``.
+
+    ``alpha`` is the probability of each tail, ``(1 - confidence) / 2``: passing the tail
+    itself, not the confidence, keeps a tail of 1e-40 (a t quantile of 2 clusters) exact.
+    """
     from scipy.special import betaincinv
 
-    alpha = (1.0 - confidence) / 2.0
     # The upper quantile is taken from the mirrored distribution (1 - X ~ Beta(b, a)), which is
     # as accurate as the complement and works with every scipy the package supports.
     if method == "clopper-pearson":
@@ -322,9 +328,9 @@ def ratio_interval(
     n_s = np.where(empty, 1.0, n_a)  # any positive stand-in: those results become NaN below
     p = k_a / n_s
     if method in _CLOSED_FORMS:
-        low, high = _closed_form(k_a, n_s, method, confidence, np.sqrt)
+        low, high = _closed_form(k_a, n_s, method, _z(confidence), np.sqrt)
     else:
-        low, high = _beta_bounds_array(k_a, n_s, method, confidence)
+        low, high = _beta_bounds_array(k_a, n_s, method, (1.0 - confidence) / 2.0)
     low = np.minimum(np.clip(low, 0.0, 1.0), p)
     high = np.maximum(np.clip(high, 0.0, 1.0), p)
     # np.where (not item assignment) so that scalar inputs give 0-d arrays, not numpy scalars.
@@ -340,14 +346,16 @@ _Num = TypeVar("_Num", float, "NDArray[np.float64]")
 
 
 def _closed_form(
-    k: _Num, n: _Num, method: str, confidence: float, sqrt: Callable[[_Num], _Num]
+    k: _Num, n: _Num, method: str, z: float, sqrt: Callable[[_Num], _Num]
 ) -> tuple[_Num, _Num]:
     """Wilson, Wald or Agresti-Coull bounds, unclipped, for scalars or arrays alike.
 
     One formula serves :func:`ratio` (with ``math.sqrt``) and :func:`ratio_interval` (with
-    ``np.sqrt``), so the two can never disagree. ``n`` must be positive.
+    ``np.sqrt``), so the two can never disagree. ``n`` must be positive. ``z`` is the
+    quantile itself (normal, or Student t for clusters), never a confidence level: turning a
+    t quantile into a normal level loses it to rounding (12.7 for 2 clusters is a level of
+    1 - 6e-37, which is 1.0 in floating point).
     """
-    z = _z(confidence)
     z2 = z * z
     if method == "wilson":
         p = k / n
@@ -366,11 +374,11 @@ def _closed_form(
 
 
 def _beta_bounds_array(
-    k: NDArray[np.float64], n: NDArray[np.float64], method: str, confidence: float
+    k: NDArray[np.float64], n: NDArray[np.float64], method: str, alpha: float
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`_beta_bounds` over arrays; ``alpha`` is the probability of each tail."""
     from scipy.special import betaincinv
 
-    alpha = (1.0 - confidence) / 2.0
     if method == "clopper-pearson":
         at_zero = k == 0
         at_n = k == n
@@ -548,22 +556,27 @@ def _wilson_bound(
     bounds: tuple[float, float],
     confidence: float,
     extra: Mapping[str, float] | None = None,
+    *,
+    z: float | None = None,
+    method: str = "wilson",
 ) -> Estimate:
     """The Wilson interval of the share ``(m - lo) / (hi - lo)`` over ``n_eff`` trials.
 
-    The interval of a bounded mean that shows no spread (see :func:`mean`).
+    The interval of a bounded mean that shows no spread (see :func:`mean`); ``z`` is the
+    quantile (default: the normal one of ``confidence``).
     """
     lo, hi = bounds
     width = hi - lo
     p = min(max((m - lo) / width, 0.0), 1.0)
-    low, high = _closed_form(p * n_eff, n_eff, "wilson", confidence, math.sqrt)
+    quantile = _z(confidence) if z is None else z
+    low, high = _closed_form(p * n_eff, n_eff, "wilson", quantile, math.sqrt)
     low, high = min(max(low, 0.0), p), max(min(high, 1.0), p)
     return Estimate(
         value=m,
         low=lo + low * width,
         high=lo + high * width,
         n=n,
-        method="wilson",
+        method=method,
         confidence=confidence,
         extra=extra or EMPTY,
     )
@@ -683,6 +696,33 @@ def _cluster_codes(clusters: Sequence[str | None], n: int) -> tuple[NDArray[np.i
     return codes, len(index) + singles
 
 
+#: How a clustered interval says it fell back: no spread between the clusters, or one cluster.
+_NO_SPREAD = "no spread: 1 trial per cluster"
+_ONE_CLUSTER = "1 cluster: 1 trial, normal quantile"
+
+
+def _cluster_sums(
+    x: NDArray[np.float64], m: float, codes: NDArray[np.intp], n_clusters: int
+) -> NDArray[np.float64]:
+    """Per cluster, the sum ``S_g`` of ``x - m``; all exactly 0 when all are rounding noise.
+
+    Every cluster of the same mean has ``S_g = 0`` in exact arithmetic, but in floating point
+    ``[1, 0, 1]`` three times gives sums of 1e-16 and a standard error of 2.6e-17: an interval
+    of zero width that claims a certainty no data give. Each computed ``S_g`` is off by at
+    most about ``n_g`` roundings of the values and ``n_g`` times the rounding of ``m``
+    (``(n_g + log2 n)`` units of ``eps · max|x|`` each), so sums within four times that bound
+    of 0 are taken as 0. A real spread below that bound cannot be told from rounding, and the
+    fallback it then gets (one trial per cluster) errs on the wide side.
+    """
+    sums = np.bincount(codes, weights=x - m, minlength=n_clusters)
+    sizes = np.bincount(codes, minlength=n_clusters).astype(np.float64)
+    biggest = float(np.max(np.abs(x))) if x.size else 0.0
+    noise = 4.0 * _EPS * biggest * sizes * (sizes + math.log2(max(x.size, 1)) + 1.0)
+    if bool(np.all(np.abs(sums) <= noise)):
+        return np.zeros(n_clusters)
+    return np.asarray(sums, dtype=np.float64)
+
+
 def _cluster_se(
     x: NDArray[np.float64], m: float, codes: NDArray[np.intp], n_clusters: int
 ) -> float:
@@ -690,10 +730,26 @@ def _cluster_se(
 
     ``sqrt(G/(G-1) · Σ_g S_g²) / n`` with ``S_g`` the sum of ``x - m`` over cluster ``g``: the
     sandwich estimator of OLS on a constant with statsmodels' default small-sample factor
-    ``G/(G-1) · (n-1)/(n-k)`` (``k = 1`` regressor, so the second factor is 1).
+    ``G/(G-1) · (n-1)/(n-k)`` (``k = 1`` regressor, so the second factor is 1). Exactly 0 when
+    every ``S_g`` is rounding noise (see :func:`_cluster_sums`).
     """
-    sums = np.bincount(codes, weights=x - m, minlength=n_clusters)
+    sums = _cluster_sums(x, m, codes, n_clusters)
     return math.sqrt(n_clusters / (n_clusters - 1) * float(np.dot(sums, sums))) / x.size
+
+
+def _cluster_quantile(n_clusters: int, confidence: float) -> tuple[float, float]:
+    """The two-sided quantile of a clustered interval and the normal tail it cuts off.
+
+    With ``G >= 2`` clusters the clusters are the sample: the quantile is t(G-1)'s, used as it
+    is by the closed forms (Wilson, Wald, Agresti-Coull), and the beta quantiles
+    (Clopper-Pearson, Jeffreys) take its normal tail ``Φ(-t)``, computed from ``erfc`` so that
+    a tail of 1e-37 (2 clusters) is not lost to ``1 - confidence``-style rounding. With one
+    cluster t(0) does not exist and the normal quantile is used.
+    """
+    if n_clusters < 2:
+        return _z(confidence), (1.0 - confidence) / 2.0
+    t = -_t_bounds(n_clusters - 1, confidence)[0]
+    return t, 0.5 * math.erfc(t / math.sqrt(2.0))
 
 
 def cluster_mean(
@@ -719,8 +775,12 @@ def cluster_mean(
     (``se²`` over the naive ``s²/n``; 1 for independent items, larger with intra-cluster
     correlation). A value whose cluster is ``None`` is a cluster of its own.
 
-    With one cluster there is no interval; with ``bounds`` and no spread (``se = 0``), the
-    Wilson bound of :func:`mean` with ``G`` trials.
+    Fallbacks, each named in ``method``: when every cluster has the same mean (``se = 0``,
+    rounding noise included) and ``bounds`` are given, the interval is the Wilson bound of
+    :func:`mean` with one trial per cluster and the t(G-1) quantile
+    (``"wilson-cluster (no spread: 1 trial per cluster)"``); without ``bounds`` it is the
+    point ``[m, m]`` (``"cluster-t (no spread)"``). With one cluster there is no t quantile:
+    the Wilson bound over 1 trial at the normal quantile with ``bounds``, no interval without.
 
     Args:
         values: The scored values; every one must be finite.
@@ -752,31 +812,47 @@ def cluster_mean(
     m = m_scaled * scale
     se = _cluster_se(y, m_scaled, codes, n_clusters) * scale if n_clusters > 1 else 0.0
     naive = sd_scaled * scale / math.sqrt(n)
-    design_effect = (se / naive) ** 2 if naive > 0 else 1.0
+    # No spread between clusters: the design effect cannot be estimated; the fallback below
+    # counts each cluster as one trial, which is a design effect of n / G.
+    design_effect = (se / naive) ** 2 if se > 0.0 else n / n_clusters
     extra = {
         "n_clusters": float(n_clusters),
         "se_cluster": se,
         "design_effect": design_effect,
     }
+    z, _ = _cluster_quantile(n_clusters, confidence)
     if checked_bounds is not None and se == 0.0:
-        return _wilson_bound(m, float(n_clusters), n, checked_bounds, confidence, extra)
+        why = _NO_SPREAD if n_clusters > 1 else _ONE_CLUSTER
+        return _wilson_bound(
+            m,
+            float(n_clusters),
+            n,
+            checked_bounds,
+            confidence,
+            extra,
+            z=z,
+            method=f"wilson-cluster ({why})",
+        )
     if n_clusters < 2:
-        return Estimate(value=m, n=n, method="cluster-t", confidence=confidence, extra=extra)
-    t_low, t_high = _t_bounds(n_clusters - 1, confidence)
-    low, high = m + t_low * se, m + t_high * se
+        return Estimate(
+            value=m,
+            n=n,
+            method="cluster-t (1 cluster: no interval)",
+            confidence=confidence,
+            extra=extra,
+        )
+    low, high = m - z * se, m + z * se
     if checked_bounds is not None:
         low, high = max(low, checked_bounds[0]), min(high, checked_bounds[1])
     return Estimate(
-        value=m, low=low, high=high, n=n, method="cluster-t", confidence=confidence, extra=extra
+        value=m,
+        low=low,
+        high=high,
+        n=n,
+        method="cluster-t" if se > 0.0 else "cluster-t (no spread)",
+        confidence=confidence,
+        extra=extra,
     )
-
-
-def _t_level(n_clusters: int, confidence: float) -> float:
-    """The normal confidence level whose quantile is t(G-1)'s at ``confidence``."""
-    if n_clusters < 2:
-        return confidence
-    t = _t_bounds(n_clusters - 1, confidence)[1]
-    return 1.0 - 2.0 * NormalDist().cdf(-t)
 
 
 def cluster_ratio(
@@ -792,10 +868,16 @@ def cluster_ratio(
     standard error ``se`` is :func:`cluster_mean`'s on the 0/1 values (statsmodels' OLS
     cluster standard error). The design effect ``deff = se² / (p(1-p)/n)`` turns ``n`` into an
     effective sample size ``n / deff`` (Kish), and the interval is ``method``'s interval of
-    :func:`ratio` for ``p`` over that many trials (``"normal"``: ``p ± z·se``). When ``p`` is
-    0 or 1 the items show no spread and the design effect cannot be estimated: the interval
-    then counts each cluster as one trial (``deff = n / G``), never fewer trials than clusters.
-    ``extra`` holds ``n_clusters``, ``se_cluster`` and ``design_effect``.
+    :func:`ratio` for ``p`` over that many trials, with the t(G-1) quantile in place of the
+    normal one (``"normal"``: ``p ± t·se``; Clopper-Pearson and Jeffreys cut off the normal
+    tail of that quantile). ``extra`` holds ``n_clusters``, ``se_cluster`` and
+    ``design_effect``.
+
+    Fallbacks, each named in ``method``: when the clusters show no spread (``p`` is 0 or 1,
+    or every cluster has the same share, rounding noise included) the design effect cannot
+    be estimated and each cluster counts as one trial, never fewer trials than clusters
+    (``"wilson-cluster (no spread: 1 trial per cluster)"``); with one cluster, one trial at
+    the normal quantile (``"wilson-cluster (1 cluster: 1 trial, normal quantile)"``).
 
     Args:
         successes: One 0/1 per scored item.
@@ -826,22 +908,20 @@ def cluster_ratio(
     p = float(np.mean(x))
     se = _cluster_se(x, p, codes, n_clusters) if n_clusters > 1 else 0.0
     binomial = p * (1.0 - p) / n
-    # No spread (p = 0 or 1): the design effect is unknown; count each cluster as one trial.
-    design_effect = se * se / binomial if binomial > 0.0 and se > 0.0 else n / n_clusters
+    spread = binomial > 0.0 and se > 0.0
+    design_effect = se * se / binomial if spread else n / n_clusters
     n_eff = n / design_effect
     extra = {"n_clusters": float(n_clusters), "se_cluster": se, "design_effect": design_effect}
-    # The clusters are the sample: quantiles of t(G-1), not of the normal, as in cluster_mean.
-    level = _t_level(n_clusters, confidence)
-    if method == "normal":
-        z = _z(level)
-        low, high = p - z * se, p + z * se
-    elif method in _CLOSED_FORMS:
-        low, high = _closed_form(p * n_eff, n_eff, method, level, math.sqrt)
+    z, tail = _cluster_quantile(n_clusters, confidence)
+    if method in _CLOSED_FORMS:
+        low, high = _closed_form(p * n_eff, n_eff, method, z, math.sqrt)
     else:
-        lows, highs = _beta_bounds_array(np.asarray(p * n_eff), np.asarray(n_eff), method, level)
+        lows, highs = _beta_bounds_array(np.asarray(p * n_eff), np.asarray(n_eff), method, tail)
         low, high = float(lows), float(highs)
     low = min(max(low, 0.0), p)
     high = max(min(high, 1.0), p)
+    if not spread:
+        name = f"{name} ({_NO_SPREAD if n_clusters > 1 else _ONE_CLUSTER})"
     return Estimate(
         value=p, low=low, high=high, n=n, method=name, confidence=confidence, extra=extra
     )
@@ -909,6 +989,11 @@ def macro_mean(
     means = np.bincount(codes, weights=y, minlength=k) / sizes
     resid = y - means[codes]
     ss = np.bincount(codes, weights=resid * resid, minlength=k)
+    # The mean of three values 0.1 is not 0.1 in floating point: a group of equal values has
+    # residuals of a few roundings, not 0. Sums of squares within that bound are no spread, so
+    # such groups never give an interval of zero width.
+    biggest = float(np.max(np.abs(y))) if y.size else 0.0
+    ss = np.where(ss <= sizes * (4.0 * _EPS * biggest * (sizes + 1.0)) ** 2, 0.0, ss)
     df = sizes - 1.0
     pooled = float(ss.sum() / df.sum()) if df.sum() > 0 else 0.0
     variances = np.where(sizes > 1, ss / np.maximum(df, 1.0), pooled)

@@ -908,9 +908,9 @@ def test_cluster_ratio_se_matches_statsmodels(seed: int) -> None:
     est = aggregate.cluster_ratio(x.astype(bool), groups.astype(str).tolist())
     p = float(x.mean())
     deff = se**2 / (p * (1 - p) / n)
-    t = scipy.stats.t.ppf(0.975, len(set(groups.tolist())) - 1)
-    level = 1 - 2 * scipy.stats.norm.cdf(-t)
-    low, high = proportion_confint(p * n / deff, n / deff, alpha=1 - level, method="wilson")
+    t = scipy.stats.t.isf(0.025, len(set(groups.tolist())) - 1)
+    alpha = 2 * scipy.stats.norm.sf(t)  # statsmodels' z = norm.isf(alpha / 2) is then t
+    low, high = proportion_confint(p * n / deff, n / deff, alpha=alpha, method="wilson")
     assert est.value == pytest.approx(p, abs=1e-12)
     assert est.extra["se_cluster"] == pytest.approx(se, abs=1e-10)
     assert est.extra["design_effect"] == pytest.approx(deff, rel=1e-10)
@@ -938,11 +938,14 @@ def test_cluster_edges() -> None:
     assert one.value == 1.5
     assert one.ci == (None, None)
     flat = aggregate.cluster_mean([1.0] * 6, list("aabbcc"), bounds=(0.0, 1.0))
-    assert (flat.low, flat.high) == pytest.approx((ratio(3, 3).low, 1.0), abs=TOL)
     all_ok = aggregate.cluster_ratio([1] * 6, list("aabbcc"))
     assert all_ok.low is not None
     assert all_ok.low < ratio(3, 3).low  # 3 trials, and t(2) quantiles
     assert all_ok.extra["design_effect"] == 2.0
+    # The same 0/1 data as a bounded mean: the same fallback, the same interval.
+    assert (flat.low, flat.high) == pytest.approx((all_ok.low, all_ok.high), abs=TOL)
+    assert flat.method == all_ok.method == "wilson-cluster (no spread: 1 trial per cluster)"
+    assert flat.extra["design_effect"] == 2.0
     with pytest.raises(ValueError, match="one cluster per value"):
         aggregate.cluster_mean([1.0], ["a", "b"])
     with pytest.raises(ValueError, match="must hold 0 or 1"):
@@ -988,6 +991,160 @@ def test_clustered_interval_covers_where_the_naive_one_does_not(
     assert naive_cov < 0.85
 
 
+def _cluster_reference(
+    x: np.ndarray, g: np.ndarray, method: str, confidence: float
+) -> tuple[float, float]:
+    """The clustered interval from statsmodels and scipy alone: t(G-1) quantile, n / deff trials.
+
+    The SE is statsmodels' OLS cluster SE; the interval is statsmodels' ``proportion_confint``
+    over ``n / deff`` trials at ``alpha = 2·Φ(-t)``, so that its normal quantile is the t one
+    (Jeffreys from scipy's beta quantiles: statsmodels uses ``beta.interval(1 - alpha)``,
+    which loses a tail of 1e-37). A tail that underflows (2 clusters at 99%) leaves the
+    closed forms to their textbook formulas with ``z = t``.
+    """
+    n, p = x.size, float(x.mean())
+    n_clusters = len(set(g.tolist()))
+    _, se, _, _ = _statsmodels_cluster(x, g, 0.95)
+    deff = se**2 / (p * (1 - p) / n)
+    k_eff, n_eff = p * n / deff, n / deff
+    t = float(scipy.stats.t.isf((1 - confidence) / 2, n_clusters - 1))
+    tail = float(scipy.stats.norm.sf(t))
+    if method == "jeffreys":
+        low = scipy.stats.beta.ppf(tail, k_eff + 0.5, n_eff - k_eff + 0.5)
+        high = scipy.stats.beta.isf(tail, k_eff + 0.5, n_eff - k_eff + 0.5)
+    elif tail > 0:
+        low, high = proportion_confint(
+            k_eff, n_eff, alpha=2 * tail, method=STATSMODELS_NAME[method]
+        )
+    elif method == "wilson":  # Wilson (1927): the score interval
+        center = (p + t * t / (2 * n_eff)) / (1 + t * t / n_eff)
+        half = t * math.sqrt(p * (1 - p) / n_eff + t * t / (4 * n_eff**2)) / (1 + t * t / n_eff)
+        low, high = center - half, center + half
+    elif method == "agresti-coull":
+        n_c = n_eff + t * t
+        p_c = (k_eff + t * t / 2) / n_c
+        low, high = (
+            p_c - t * math.sqrt(p_c * (1 - p_c) / n_c),
+            p_c + t * math.sqrt(p_c * (1 - p_c) / n_c),
+        )
+    else:  # normal, and the beta methods with a tail of 0: the whole range
+        half = t * se if method == "normal" else 1.0
+        low, high = p - half, p + half
+    return min(max(float(low), 0.0), p), max(min(float(high), 1.0), p)
+
+
+CLUSTER_SAMPLES = {
+    "issue-2-clusters": ([1, 0, 1, 1, 0, 0], ["a"] * 3 + ["b"] * 3),
+    "3-clusters": ([1, 0, 1, 1, 1, 0, 0, 0, 1, 0], list("aaaabbbccc")),
+    "5-clusters": ([1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1], list("aabbbcccddeeeee")),
+}
+
+
+@pytest.mark.parametrize("confidence", CONFIDENCES, ids=lambda c: f"conf={c}")
+@pytest.mark.parametrize("method", RATIO_METHODS)
+@pytest.mark.parametrize("name", list(CLUSTER_SAMPLES))
+def test_cluster_ratio_with_few_clusters_matches_statsmodels(
+    name: str, method: str, confidence: float
+) -> None:
+    """2 clusters at 95% (3 at 99%) have a t quantile whose normal level rounds to 1.0.
+
+    The interval comes from the t quantile itself, equal to the statsmodels/scipy reference
+    to 1e-12, where it used to raise (``value=None`` for any ratio metric with 2 clusters) or
+    be off by up to 1.2e-9.
+    """
+    successes, clusters = CLUSTER_SAMPLES[name]
+    est = aggregate.cluster_ratio(successes, clusters, method=method, confidence=confidence)
+    x = np.asarray(successes, dtype=float)
+    codes = np.unique(np.asarray(clusters), return_inverse=True)[1]
+    low, high = _cluster_reference(x, codes, method, confidence)
+    assert est.value == pytest.approx(x.mean(), abs=1e-15)
+    assert (est.low, est.high) == pytest.approx((low, high), abs=1e-12)
+    assert est.method == f"{method}-cluster"
+    assert type(est.low) is float
+    assert type(est.high) is float
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("method", RATIO_METHODS)
+def test_cluster_ratio_matches_statsmodels_to_1e_12(seed: int, method: str) -> None:
+    """Random clustered data, 2 to 12 clusters, every method: 1e-12 against the reference."""
+    rng = np.random.default_rng(500 + seed)
+    g = int(rng.integers(2, 13))
+    groups = np.sort(rng.integers(0, g, 80))
+    x = (rng.random(80) < rng.uniform(0.2, 0.8, g)[groups]).astype(float)
+    confidence = (0.9, 0.95, 0.99, 0.999)[seed]
+    est = aggregate.cluster_ratio(
+        x, groups.astype(str).tolist(), method=method, confidence=confidence
+    )
+    codes = np.unique(groups, return_inverse=True)[1]
+    assert (est.low, est.high) == pytest.approx(
+        _cluster_reference(x, codes, method, confidence), abs=1e-12
+    )
+
+
+EQUAL_SHARES = [
+    ([1, 0, 1] * 3, ["a"] * 3 + ["b"] * 3 + ["c"] * 3),  # the issue's example: se 2.6e-17
+    ([1, 0, 0, 0, 1] * 4, [c for c in "abcd" for _ in range(5)]),
+    ([0, 1, 1, 1, 0, 1, 0] * 6, [c for c in "abcdef" for _ in range(7)]),
+    ([1, 1, 0] * 7, [c for c in "abcdefg" for _ in range(3)]),
+]
+
+
+@pytest.mark.parametrize(("successes", "clusters"), EQUAL_SHARES)
+def test_clusters_of_equal_shares_never_give_a_zero_width_interval(
+    successes: list[int], clusters: list[str]
+) -> None:
+    """Every cluster with the same share: se is exactly 0 and each cluster counts as a trial.
+
+    In floating point the cluster sums are 1e-16, not 0, which used to give a design effect
+    of 1e-32 and an interval of zero width; the fallback is named in ``method``.
+    """
+    n_clusters = len(set(clusters))
+    est = aggregate.cluster_ratio(successes, clusters)
+    assert est.extra["se_cluster"] == 0.0
+    assert est.method == "wilson-cluster (no spread: 1 trial per cluster)"
+    assert est.extra["design_effect"] == len(successes) / n_clusters
+    p = sum(successes) / len(successes)
+    t = scipy.stats.t.isf(0.025, n_clusters - 1)
+    low, high = proportion_confint(
+        p * n_clusters, n_clusters, alpha=2 * scipy.stats.norm.sf(t), method="wilson"
+    )
+    assert (est.low, est.high) == pytest.approx((low, high), abs=1e-12)
+    as_mean = aggregate.cluster_mean(successes, clusters, bounds=(0.0, 1.0))
+    assert as_mean.extra["se_cluster"] == 0.0
+    assert (as_mean.low, as_mean.high) == pytest.approx((low, high), abs=1e-12)
+    assert as_mean.method == est.method
+
+
+def test_cluster_mean_of_equal_cluster_means_is_not_zero_width() -> None:
+    """Clusters [0.1, 0.2, 0.3] three times: no spread between them, whatever rounding says."""
+    values, clusters = [0.1, 0.2, 0.3] * 3, ["a"] * 3 + ["b"] * 3 + ["c"] * 3
+    bounded = aggregate.cluster_mean(values, clusters, bounds=(0.0, 1.0))
+    assert bounded.extra["se_cluster"] == 0.0
+    assert bounded.low is not None
+    assert bounded.high is not None
+    assert bounded.high - bounded.low > 0.5
+    assert bounded.method == "wilson-cluster (no spread: 1 trial per cluster)"
+    free = aggregate.cluster_mean(values, clusters)
+    assert free.method == "cluster-t (no spread)"
+
+
+def test_cluster_fallbacks_are_named_in_the_method() -> None:
+    """One cluster: one trial at the normal quantile, or no interval; each says so."""
+    one = aggregate.cluster_ratio([1, 0, 1, 1], ["a"] * 4)
+    assert one.method == "wilson-cluster (1 cluster: 1 trial, normal quantile)"
+    assert (one.low, one.high) == pytest.approx(
+        proportion_confint(0.75, 1, alpha=0.05, method="wilson"), abs=1e-12
+    )
+    assert aggregate.cluster_mean([0.2, 0.4], ["a", "a"]).method == (
+        "cluster-t (1 cluster: no interval)"
+    )
+    bounded = aggregate.cluster_mean([0.2, 0.4], ["a", "a"], bounds=(0.0, 1.0))
+    assert bounded.method == "wilson-cluster (1 cluster: 1 trial, normal quantile)"
+    spread = aggregate.cluster_ratio([1, 0, 1, 1, 0, 1], list("aabbcc"))
+    assert spread.method == "wilson-cluster"
+
+
 # --------------------------------------------------------------------------- macro
 
 
@@ -1019,3 +1176,14 @@ def test_macro_mean_edges() -> None:
     assert single.low is not None  # group b borrows the pooled variance
     with pytest.raises(ValueError, match="one group name"):
         aggregate.macro_mean([1.0], ["a", "b"])
+
+
+def test_macro_mean_of_constant_groups_is_not_zero_width() -> None:
+    """Groups of equal values (three 0.1s) have no spread, although their residuals are 1e-17."""
+    est = aggregate.macro_mean([0.1] * 3 + [0.7] * 3, ["a"] * 3 + ["b"] * 3, bounds=(0, 1))
+    assert est.method == "macro-wilson"
+    assert est.low is not None
+    assert est.high is not None
+    assert est.high - est.low > 0.3
+    expected = aggregate.macro_mean([0.1] * 3 + [0.7] * 3, ["a"] * 3 + ["b"] * 3)
+    assert expected.low == expected.high  # unbounded: no spread, no width, as mean() gives

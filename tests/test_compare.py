@@ -436,3 +436,175 @@ def test_clustered_ratio_difference_matches_statsmodels(seed: int) -> None:
     assert out["p_value"] == pytest.approx(float(fit.pvalues[0]), abs=TOL)
     assert (out["ci_low"], out["ci_high"]) == pytest.approx(tuple(fit.conf_int()[0]), abs=TOL)
     assert out["extra"]["n_clusters"] == len(set(codes.tolist()))
+
+
+# ----------------------------------------------------------------- statistics at the edges
+
+
+def test_a_lead_whose_p_underflows_is_still_significant() -> None:
+    """1,100 to 0 discordant: the exact p is below the smallest float, 0.0, and the lead is bold."""
+    from itemscore.reports._summary import bold_cells
+
+    n = 1100
+    result = _run(np.zeros(n, dtype=bool), np.ones(n, dtype=bool))
+    by = {c.metric: c for c in compare(result)}
+    assert by["exact_match"].p_value == 0.0
+    assert by["token_f1"].p_value == 0.0  # every pair +1: the sign test, 2 / 2^1100
+    assert significant_leaders(result) == {"exact_match": "b", "token_f1": "b"}
+    assert {("b", "exact_match"), ("b", "token_f1")} <= bold_cells(result)
+
+
+def _em_and_f1(a: np.ndarray, b: np.ndarray) -> dict[str, Comparison]:
+    result = score(_items("a", a) + _items("b", b), ["exact_match", "f1"], suite_id="t")
+    return {c.metric: c for c in compare(result)}
+
+
+def test_a_degenerate_bootstrap_falls_back_to_the_sign_test() -> None:
+    """Two items, b right and a wrong on both: every resample gives F1 1 - 0 = 1.
+
+    The bootstrap would say p = 2/(B+1) = 0.001 with the interval [1, 1]; exact_match on the
+    same items says p = 0.5. F1 now says the same, and names why.
+    """
+    by = _em_and_f1(np.array([False, False]), np.array([True, True]))
+    em, f1 = by["exact_match"], by["f1"]
+    assert em.p_value == 0.5
+    assert f1.p_value == 0.5
+    assert f1.method == (
+        "sign-test, mover (paired-bootstrap degenerate: every resample gives one difference)"
+    )
+    assert f1.ci_low is not None
+    assert f1.ci_high is not None
+    assert f1.ci_low < f1.ci_high
+    # Each side's own F1 interval is its Wilson bound: square-and-add is Newcombe's with φ = 0.
+    assert (f1.ci_low, f1.ci_high) == pytest.approx((em.ci_low, em.ci_high), abs=1e-12)
+
+
+def test_a_bootstrap_p_is_never_below_what_the_pairs_can_support() -> None:
+    """5 pairs, 3 of them differing (all for b): no exact test can give less than 2/2^3."""
+    by = _em_and_f1(np.array([True, True, False, False, False]), np.ones(5, dtype=bool))
+    em, f1 = by["exact_match"], by["f1"]
+    assert em.p_value == 0.25
+    assert f1.p_value is not None
+    assert f1.p_value >= 0.25
+    assert f1.extra["n_differing"] == 3
+    assert f1.method == "paired-bootstrap (p raised to 2/2^m, m differing pairs)"
+
+
+def test_mcnemar_mde_does_not_shrink_as_the_difference_grows() -> None:
+    """Same pairs and discordant pairs, split 10/10 or 2/18: the same MDE, below the share."""
+    from itemscore._stats import mcnemar_mde
+
+    even = np.array([True] * 10 + [False] * 10 + [True] * 30 + [False] * 50)
+    even_b = np.array([False] * 10 + [True] * 10 + [True] * 30 + [False] * 50)
+    skew = np.array([True] * 2 + [False] * 18 + [True] * 30 + [False] * 50)
+    skew_b = np.array([False] * 2 + [True] * 18 + [True] * 30 + [False] * 50)
+    (c_even,) = compare(_run(even, even_b), metrics=["exact_match"])
+    (c_skew,) = compare(_run(skew, skew_b), metrics=["exact_match"])
+    assert c_even.mde == c_skew.mde == mcnemar_mde(100, 20, 0.95)
+    assert c_even.mde is not None
+    assert c_even.mde <= 0.20
+
+
+def test_mcnemar_mde_is_empty_when_the_discordance_cannot_reach_the_power() -> None:
+    """20 pairs, 3 discordant (the issue's MDE 0.247 with 0.15 discordant): no MDE at all."""
+    a = np.array([True] * 2 + [False] + [True] * 10 + [False] * 7)
+    b = np.array([False] * 2 + [True] + [True] * 10 + [False] * 7)
+    (c,) = compare(_run(a, b), metrics=["exact_match"])
+    assert c.extra["only_baseline"] + c.extra["only_candidate"] == 3
+    assert c.mde is None
+
+
+def _clustered_items(a: np.ndarray, b: np.ndarray, clusters: list[str]) -> RunResult:
+    items = [
+        attrs_evolve(item, cluster=clusters[i % len(clusters)])
+        for i, item in enumerate(_items("a", a) + _items("b", b))
+    ]
+    return score(items, ["exact_match", "token_f1"], suite_id="t")
+
+
+def test_one_cluster_falls_back_to_the_iid_test_and_says_so() -> None:
+    """All items in one cluster: no cluster-robust SE; the McNemar test, named as a fallback."""
+    rng = np.random.default_rng(3)
+    a, b = rng.random(40) < 0.4, rng.random(40) < 0.7
+    plain = {c.metric: c for c in compare(_run(a, b))}
+    one = {c.metric: c for c in compare(_clustered_items(a, b, ["c"] * 40))}
+    em = one["exact_match"]
+    assert em.method == "mcnemar-exact, newcombe-10 (1 cluster: items taken as independent)"
+    assert (em.p_value, em.ci_low, em.ci_high) == (
+        plain["exact_match"].p_value,
+        plain["exact_match"].ci_low,
+        plain["exact_match"].ci_high,
+    )
+    assert one["token_f1"].method.endswith("(1 cluster: items taken as independent)")
+
+
+def test_clusters_without_spread_use_the_cluster_sign_test() -> None:
+    """4 clusters, each a one-item win for b: se is 0 (not 2e-17), p = 2/2^4, never 1e-49."""
+    a = np.zeros(12, dtype=bool)
+    b = np.array([True, False, False] * 4)
+    clusters = [f"c{i // 3}" for i in range(12)]
+    by = {c.metric: c for c in compare(_clustered_items(a, b, clusters))}
+    em = by["exact_match"]
+    assert em.p_value == pytest.approx(2 / 2**4, abs=1e-15)
+    assert em.extra["se_cluster"] == 0.0
+    assert em.method == ("cluster-sign-test, cluster-wilson-bound (no spread between clusters)")
+    assert em.ci_low is not None
+    assert em.ci_high is not None
+    assert em.ci_low < em.difference < em.ci_high  # type: ignore[operator]
+    assert by["token_f1"].p_value == em.p_value
+
+
+def test_differences_equal_up_to_rounding_are_no_spread() -> None:
+    """b = a + 0.1 per item: the differences differ by ulps, and paired t said p = 1e-63."""
+    from itemscore._compare import _mean
+
+    a = np.array([0.2, 0.4, 0.5, 0.6, 0.8])
+    out = _mean(a, a + 0.1, None, 0.95, (0.0, 1.0))
+    assert out["method"] == "sign-test, newcombe-wilson-bound"
+    assert out["p_value"] == pytest.approx(2 / 2**5, abs=1e-15)
+    assert out["ci_low"] < out["difference"] < out["ci_high"]
+
+
+def test_the_floor_counts_differing_pairs_in_long_columns_and_in_lists() -> None:
+    """2,000 pairs of which 4 differ: the count reaches past the first few hundred pairs."""
+    from itemscore._compare import _differing_pairs
+
+    a = np.array([True, False] * 1000)
+    b = a.copy()
+    b[[1, 777, 1501, 1999]] = True
+    by = _em_and_f1(a, b)
+    assert by["exact_match"].p_value == 0.125
+    assert by["f1"].p_value is not None
+    assert by["f1"].p_value >= 0.125
+    assert by["f1"].extra["n_differing"] == 4
+    f1 = F1()
+    f1.bind("f1")
+    list_a = [f1.ok() if ok else f1.fail() for ok in a.tolist()]
+    list_b = [f1.ok() if ok else f1.fail() for ok in b.tolist()]
+    rows = np.arange(2000)
+    assert _differing_pairs(list_a, list_b, rows, 100) == 4
+    assert _differing_pairs(list_a, list_b, rows, 3) == 3  # stops at the limit
+
+
+def test_every_fallback_gives_plain_floats() -> None:
+    """Degenerate, floored, clustered and one-cluster comparisons hold Python floats only."""
+    results = [
+        score(
+            _items("a", np.zeros(2, dtype=bool)) + _items("b", np.ones(2, dtype=bool)),
+            ["exact_match", "f1", "token_f1"],
+            suite_id="t",
+        ),
+        _clustered_items(
+            np.zeros(12, dtype=bool),
+            np.array([True, False, False] * 4),
+            [f"c{i // 3}" for i in range(12)],
+        ),
+        _clustered_items(np.array([True, False] * 10), np.ones(20, dtype=bool), ["c"] * 20),
+    ]
+    names = ("value_a", "value_b", "difference", "ci_low", "ci_high", "p_value", "mde")
+    for result in results:
+        for c in compare(result):
+            for name in names:
+                value = getattr(c, name)
+                assert value is None or type(value) is float, (c.method, name, type(value))
+            assert all(type(v) is float for v in c.extra.values()), c.extra
