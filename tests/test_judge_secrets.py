@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 
 from itemscore import ItemResult, OptionError, RunResult, Status, export, score
 from itemscore.metrics_builtin.judge import _http
 from itemscore.metrics_builtin.judge.stub import StubReply, StubRequest, StubServer
+from itemscore.reports import BUILTIN_FORMATS
 
 KEY_ENV = "ITEMSCORE_TEST_JUDGE_KEY"
 TOKEN_ENV = "ITEMSCORE_TEST_JUDGE_TOKEN"
@@ -83,6 +85,9 @@ def stored_texts(root: Path) -> dict[str, bytes]:
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         data = path.read_bytes()
         texts[str(path.relative_to(root))] = data
+        if path.suffix == ".parquet":  # compressed: scan what a reader of it gets
+            rows = pq.read_table(path).to_pylist()
+            texts[f"{path.relative_to(root)}!rows"] = json.dumps(rows, default=str).encode()
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as archive:
                 for member in archive.namelist():
@@ -102,7 +107,7 @@ def assert_nowhere(root: Path, *keys: str) -> dict[str, bytes]:
 def run_and_export(server: StubServer, cache: Path, out: Path) -> tuple[RunResult, list[Path]]:
     spec = server.spec(api_key_env=KEY_ENV, cache=str(cache), max_retries=0)
     result = score(items(6), [spec])
-    written = export(result, out)  # every built-in report: results.json, items.jsonl, ... xlsx
+    written = export(result, out, list(BUILTIN_FORMATS))  # every built-in report
     return result, written
 
 
@@ -119,8 +124,8 @@ def test_an_echoed_key_is_in_no_file_before_or_after_a_rotation(
         second, _ = run_and_export(server, cache, tmp_path / "second")
     assert server.requests[0].headers["authorization"] == f"Bearer {old_key}"
     assert server.requests[-1].headers["authorization"] == f"Bearer {new_key}"
-    assert {p.name for p in written} >= {"results.json", "items.jsonl", "report.html",
-                                         "results.xlsx", "summary.csv"}  # fmt: skip
+    assert {p.name for p in written} >= {"results.json", "items.parquet", "items.jsonl",
+                                         "report.html", "results.xlsx", "summary.csv"}  # fmt: skip
     # The cache is keyed without the secret: the rotated key finds the replies kept under the old.
     m = second.measurements["default.llm_judge"]
     assert m.extra["cache_hits"] == 3
@@ -132,7 +137,12 @@ def test_an_echoed_key_is_in_no_file_before_or_after_a_rotation(
     texts = assert_nowhere(tmp_path, old_key, new_key)
     assert any(name.startswith("cache") for name in texts)
     # The scan reads the reports' texts: the masked reasons, the workbook's unpacked sheets.
-    for report in ("first/items.jsonl", "second/items.jsonl", "second/report.html"):
+    for report in (
+        "first/items.jsonl",
+        "second/items.jsonl",
+        "second/items.parquet!rows",
+        "second/report.html",
+    ):
         assert b"Incorrect API key provided: Bearer ***" in texts[report], report
     assert any(
         name.startswith("second/results.xlsx!xl/worksheets/") and b"question 5" in data

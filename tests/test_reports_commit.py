@@ -432,7 +432,8 @@ def test_concurrent_cli_runs_leave_one_complete_set(tmp_path: Path) -> None:
     expected = sorted(BUILTIN_FORMATS[name] for name in formats[index])
     assert sorted(p.name for p in out.iterdir() if p.name != STATE_DIR) == expected
     for name in expected:
-        assert suite.encode() in (out / name).read_bytes()
+        if name != "items.parquet":  # compressed, and the suite is in results.json only
+            assert suite.encode() in (out / name).read_bytes()
     assert leftovers(out) == []
 
 
