@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import pickle
+import sys
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 import itemscore
 from itemscore import ConfigError, ItemResult, ItemScore, Metric, MetricContext, Status
 from itemscore._registry import unregister
-from itemscore.executors import EXECUTORS, Executor, get_executor
+from itemscore.executors import EXECUTORS, resolve_executor
 
 BUILTIN = [
     "exact_match",
@@ -226,38 +231,34 @@ def test_executor_options_that_do_not_apply_are_errors(
 
 
 def test_workers_auto_is_the_cores() -> None:
-    engine = get_executor("process", workers=os.cpu_count())
     result = itemscore.score(plain_items(4), ["exact_match"], executor="process", workers="auto")
-    assert result.settings.workers == engine.workers == os.cpu_count()
+    assert result.settings.workers == os.cpu_count()
 
 
-def test_every_registered_executor_is_importable() -> None:
-    """The registry names one module per executor, each with an Executor subclass."""
+def test_every_registered_executor_opens_and_closes() -> None:
+    """The registry names one module per executor; each opens an executor and closes it."""
     for name in EXECUTORS:
         if name == "dask":
-            pytest.importorskip("distributed")
-        engine = get_executor(name)
-        assert isinstance(engine, Executor)
-        assert engine.name == name
+            continue  # started by the Dask tests above
+        spec = resolve_executor(name, workers=None if name == "serial" else 1)
+        engine = spec.open()
+        try:
+            assert engine.name == name
+            assert engine.executor.submit(sum, [1, 2]).result() == 3
+        finally:
+            engine.close()
 
 
-def test_an_executor_object_is_used_as_it_is() -> None:
-    """A custom executor: the base class splits, the subclass scores, the run merges."""
-    from itemscore.executors import score_shard
-
-    class Reversed(Executor):
-        name = "reversed"
-        workers = 3
-
-        def map_shards(self, plan, shards, settings, tick):  # type: ignore[no-untyped-def]
-            for index in reversed(range(len(shards))):
-                yield index, score_shard(plan, shards[index], settings)
-
+def test_any_concurrent_futures_executor_is_used_as_it_is() -> None:
+    """A caller's thread pool scores the shards; results equal serial; the pool stays open."""
     items = make_items(50)
     a = itemscore.score(items, BUILTIN)
-    b = itemscore.score(items, BUILTIN, executor=Reversed())
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        b = itemscore.score(items, BUILTIN, executor=pool)
+        assert pool.submit(lambda: 1).result() == 1  # not shut down by the run
     assert_same(a, b)
-    assert b.settings.executor == "reversed"
+    assert b.settings.executor == "ThreadPoolExecutor"
+    assert b.settings.workers == 3
 
 
 def test_items_and_scores_pickle() -> None:
@@ -267,13 +268,186 @@ def test_items_and_scores_pickle() -> None:
     assert pickle.loads(pickle.dumps(items)) == items
 
 
-def shard_sizes(executor: Executor, n: int) -> Sequence[int]:
-    return [stop - start for start, stop in executor.split(n)]
-
-
 def test_shards_cover_every_item_once() -> None:
-    engine = get_executor("process", workers=2)
-    for n in (0, 1, 7, 8, 9, 1000):
-        sizes = shard_sizes(engine, n)
-        assert sum(sizes) == n
-        assert all(size > 0 for size in sizes) or n == 0
+    from itemscore.engine._runner import _bounds
+
+    engine = resolve_executor("process", workers=2).open()
+    try:
+        for n in (0, 1, 7, 8, 9, 1000, 100_000):
+            bounds = _bounds(n, engine)
+            assert sum(stop - start for start, stop in bounds) == n
+            assert all(stop > start for start, stop in bounds)
+            assert [b[0] for b in bounds[1:]] == [b[1] for b in bounds[:-1]]
+    finally:
+        engine.close()
+
+
+# -- workers that die between shards, items that never end, metrics that exit (15.7, 16.12-13)
+
+
+class DiesOnce(Metric):
+    """The first worker to score a shard dies a moment after returning it, while idle.
+
+    Args:
+        marker: A file that only the first worker to see it creates.
+        delay: Seconds between returning the shard and dying.
+    """
+
+    metric_id = "dies_once_test"
+    required_inputs = ()
+
+    def __init__(self, marker: str = "", delay: float = 0.3) -> None:
+        self.marker = marker
+        self.delay = delay
+        self.driver = os.getpid()
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        if os.getpid() != self.driver:
+            try:
+                fd = os.open(self.marker, os.O_CREAT | os.O_EXCL)
+            except FileExistsError:
+                pass
+            else:
+                os.close(fd)
+                threading.Timer(self.delay, os._exit, (13,)).start()
+        return self.ok()
+
+
+class Hangs(Metric):
+    """Never returns on the item with id ``on`` (sleeps), scores the others ok.
+
+    Args:
+        on: The item id it hangs on.
+    """
+
+    metric_id = "hangs_test"
+    required_inputs = ()
+
+    def __init__(self, on: str = "") -> None:
+        self.on = on
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        if item.id == self.on:
+            while True:  # a metric that never returns (back in Python every few ms)
+                time.sleep(0.005)
+        return self.ok()
+
+
+class Exits(Metric):
+    """Calls ``sys.exit(3)`` on the item with id ``on``.
+
+    Args:
+        on: The item id it exits on.
+    """
+
+    metric_id = "exits_test"
+    required_inputs = ()
+
+    def __init__(self, on: str = "") -> None:
+        self.on = on
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        if item.id == self.on:
+            sys.exit(3)
+        return self.ok()
+
+
+@pytest.fixture
+def _more_metrics() -> Iterator[None]:
+    for cls in (DiesOnce, Hangs, Exits):
+        itemscore.register(cls)
+    yield
+    for cls in (DiesOnce, Hangs, Exits):
+        unregister(cls.metric_id)
+
+
+@pytest.mark.usefixtures("_more_metrics")
+def test_a_worker_killed_while_idle_costs_nothing(tmp_path: Path) -> None:
+    """A worker that dies between shards breaks the pool: a fresh one scores what was left."""
+    marker = tmp_path / "died"
+    result = itemscore.score(
+        plain_items(400),
+        [{"name": "dies_once_test", "marker": str(marker)}, "exact_match"],
+        executor="process",
+        workers=2,
+    )
+    assert marker.exists()  # a worker did die
+    for label in ("dies_once_test", "exact_match"):
+        assert result.measurements[f"default.{label}"].counts[Status.ERROR] == 0
+        assert result.measurements[f"default.{label}"].n == 400
+
+
+@pytest.mark.usefixtures("_more_metrics")
+@pytest.mark.parametrize("executor", ["serial", "process", "thread"])
+def test_an_item_that_never_ends_is_an_error_after_item_timeout(executor: str) -> None:
+    """item_timeout: the stuck item is an error saying so; every other item is scored."""
+    options: dict[str, Any] = {"executor": executor}
+    if executor == "process":
+        options["workers"] = 2
+    pool = concurrent.futures.ThreadPoolExecutor(1) if executor == "thread" else None
+    if pool is not None:
+        options["executor"] = pool
+    started = time.monotonic()
+    try:
+        result = itemscore.score(
+            plain_items(30), [{"name": "hangs_test", "on": "i7"}], item_timeout=0.5, **options
+        )
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    assert time.monotonic() - started < 60
+    stuck = result.items[7].scores["hangs_test"]
+    assert stuck.status is Status.ERROR
+    assert stuck.reason == "ItemTimeout: timed out after 0.5 s (item_timeout)"
+    assert result.measurements["default.hangs_test"].n == 29
+
+
+@pytest.mark.usefixtures("_more_metrics")
+def test_a_deadline_ends_the_run_with_errors_for_what_was_not_scored() -> None:
+    """deadline: a pool stuck past it is stopped; the stuck shard's items say why."""
+    started = time.monotonic()
+    result = itemscore.score(
+        plain_items(40),
+        [{"name": "hangs_test", "on": "i3"}],
+        executor="process",
+        workers=2,
+        deadline=2,
+    )
+    assert time.monotonic() - started < 60
+    reasons = {s.reason for s in (i.scores["hangs_test"] for i in result.items) if s.reason}
+    assert any(r.startswith("the run's deadline of 2 s passed") for r in reasons), reasons
+    assert result.items[3].scores["hangs_test"].status is Status.ERROR
+    assert result.measurements["default.hangs_test"].n >= 30
+
+
+@pytest.mark.usefixtures("_more_metrics")
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_a_metric_calling_sys_exit_stops_the_run_and_says_which(
+    executor: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """SystemExit passes through (the contract), after a message naming metric and item."""
+    workers = 2 if executor == "process" else None
+    with pytest.raises(SystemExit) as info:
+        itemscore.score(
+            plain_items(20),
+            [{"name": "exits_test", "on": "i4"}],
+            executor=executor,
+            workers=workers,
+        )
+    assert info.value.code == 3
+    err = capfd.readouterr().err
+    assert "metric 'exits_test' called sys.exit(3) while scoring item 'i4'" in err
+
+
+@pytest.mark.usefixtures("_more_metrics")
+def test_a_deadline_holds_on_the_serial_executor_too() -> None:
+    """Serially the deadline stops the stuck item, and the items after it are errors too."""
+    started = time.monotonic()
+    result = itemscore.score(plain_items(10), [{"name": "hangs_test", "on": "i2"}], deadline=1)
+    assert time.monotonic() - started < 30
+    states = [i.scores["hangs_test"].status for i in result.items]
+    assert states[:2] == [Status.OK, Status.OK]
+    assert set(states[2:]) == {Status.ERROR}
+    assert result.items[2].scores["hangs_test"].reason == (
+        "DeadlinePassed: the run's deadline passed while this item was scored"
+    )

@@ -100,12 +100,8 @@ def run_tasks(
                 else:
                     while queue and len(running) < window:
                         submit(queue.pop())
-            left = remaining()
-            if left == 0.0:
-                _expire(engine, running, queue, alone, tasks, deadline, on_done)
-                return
             done, _ = concurrent.futures.wait(
-                running, timeout=left, return_when=concurrent.futures.FIRST_COMPLETED
+                running, timeout=remaining(), return_when=concurrent.futures.FIRST_COMPLETED
             )
             broken = False
             together = len(running) > 1 and engine.renewable
@@ -113,7 +109,9 @@ def run_tasks(
                 index = running.pop(future)
                 try:
                     result = future.result()
-                except (KeyboardInterrupt, SystemExit, ItemscoreError):
+                except SystemExit as exc:  # a metric's exit, maybe from a worker: its code kept
+                    raise SystemExit(exc.args[0] if exc.args else exc.code) from None
+                except (KeyboardInterrupt, ItemscoreError):
                     raise
                 except BrokenExecutor as exc:
                     broken = True
@@ -133,6 +131,9 @@ def run_tasks(
             elif not alone:
                 while queue and len(running) < window:
                     submit(queue.pop())
+            if remaining() == 0.0 and (running or queue or alone):
+                _expire(engine, running, queue, alone, tasks, deadline, on_done)
+                return
     except BaseException:
         for future in running:
             future.cancel()
@@ -149,8 +150,12 @@ def _expire(
     on_done: Callable[[int, Any], None],
 ) -> None:
     """The deadline passed: stop the workers the run started, every task not done is lost."""
-    for future in running:
-        future.cancel()
+    for future, index in list(running.items()):
+        if future.done() and not future.cancelled() and future.exception() is None:
+            on_done(index, future.result())  # finished just in time
+            del running[future]
+        else:
+            future.cancel()
     stop = getattr(engine.executor, "kill_workers", None)  # Python 3.14's ProcessPoolExecutor
     processes = getattr(engine.executor, "_processes", None)
     if engine.renewable:

@@ -118,6 +118,7 @@ def score_list(
     if not labels:
         return {}
     token = uuid.uuid4().hex
+    deadline = None if settings.deadline is None else time.time() + settings.deadline
     bounds = _bounds(len(items), engine)
     parts: list[dict[str, pa.StructArray] | None] = [None] * len(bounds)
     inline = not engine.parallel
@@ -128,7 +129,15 @@ def score_list(
     tasks = [
         Task(
             score_items_task,
-            (the_plan, settings, items[start:stop], token, keep_extras, tick if inline else None),
+            (
+                the_plan,
+                settings,
+                items[start:stop],
+                token,
+                keep_extras,
+                tick if inline else None,
+                deadline,
+            ),
             where(start, stop),
         )
         for start, stop in bounds

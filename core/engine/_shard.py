@@ -27,6 +27,7 @@ import operator
 import signal
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NO_ANSWER_KEY",
+    "DeadlinePassed",
     "Guard",
     "ItemTimeout",
     "Tick",
@@ -67,6 +69,10 @@ class ItemTimeout(Exception):
     """A metric's call on one item (or one batch) ran out of its time."""
 
 
+class DeadlinePassed(ItemTimeout):
+    """The run's deadline passed while (or before) a metric scored an item."""
+
+
 def _no_tick(count: int) -> None:
     """Progress nobody listens to."""
 
@@ -83,20 +89,32 @@ class Guard:
     Args:
         label: The metric's label (error scores carry it).
         limit: Seconds a call may take (``None``: no limit).
+        deadline: When the run must end (``time.time()``); no call runs past it.
     """
 
-    __slots__ = ("_timer", "label", "limit")
+    __slots__ = ("_timer", "deadline", "label", "limit")
 
-    def __init__(self, label: str, limit: float | None = None) -> None:
+    def __init__(
+        self, label: str, limit: float | None = None, deadline: float | None = None
+    ) -> None:
         self.label = label
         self.limit = limit
-        self._timer = _timer_for(limit)
+        self.deadline = deadline
+        self._timer = _timer_for(limit if deadline is None else 0.0)
 
     def __call__(self, fn: Callable[..., Any], *args: Any, limit: float | None = None) -> Any:
         try:
             if self._timer is None:
                 return fn(*args)
-            with self._timer.within(self.limit if limit is None else limit):
+            seconds = self.limit if limit is None else limit
+            if self.deadline is not None:
+                left = self.deadline - time.time()
+                if left <= 0:
+                    raise DeadlinePassed("the run's deadline passed before this item was scored")
+                if seconds is None or left < seconds:
+                    with self._timer.within(left, DeadlinePassed):
+                        return fn(*args)
+            with self._timer.within(seconds):
                 return fn(*args)
         except Exception as exc:  # noqa: BLE001 - isolation: the item records the error
             return error_score(self.label, exc)
@@ -132,11 +150,15 @@ class _Timer:
     def installed(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
-    def within(self, seconds: float | None) -> contextlib.AbstractContextManager[None]:
+    def within(
+        self, seconds: float | None, expired: type[ItemTimeout] = ItemTimeout
+    ) -> contextlib.AbstractContextManager[None]:
         raise NotImplementedError
 
 
-def _timed_out(seconds: float) -> ItemTimeout:
+def _timed_out(seconds: float, expired: type[ItemTimeout] = ItemTimeout) -> ItemTimeout:
+    if expired is DeadlinePassed:
+        return DeadlinePassed("the run's deadline passed while this item was scored")
     return ItemTimeout(f"timed out after {seconds:g} s (item_timeout)")
 
 
@@ -145,11 +167,12 @@ class _AlarmTimer(_Timer):
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        self.expired: type[ItemTimeout] = ItemTimeout
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
         def on_alarm(signum: int, frame: Any) -> None:
-            raise _timed_out(self.seconds)
+            raise _timed_out(self.seconds, self.expired)
 
         previous = signal.signal(signal.SIGALRM, on_alarm)
         try:
@@ -159,11 +182,13 @@ class _AlarmTimer(_Timer):
             signal.signal(signal.SIGALRM, previous)
 
     @contextlib.contextmanager
-    def within(self, seconds: float | None) -> Iterator[None]:
+    def within(
+        self, seconds: float | None, expired: type[ItemTimeout] = ItemTimeout
+    ) -> Iterator[None]:
         if seconds is None:
             yield
             return
-        self.seconds = seconds
+        self.seconds, self.expired = seconds, expired
         signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
             yield
@@ -175,7 +200,9 @@ class _ThreadTimer(_Timer):
     """A time limit outside the main thread: the exception is raised into the calling thread."""
 
     @contextlib.contextmanager
-    def within(self, seconds: float | None) -> Iterator[None]:
+    def within(
+        self, seconds: float | None, expired: type[ItemTimeout] = ItemTimeout
+    ) -> Iterator[None]:
         if seconds is None:
             yield
             return
@@ -193,7 +220,7 @@ class _ThreadTimer(_Timer):
         try:
             yield
         except ItemTimeout:
-            raise _timed_out(seconds) from None
+            raise _timed_out(seconds, expired) from None
         finally:
             done.set()
             watcher.join()
@@ -233,6 +260,7 @@ def score_shard(
     settings: RunSettings,
     tick: Tick | None = None,
     memo: dict[str, Any] | None = None,
+    deadline: float | None = None,
 ) -> dict[str, ScoreColumn]:
     """Score ``items`` with every item-level metric of ``plan``, each item isolated.
 
@@ -245,6 +273,8 @@ def score_shard(
         tick: Called as items are scored (progress).
         memo: What lives across the shards of one run in this process (the metrics' caches,
             :attr:`MetricContext.memo`); ``None``: nothing outlives the shard.
+        deadline: When the run must end (``time.time()``): items not scored by then are
+            errors.
 
     Returns:
         One column per label, aligned with ``items``.
@@ -266,7 +296,7 @@ def score_shard(
             ci_method=settings.ci_method, seed=settings.seed, concurrency=settings.concurrency,
             shared_normalizers=shared, memo=memo,
         )  # fmt: skip
-        out[pm.label] = score_metric(pm, items, ctx, tick, settings.item_timeout)
+        out[pm.label] = score_metric(pm, items, ctx, tick, settings.item_timeout, deadline)
     return out
 
 
@@ -298,12 +328,13 @@ def score_metric(
     ctx: MetricContext,
     tick: Tick,
     limit: float | None = None,
+    deadline: float | None = None,
 ) -> ScoreColumn:
     """One metric's column for ``items``: skips for missing inputs, the rest scored."""
     metric, label = pm.metric, pm.label
     skipped = _missing_inputs(items, metric.required_inputs)
     todo = [item for i, item in enumerate(items) if i not in skipped] if skipped else items
-    guard = Guard(label, limit)
+    guard = Guard(label, limit, deadline)
     if not todo:
         part = ScoreColumn(label, b"", [])
     elif inspect.iscoroutinefunction(metric.score_item):

@@ -56,6 +56,7 @@ def score_items_task(
     token: str,
     keep_extras: Collection[str] | None = None,
     tick: Tick | None = None,
+    deadline: float | None = None,
 ) -> dict[str, pa.StructArray] | ShardFailed:
     """Score a shard of items with every item-level metric of ``plan``.
 
@@ -66,12 +67,13 @@ def score_items_task(
         token: The run's token (the metrics' caches live under it in this process).
         keep_extras: Labels whose ``extra`` texts are sent back; ``None``: every label's.
         tick: Progress, for a task run in the caller's process.
+        deadline: When the run must end (``time.time()``).
 
     Returns:
         One Arrow score column per label, or :class:`ShardFailed`.
     """
     try:
-        columns = score_shard(plan, items, settings, tick, _memo_of(token))
+        columns = score_shard(plan, items, settings, tick, _memo_of(token), deadline)
         out: dict[str, pa.StructArray] = {}
         for label, column in columns.items():
             array = to_arrow(column)
