@@ -37,6 +37,11 @@ EXPECTED = [["Paris"], ["8", "eight"], ["William Shakespeare", "Shakespeare"], [
 ROLES = ("id", "model", "input", "output", "expected", "group")
 
 
+def records_of(path: Any, **options: Any) -> list[dict[str, Any]]:
+    """The reader's records, as a list (the reader yields them as it reads)."""
+    return list(read_inspect(path, **options))
+
+
 def roles(record: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(record[k] for k in ROLES)
 
@@ -52,7 +57,7 @@ def to_item(record: dict[str, Any]) -> ItemResult:
 @BOTH
 def test_short_answers_become_items_field_by_field(suffix: str) -> None:
     """Sample id, the log's model, the input, the scorer's answer, the target, the task."""
-    records = read_inspect(QA_A.with_suffix(suffix))
+    records = records_of(QA_A.with_suffix(suffix))
     model, task = "scripted/scripted-a", "capitals_qa"
     assert [roles(r) for r in records] == [
         ("q1", model, QUESTIONS[0], "Paris", EXPECTED[0], task),
@@ -75,13 +80,13 @@ def test_short_answers_become_items_field_by_field(suffix: str) -> None:
 def test_eval_and_json_logs_give_the_same_items() -> None:
     """The two formats of one run hold the same samples, read alike."""
     for log in (QA_A, QA_B, MC_A):
-        assert read_inspect(log.with_suffix(".eval")) == read_inspect(log.with_suffix(".json"))
+        assert records_of(log.with_suffix(".eval")) == records_of(log.with_suffix(".json"))
 
 
 @BOTH
 def test_errors_and_missing_answers(suffix: str) -> None:
     """A sample that ended in an error is a failed request; no answer falls back to the text."""
-    records = read_inspect(QA_B.with_suffix(suffix))
+    records = records_of(QA_B.with_suffix(suffix))
     model, task = "scripted/scripted-b", "capitals_qa"
     assert [roles(r) for r in records] == [
         ("q1", model, QUESTIONS[0], "paris", EXPECTED[0], task),
@@ -98,17 +103,17 @@ def test_errors_and_missing_answers(suffix: str) -> None:
 @BOTH
 def test_output_completion_keeps_the_text_as_written(suffix: str) -> None:
     """output="completion" gives the completion; the scorer's answer stays in metadata."""
-    records = read_inspect(QA_A.with_suffix(suffix), output="completion")
+    records = records_of(QA_A.with_suffix(suffix), output="completion")
     assert records[0]["output"] == "The capital of France is Paris.\nANSWER: Paris"
     assert records[0]["answer"] == "Paris"
-    failed = read_inspect(QA_B.with_suffix(suffix), output="completion")[3]
+    failed = records_of(QA_B.with_suffix(suffix), output="completion")[3]
     assert failed["output"] is None  # still a failed request
 
 
 @BOTH
 def test_multiple_choice_letters_become_choice_texts(suffix: str) -> None:
     """choice() answers and targets are letters; items hold the choices' texts."""
-    records = read_inspect(MC_A.with_suffix(suffix))
+    records = records_of(MC_A.with_suffix(suffix))
     model, task = "scripted/scripted-a", "science_mc"
     assert [roles(r) for r in records] == [
         ("m1", model, "Which planet is largest?", "Jupiter", ["Jupiter"], task),
@@ -123,7 +128,7 @@ def test_multiple_choice_letters_become_choice_texts(suffix: str) -> None:
 def test_exact_match_agrees_with_inspects_own_scores() -> None:
     """itemscore's exact_match is ok exactly where inspect's scorer said C."""
     for log in (QA_A, QA_B, MC_A):
-        records = read_inspect(log.with_suffix(".eval"))
+        records = records_of(log.with_suffix(".eval"))
         result = itemscore.score([to_item(r) for r in records], ["exact_match"], suite_id="i")
         for record, item in zip(records, result.items):
             status = item.scores["exact_match"].status
@@ -135,15 +140,15 @@ def test_exact_match_agrees_with_inspects_own_scores() -> None:
 
 def test_scorer_can_be_named() -> None:
     """scorer= picks a scorer by name; an unknown one is a ConfigError with did-you-mean."""
-    assert read_inspect(MC_A.with_suffix(".json"), scorer="choice")[0]["output"] == "Jupiter"
+    assert records_of(MC_A.with_suffix(".json"), scorer="choice")[0]["output"] == "Jupiter"
     with pytest.raises(ConfigError, match=r"no scorer 'choices'.*'choice'.*Did you mean"):
-        read_inspect(MC_A.with_suffix(".json"), scorer="choices")
+        records_of(MC_A.with_suffix(".json"), scorer="choices")
 
 
 def test_unknown_output_option() -> None:
     """output= takes answer or completion."""
     with pytest.raises(ConfigError, match=r"`output` \('text'\) must be one of"):
-        read_inspect(QA_A.with_suffix(".json"), output="text")  # type: ignore[arg-type]
+        records_of(QA_A.with_suffix(".json"), output="text")  # type: ignore[arg-type]
 
 
 # -- the .eval archive ---------------------------------------------------------------------
@@ -164,8 +169,8 @@ def test_missing_zstandard_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> N
     """Without zstandard, reading a .eval log says which extra to install."""
     monkeypatch.setitem(sys.modules, "zstandard", None)
     with pytest.raises(ConfigError, match=r"pip install 'itemscore\[inspect\]'"):
-        read_inspect(QA_A.with_suffix(".eval"))
-    assert read_inspect(QA_A.with_suffix(".json"))[0]["output"] == "Paris"  # JSON needs none
+        records_of(QA_A.with_suffix(".eval"))
+    assert records_of(QA_A.with_suffix(".json"))[0]["output"] == "Paris"  # JSON needs none
 
 
 def test_damaged_member_is_an_input_error(tmp_path: Path) -> None:
@@ -178,7 +183,7 @@ def test_damaged_member_is_an_input_error(tmp_path: Path) -> None:
     path = tmp_path / "damaged.eval"
     path.write_bytes(bytes(data))
     with pytest.raises(InputError, match=r"damaged.eval: member samples/q1_epoch_1.json"):
-        read_inspect(path)
+        records_of(path)
 
 
 def test_archive_without_header_is_not_a_log(tmp_path: Path) -> None:
@@ -187,7 +192,7 @@ def test_archive_without_header_is_not_a_log(tmp_path: Path) -> None:
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("readme.txt", "hello")
     with pytest.raises(InputError, match=r"no header\.json"):
-        read_inspect(path)
+        records_of(path)
 
 
 # -- malformed JSON logs -------------------------------------------------------------------
@@ -198,7 +203,7 @@ def test_bad_json_names_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "log.json"
     path.write_text(QA_A.with_suffix(".json").read_text()[:500])
     with pytest.raises(InputError, match=rf"^{path}:\d+:\d+: not valid JSON"):
-        read_inspect(path)
+        records_of(path)
 
 
 def test_a_json_list_is_not_a_log(tmp_path: Path) -> None:
@@ -206,7 +211,7 @@ def test_a_json_list_is_not_a_log(tmp_path: Path) -> None:
     path = tmp_path / "rows.json"
     path.write_text('[{"id": 1}]')
     with pytest.raises(InputError, match="holds one object"):
-        read_inspect(path)
+        records_of(path)
 
 
 def test_log_without_samples_says_how_to_get_them(tmp_path: Path) -> None:
@@ -216,7 +221,7 @@ def test_log_without_samples_says_how_to_get_them(tmp_path: Path) -> None:
     path = tmp_path / "header-only.json"
     path.write_text(json.dumps(log))
     with pytest.raises(InputError, match=r"no samples.*--no-log-samples"):
-        read_inspect(path)
+        records_of(path)
 
 
 def test_object_without_eval_is_not_a_log(tmp_path: Path) -> None:
@@ -224,7 +229,7 @@ def test_object_without_eval_is_not_a_log(tmp_path: Path) -> None:
     path = tmp_path / "x.json"
     path.write_text('{"samples": []}')
     with pytest.raises(InputError, match="no 'eval' object"):
-        read_inspect(path)
+        records_of(path)
 
 
 def test_bad_sample_names_the_sample(tmp_path: Path) -> None:
@@ -234,7 +239,7 @@ def test_bad_sample_names_the_sample(tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(log))
     with pytest.raises(InputError, match=r"bad.json: sample 2 \(id 'q2'\): 'target' must be"):
-        read_inspect(path)
+        records_of(path)
 
 
 def test_several_epochs_number_the_ids(tmp_path: Path) -> None:
@@ -245,7 +250,7 @@ def test_several_epochs_number_the_ids(tmp_path: Path) -> None:
     log["eval"]["config"]["epochs"] = 2
     path = tmp_path / "epochs.json"
     path.write_text(json.dumps(log))
-    ids = [r["id"] for r in read_inspect(path)]
+    ids = [r["id"] for r in records_of(path)]
     assert ids == ["q1#1", "q2#1", "q3#1", "q4#1", "q1#2", "q2#2", "q3#2", "q4#2"]
 
 
@@ -324,7 +329,7 @@ def test_hostile_text_is_read_as_it_is_or_named(strings: list[str]) -> None:
         path = Path(folder) / "log.json"
         path.write_text(json.dumps(log), encoding="utf-8")
         try:
-            records = read_inspect(path)
+            records = records_of(path)
         except InputError as exc:
             message = str(exc)
         else:
@@ -391,7 +396,7 @@ def test_malformed_samples_are_named(tmp_path: Path, change: Any, message: str) 
     path = tmp_path / "log.json"
     path.write_text(json.dumps(log))
     with pytest.raises(InputError, match=rf"^{path}: .*{message}"):
-        read_inspect(path)
+        records_of(path)
 
 
 def test_chat_input_gives_the_user_messages_text(tmp_path: Path) -> None:
@@ -405,7 +410,7 @@ def test_chat_input_gives_the_user_messages_text(tmp_path: Path) -> None:
     ]
     path = tmp_path / "chat.json"
     path.write_text(json.dumps(log))
-    assert read_inspect(path)[0]["input"] == "Which planet is largest?\n\nSay it again."
+    assert records_of(path)[0]["input"] == "Which planet is largest?\n\nSay it again."
 
 
 def _repack(
@@ -426,14 +431,14 @@ def test_deflate_members_are_read_too(tmp_path: Path) -> None:
     """An archive whose members use zipfile's own methods reads the same."""
     path = tmp_path / "deflate.eval"
     _repack(MC_A.with_suffix(".eval"), path)
-    assert read_inspect(path) == read_inspect(MC_A.with_suffix(".eval"))
+    assert records_of(path) == records_of(MC_A.with_suffix(".eval"))
 
 
 def test_unfinished_run_is_read_from_its_journal(tmp_path: Path) -> None:
     """A .eval log without header.json (a run still going) is read from _journal/start.json."""
     path = tmp_path / "running.eval"
     _repack(MC_A.with_suffix(".eval"), path, drop="header.json")
-    assert [r["output"] for r in read_inspect(path)] == ["Jupiter", "Oxygen", "42"]
+    assert [r["output"] for r in records_of(path)] == ["Jupiter", "Oxygen", "42"]
 
 
 @pytest.mark.parametrize(
@@ -450,7 +455,7 @@ def test_bad_members_are_named(tmp_path: Path, member: str, data: bytes, message
     path = tmp_path / "bad.eval"
     _repack(MC_A.with_suffix(".eval"), path, replace={member: data})
     with pytest.raises(InputError, match=rf"^{path}: {message}"):
-        read_inspect(path)
+        records_of(path)
 
 
 def test_deep_nesting_is_an_input_error(tmp_path: Path) -> None:
@@ -458,4 +463,4 @@ def test_deep_nesting_is_an_input_error(tmp_path: Path) -> None:
     path = tmp_path / "deep.json"
     path.write_text('{"a": ' + "[" * 100_000)
     with pytest.raises(InputError, match=r"deep.json"):
-        read_inspect(path)
+        records_of(path)
