@@ -7,6 +7,7 @@ The logs under tests/data/harness/inspect/ come from `inspect_ai.eval` on script
 from __future__ import annotations
 
 import json
+import re
 import sys
 import tempfile
 import zipfile
@@ -79,23 +80,34 @@ def test_short_answers_become_items_field_by_field(suffix: str) -> None:
 
 def test_eval_and_json_logs_give_the_same_items() -> None:
     """The two formats of one run hold the same samples, read alike."""
+    timing = ("total_time", "working_time")  # the two formats come from two runs
     for log in (QA_A, QA_B, MC_A):
-        assert records_of(log.with_suffix(".eval")) == records_of(log.with_suffix(".json"))
+        eval_log, json_log = (
+            records_of(log.with_suffix(".eval")),
+            records_of(log.with_suffix(".json")),
+        )
+        drop = [{k: v for k, v in r.items() if k not in timing} for r in eval_log]
+        assert drop == [{k: v for k, v in r.items() if k not in timing} for r in json_log]
 
 
 @BOTH
 def test_errors_and_missing_answers(suffix: str) -> None:
-    """A sample that ended in an error is a failed request; no answer falls back to the text."""
+    """A sample that ended in an error is a failed request; pattern() finding nothing is ''."""
     records = records_of(QA_B.with_suffix(suffix))
     model, task = "scripted/scripted-b", "capitals_qa"
     assert [roles(r) for r in records] == [
         ("q1", model, QUESTIONS[0], "paris", EXPECTED[0], task),
-        ("q2", model, QUESTIONS[1], "I think it is six.", EXPECTED[1], task),
+        ("q2", model, QUESTIONS[1], "", EXPECTED[1], task),
         ("q3", model, QUESTIONS[2], "Shakespeare", EXPECTED[2], task),
         ("q4", model, QUESTIONS[3], None, EXPECTED[3], task),
     ]
     assert records[1]["answer"] is None  # pattern() found no "ANSWER:" line
-    assert records[3]["error"] == "RuntimeError('scripted failure on q4')"
+    assert records[1]["no_answer"] == (
+        "inspect's pattern() found no answer in the completion (invalid_response_format)"
+    )
+    assert records[1]["completion"] == "I think it is six."
+    assert records[3]["sample_error"] == "RuntimeError('scripted failure on q4')"
+    assert "error" not in records[3]  # a failed request, not an unreadable sample
     assert records[3]["score"] is None
     assert [r["score"] for r in records[:3]] == ["C", "I", "C"]
 
@@ -111,14 +123,14 @@ def test_output_completion_keeps_the_text_as_written(suffix: str) -> None:
 
 
 @BOTH
-def test_multiple_choice_letters_become_choice_texts(suffix: str) -> None:
-    """choice() answers and targets are letters; items hold the choices' texts."""
+def test_multiple_choice_compares_letters_as_choice_does(suffix: str) -> None:
+    """choice() grades letters: output and expected are the letters; the texts are metadata."""
     records = records_of(MC_A.with_suffix(suffix))
     model, task = "scripted/scripted-a", "science_mc"
     assert [roles(r) for r in records] == [
-        ("m1", model, "Which planet is largest?", "Jupiter", ["Jupiter"], task),
-        ("m2", model, "Which gas do plants take in?", "Oxygen", ["Carbon dioxide"], task),
-        ("m3", model, "What is 7 x 6?", "42", ["42"], task),
+        ("m1", model, "Which planet is largest?", "B", ["B"], task),
+        ("m2", model, "Which gas do plants take in?", "A", ["C"], task),
+        ("m3", model, "What is 7 x 6?", "A", ["A"], task),
     ]
     assert [(r["answer"], r["target"]) for r in records] == [("B", "B"), ("A", "C"), ("A", "A")]
     assert records[2]["completion"] == "Let me think.\n\nANSWER: A"
@@ -140,7 +152,7 @@ def test_exact_match_agrees_with_inspects_own_scores() -> None:
 
 def test_scorer_can_be_named() -> None:
     """scorer= picks a scorer by name; an unknown one is a ConfigError with did-you-mean."""
-    assert records_of(MC_A.with_suffix(".json"), scorer="choice")[0]["output"] == "Jupiter"
+    assert records_of(MC_A.with_suffix(".json"), scorer="choice")[0]["output"] == "B"
     with pytest.raises(ConfigError, match=r"no scorer 'choices'.*'choice'.*Did you mean"):
         records_of(MC_A.with_suffix(".json"), scorer="choices")
 
@@ -182,8 +194,14 @@ def test_damaged_member_is_an_input_error(tmp_path: Path) -> None:
     data[start + 10 : start + 40] = bytes(30)
     path = tmp_path / "damaged.eval"
     path.write_bytes(bytes(data))
-    with pytest.raises(InputError, match=r"damaged.eval: member samples/q1_epoch_1.json"):
-        records_of(path)
+    records = records_of(path)
+    assert re.match(
+        rf"^{re.escape(str(path))}: task 'capitals_qa': member samples/q1_epoch_1.json: member "
+        r"samples/q1_epoch_1.json (cannot be read|is damaged)",
+        records[0]["error"],
+    ), records[0]["error"]
+    assert [r["id"] for r in records] == ["member samples/q1_epoch_1.json", "q2", "q3", "q4"]
+    assert all("error" not in r for r in records[1:])
 
 
 def test_archive_without_header_is_not_a_log(tmp_path: Path) -> None:
@@ -199,10 +217,10 @@ def test_archive_without_header_is_not_a_log(tmp_path: Path) -> None:
 
 
 def test_bad_json_names_line_and_column(tmp_path: Path) -> None:
-    """A truncated JSON log is an InputError at FILE:LINE:COLUMN."""
+    """A truncated JSON log is an InputError at FILE:LINE:COLUMN naming the value cut."""
     path = tmp_path / "log.json"
     path.write_text(QA_A.with_suffix(".json").read_text()[:500])
-    with pytest.raises(InputError, match=rf"^{path}:\d+:\d+: not valid JSON"):
+    with pytest.raises(InputError, match=rf"^{path}:\d+:\d+: not valid JSON of 'eval'"):
         records_of(path)
 
 
@@ -232,14 +250,18 @@ def test_object_without_eval_is_not_a_log(tmp_path: Path) -> None:
         records_of(path)
 
 
-def test_bad_sample_names_the_sample(tmp_path: Path) -> None:
-    """A sample with a target of the wrong type is named by position and id."""
+def test_bad_sample_is_that_items_error(tmp_path: Path) -> None:
+    """A sample with a target of the wrong type is an error record naming file, task, sample."""
     log = json.loads(QA_A.with_suffix(".json").read_text())
     log["samples"][1]["target"] = {"text": "eight"}
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(log))
-    with pytest.raises(InputError, match=r"bad.json: sample 2 \(id 'q2'\): 'target' must be"):
-        records_of(path)
+    records = records_of(path)
+    assert records[1]["id"] == "q2"
+    assert records[1]["error"].startswith(
+        f"{path}: task 'capitals_qa': sample 2 (id 'q2'): 'target' must be"
+    )
+    assert [r["output"] for r in records] == ["Paris", None, "Christopher Marlowe", "Au"]
 
 
 def test_several_epochs_number_the_ids(tmp_path: Path) -> None:
@@ -271,12 +293,12 @@ def test_read_items_with_format_inspect(suffix: str) -> None:
     items = itemscore.read_items(QA_B.with_suffix(suffix), format="inspect")
     assert [(i.id, i.model, i.output, i.expected, i.group) for i in items] == [
         ("q1", "scripted/scripted-b", "paris", ("Paris",), "capitals_qa"),
-        ("q2", "scripted/scripted-b", "I think it is six.", ("8", "eight"), "capitals_qa"),
+        ("q2", "scripted/scripted-b", "", ("8", "eight"), "capitals_qa"),
         ("q3", "scripted/scripted-b", "Shakespeare", tuple(EXPECTED[2]), "capitals_qa"),
         ("q4", "scripted/scripted-b", None, ("Au",), "capitals_qa"),
     ]
     assert items[0].metadata["subject"] == "geography"
-    assert items[3].metadata["error"] == "RuntimeError('scripted failure on q4')"
+    assert items[3].metadata["sample_error"] == "RuntimeError('scripted failure on q4')"
 
 
 def test_eval_extension_means_inspect() -> None:
@@ -328,15 +350,12 @@ def test_hostile_text_is_read_as_it_is_or_named(strings: list[str]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "log.json"
         path.write_text(json.dumps(log), encoding="utf-8")
-        try:
-            records = records_of(path)
-        except InputError as exc:
-            message = str(exc)
-        else:
-            message = ""
-    if message:
-        assert message.startswith(f"{path}: sample 1"), message
+        records = records_of(path)
+    if "error" in records[0]:
+        message = records[0]["error"]
+        assert message.startswith(f"{path}: task 'science_mc': sample 1"), message
         assert "\ud800" in "".join(strings), message  # only a lone surrogate is refused
+        assert "\ud800" not in json.dumps(records[0], ensure_ascii=False)
         return
     assert records[0]["id"] == ident
     assert records[0]["answer"] == answer
@@ -376,9 +395,18 @@ def _samples(value: Any) -> Any:
     return change
 
 
+def test_samples_that_are_not_a_list_are_refused(tmp_path: Path) -> None:
+    """'samples' holding an object is not an inspect_ai log: the file is refused."""
+    log = _log()
+    log["samples"] = {"a": 1}
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log))
+    with pytest.raises(InputError, match=rf"^{path}: 'samples' must be a list"):
+        records_of(path)
+
+
 MALFORMED = [
-    ("samples-object", _samples({"a": 1}), r"'samples' must be a list"),
-    ("sample-number", _samples([5]), r"sample 1 is not an object"),
+    ("sample-number", _samples([5]), r"sample 1 \(id None\): the sample is not a JSON object"),
     ("choices-text", _sample(choices="ABC"), r"sample 1 \(id 'm1'\): 'choices' must be a list"),
     ("output-text", _sample(output="B"), r"sample 1 \(id 'm1'\): 'output' must be an object"),
     ("completion-number", _sample(output={"completion": 5}), r"'output.completion' must be"),
@@ -390,13 +418,16 @@ MALFORMED = [
     ("change", "message"), [(c, m) for _, c, m in MALFORMED], ids=[i for i, _, _ in MALFORMED]
 )
 def test_malformed_samples_are_named(tmp_path: Path, change: Any, message: str) -> None:
-    """A real log with one field broken is an InputError naming the file and sample."""
+    """A real log with one sample broken: that sample's error names file, task and sample."""
     log = _log()
     change(log)
     path = tmp_path / "log.json"
     path.write_text(json.dumps(log))
-    with pytest.raises(InputError, match=rf"^{path}: .*{message}"):
-        records_of(path)
+    records = records_of(path)
+    assert re.match(
+        rf"^{re.escape(str(path))}: task 'science_mc': .*{message}", records[0]["error"]
+    )
+    assert records[0]["output"] is None
 
 
 def test_chat_input_gives_the_user_messages_text(tmp_path: Path) -> None:
@@ -417,10 +448,14 @@ def _repack(
     source: Path, target: Path, drop: str = "", replace: dict[str, bytes] | None = None
 ) -> None:
     """Rewrite a real .eval log with deflate members, dropping or replacing some."""
-    from itemscore.inputs.inspect_log import _zstd_member
+    from itemscore.inputs._zip_member import read_member
 
+    bounds = {"max_bytes": 1 << 30, "max_ratio": 1 << 20, "ratio_floor": 0}
     with zipfile.ZipFile(source) as archive, source.open("rb") as raw:
-        members = {i.filename: _zstd_member(raw, i, str(source)) for i in archive.infolist()}
+        members = {
+            i.filename: read_member(archive, raw, i, str(source), **bounds)
+            for i in archive.infolist()
+        }
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
         for name, data in members.items():
             if name != drop:
@@ -438,23 +473,35 @@ def test_unfinished_run_is_read_from_its_journal(tmp_path: Path) -> None:
     """A .eval log without header.json (a run still going) is read from _journal/start.json."""
     path = tmp_path / "running.eval"
     _repack(MC_A.with_suffix(".eval"), path, drop="header.json")
-    assert [r["output"] for r in records_of(path)] == ["Jupiter", "Oxygen", "42"]
+    assert [r["output"] for r in records_of(path)] == ["B", "A", "A"]
 
 
 @pytest.mark.parametrize(
     ("member", "data", "message"),
     [
-        ("header.json", b"[]", r"member header.json must hold a JSON object"),
-        ("samples/m2_epoch_1.json", b"[]", r"member samples/m2_epoch_1.json must hold"),
+        ("samples/m2_epoch_1.json", b"[]", r"the sample is not a JSON object"),
         ("samples/m2_epoch_1.json", b"{", r"member samples/m2_epoch_1.json:1:2: not valid JSON"),
     ],
-    ids=["header-list", "sample-list", "sample-broken"],
+    ids=["sample-list", "sample-broken"],
 )
-def test_bad_members_are_named(tmp_path: Path, member: str, data: bytes, message: str) -> None:
-    """A member that is not what inspect_ai writes is named."""
+def test_bad_sample_members_are_that_items_error(
+    tmp_path: Path, member: str, data: bytes, message: str
+) -> None:
+    """A sample member that is not what inspect_ai writes is its item's error, named."""
     path = tmp_path / "bad.eval"
     _repack(MC_A.with_suffix(".eval"), path, replace={member: data})
-    with pytest.raises(InputError, match=rf"^{path}: {message}"):
+    records = records_of(path)
+    at = f"{path}: task 'science_mc': member {member}: "
+    assert records[1]["error"].startswith(at), records[1]["error"]
+    assert re.search(message, records[1]["error"])
+    assert [r["output"] for r in records] == ["B", None, "A"]
+
+
+def test_a_header_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
+    """header.json holding a list is not an inspect_ai log: the file is refused."""
+    path = tmp_path / "bad.eval"
+    _repack(MC_A.with_suffix(".eval"), path, replace={"header.json": b"[]"})
+    with pytest.raises(InputError, match=rf"^{path}: member header.json must hold a JSON object"):
         records_of(path)
 
 

@@ -258,8 +258,11 @@ def test_target_index_out_of_range_is_that_documents_error(tmp_path: Path) -> No
     copy.write_text("\n".join(lines) + "\n")
     records = records_of(copy)
     assert len(records) == 3
-    assert re.search(r":2: task 'science_mc': the target index 7 is out of range", records[1]["error"])
-    assert "error" not in records[0] and "error" not in records[2]
+    assert re.search(
+        r":2: task 'science_mc': the target index 7 is out of range", records[1]["error"]
+    )
+    assert "error" not in records[0]
+    assert "error" not in records[2]
 
 
 def test_loglikelihood_tasks_have_no_text_to_score(tmp_path: Path) -> None:

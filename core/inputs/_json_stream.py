@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from .._exceptions import InputError
+from ._source import line_column
 
 __all__ = ["ELEMENT", "iter_object"]
 
@@ -44,6 +45,8 @@ class _Buffer:
         self.pos = 0
         self.eof = False
         self.first = True
+        #: Line and column (1-based) of the first character of ``text``.
+        self.line, self.column = 1, 1
 
     def more(self, at_least: int = _PIECE) -> bool:
         """Read on; ``False`` at the end of the file."""
@@ -59,6 +62,7 @@ class _Buffer:
             raise InputError.at(self.name, None, None, "the file is not valid UTF-8.") from None
         if not data:
             self.eof = True
+        self.line, self.column = line_column(self.text, self.pos, self.line, self.column)
         self.text = self.text[self.pos :] + chunk
         self.pos = 0
         return True
@@ -73,14 +77,17 @@ class _Buffer:
             if not self.more():
                 return ""
 
+    def error(self, offset: int, message: str) -> InputError:
+        """An error at ``offset`` of ``text``, named by its line and column in the file."""
+        line, column = line_column(self.text, offset, self.line, self.column)
+        return InputError.at(self.name, line, column, message)
+
     def expect(self, chars: str, where: str) -> str:
         found = self.peek()
         if not found or found not in chars:
             shown = repr(found) if found else "the end of the file"
             wanted = " or ".join(repr(c) for c in chars)
-            raise InputError.at(
-                self.name, None, None, f"not valid JSON: {wanted} expected {where}, found {shown}."
-            )
+            raise self.error(self.pos, f"not valid JSON: {wanted} expected {where}, found {shown}.")
         self.pos += 1
         return found
 
@@ -93,9 +100,7 @@ class _Buffer:
                 value, end = _DECODER.raw_decode(self.text, self.pos)
             except json.JSONDecodeError as exc:
                 if self.eof:
-                    raise InputError.at(
-                        self.name, None, None, f"not valid JSON {where} ({exc.msg})."
-                    ) from None
+                    raise self.error(exc.pos, f"not valid JSON {where} ({exc.msg}).") from None
                 if len(self.text) - self.pos > self.max_chars:
                     raise self._too_large(where) from None
                 self.more(want)

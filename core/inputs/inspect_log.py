@@ -280,6 +280,8 @@ class _JsonLog(_Log):
                     if not self.samples_first:
                         break
                     continue
+                if key == "samples" and value is not None:
+                    raise InputError.at(name, None, None, "'samples' must be a list of samples.")
                 header[key] = value
         self.header = _check_header(header, name, "the log")
 

@@ -245,6 +245,7 @@ def _lines(raw: IO[bytes], name: str, task: str, max_bytes: int) -> Iterator[tup
             raise InputError.at(name, lineno, None, "the file is not valid UTF-8.") from None
         if first:
             line = line.removeprefix("\ufeff")
+        line = line.rstrip("\r\n")
         if not line.strip():
             continue
         try:

@@ -175,7 +175,13 @@ def make_inspect_logs(out: Path) -> None:
 #: Multiple-choice questions with several right letters (all required), and choices that
 #: differ only in case: (id, question, choices, target letters, scripted answer).
 LETTERS = [
-    ("x1", "Which are citrus fruits?", ["Lemon", "Apple", "Lime", "Pear"], ["A", "C"], "ANSWER: A, C"),
+    (
+        "x1",
+        "Which are citrus fruits?",
+        ["Lemon", "Apple", "Lime", "Pear"],
+        ["A", "C"],
+        "ANSWER: A, C",
+    ),
     ("x2", "Which are mammals?", ["Whale", "Shark", "Bat", "Trout"], ["A", "C"], "ANSWER: A"),
     ("x3", "Which are prime numbers?", ["4", "3", "9", "7"], ["B", "D"], "ANSWER: B,D"),
     # "may" and "May" differ only in case: inspect grades the letter, so A is wrong.
@@ -252,14 +258,14 @@ def make_more_inspect_logs(out: Path) -> None:
 
     def answer(messages: Any, tools: Any, tool_choice: Any, config: Any) -> Any:
         prompt = messages[-1].text
-        for i, q, _, _, text in LETTERS:
+        for _, q, _, _, text in LETTERS:
             if q in prompt:
                 return ModelOutput.from_content(model="mockllm", content=text)
         for i, q, _, texts in CONTAINS:
             if q in prompt:
                 calls[i] = calls.get(i, 0) + 1
                 return ModelOutput.from_content(model="mockllm", content=texts[calls[i] - 1])
-        for i, q, _, text in LIMITED:
+        for _, q, _, text in LIMITED:
             if q in prompt:
                 return ModelOutput.from_content(model="mockllm", content=text)
         raise AssertionError(f"no scripted answer for {prompt!r}")
@@ -595,11 +601,15 @@ def make_more_lm_eval_logs(out: Path) -> None:
     (tasks / "fruit_group.yaml").write_text(GROUP_TASK)
     with (tasks / "colours.jsonl").open("w") as f:
         for kid, question, choices, label, _ in COLOURS:
-            f.write(json.dumps({"id": kid, "question": question, "choices": choices, "label": label}))
+            f.write(
+                json.dumps({"id": kid, "question": question, "choices": choices, "label": label})
+            )
             f.write("\n")
     with (tasks / "fruit.jsonl").open("w") as f:
         for fid, question, choices, label, _ in FRUIT:
-            f.write(json.dumps({"id": fid, "question": question, "choices": choices, "label": label}))
+            f.write(
+                json.dumps({"id": fid, "question": question, "choices": choices, "label": label})
+            )
             f.write("\n")
     with (tasks / "strict.jsonl").open("w") as f:
         for sid, question, answer, _ in STRICT:
