@@ -511,3 +511,292 @@ def test_deep_nesting_is_an_input_error(tmp_path: Path) -> None:
     path.write_text('{"a": ' + "[" * 100_000)
     with pytest.raises(InputError, match=r"deep.json"):
         records_of(path)
+
+
+# -- the cases inspect scores its own way (logs in inspect-cases/) ---------------------------
+
+CASES = LOGS.parent / "inspect-cases"
+
+
+def _header_accuracy(path: Path, scorer: str) -> float:
+    from itemscore.inputs._zip_member import read_member
+
+    with zipfile.ZipFile(path) as archive, path.open("rb") as raw:
+        info = archive.getinfo("header.json")
+        header = json.loads(read_member(archive, raw, info, str(path), **BOUNDS))
+    (found,) = [s for s in header["results"]["scores"] if s["name"] == scorer]
+    value: float = found["metrics"]["accuracy"]["value"]
+    return value
+
+
+BOUNDS = {"max_bytes": 1 << 30, "max_ratio": 1 << 20, "ratio_floor": 0}
+
+
+def test_several_right_letters_stay_one_required_answer() -> None:
+    """multiple_correct targets ['A', 'C'] are one answer, all letters required, as choice()."""
+    records = records_of(CASES / "letters_mc_scripted-a.eval")
+    assert [(r["id"], r["output"], r["expected"]) for r in records] == [
+        ("x1", "A, C", ["A, C"]),
+        ("x2", "A", ["A, C"]),  # one right letter of two is wrong
+        ("x3", "B, D", ["B, D"]),
+        ("x4", "A", ["B"]),
+        ("x5", "", ["A, C"]),
+    ]
+    assert records[0]["target"] == ["A", "C"]
+    assert records[0]["choices"] == ["Lemon", "Apple", "Lime", "Pear"]
+
+
+def test_choices_that_differ_in_case_are_told_apart_by_letter() -> None:
+    """Picking 'may' where 'May' is right is wrong, as inspect says, though the texts match."""
+    (x4,) = [r for r in records_of(CASES / "letters_mc_scripted-a.eval") if r["id"] == "x4"]
+    assert x4["choices"][:2] == ["may", "May"]
+    assert (x4["output"], x4["expected"], x4["score"]) == ("A", ["B"], "I")
+
+
+def test_exact_match_gives_inspects_accuracy_on_letters() -> None:
+    """exact_match over letters gives choice()'s own accuracy from the log's header (0.4)."""
+    path = CASES / "letters_mc_scripted-a.eval"
+    result = itemscore.score(itemscore.read_items(path), ["exact_match"], suite_id="mc")
+    value = result.measurements["mc.exact_match"].value
+    assert value == pytest.approx(_header_accuracy(path, "choice"))
+    assert value == pytest.approx(0.4)
+
+
+def test_a_choice_with_no_letter_is_a_fail_with_its_reason() -> None:
+    """choice() found no 'ANSWER: X' line: the output is '' and no_answer says why."""
+    (x5,) = [r for r in records_of(CASES / "letters_mc_scripted-a.eval") if r["id"] == "x5"]
+    assert x5["output"] == ""
+    assert x5["no_answer"] == (
+        "inspect's choice() found no answer in the completion (invalid_response_format)"
+    )
+    assert x5["completion"] == "I am not sure."
+
+
+def test_includes_and_match_score_the_completion() -> None:
+    """Their 'answer' is only a case-folded or stripped copy: the completion is the output."""
+    for scorer in ("includes", "match"):
+        records = records_of(CASES / "contains_qa_scripted-a.eval", scorer=scorer)
+        assert records[0]["output"] == "I am fairly sure it is Rome."
+        assert records[0]["answer"] in ("i am fairly sure it is rome.", records[0]["output"])
+
+
+def test_epochs_are_attempts() -> None:
+    """Two epochs: each sample twice, with its epoch as the attempt."""
+    records = records_of(CASES / "contains_qa_scripted-a.eval")
+    assert [(r["id"].partition("#")[0], r["attempt"]) for r in records] == [
+        ("c1", 1), ("c2", 1), ("c3", 1), ("c4", 1), ("c1", 2), ("c2", 2), ("c3", 2), ("c4", 2),
+    ]  # fmt: skip
+    assert [r["output"] for r in records][4:6] == ["Rome", "42"]
+    items = itemscore.read_items(CASES / "contains_qa_scripted-a.eval")
+    assert len({(i.id, i.metadata.get("attempt", getattr(i, "attempt", None))) for i in items}) == 8
+
+
+def test_sample_metadata_named_like_a_role_is_kept() -> None:
+    """Sample metadata keys 'group' and 'model' are kept as sample.group, sample.model."""
+    (item, *_) = itemscore.read_items(CASES / "contains_qa_scripted-a.eval")
+    assert (item.group, item.model) == ("contains_qa", "scripted/scripted-a")
+    assert item.metadata["sample.group"] == "g0"
+    assert item.metadata["sample.model"] == "from-metadata"
+    assert item.metadata["n"] == 0
+    by_subject = itemscore.read_items(
+        CASES / "contains_qa_scripted-a.eval", columns={"group": "sample.group"}
+    )
+    assert [i.group for i in by_subject][:2] == ["g0", "g1"]
+
+
+def test_token_usage_is_kept_per_sample() -> None:
+    """model_usage becomes input_tokens, output_tokens, total_tokens (summed over models)."""
+    path = CASES / "limited_qa_scripted-a.eval"
+    records = records_of(path)
+    assert [(r["input_tokens"], r["output_tokens"], r["total_tokens"]) for r in records] == [
+        (2, 3, 5),
+        (5, 191, 196),
+    ]
+    assert "cost" not in records[0]  # mockllm logs no cost
+
+
+def test_a_sample_that_hit_its_token_limit_says_so() -> None:
+    """sample.limit is kept; its empty answer is a fail whose reason names the limit."""
+    records = records_of(CASES / "limited_qa_scripted-a.eval")
+    assert "limit" not in records[0]
+    limited = records[1]
+    assert limited["limit"]["type"] == "token"
+    assert limited["limit"]["limit"] == 60
+    assert limited["output"] == ""
+    assert limited["no_answer"] == "the sample hit its token limit of 60"
+
+
+def test_rules_harness_refuses_the_completion_of_an_extracting_scorer() -> None:
+    """pattern() compared its answer: rules=harness with output=completion would mislead."""
+    with pytest.raises(ConfigError, match=r"rules='harness' compares what inspect's pattern"):
+        records_of(QA_A.with_suffix(".eval"), rules="harness", output="completion")
+
+
+# -- bounds -----------------------------------------------------------------------------------
+
+
+def _bomb(path: Path, size: int, declared: int | None = None, method: str = "zstd") -> None:
+    """A .eval archive whose one sample member expands to about ``size`` bytes of JSON.
+
+    The member is compressed piece by piece, so the test itself never holds ``size`` bytes.
+    """
+    import zlib
+
+    import zstandard
+
+    header = json.loads(read_member_of(QA_A.with_suffix(".eval"), "header.json").decode())
+    head, tail = b'{"id": "q1", "epoch": 1, "input": "x", "target": "', b'"}'
+    if method == "deflate":
+        with zipfile.ZipFile(path, "w") as out:
+            out.writestr("header.json", json.dumps(header))
+            body = head + b"a" * size + tail
+            out.writestr("samples/q1_epoch_1.json", body, compress_type=zipfile.ZIP_DEFLATED)
+        return
+    compressor = zstandard.ZstdCompressor(level=1).compressobj()
+    crc = zlib.crc32(head)
+    parts = [compressor.compress(head)]
+    piece = b"a" * (16 << 20)
+    left = size
+    while left > 0:
+        chunk = piece[: min(left, len(piece))]
+        crc = zlib.crc32(chunk, crc)
+        parts.append(compressor.compress(chunk))
+        left -= len(chunk)
+    crc = zlib.crc32(tail, crc)
+    parts += [compressor.compress(tail), compressor.flush()]
+    total = len(head) + size + len(tail)
+    path.write_bytes(
+        zip_with_member(header, b"".join(parts), total if declared is None else declared, crc)
+    )
+
+
+def read_member_of(path: Path, member: str) -> bytes:
+    from itemscore.inputs._zip_member import read_member
+
+    with zipfile.ZipFile(path) as archive, path.open("rb") as raw:
+        return read_member(archive, raw, archive.getinfo(member), str(path), **BOUNDS)
+
+
+def zip_with_member(header: dict[str, Any], compressed: bytes, declared: int, crc: int) -> bytes:
+    """A zip of header.json (stored) and one zstd member, written by hand (APPNOTE 4.3)."""
+    import struct
+    import zlib
+
+    entries = [
+        (b"header.json", json.dumps(header).encode(), 0, None, None),
+        (b"samples/q1_epoch_1.json", compressed, 93, declared, crc),
+    ]
+    out = bytearray()
+    central = bytearray()
+    for name, data, method, size, crc in entries:
+        offset = len(out)
+        real_crc = zlib.crc32(data) if crc is None else crc
+        real_size = len(data) if size is None else size
+        local = struct.pack(
+            "<IHHHHHIIIHH", 0x04034B50, 63, 0, method, 0, 0, real_crc, len(data), real_size,
+            len(name), 0,
+        )  # fmt: skip
+        out += local + name + data
+        central += struct.pack(
+            "<IHHHHHHIIIHHHHHII", 0x02014B50, 63, 63, 0, method, 0, 0, real_crc, len(data),
+            real_size, len(name), 0, 0, 0, 0, 0, offset,
+        ) + name  # fmt: skip
+    end = struct.pack(
+        "<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(central), len(out), 0
+    )
+    return bytes(out + central + end)
+
+
+BOMB_SCRIPT = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (__LIMIT__, __LIMIT__))
+import itemscore
+try:
+    itemscore.read_items(sys.argv[1], format="inspect", **__OPTIONS__)
+except itemscore.InputError as exc:
+    print("InputError:", exc)
+    sys.exit(2)
+except MemoryError:
+    print("MemoryError")
+    sys.exit(3)
+print("read")
+"""
+
+
+def _run_bounded(path: Path, options: dict[str, Any], limit: int) -> Any:
+    import subprocess
+
+    script = BOMB_SCRIPT.replace("__LIMIT__", str(limit)).replace("__OPTIONS__", repr(options))
+    return subprocess.run(
+        [sys.executable, "-c", script, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS is enforced on Linux")
+def test_a_zstd_bomb_stops_at_the_bound_under_a_memory_limit(tmp_path: Path) -> None:
+    """A 2 GiB member (a few KB compressed) in 1 GiB of address space: exit 2, not a crash."""
+    path = tmp_path / "bomb.eval"
+    _bomb(path, 2 << 30)
+    assert path.stat().st_size < 1 << 20
+    done = _run_bounded(path, {}, 1 << 30)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{path}: member samples/q1_epoch_1.json declares" in done.stdout
+    assert "max_sample_bytes" in done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS is enforced on Linux")
+def test_a_bomb_that_lies_about_its_size_stops_at_the_declared_size(tmp_path: Path) -> None:
+    """Declared 100 bytes, 2 GiB inside: reading stops one piece past the declared size."""
+    path = tmp_path / "liar.eval"
+    _bomb(path, 2 << 30, declared=100)
+    done = _run_bounded(path, {}, 1 << 30)
+    assert done.returncode == 0, done.stdout + done.stderr  # that one sample is an error item
+    assert "read" in done.stdout
+    records = records_of(path)
+    assert "expands past the 100 bytes it declares" in records[0]["error"]
+
+
+def test_a_low_bound_refuses_a_small_bomb_by_size_and_by_ratio(tmp_path: Path) -> None:
+    """max_sample_bytes and max_ratio are reader options; both name the option to raise."""
+    path = tmp_path / "small.eval"
+    _bomb(path, 4 << 20)  # 4 MiB of one letter: thousands of times its compressed size
+    with pytest.raises(InputError, match=r"declares \d+ bytes, more than the bound of 1000000"):
+        records_of(path, max_sample_bytes="1000000")
+    with pytest.raises(InputError, match=r"more than 1000 times its compressed size"):
+        records_of(path)
+    assert len(records_of(path, max_ratio=10**6)[0]["target"]) == 4 << 20
+
+
+def test_deflate_members_are_bounded_too(tmp_path: Path) -> None:
+    """A deflate member past the bound is refused before it is decompressed."""
+    path = tmp_path / "deflate-bomb.eval"
+    _bomb(path, 4 << 20, method="deflate")
+    with pytest.raises(InputError, match=r"times its compressed size.*max_ratio"):
+        records_of(path)
+    with pytest.raises(InputError, match=r"bound of 1024 bytes per sample"):
+        records_of(path, max_sample_bytes=1024, max_ratio=10**6)
+
+
+def test_a_bad_bound_is_a_config_error() -> None:
+    """A bound that is not a whole number of at least 1 names the option and its default."""
+    with pytest.raises(ConfigError, match=r"`max_sample_bytes` \('many'\) must be a whole"):
+        records_of(QA_A.with_suffix(".eval"), max_sample_bytes="many")
+    with pytest.raises(ConfigError, match=r"`max_ratio` \(0\) must be a whole number"):
+        records_of(QA_A.with_suffix(".eval"), max_ratio=0)
+
+
+def test_a_json_sample_past_the_bound_is_refused(tmp_path: Path) -> None:
+    """In a .json log, one sample longer than max_sample_bytes is named, not read whole."""
+    log = json.loads(QA_A.with_suffix(".json").read_text())
+    log["samples"][2]["target"] = "x" * 300_000
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(log))
+    with pytest.raises(InputError, match=r"samples element 3 is longer than the bound of 200000"):
+        records_of(path, max_sample_bytes=200_000)
+    assert len(records_of(path)[2]["target"]) == 300_000

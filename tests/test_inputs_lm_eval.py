@@ -482,3 +482,148 @@ def test_deep_nesting_is_an_input_error(tmp_path: Path) -> None:
     assert detect_format(path) == "jsonl"
     with pytest.raises(InputError, match=r"deep.jsonl:1: "):
         records_of(path)
+
+
+# -- the cases lm-eval scores its own way (logs in lm-eval-cases/) ---------------------------
+
+CASES = Path(__file__).parent / "data" / "harness" / "lm-eval-cases" / "results" / "scripted-a"
+
+
+def case(task: str) -> Path:
+    return next(CASES.glob(f"samples_{task}_*.jsonl"))
+
+
+def test_doc_to_choice_generation_expects_the_indexed_choice() -> None:
+    """generate_until with doc_to_choice: the target index names the choice text compared."""
+    records = records_of(case("colours_choice_gen"))
+    assert [(r["output"], r["expected"], r["target"]) for r in records] == [
+        ("green", ["green"], "0"),
+        ("White", ["white"], "1"),
+        ("black", ["black"], "0"),
+        ("orange", ["yellow"], "1"),
+    ]
+    assert [r["exact_match"] for r in records] == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_an_out_of_range_target_is_one_error_and_the_rest_is_read() -> None:
+    """fruit_mc's f3 has label 7 of 2 choices: lm-eval warned and scored on; so does itemscore."""
+    records = records_of(case("fruit_mc"))
+    assert len(records) == 6
+    (bad,) = [r for r in records if "error" in r]
+    assert bad["id"] == "2"
+    assert re.fullmatch(
+        rf"{re.escape(str(case('fruit_mc')))}:3: task 'fruit_mc': the target index 7 is out of "
+        r"range: the document has 2 choices \(lm-eval warned and scored it 0\)\.",
+        bad["error"],
+    )
+    assert (bad["output"], bad["group"], bad["model"]) == (None, "fruit_mc", "scripted-a")
+    items = itemscore.read_items(case("fruit_mc"), format="lm-eval")
+    assert [i.id for i in items] == ["0", "1", "2", "3", "4", "5"]
+    assert items[2].metadata["error"] == bad["error"]
+    harness = records_of(case("fruit_mc"), rules="harness")[2]
+    assert (harness["output"], harness["expected"]) == ("0", ["7"])  # no choice is right
+
+
+def test_case_different_choices_are_told_apart_by_index() -> None:
+    """Picking 'apple' where 'Apple' is right is wrong, as lm-eval's acc says."""
+    first = records_of(case("fruit_mc"))[0]
+    assert first["choices"] == ["apple", "Apple", "banana"]
+    assert (first["output"], first["expected"], first["answer"], first["acc"]) == (
+        "0",
+        ["1"],
+        "apple",
+        0.0,
+    )
+
+
+def test_the_task_group_is_kept() -> None:
+    """A task run inside a group names it (results file's group_subtasks)."""
+    assert {r["task_group"] for r in records_of(case("fruit_mc"))} == {"fruit_group"}
+    assert "task_group" not in records_of(case("strict_gen"))[0]
+
+
+def test_repeats_are_attempts_of_the_completion() -> None:
+    """repeats: 3: output=completion gives each response as an attempt; the answer is one."""
+    attempts = records_of(case("repeat_gen"), output="completion")
+    assert [(r["id"].partition("#")[0], r["attempt"], r["output"]) for r in attempts[:3]] == [
+        ("0", 1, "ANSWER: 3,000"),
+        ("0", 2, "ANSWER: 3000"),
+        ("0", 3, "ANSWER: 30"),
+    ]
+    assert len(attempts) == 12
+    voted = records_of(case("repeat_gen"))
+    assert [r["output"] for r in voted] == ["3,000", "6", "seine!", "dog"]
+    assert voted[0]["completions"] == ["ANSWER: 3,000", "ANSWER: 3000", "ANSWER: 30"]
+    assert "attempt" not in voted[0]
+
+
+def test_task_metric_options_travel_in_the_harness_rule() -> None:
+    """regexes_to_ignore, ignore_case, ignore_punctuation of the task's exact_match are kept."""
+    rule = records_of(case("strict_gen"), rules="harness")[0]["harness_rule"]
+    assert rule == {
+        "harness": "lm-eval",
+        "scorer": "exact_match",
+        "kind": "exact_match",
+        "ignore_case": True,
+        "ignore_punctuation": True,
+        "regexes_to_ignore": [",", "\\$", "(?s).*ANSWER: "],
+    }
+    assert "harness_rule" not in records_of(case("strict_gen"))[0]
+    with pytest.raises(ConfigError, match=r"rules='harness' compares what lm-eval compared"):
+        records_of(case("strict_gen"), rules="harness", output="completion")
+
+
+def test_pick_and_rules_are_checked() -> None:
+    """pick= and rules= take only their values, with did-you-mean."""
+    with pytest.raises(ConfigError, match=r"`pick` \('acc_nrom'\) must be one of .*Did you mean"):
+        records_of(MC_A, pick="acc_nrom")
+    with pytest.raises(ConfigError, match=r"`rules` \('harnes'\) must be one of"):
+        records_of(MC_A, rules="harnes")
+
+
+# -- bounds -----------------------------------------------------------------------------------
+
+
+def test_a_target_too_long_to_parse_is_exit_2_at_its_line(tmp_path: Path) -> None:
+    """100k unary minus in a list target: an InputError naming file and line, not MemoryError."""
+    lines = GEN_A.read_text().splitlines()
+    row = json.loads(lines[2])
+    row["target"] = "[" + "-" * 100_000 + "1]"
+    lines[2] = json.dumps(row)
+    (copy,) = copy_run(tmp_path, GEN_A)
+    copy.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=rf"^{re.escape(str(copy))}:3: task 'capitals_gen': "):
+        records_of(copy)
+    with pytest.raises(InputError, match=r"more than the 65536 itemscore parses"):
+        records_of(copy)
+
+
+def test_a_short_target_the_parser_chokes_on_is_kept_as_text(tmp_path: Path) -> None:
+    """Nesting the parser refuses (MemoryError inside it) leaves the target as its text."""
+    lines = GEN_A.read_text().splitlines()
+    row = json.loads(lines[0])
+    row["target"] = "[" + "-" * 10_000 + "1]"
+    lines[0] = json.dumps(row)
+    (copy,) = copy_run(tmp_path, GEN_A)
+    copy.write_text("\n".join(lines) + "\n")
+    assert records_of(copy)[0]["expected"] == [row["target"]]
+
+
+def test_a_line_past_the_bound_is_refused_at_its_line(tmp_path: Path) -> None:
+    """A line longer than max_sample_bytes is named (file, line), never read whole."""
+    lines = GEN_A.read_text().splitlines()
+    (copy,) = copy_run(tmp_path, GEN_A)
+    copy.write_text("\n".join([lines[0], "x" * 5000, *lines[1:]]) + "\n")
+    with pytest.raises(InputError, match=rf"^{re.escape(str(copy))}:2: .*longer than the bound"):
+        records_of(copy, max_sample_bytes=4096)
+
+
+def test_a_samples_file_is_read_as_it_is_iterated(tmp_path: Path) -> None:
+    """The reader yields each record before reading the next line (a broken tail comes later)."""
+    lines = GEN_A.read_text().splitlines()
+    (copy,) = copy_run(tmp_path, GEN_A)
+    copy.write_text("\n".join([*lines, "{broken"]) + "\n")
+    records = read_lm_eval(copy)
+    assert next(records)["id"] == "0"
+    with pytest.raises(InputError, match=rf":{len(lines) + 1}:2: not valid JSON"):
+        list(records)

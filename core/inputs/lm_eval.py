@@ -17,7 +17,7 @@ has the reasons):
   ``output="completion"`` the response as generated (``resps``). The other one is kept in
   metadata (``answer``, ``completion``). ``expected`` is the ``target``: lm-eval writes a list of
   valid answers as the text of a Python list (``"['8', 'eight']"``) and reads it back with
-  ``ast.literal_eval``, as does this reader (on at most 1 MiB of text). A task with
+  ``ast.literal_eval``, as does this reader (on at most 64 KiB of text). A task with
   ``doc_to_choice`` compares the response to the choice the target indexes: ``expected`` is
   that choice's text. With ``repeats`` and ``output="completion"``, each of the document's
   responses is an attempt (``attempt`` 1, 2, ...); the filtered answer is one per document.
@@ -26,7 +26,8 @@ has the reasons):
   default) or per character for ``acc_norm`` (``pick="acc_norm"``); ``expected`` is the index
   of the right choice (or of each, for a list target). Metadata: ``choices`` (the texts),
   ``answer`` (the picked text), ``pick_acc``/``pick_acc_norm``, ``loglikelihoods``, ``target``.
-- Metadata also: ``task``, ``filter``, ``doc_id``, ``doc`` (the data set row) and lm-eval's
+- Metadata also: ``task``, ``filter``, ``doc_id``, ``doc`` (the data set row), ``target`` (as
+  lm-eval wrote it), ``completions`` (with repeats) and lm-eval's
   per-document metric values (``exact_match``, ``acc``, ``acc_norm``...).
 - ``rules="harness"`` adds ``harness_rule``: how lm-eval compared, with the task's metric
   options (see :mod:`itemscore.integrations.harness_rules`).
@@ -195,6 +196,10 @@ class _BadDocument(Exception):
     """A document that cannot be read as lm-eval writes it (its record is an error)."""
 
 
+class _TooLong(Exception):
+    """A target text longer than the parser is given: the file's problem (exit 2)."""
+
+
 def _records(
     raw: IO[bytes], context: _Context, filter: str | None, max_bytes: int
 ) -> Iterator[dict[str, Any]]:
@@ -307,6 +312,8 @@ def _document(row: Any, lineno: int, context: _Context) -> Iterator[dict[str, An
         if isinstance(metrics, list):
             base.update({m: row[m] for m in metrics if isinstance(m, str) and m in row})
         yield from _read(row, base, where, context)
+    except _TooLong as exc:
+        raise where.error(str(exc)) from None
     except _BadDocument as exc:
         ident = base.get("id")
         if ident is None:
@@ -359,7 +366,12 @@ def _generated(
         raise _BadDocument(f"'resps' must hold the generated texts, found {_show(resps)}.")
     target = row["target"]
     expected = [_indexed_choice(row, target)] if context.doc_to_choice else _targets(target)
-    record = base | {"answer": answer, "completion": completions[0], "expected": expected}
+    record = base | {
+        "answer": answer,
+        "completion": completions[0],
+        "expected": expected,
+        "target": target,
+    }
     if context.rules == "harness":
         record["harness_rule"] = _exact_rule(row, context)
     if len(completions) > 1:
@@ -550,9 +562,11 @@ def _show(value: Any) -> str:
 def _literal(text: str) -> Any:
     """A Python literal from lm-eval's text of a list, bounded before the parser sees it."""
     if len(text) > LITERAL_CHARS:
-        raise _BadDocument(
-            f"'target' is a text of {len(text)} characters, more than the {LITERAL_CHARS} "
-            "itemscore parses as a Python list; lm-eval writes list targets far shorter."
+        raise _TooLong(
+            f"'target' is a text of {len(text)} characters in brackets, more than the "
+            f"{LITERAL_CHARS} itemscore parses as a Python list (parsing it could exhaust "
+            "memory); lm-eval writes list targets far shorter. Check the file, or shorten the "
+            "target."
         )
     try:
         return ast.literal_eval(text)
