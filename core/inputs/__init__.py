@@ -100,6 +100,7 @@ _FORMATS = (
     InputFormat("parquet", (".parquet", ".pq"), "parquet:read"),
     InputFormat("lm-eval", (), "lm_eval:read_lm_eval", records=True),
     InputFormat("inspect", (".eval",), "inspect_log:read_inspect", records=True),
+    InputFormat("eee", (), "eee:read_eee", records=True),
 )
 
 #: Every input format, by name.

@@ -70,6 +70,7 @@ BUILTIN: tuple[ReportFormat, ...] = (
     ReportFormat("tex", "table.tex", "table_tex"),
     ReportFormat("xlsx", "results.xlsx", "results_xlsx"),
     ReportFormat("html", "report.html", "report_html"),
+    ReportFormat("eee", "eee", "eee"),
 )
 
 #: The built-in report formats: name -> file name.
