@@ -9,6 +9,9 @@ virtual environment outside the repository, when a harness changes its log forma
     /tmp/harness-venv/bin/pip install inspect_ai lm_eval
     /tmp/harness-venv/bin/python tests/data/harness/make_logs.py   # sets HF_*_OFFLINE=1
 
+Give folder names to write only those: ``inspect``, ``lm-eval``, ``inspect-cases``,
+``lm-eval-cases`` (the last two hold the cases each harness scores its own way).
+
 Both harnesses run offline: the data sets are written here, next to the logs, and the models are
 scripted (inspect_ai's built-in ``mockllm`` with outputs chosen per question; an lm-eval ``LM``
 subclass registered below). The versions used are recorded in README.md beside this file.
