@@ -800,3 +800,45 @@ def test_a_json_sample_past_the_bound_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"samples element 3 is longer than the bound of 200000"):
         records_of(path, max_sample_bytes=200_000)
     assert len(records_of(path)[2]["target"]) == 300_000
+
+
+def test_samples_before_the_header_are_read_after_it(tmp_path: Path) -> None:
+    """A JSON log whose samples come before 'eval' (not inspect's order) reads the same."""
+    log = json.loads(QA_A.with_suffix(".json").read_text())
+    reordered = {"samples": log.pop("samples"), **log}
+    path = tmp_path / "reordered.json"
+    path.write_text(json.dumps(reordered))
+    assert records_of(path) == records_of(QA_A.with_suffix(".json"))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss is in KiB on Linux")
+def test_a_large_json_log_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """40 MB of samples in one JSON log: reading them grows the peak by far less than that."""
+    import subprocess
+
+    log = json.loads(QA_A.with_suffix(".json").read_text())
+    sample = log["samples"][0]
+    log["samples"] = [sample | {"id": f"s{n}", "target": "x" * 4000} for n in range(10_000)]
+    path = tmp_path / "large.json"
+    path.write_text(json.dumps(log))
+    del log
+    script = (
+        "import resource, sys\n"
+        "from itemscore.inputs.inspect_log import read_inspect\n"
+        "records = read_inspect(sys.argv[1])\n"
+        "first = next(records)\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "count = 1 + sum(1 for _ in records)\n"
+        "print(count, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    count, grown_kib = map(int, done.stdout.split())
+    assert count == 10_000
+    assert path.stat().st_size > 40_000_000
+    assert grown_kib < 20_000  # json.load of the whole log grows it by about 400 MB

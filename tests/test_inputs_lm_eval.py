@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -216,7 +218,7 @@ def test_bad_json_names_file_line_and_column(tmp_path: Path) -> None:
     lines[2] = lines[2][:40]
     path = tmp_path / GEN_A.name
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(InputError, match=rf"^{path}:3:\d+: not valid JSON"):
+    with pytest.raises(InputError, match=rf"^{path}:3:\d+: task .capitals_gen.: not valid JSON"):
         records_of(path)
 
 
@@ -625,5 +627,54 @@ def test_a_samples_file_is_read_as_it_is_iterated(tmp_path: Path) -> None:
     copy.write_text("\n".join([*lines, "{broken"]) + "\n")
     records = read_lm_eval(copy)
     assert next(records)["id"] == "0"
-    with pytest.raises(InputError, match=rf":{len(lines) + 1}:2: not valid JSON"):
+    with pytest.raises(
+        InputError, match=rf":{len(lines) + 1}:2: task .capitals_gen.: not valid JSON"
+    ):
         list(records)
+
+
+def test_a_lone_surrogate_after_the_first_line_is_that_documents_error(tmp_path: Path) -> None:
+    """A text no report can write is one item's error; the other documents are read."""
+    lines = GEN_A.read_text().splitlines()
+    (copy,) = copy_run(tmp_path, GEN_A)
+    lines[2] = lines[2].replace('"target": "', '"target": "\\ud800', 1)
+    copy.write_text("\n".join(lines) + "\n")
+    records = records_of(copy)
+    assert len(records) == 4
+    assert re.match(
+        rf"{re.escape(str(copy))}:3: task 'capitals_gen': the text .* holds a lone surrogate",
+        records[2]["error"],
+    )
+    assert records[2]["id"] == "line 3"  # nothing of it is read: not even its doc_id
+    assert "\ud800" not in json.dumps(records, ensure_ascii=False)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss is in KiB on Linux")
+def test_a_large_samples_file_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """60 MB of samples: reading every record grows the peak by far less than the file."""
+    lines = [json.loads(line) for line in GEN_A.read_text().splitlines()]
+    row = next(r for r in lines if r["filter"] == "strict-match")
+    path = tmp_path / GEN_A.name
+    with path.open("w") as out:
+        for n in range(12_000):
+            out.write(json.dumps(row | {"doc_id": n, "resps": [["x" * 5000]]}) + "\n")
+    script = (
+        "import resource, sys\n"
+        "from itemscore.inputs.lm_eval import read_lm_eval\n"
+        "records = read_lm_eval(sys.argv[1])\n"
+        "first = next(records)\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "count = 1 + sum(1 for _ in records)\n"
+        "print(count, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    count, grown_kib = map(int, done.stdout.split())
+    assert count == 12_000
+    assert path.stat().st_size > 60_000_000
+    assert grown_kib < 20_000  # the whole file read at once grew it by about 300 MB

@@ -21,7 +21,6 @@ record with an ``error`` key naming file and line; the others are read on.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -31,6 +30,7 @@ from .._exceptions import InputError
 from ..reports.eee import sample_hash
 from ._convert import ROLES
 from ._limits import MAX_SAMPLE_BYTES, check_limits
+from ._lines import json_lines
 from ._source import find_lone_surrogate, show
 
 __all__ = ["read_eee"]
@@ -96,37 +96,8 @@ def _records(
 
 
 def _lines(raw: IO[bytes], name: str, max_bytes: int) -> Iterator[tuple[int, dict[str, Any]]]:
-    lineno = 0
-    while True:
-        data = raw.readline(max_bytes + 1)
-        if not data:
-            return
-        lineno += 1
-        if len(data) > max_bytes and not data.endswith(b"\n"):
-            raise InputError.at(
-                name,
-                lineno,
-                None,
-                f"the line is longer than the bound of {max_bytes} bytes (read option "
-                "max_sample_bytes).",
-            )
-        try:
-            text = data.decode("utf-8").removeprefix("\ufeff").rstrip("\r\n")
-        except UnicodeDecodeError:
-            raise InputError.at(name, lineno, None, "the file is not valid UTF-8.") from None
-        if not text.strip():
-            continue
-        try:
-            line = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError.at(
-                name,
-                lineno,
-                exc.colno,
-                f"not valid JSON ({exc.msg}); an instance file holds one JSON object per line.",
-            ) from None
-        except RecursionError:
-            raise InputError.at(name, lineno, None, "the line nests too deeply to read.") from None
+    holds = "An instance file holds one JSON object per line."
+    for lineno, _, line in json_lines(raw, name, max_bytes, holds=holds):
         if not isinstance(line, dict) or (
             lineno == 1 and not {"sample_id", "evaluation_id", "input"} <= set(line)
         ):

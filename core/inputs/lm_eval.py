@@ -59,6 +59,7 @@ from typing import IO, Any, Literal
 from .._exceptions import ConfigError, InputError, did_you_mean, one_of
 from ._convert import ROLES
 from ._limits import LITERAL_CHARS, MAX_SAMPLE_BYTES, check_limits
+from ._lines import json_lines
 from ._source import find_lone_surrogate, show, surrogate_error, surrogate_offset
 
 __all__ = ["read_lm_eval"]
@@ -192,6 +193,14 @@ class _Where:
         return InputError.at(self.name, self.line, None, f"task {self.task!r}: {message}")
 
 
+class _Unreadable:
+    """A line that parsed, but holds what no report can write: its reason."""
+
+    def __init__(self, reason: str, filter: Any) -> None:
+        self.reason = reason
+        self.filter = filter
+
+
 class _BadDocument(Exception):
     """A document that cannot be read as lm-eval writes it (its record is an error)."""
 
@@ -208,7 +217,14 @@ def _records(
     kept = 0
     with raw:
         for lineno, row in _lines(raw, name, context.task, max_bytes):
-            key = str(row.get("filter")) if isinstance(row, dict) else "None"
+            if isinstance(row, dict):
+                key = str(row.get("filter"))
+            elif isinstance(row, _Unreadable):
+                key = str(row.filter)
+            else:  # no filter to tell by: the document is kept, as an error
+                kept += 1
+                yield from _document(row, lineno, context)
+                continue
             if key not in filters:
                 filters.append(key)
             if filter is None:
@@ -227,50 +243,28 @@ def _records(
 
 
 def _lines(raw: IO[bytes], name: str, task: str, max_bytes: int) -> Iterator[tuple[int, Any]]:
-    """``(line number, parsed line)`` per non-blank line; a bad document parses to a str."""
-    lineno = 0
+    """``(line number, parsed line)`` per non-blank line; the first must be a samples line."""
     first = True
-    while True:
-        data = raw.readline(max_bytes + 1)
-        if not data:
-            return
-        lineno += 1
-        if len(data) > max_bytes and not data.endswith(b"\n"):
-            raise InputError.at(
-                name,
-                lineno,
-                None,
-                f"task {task!r}: the line is longer than the bound of {max_bytes} bytes (read "
-                "option max_sample_bytes); raise it if the file is yours and its lines are this "
-                "long.",
-            )
-        try:
-            line = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError.at(name, lineno, None, "the file is not valid UTF-8.") from None
-        if first:
-            line = line.removeprefix("\ufeff")
-        line = line.rstrip("\r\n")
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError.at(
-                name,
-                lineno,
-                exc.colno,
-                f"not valid JSON ({exc.msg}). An lm-eval samples file holds one JSON object "
-                "per line.",
-            ) from None
-        except RecursionError:
-            raise InputError.at(name, lineno, None, "the line nests too deeply to read.") from None
+    holds = "An lm-eval samples file holds one JSON object per line."
+    prefix = f"task {task!r}: "
+    for lineno, line, row in json_lines(raw, name, max_bytes, holds=holds, prefix=prefix):
         found = find_lone_surrogate(row) if "\\u" in line else None
-        if found is not None:
+        if found is not None and first:
             column = surrogate_offset(line) + 1
             raise surrogate_error(
                 f"{name}:{lineno}:{column}", found, path=name, line=lineno, column=column
             )
+        if found is not None:  # no report could write it as UTF-8: this document's error
+            yield (
+                lineno,
+                _Unreadable(
+                    f"the text {show(found)} holds a lone surrogate escape (\\ud800-\\udfff "
+                    f"without its pair) at column {surrogate_offset(line) + 1}, which is not a "
+                    "character and cannot be written as UTF-8.",
+                    row.get("filter") if isinstance(row, dict) else None,
+                ),
+            )
+            continue
         if first:  # the first line says whether this is a samples file at all
             first = False
             if not isinstance(row, dict):
@@ -298,6 +292,8 @@ def _document(row: Any, lineno: int, context: _Context) -> Iterator[dict[str, An
     if context.task_group is not None:
         base["task_group"] = context.task_group
     try:
+        if isinstance(row, _Unreadable):
+            raise _BadDocument(row.reason)
         if not isinstance(row, dict):
             raise _BadDocument(f"the line is {_kind(row)}, not a JSON object.")
         missing = [key for key in _REQUIRED if key not in row]
