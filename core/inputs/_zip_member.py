@@ -12,6 +12,7 @@ checked as it grows. Python reads zstd members only from 3.14 on; before that th
 from __future__ import annotations
 
 import struct
+import sys
 import zipfile
 import zlib
 from typing import IO, Any
@@ -21,6 +22,10 @@ from .._exceptions import ConfigError, InputError
 __all__ = ["BoundError", "read_member"]
 
 _ZSTD = 93  # the zip compression method number of zstd (APPNOTE 4.4.5)
+# zipfile reads zstd from Python 3.14 on. Before, packages may patch zipfile to read it
+# (inspect_ai installs one); this module reads such members itself, the same way whatever
+# was imported.
+_NATIVE_ZSTD = sys.version_info >= (3, 14)
 _PIECE = 1 << 16
 
 
@@ -76,7 +81,7 @@ def read_member(
 
     if info.file_size > max_bytes or info.file_size > limit:
         raise too_large(info.file_size, "declares")
-    if info.compress_type == _ZSTD and not hasattr(zipfile, "ZIP_ZSTANDARD"):
+    if info.compress_type == _ZSTD and not _NATIVE_ZSTD:
         stream: Any = _zstd_stream(raw, info, name)
         check_crc = True
     else:
