@@ -598,6 +598,16 @@ def test_a_target_too_long_to_parse_is_exit_2_at_its_line(tmp_path: Path) -> Non
         records_of(copy)
     with pytest.raises(InputError, match=r"more than the 65536 itemscore parses"):
         records_of(copy)
+    from click.testing import CliRunner
+
+    from itemscore.cli import cli
+
+    args = ["score", str(copy), "--format", "lm-eval", "-m", "exact_match"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert f"{copy}:3: task 'capitals_gen': 'target' is a text of 100003 characters" in (
+        result.output
+    )
 
 
 def test_a_short_target_the_parser_chokes_on_is_kept_as_text(tmp_path: Path) -> None:

@@ -61,8 +61,15 @@ def mismatches(path: Path, metric: str, **options: Any) -> list[str]:
         status = item.scores[metric].status
         mine = None if status == "skip" else status == "ok"
         if mine != logged_verdict(item):
-            wrong.append(item.id)
+            wrong.append(ident(item))
     return wrong
+
+
+def ident(item: ItemResult) -> str:
+    """``ID#ATTEMPT`` for an attempt, whether attempt is a role or (before it was) metadata."""
+    attempt = getattr(item, "attempt", None) or item.metadata.get("attempt")
+    base = item.id.partition("#")[0] if attempt is not None else item.id
+    return base if attempt is None else f"{base}#{attempt}"
 
 
 def test_the_fixtures_cover_every_reproduced_kind() -> None:
