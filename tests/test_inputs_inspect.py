@@ -746,7 +746,7 @@ def test_a_zstd_bomb_stops_at_the_bound_under_a_memory_limit(tmp_path: Path) -> 
     assert path.stat().st_size < 1 << 20
     done = _run_bounded(path, {}, 1 << 30)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert f"{path}: member samples/q1_epoch_1.json declares" in done.stdout
+    assert f"{path}: task 'capitals_qa': member samples/q1_epoch_1.json declares" in done.stdout
     assert "max_sample_bytes" in done.stdout
 
 
@@ -798,7 +798,10 @@ def test_a_json_sample_past_the_bound_is_refused(tmp_path: Path) -> None:
     log["samples"][2]["target"] = "x" * 300_000
     path = tmp_path / "long.json"
     path.write_text(json.dumps(log))
-    with pytest.raises(InputError, match=r"samples element 3 is longer than the bound of 200000"):
+    with pytest.raises(
+        InputError,
+        match=rf"^{path}: task 'capitals_qa': .*samples element 3 is longer than the bound of 200000",
+    ):
         records_of(path, max_sample_bytes=200_000)
     assert len(records_of(path)[2]["target"]) == 300_000
 

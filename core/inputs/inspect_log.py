@@ -146,7 +146,18 @@ def _check_choice(option: str, value: object, allowed: tuple[str, ...]) -> None:
 
 def _records(log: _Log, context: _Context) -> Iterator[dict[str, Any]]:
     count = 0
-    for where, sample in log.samples():
+    samples = log.samples()
+    while True:
+        try:
+            where, sample = next(samples)
+        except StopIteration:
+            break
+        except InputError as exc:  # a bound or a broken file: name the task too
+            place = "".join(f":{n}" for n in (exc.line, exc.column) if n is not None)
+            text = str(exc).removeprefix(f"{context.name}{place}: ")
+            raise InputError.at(
+                context.name, exc.line, exc.column, f"task {context.task!r}: {text}"
+            ) from None
         count += 1
         yield context.record(where, sample)
     if count == 0:
