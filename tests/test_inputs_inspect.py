@@ -800,7 +800,7 @@ def test_a_json_sample_past_the_bound_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps(log))
     with pytest.raises(
         InputError,
-        match=rf"^{path}: task 'capitals_qa': .*samples element 3 is longer than the bound of 200000",
+        match=rf"^{path}: task 'capitals_qa': .*samples element 3 is longer than the bound",
     ):
         records_of(path, max_sample_bytes=200_000)
     assert len(records_of(path)[2]["target"]) == 300_000
