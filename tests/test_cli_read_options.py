@@ -62,7 +62,7 @@ def test_an_unknown_option_is_exit_2_naming_the_valid_ones() -> None:
     assert done.returncode == 2
     assert done.stderr.strip() == (
         "Error: --read-option: The inspect reader has no option 'scorr'; its options are "
-        "'output', 'scorer'. Did you mean 'scorer'?"
+        "'output', 'scorer', 'rules', 'max_sample_bytes', 'max_ratio'. Did you mean 'scorer'?"
     )
     assert done.stdout == ""
 
@@ -77,7 +77,8 @@ def test_an_unknown_option_in_yaml_is_named_at_its_line(tmp_path: Path) -> None:
     done = run_cli("run", config)
     assert done.returncode == 2
     assert done.stderr.startswith(f"Error: {config}:5:3: The lm-eval reader has no option")
-    assert "its options are 'output', 'filter', 'model'. Did you mean 'filter'?" in done.stderr
+    options = "'output', 'filter', 'model', 'pick', 'rules', 'max_sample_bytes'"
+    assert f"its options are {options}. Did you mean 'filter'?" in done.stderr
 
 
 def test_a_read_option_without_a_value_is_a_usage_error() -> None:

@@ -5,8 +5,8 @@ module offers either
 
 - a *rows* reader, ``read(path, name, *, chunk_size) -> RowSource``, whose rows are mappings
   from column name to value (a header when the format has one), produced chunk by chunk; or
-- a *records* reader, ``read_x(path) -> list[dict]``, whose dicts are keyed by role name
-  (harness logs); any other key goes to metadata.
+- a *records* reader, ``read_x(path) -> Iterable[dict]``, whose dicts are keyed by role name
+  (harness logs) and produced as the file is read; any other key goes to metadata.
 
 Either way the rows go through the one converter (:mod:`._convert`, whose docstring gives the
 rules), so every format treats ids, missing values, answers and metadata alike.
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +77,7 @@ class InputFormat:
     #: ``"module:function"``: a module of this package (or, with a dot, any module), imported
     #: on first use so that start-up stays light.
     reader: str
-    #: Whether the reader returns a list of dicts keyed by role (``True``) or a RowSource.
+    #: Whether the reader yields dicts keyed by role (``True``) or returns a RowSource.
     records: bool = False
 
     def load(self) -> Callable[..., Any]:
@@ -99,6 +99,7 @@ _FORMATS = (
     InputFormat("parquet", (".parquet", ".pq"), "parquet:read"),
     InputFormat("lm-eval", (), "lm_eval:read_lm_eval", records=True),
     InputFormat("inspect", (".eval",), "inspect_log:read_inspect", records=True),
+    InputFormat("eee", (), "eee:read_eee", records=True),
 )
 
 #: Every input format, by name.
@@ -188,12 +189,21 @@ def read_rows(
         source: RowSource = reader(Path(path), label, chunk_size=chunk_size, **reader_options)
         return source
     records = reader(Path(path), **reader_options)
-    numbers = range(1, len(records) + 1)
-    chunks = [
-        Rows(label, records[at : at + chunk_size], numbers[at : at + chunk_size], "record")
-        for at in range(0, len(records), chunk_size)
-    ]
-    return RowSource(label, fmt.name, None, chunks, unit="record")
+    return RowSource(label, fmt.name, None, _record_chunks(label, records, chunk_size), "record")
+
+
+def _record_chunks(label: str, records: Iterable[Any], chunk_size: int) -> Iterator[Rows]:
+    """A records reader's records, ``chunk_size`` at a time, as they are read."""
+    chunk: list[Any] = []
+    first = 1
+    for record in records:
+        chunk.append(record)
+        if len(chunk) == chunk_size:
+            yield Rows(label, chunk, range(first, first + len(chunk)), "record")
+            first += len(chunk)
+            chunk = []
+    if chunk:
+        yield Rows(label, chunk, range(first, first + len(chunk)), "record")
 
 
 def iter_items(

@@ -71,6 +71,7 @@ BUILTIN: tuple[ReportFormat, ...] = (
     ReportFormat("tex", "table.tex", "table_tex"),
     ReportFormat("xlsx", "results.xlsx", "results_xlsx"),
     ReportFormat("html", "report.html", "report_html"),
+    ReportFormat("eee", "eee", "eee"),
 )
 
 #: Formats written only when named: the items again as JSON lines (items.parquet has them).

@@ -9,6 +9,9 @@ virtual environment outside the repository, when a harness changes its log forma
     /tmp/harness-venv/bin/pip install inspect_ai lm_eval
     /tmp/harness-venv/bin/python tests/data/harness/make_logs.py   # sets HF_*_OFFLINE=1
 
+Give folder names to write only those: ``inspect``, ``lm-eval``, ``inspect-cases``,
+``lm-eval-cases`` (the last two hold the cases each harness scores its own way).
+
 Both harnesses run offline: the data sets are written here, next to the logs, and the models are
 scripted (inspect_ai's built-in ``mockllm`` with outputs chosen per question; an lm-eval ``LM``
 subclass registered below). The versions used are recorded in README.md beside this file.
@@ -172,6 +175,111 @@ def make_inspect_logs(out: Path) -> None:
     shutil.rmtree(out / "raw")
 
 
+#: Multiple-choice questions with several right letters (all required), and choices that
+#: differ only in case: (id, question, choices, target letters, scripted answer).
+LETTERS = [
+    (
+        "x1",
+        "Which are citrus fruits?",
+        ["Lemon", "Apple", "Lime", "Pear"],
+        ["A", "C"],
+        "ANSWER: A, C",
+    ),
+    ("x2", "Which are mammals?", ["Whale", "Shark", "Bat", "Trout"], ["A", "C"], "ANSWER: A"),
+    ("x3", "Which are prime numbers?", ["4", "3", "9", "7"], ["B", "D"], "ANSWER: B,D"),
+    # "may" and "May" differ only in case: inspect grades the letter, so A is wrong.
+    ("x4", "Which is the month?", ["may", "May", "might", "must"], ["B"], "ANSWER: A"),
+    ("x5", "Which are colours?", ["Red", "Run", "Blue", "Big"], ["A", "C"], "I am not sure."),
+]
+
+#: Short answers scored with includes() and match(): (id, question, target, per epoch answer).
+CONTAINS = [
+    ("c1", "Name the capital of Italy.", "Rome", ["I am fairly sure it is Rome.", "Rome"]),
+    ("c2", "What is six times seven?", "42", ["The answer is 42 or so", "42"]),
+    ("c3", "What colour is the sky?", "Blue", ["blue", "BLUE!"]),
+    ("c4", "What is the symbol for iron?", "Fe", ["fe.", "Iron is Fe, not FE"]),
+]
+
+#: A token limit that one answer exceeds: (id, question, target, answer).
+LIMITED = [
+    ("t1", "Say yes.", "yes", "yes"),
+    ("t2", "Count to twenty in words.", "one", " ".join(["one two three four five"] * 8)),
+]
+
+
+def make_more_inspect_logs(out: Path) -> None:
+    """The cases the reader must keep as inspect scored them (all written as .eval).
+
+    ``letters_mc``: multiple_choice(multiple_correct=True) with choice(); ``contains_qa``:
+    includes() and match() on free text, two epochs, sample metadata keys named ``group`` and
+    ``model``; ``limited_qa``: a token limit one sample hits.
+    """
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.model import ModelOutput, get_model
+    from inspect_ai.scorer import choice, includes, match
+    from inspect_ai.solver import generate, multiple_choice
+
+    _register_scripted_provider()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    raw = out / "raw"
+    letters = Task(
+        name="letters_mc",
+        dataset=MemoryDataset(
+            [Sample(id=i, input=q, choices=c, target=t) for i, q, c, t, _ in LETTERS]
+        ),
+        solver=multiple_choice(multiple_correct=True),
+        scorer=choice(),
+    )
+    contains = Task(
+        name="contains_qa",
+        dataset=MemoryDataset(
+            [
+                Sample(
+                    id=i,
+                    input=q,
+                    target=t,
+                    metadata={"group": f"g{n % 2}", "model": "from-metadata", "n": n},
+                )
+                for n, (i, q, t, _) in enumerate(CONTAINS)
+            ]
+        ),
+        solver=generate(),
+        scorer=[includes(), match()],
+        epochs=2,
+    )
+    limited = Task(
+        name="limited_qa",
+        dataset=MemoryDataset([Sample(id=i, input=q, target=t) for i, q, t, _ in LIMITED]),
+        solver=generate(),
+        scorer=includes(),
+        token_limit=60,
+    )
+    calls: dict[str, int] = {}
+
+    def answer(messages: Any, tools: Any, tool_choice: Any, config: Any) -> Any:
+        prompt = messages[-1].text
+        for _, q, _, _, text in LETTERS:
+            if q in prompt:
+                return ModelOutput.from_content(model="mockllm", content=text)
+        for i, q, _, texts in CONTAINS:
+            if q in prompt:
+                calls[i] = calls.get(i, 0) + 1
+                return ModelOutput.from_content(model="mockllm", content=texts[calls[i] - 1])
+        for _, q, _, text in LIMITED:
+            if q in prompt:
+                return ModelOutput.from_content(model="mockllm", content=text)
+        raise AssertionError(f"no scripted answer for {prompt!r}")
+
+    for task in (letters, contains, limited):
+        model = get_model("scripted/scripted-a", custom_outputs=answer, memoize=False)
+        (log,) = eval(task, model=model, log_dir=str(raw), display="none", fail_on_error=False)
+        _keep(log.location, out)
+    shutil.rmtree(raw)
+
+
 # -- lm-evaluation-harness ----------------------------------------------------------------------
 
 GEN_TASK = """\
@@ -223,6 +331,142 @@ metadata:
   version: 1.0
 """
 
+#: generate_until with doc_to_choice: the target is an index into the choices.
+CHOICE_GEN_TASK = """\
+task: colours_choice_gen
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: colours.jsonl
+test_split: test
+output_type: generate_until
+doc_to_text: "Question: {{question}}\\nAnswer:"
+doc_to_choice: "{{choices}}"
+doc_to_target: label
+generation_kwargs:
+  until: ["\\n\\n"]
+  do_sample: false
+metric_list:
+  - metric: exact_match
+metadata:
+  version: 1.0
+"""
+
+#: multiple_choice with choices that differ in case, an out-of-range target, and acc_norm.
+FRUIT_TASK = """\
+task: fruit_mc
+tag: fruit_tag
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: fruit.jsonl
+test_split: test
+output_type: multiple_choice
+doc_to_text: "Question: {{question}}\\nAnswer:"
+doc_to_choice: "{{choices}}"
+doc_to_target: label
+metric_list:
+  - metric: acc
+  - metric: acc_norm
+metadata:
+  version: 1.0
+"""
+
+#: exact_match with the task's own options: regexes, case and punctuation.
+STRICT_TASK = """\
+task: strict_gen
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: strict.jsonl
+test_split: test
+output_type: generate_until
+doc_to_text: "Question: {{question}}\\nAnswer:"
+doc_to_target: "{{answer}}"
+generation_kwargs:
+  until: ["\\n\\n"]
+  do_sample: false
+metric_list:
+  - metric: exact_match
+    aggregation: mean
+    higher_is_better: true
+    ignore_case: true
+    ignore_punctuation: true
+    regexes_to_ignore:
+      - ","
+      - "\\\\$"
+      - "(?s).*ANSWER: "
+metadata:
+  version: 1.0
+"""
+
+#: Three samples per document (repeats), voted on by the filter.
+REPEAT_TASK = """\
+task: repeat_gen
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: strict.jsonl
+test_split: test
+output_type: generate_until
+doc_to_text: "Question: {{question}}\\nAnswer:"
+doc_to_target: "{{answer}}"
+repeats: 3
+generation_kwargs:
+  until: ["\\n\\n"]
+  do_sample: false
+filter_list:
+  - name: maj
+    filter:
+      - function: regex
+        regex_pattern: "ANSWER: (.*)"
+      - function: majority_vote
+      - function: take_first
+metric_list:
+  - metric: exact_match
+metadata:
+  version: 1.0
+"""
+
+GROUP_TASK = """\
+group: fruit_group
+task:
+  - fruit_mc
+  - colours_choice_gen
+aggregate_metric_list:
+  - metric: acc
+    weight_by_size: true
+metadata:
+  version: 1.0
+"""
+
+#: (id, question, choices, label, scripted answer) of colours_choice_gen.
+COLOURS = [
+    ("k1", "What colour is grass?", ["green", "red", "blue"], 0, "green"),
+    ("k2", "What colour is snow?", ["black", "white"], 1, "White"),
+    ("k3", "What colour is coal?", ["black", "white"], 0, "black"),
+    ("k4", "What colour is the sun?", ["purple", "yellow"], 1, "orange"),
+]
+
+#: (id, question, choices, label, log-likelihood per choice) of fruit_mc. f3's label is out of
+#: range; in f4 acc_norm (per character) picks another choice than acc.
+FRUIT = [
+    ("f1", "Which fruit is red?", ["apple", "Apple", "banana"], 1, [-0.5, -1.0, -3.0]),
+    ("f2", "Which fruit is yellow?", ["apple", "banana"], 1, [-2.0, -0.5]),
+    ("f3", "Which fruit is purple?", ["plum", "kiwi"], 7, [-0.5, -1.0]),
+    ("f4", "Which fruit is large?", ["fig", "watermelon"], 1, [-2.0, -3.0]),
+    ("f5", "Which fruit is sour?", ["lemon", "melon"], 0, [-0.4, -0.9]),
+    ("f6", "Which fruit is green?", ["lime", "date"], 0, [-1.9, -0.2]),
+]
+
+#: (id, question, answer, scripted completions) of strict_gen (the first) and repeat_gen (all).
+STRICT = [
+    ("s1", "What is 1000 times 3?", "3000", ["ANSWER: 3,000", "ANSWER: 3000", "ANSWER: 30"]),
+    ("s2", "How much is the ticket?", "$5", ["ANSWER: 5", "ANSWER: 6", "ANSWER: 6"]),
+    ("s3", "Name the river in Paris.", "Seine", ["ANSWER: seine!", "ANSWER: Seine", "x"]),
+    ("s4", "Spell the word cat.", "cat", ["ANSWER: c.a.t", "ANSWER: dog", "ANSWER: dog"]),
+]
+
 #: The scripted LM's choice per multiple-choice question (an index into its choices).
 LM_CHOICE = {"m1": 1, "m2": 0, "m3": 0}
 
@@ -234,6 +478,7 @@ def _register_scripted_lm() -> None:
 
     by_question = {q: qid for qid, q, _, _ in QA}
     by_mc_question = {q: qid for qid, q, _, _, _ in MC}
+    calls: dict[str, int] = {}
 
     @register_model("scripted")
     class ScriptedLM(LM):
@@ -245,9 +490,23 @@ def _register_scripted_lm() -> None:
             out = []
             for request in requests:
                 context = request.arguments[0]
-                qid = next(qid for q, qid in by_question.items() if q in context)
-                out.append(QA_ANSWERS[self.name][qid] or "")
+                out.append(self._generate(context))
             return out
+
+        def _generate(self, context: str) -> str:
+            qid = next((qid for q, qid in by_question.items() if q in context), None)
+            if qid is not None:
+                return QA_ANSWERS[self.name][qid] or ""
+            for _, question, _, _, text in COLOURS:
+                if question in context:
+                    return text
+            for sid, question, _, texts in STRICT:
+                if question in context:
+                    if context.startswith("Q: "):  # repeat_gen: the next of the three
+                        calls[sid] = calls.get(sid, 0) + 1
+                        return texts[(calls[sid] - 1) % len(texts)]
+                    return texts[0]
+            raise AssertionError(f"no scripted answer for {context!r}")
 
         def loglikelihood(
             self, requests: Any, disable_tqdm: bool = False
@@ -255,6 +514,12 @@ def _register_scripted_lm() -> None:
             out = []
             for request in requests:
                 context, continuation = request.arguments
+                fruit = next((f for f in FRUIT if f[1] in context), None)
+                if fruit is not None:
+                    lls = fruit[4]
+                    index = fruit[2].index(continuation.strip())
+                    out.append((lls[index], lls[index] == max(lls)))
+                    continue
                 qid = next(qid for q, qid in by_mc_question.items() if q in context)
                 choices = next(c for i, _, c, _, _ in MC if i == qid)
                 index = choices.index(continuation.strip())
@@ -315,11 +580,75 @@ def make_lm_eval_logs(out: Path) -> None:
         os.chdir(cwd)
 
 
+def make_more_lm_eval_logs(out: Path) -> None:
+    """The cases the reader must keep as lm-eval scored them, in a folder of their own.
+
+    One run of scripted-a over the group ``fruit_group`` (``fruit_mc``: case-different choices,
+    an out-of-range target, acc_norm; ``colours_choice_gen``: generate_until with
+    doc_to_choice), ``strict_gen`` (exact_match with regexes_to_ignore, ignore_case and
+    ignore_punctuation) and ``repeat_gen`` (repeats: 3, majority vote).
+    """
+    from lm_eval.__main__ import cli_evaluate
+
+    _register_scripted_lm()
+    if out.exists():
+        shutil.rmtree(out)
+    tasks = out / "tasks"
+    tasks.mkdir(parents=True)
+    (tasks / "colours_choice_gen.yaml").write_text(CHOICE_GEN_TASK)
+    (tasks / "fruit_mc.yaml").write_text(FRUIT_TASK)
+    (tasks / "strict_gen.yaml").write_text(STRICT_TASK)
+    (tasks / "repeat_gen.yaml").write_text(
+        REPEAT_TASK.replace("Question: {{question}}", "Q: {{question}}").replace("Answer:", "A:")
+    )
+    (tasks / "fruit_group.yaml").write_text(GROUP_TASK)
+    with (tasks / "colours.jsonl").open("w") as f:
+        for kid, question, choices, label, _ in COLOURS:
+            f.write(
+                json.dumps({"id": kid, "question": question, "choices": choices, "label": label})
+            )
+            f.write("\n")
+    with (tasks / "fruit.jsonl").open("w") as f:
+        for fid, question, choices, label, _ in FRUIT:
+            f.write(
+                json.dumps({"id": fid, "question": question, "choices": choices, "label": label})
+            )
+            f.write("\n")
+    with (tasks / "strict.jsonl").open("w") as f:
+        for sid, question, answer, _ in STRICT:
+            f.write(json.dumps({"id": sid, "question": question, "answer": answer}) + "\n")
+    cwd = os.getcwd()
+    os.chdir(tasks)
+    try:
+        sys.argv = [
+            "lm_eval",
+            "run",
+            "--model",
+            "scripted",
+            "--model_args",
+            "pretrained=scripted-a",
+            "--tasks",
+            "fruit_group,strict_gen,repeat_gen",
+            "--include_path",
+            str(tasks),
+            "--log_samples",
+            "--output_path",
+            str(out / "results"),
+        ]
+        cli_evaluate()
+    finally:
+        os.chdir(cwd)
+
+
 if __name__ == "__main__":
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    which = sys.argv[1:] or ["inspect", "lm-eval"]
+    which = sys.argv[1:] or ["inspect", "lm-eval", "inspect-cases", "lm-eval-cases"]
     if "inspect" in which:
         make_inspect_logs(HERE / "inspect")
     if "lm-eval" in which:
         make_lm_eval_logs(HERE / "lm-eval")
+    if "inspect-cases" in which:
+        make_more_inspect_logs(HERE / "inspect-cases")
+    if "lm-eval-cases" in which:
+        make_more_lm_eval_logs(HERE / "lm-eval-cases")

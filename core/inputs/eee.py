@@ -1,0 +1,219 @@
+"""Every Eval Ever (schema 0.3.0) instance-level files (``*_samples.jsonl``) as items.
+
+An instance file holds one JSON line per sample and aggregate result; a sample scored by
+several metrics appears once per metric, on consecutive lines (as itemscore's ``--report
+eee`` writes it, and as the format asks). The reader reads it line by line, never whole, and
+gives one item per sample:
+
+- ``id``: ``sample_id``; ``model``: ``model_id``; ``input``: ``input.raw``; ``expected``:
+  ``input.reference``; ``output``: the first of ``output.raw`` (none: a failed request).
+- ``group``, ``cluster``, ``attempt``: from the line's ``metadata`` when it names them.
+- Metadata: ``evaluation_id``, ``evaluation_name``, ``sample_hash``, ``choices``,
+  ``input_tokens``/``output_tokens``/``total_tokens``, the line's other ``metadata``, and
+  ``eee_scores``: per ``evaluation_result_id``, the line's ``score``, ``is_correct`` and, for
+  lines itemscore wrote, its ``status`` and ``reason``.
+- ``result=`` keeps only the lines of one ``evaluation_result_id``.
+
+A line whose ``sample_hash`` does not match its input and reference (the sha256 itemscore
+writes; other hashes are kept, not checked) or that lacks what the schema requires becomes a
+record with an ``error`` key naming file and line; the others are read on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from .._exceptions import InputError
+from ..reports.eee import sample_hash
+from ._convert import ROLES
+from ._limits import MAX_SAMPLE_BYTES, check_limits
+from ._lines import json_lines
+from ._source import find_lone_surrogate, show
+
+__all__ = ["read_eee"]
+
+_ROLE_METADATA = ("group", "cluster")
+_OWN = ("itemscore_status", "itemscore_reason", "itemscore_metric", "attempt")
+_ATTEMPT_IS_ROLE = "attempt" in ROLES
+
+
+def read_eee(
+    path: str | os.PathLike[str],
+    *,
+    result: str | None = None,
+    max_sample_bytes: int = MAX_SAMPLE_BYTES,
+) -> Iterator[dict[str, Any]]:
+    """Read an Every Eval Ever instance file into item records, line by line.
+
+    Args:
+        path: An instance-level JSONL file (schema 0.3.0).
+        result: Keep only the lines of this ``evaluation_result_id``.
+        max_sample_bytes: Longest line taken.
+
+    Returns:
+        An iterator of dicts, one per sample, keyed by role and metadata name.
+
+    Raises:
+        ConfigError: a bad bound.
+        InputError: the file is not an instance file (its first line says), or a line is not
+            JSON or too long; the message names file and line.
+        OSError: the file cannot be read.
+    """
+    max_bytes, _ = check_limits(max_sample_bytes)
+    name = os.fspath(path)
+    raw = Path(path).open("rb")  # noqa: SIM115 - opened now, to fail now; the generator closes it
+    return _records(raw, name, result, max_bytes)
+
+
+def _records(
+    raw: IO[bytes], name: str, result: str | None, max_bytes: int
+) -> Iterator[dict[str, Any]]:
+    current: dict[str, Any] | None = None
+    key: tuple[Any, ...] | None = None
+    count = 0
+    with raw:
+        for lineno, line in _lines(raw, name, max_bytes):
+            if result is not None and line.get("evaluation_result_id") != result:
+                continue
+            record = _record(line, name, lineno)
+            this = (record.get("model"), record["id"], record.get("attempt"))
+            if current is not None and this == key and "error" not in record:
+                current["eee_scores"].update(record["eee_scores"])
+                continue
+            if current is not None:
+                yield current
+                count += 1
+            current, key = record, this
+    if current is not None:
+        yield current
+        count += 1
+    if count == 0:
+        what = f" of evaluation_result_id {result!r}" if result is not None else ""
+        raise InputError.at(name, None, None, f"the file holds no instance lines{what}.")
+
+
+def _lines(raw: IO[bytes], name: str, max_bytes: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    holds = "An instance file holds one JSON object per line."
+    for lineno, _, line in json_lines(raw, name, max_bytes, holds=holds):
+        if not isinstance(line, dict) or (
+            lineno == 1 and not {"sample_id", "evaluation_id", "input"} <= set(line)
+        ):
+            raise InputError.at(
+                name,
+                lineno,
+                None,
+                "this is not an Every Eval Ever instance file: each line is an object with "
+                "schema_version, evaluation_id, sample_id, input and evaluation.",
+            )
+        yield lineno, line
+
+
+class _Bad(Exception):
+    """A line that breaks the instance schema (its record is an error)."""
+
+
+def _record(line: Mapping[str, Any], name: str, lineno: int) -> dict[str, Any]:
+    try:
+        found = find_lone_surrogate(line)
+        if found is not None:
+            raise _Bad(f"the text {show(found)} holds a lone surrogate escape.")
+        return _read(line)
+    except _Bad as exc:
+        ident = line.get("sample_id")
+        return {
+            "id": ident
+            if isinstance(ident, str) and ident and find_lone_surrogate(ident) is None
+            else f"line {lineno}",
+            "output": None,
+            "model": line.get("model_id") if isinstance(line.get("model_id"), str) else None,
+            "eee_scores": {},
+            "error": f"{name}:{lineno}: {exc}",
+        }
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise _Bad(f"{what} must be a text, not {show(value)}.")
+    return value
+
+
+def _read(line: Mapping[str, Any]) -> dict[str, Any]:
+    ident = _text(line.get("sample_id"), "'sample_id'")
+    if not ident:
+        raise _Bad("'sample_id' is empty.")
+    model = _text(line.get("model_id"), "'model_id'")
+    given = line.get("input")
+    if not isinstance(given, dict):
+        raise _Bad("'input' must be an object with 'raw' and 'reference'.")
+    raw_input = _text(given.get("raw"), "'input.raw'")
+    reference = given.get("reference")
+    if not isinstance(reference, list) or not all(isinstance(r, str) for r in reference):
+        raise _Bad("'input.reference' must be a list of texts.")
+    output = line.get("output")
+    texts: list[Any] = []
+    if output is not None:
+        if not isinstance(output, dict) or not isinstance(output.get("raw"), list):
+            raise _Bad("'output' must be an object whose 'raw' is a list of texts.")
+        texts = output["raw"]
+        if not all(isinstance(t, str) for t in texts):
+            raise _Bad("'output.raw' must be a list of texts.")
+    recorded = line.get("sample_hash")
+    if (
+        isinstance(recorded, str)
+        and len(recorded) == 64
+        and recorded != sample_hash(raw_input, reference)
+    ):
+        raise _Bad(
+            "'sample_hash' does not match the input and reference: the line was changed "
+            "after it was written, or hashes another text."
+        )
+    evaluation = line.get("evaluation")
+    if not isinstance(evaluation, dict):
+        raise _Bad("'evaluation' must be an object with 'score' and 'is_correct'.")
+    metadata = line.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    score: dict[str, Any] = {
+        "score": evaluation.get("score"),
+        "is_correct": evaluation.get("is_correct"),
+    }
+    if "itemscore_status" in metadata:
+        score["status"] = metadata["itemscore_status"]
+        score["reason"] = metadata.get("itemscore_reason")
+    result_id = line.get("evaluation_result_id")
+    record: dict[str, Any] = {
+        k: v for k, v in metadata.items() if k not in _OWN and k not in _ROLE_METADATA
+    }
+    record.update(
+        {
+            "id": ident,
+            "model": model if model != "unknown" else None,
+            "input": raw_input or None,
+            "expected": list(reference) or None,
+            "output": texts[0] if texts else None,
+            "evaluation_id": line.get("evaluation_id"),
+            "evaluation_name": line.get("evaluation_name"),
+            "sample_hash": recorded,
+            "eee_scores": {str(result_id): score},
+        }
+    )
+    for role in _ROLE_METADATA:
+        if isinstance(metadata.get(role), str):
+            record[role] = metadata[role]
+    attempt = metadata.get("attempt")
+    if isinstance(attempt, str) and attempt.isdigit() and len(attempt) < 10:
+        record["attempt"] = int(attempt)
+        if not _ATTEMPT_IS_ROLE and not ident.endswith(f"#{attempt}"):
+            record["id"] = f"{ident}#{attempt}"  # ids are unique per model until attempts are
+    if isinstance(given.get("choices"), list):
+        record["choices"] = given["choices"]
+    usage = line.get("token_usage")
+    if isinstance(usage, dict):
+        for key in ("input_tokens", "output_tokens", "total_tokens"):
+            if isinstance(usage.get(key), int):
+                record[key] = usage[key]
+    if isinstance(line.get("error"), str):
+        record["eee_error"] = line["error"]
+    return record
