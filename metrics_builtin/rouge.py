@@ -1,0 +1,297 @@
+"""``rouge``: ROUGE-1/2/L/Lsum of each output, through Google's ``rouge-score``, averaged."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from itemscore import (
+    Estimate,
+    ItemResult,
+    ItemScore,
+    Metric,
+    MetricContext,
+    OptionError,
+    ScoreColumn,
+)
+from itemscore.metrics_builtin._extract import NO_ANSWER_FOUND, Pick, answer_extractor
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+__all__ = ["Rouge"]
+
+RougeType = Literal["rouge1", "rouge2", "rougeL", "rougeLsum"]
+Measure = Literal["fmeasure", "precision", "recall"]
+_MEASURES: tuple[Measure, ...] = ("precision", "recall", "fmeasure")
+#: Resamples of the paired bootstrap in ``compare``.
+N_PAIRED = 2000
+
+_FAILED = "the request failed (output is None); count_failed=False leaves it out"
+_NO_KEY = "no answer key (expected is empty)"
+
+
+def _import_rouge_scorer() -> Any:
+    try:
+        from rouge_score import rouge_scorer
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(
+            "The rouge metric needs rouge-score, which is not installed: "
+            "pip install 'itemscore[text]'.",
+            name="rouge_score",
+        ) from exc
+    return rouge_scorer
+
+
+class Rouge(Metric):
+    """ROUGE of each output against its best valid answer, as Google's ``rouge-score`` scores it.
+
+    Each item's value is ``RougeScorer([rouge_type], use_stemmer=...)``'s ``measure`` (F by
+    default) for the output: ``score(answer, output)``, or with several valid answers
+    ``score_multi`` (the answer with the best F). ``extra`` holds ``precision``, ``recall`` and
+    ``fmeasure``. Every answered item is ``ok`` (ROUGE is partial credit); a failed request is
+    ``fail`` with 0.0 (``skip`` with ``count_failed=False``). rouge-score's tokenizer keeps only
+    ASCII letters and digits (lower-cased): text in other scripts scores 0. ``rougeLsum`` reads
+    newlines as sentence breaks, as rouge-score does.
+
+    The headline number is the mean of the values over scored items. The interval is
+    rouge-score's ``BootstrapAggregator`` (``n_samples`` resamples by numpy's legacy
+    ``RandomState`` seeded with the run's seed, percentiles at the run's level): the same
+    figures it gives after ``numpy.random.seed(seed)``. ``Measurement.extra`` has the means of
+    ``precision``, ``recall``, ``fmeasure`` and the aggregator's ``<measure>_low``,
+    ``<measure>_mid`` (the median of the resampled means, what tables made with rouge-score
+    report as the score) and ``<measure>_high`` of each. Scale 0-1, as rouge-score's.
+
+    Requires the extra ``itemscore[text]`` (rouge-score).
+
+    Args:
+        rouge_type: `rouge1`, `rouge2` (n-gram overlap), `rougeL` (longest common
+            subsequence) or `rougeLsum` (LCS over newline-separated sentences).
+        use_stemmer: Apply the Porter stemmer to words of more than three letters.
+        measure: Which of precision, recall and F-measure is each item's value.
+        n_samples: Resamples of rouge-score's bootstrap aggregator (the interval).
+        count_failed: Score failed requests as 0. `false` leaves them out.
+        extract: Score only the answer found in the output: a regex (its group is the
+            answer), or a preset `answer_is`, `boxed`, `last_number`; an output without one
+            is `fail` with the reason "no answer found".
+        extract_pick: Which match of `extract` counts, `first` or `last`; none: `first` for a
+            regex, `last` for a preset.
+    """
+
+    metric_id = "rouge"
+    description = (
+        "ROUGE-1/2/L/Lsum precision, recall or F of each output (Google's rouge-score), "
+        "averaged; needs itemscore[text]."
+    )
+    required_inputs = ("expected",)
+    reproducibility_class = "deterministic"
+    higher_is_better = True
+    aggregation = "mean"
+    value_bounds = (0.0, 1.0)
+
+    def __init__(
+        self,
+        *,
+        rouge_type: RougeType = "rougeL",
+        use_stemmer: bool = False,
+        measure: Measure = "fmeasure",
+        n_samples: int = 1000,
+        count_failed: bool = True,
+        extract: str | None = None,
+        extract_pick: Pick | None = None,
+    ) -> None:
+        if n_samples < 1:
+            raise OptionError(
+                f"Metric 'rouge': `n_samples` ({n_samples}) must be at least 1.",
+                metric_id="rouge",
+                option="n_samples",
+            )
+        self.rouge_type: RougeType = rouge_type
+        self.use_stemmer = use_stemmer
+        self.measure: Measure = measure
+        self.n_samples = n_samples
+        self.count_failed = count_failed
+        self.extract = extract
+        self.extract_pick = extract_pick
+        self.answer_extractor = answer_extractor("rouge", extract, extract_pick)
+        self._scorer: Any = None
+        self._get_scorer()  # rouge-score installed: said before any item is scored
+
+    def _get_scorer(self) -> Any:
+        if self._scorer is None:
+            module = _import_rouge_scorer()
+            self._scorer = module.RougeScorer([self.rouge_type], use_stemmer=self.use_stemmer)
+        return self._scorer
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_scorer"] = None
+        return state
+
+    # -- scoring ---------------------------------------------------------------------------
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore | None:
+        """ROUGE of one output against its best valid answer."""
+        return self.score_items([item], ctx)[0]
+
+    def score_items(self, items: Sequence[ItemResult], ctx: MetricContext) -> ScoreColumn:
+        """ROUGE of each output, one ``RougeScorer`` call per item."""
+        scorer = self._get_scorer()
+        score_one, score_multi = scorer.score, scorer.score_multi
+        rouge_type, measure, extractor = self.rouge_type, self.measure, self.answer_extractor
+        states = bytearray()
+        values: list[float | None] = []
+        reasons: list[str | None] = []
+        extras: list[Mapping[str, Any] | None] = []
+        failed_extra: dict[str, Any] = {"precision": 0.0, "recall": 0.0, "fmeasure": 0.0}
+        extra: Mapping[str, Any] | None
+        for item in items:
+            expected, output = item.expected, item.output
+            reason: str | None = None
+            if not expected:
+                state, value, extra, reason = ScoreColumn.SKIP, None, None, _NO_KEY
+            elif output is None:
+                if self.count_failed:
+                    state, value, extra = ScoreColumn.FAIL, 0.0, failed_extra
+                else:
+                    state, value, extra, reason = ScoreColumn.SKIP, None, None, _FAILED
+            else:
+                answer = output if extractor is None else extractor(output)
+                if answer is None:
+                    state, value, reason = ScoreColumn.FAIL, 0.0, NO_ANSWER_FOUND
+                    extra = {**failed_extra, "extracted": None}
+                else:
+                    if len(expected) == 1:
+                        found = score_one(expected[0], answer)[rouge_type]
+                    else:
+                        found = score_multi(list(expected), answer)[rouge_type]
+                    found_extra: dict[str, Any] = {
+                        "precision": float(found.precision),
+                        "recall": float(found.recall),
+                        "fmeasure": float(found.fmeasure),
+                    }
+                    if extractor is not None:
+                        found_extra["extracted"] = answer
+                    extra = found_extra
+                    state, value = ScoreColumn.OK, float(getattr(found, measure))
+            states.append(state)
+            values.append(value)
+            reasons.append(reason)
+            extras.append(extra)
+        return ScoreColumn(
+            self.label,
+            states,
+            values,
+            reasons if any(r is not None for r in reasons) else None,
+            extras,
+        )
+
+    # -- aggregation -----------------------------------------------------------------------
+
+    def _matrix(self, scores: Sequence[ItemScore]) -> tuple[NDArray[np.float64], list[int]]:
+        """(precision, recall, fmeasure) of each scored item, and the items' positions."""
+        import numpy as np
+
+        rows: list[tuple[float, float, float]] = []
+        positions: list[int] = []
+        for index, s in enumerate(scores):
+            if not s.status.scored:
+                continue
+            extra = s.extra
+            if not all(m in extra for m in _MEASURES):
+                raise ValueError(
+                    f"The rouge score of item {index} has no precision, recall and fmeasure in "
+                    "its `extra`: it was not made by this metric; rescore the results."
+                )
+            rows.append((extra["precision"], extra["recall"], extra["fmeasure"]))
+            positions.append(index)
+        return np.asarray(rows, dtype=np.float64).reshape(-1, 3), positions
+
+    def aggregate(self, scores: Sequence[ItemScore], ctx: MetricContext) -> Estimate:
+        """Mean ROUGE with rouge-score's bootstrap aggregator's interval and figures.
+
+        With ``ctx.clusters``, the interval is a cluster-robust one (``cluster_mean``) and the
+        aggregator's figures are left out: it knows nothing of clusters.
+        """
+        import numpy as np
+
+        from itemscore import aggregate
+
+        matrix, positions = self._matrix(scores)
+        n = matrix.shape[0]
+        if n == 0:
+            return Estimate(value=None, n=0, confidence=ctx.confidence)
+        column = _MEASURES.index(self.measure)
+        # One measure at a time: numpy's pairwise sum of a contiguous column, as np.mean(values).
+        means = [float(np.ascontiguousarray(matrix[:, j]).mean()) for j in range(3)]
+        extra: dict[str, float] = dict(zip(_MEASURES, means))
+        clusters = ctx.clusters
+        if clusters is not None and any(clusters[i] is not None for i in positions):
+            estimate = aggregate.cluster_mean(
+                matrix[:, column].tolist(),
+                [clusters[i] for i in positions],
+                confidence=ctx.confidence,
+                bounds=(0.0, 1.0),
+            )
+            return Estimate(
+                value=float(means[column]), low=estimate.low, high=estimate.high, n=n,
+                method=estimate.method, confidence=ctx.confidence,
+                extra={**estimate.extra, **extra},
+            )  # fmt: skip
+        low_mid_high = _bootstrap_aggregate(matrix, self.n_samples, ctx.seed, ctx.confidence)
+        for m, (low, mid, high) in zip(_MEASURES, low_mid_high.T.tolist()):
+            extra[f"{m}_low"], extra[f"{m}_mid"], extra[f"{m}_high"] = low, mid, high
+        low, _, high = low_mid_high[:, column].tolist()
+        return Estimate(
+            value=float(means[column]),
+            low=float(low),
+            high=float(high),
+            n=n,
+            method="bootstrap",
+            confidence=ctx.confidence,
+            extra=extra,
+        )
+
+    def paired_bootstrap(
+        self,
+        scores_a: Sequence[ItemScore | None],
+        scores_b: Sequence[ItemScore | None],
+        ctx: MetricContext,
+        *,
+        n_resamples: int = N_PAIRED,
+        clusters: Sequence[str | None] | None = None,
+    ) -> tuple[float | None, float | None, NDArray[np.float64], NDArray[np.float64]]:
+        """Both sides' mean on the pairs scored on both, and on the same resamples of them."""
+        from itemscore.metrics_builtin._paired_means import paired_mean_bootstrap, scored_pairs
+
+        measure = self.measure
+        a, b, both = scored_pairs(scores_a, scores_b, lambda s: float(s.extra[measure]))
+        picked = None if clusters is None else [clusters[i] for i in both.tolist()]
+        samples_a, samples_b = paired_mean_bootstrap(a, b, n_resamples, ctx.seed, picked)
+        if a.size == 0:
+            return None, None, samples_a, samples_b
+        return float(a.mean()), float(b.mean()), samples_a, samples_b
+
+
+def _bootstrap_aggregate(
+    matrix: NDArray[np.float64], n_samples: int, seed: int, confidence: float
+) -> NDArray[np.float64]:
+    """rouge-score's ``BootstrapAggregator._bootstrap_resample``, with its generator seeded.
+
+    It draws ``np.random.choice(n, size=n)`` from numpy's global generator once per resample;
+    a ``RandomState(seed)`` draws the same indices, here all at once in blocks. Returns the
+    ``(low, mid, high)`` rows of its percentiles, one column per measure.
+    """
+    import numpy as np
+
+    rng = np.random.RandomState(seed)
+    n = matrix.shape[0]
+    means = np.zeros((n_samples, matrix.shape[1]))
+    rows = max(1, (1 << 20) // n)
+    for start in range(0, n_samples, rows):
+        stop = min(start + rows, n_samples)
+        idx = rng.randint(0, n, size=(stop - start, n))
+        means[start:stop] = matrix[idx].mean(axis=1)
+    delta = (1 - confidence) / 2
+    return np.asarray(np.percentile(means, 100 * np.array([delta, 0.5, 1 - delta]), axis=0))
