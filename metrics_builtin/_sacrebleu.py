@@ -312,7 +312,7 @@ class SacrebleuMetric(Metric):
         return [np.array(side) for side in out]
 
     def aggregate(self, scores: Sequence[ItemScore], ctx: MetricContext) -> Estimate:
-        """Corpus score of the summed sentence statistics (sacrebleu), bootstrap interval.
+        """Corpus score of the summed statistics (sacrebleu), bootstrap interval; paired bootstrap.
 
         Paired comparison resamples the same statistics: sacrebleu's paired bootstrap for the
         interval of the difference, approximate randomisation for the p-value.

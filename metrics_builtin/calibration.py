@@ -319,7 +319,7 @@ class Brier(_Calibration):
         return verdict.brier
 
     def aggregate(self, scores: Sequence[ItemScore], ctx: MetricContext) -> Estimate:
-        """Mean Brier loss with a percentile bootstrap interval (scikit-learn's number)."""
+        """Mean Brier loss (scikit-learn's), bootstrap interval; paired bootstrap in compare."""
         import numpy as np
 
         from itemscore import aggregate
@@ -496,7 +496,7 @@ class Ece(_Calibration):
         return confidence, correct, positions
 
     def aggregate(self, scores: Sequence[ItemScore], ctx: MetricContext) -> Estimate:
-        """Binned calibration gap with its reliability diagram and a bootstrap interval."""
+        """Binned calibration gap, bootstrap interval, reliability diagram; paired bootstrap."""
         import numpy as np
 
         from itemscore.aggregate import percentile_interval

@@ -209,7 +209,7 @@ class Rouge(Metric):
         return np.asarray(rows, dtype=np.float64).reshape(-1, 3), positions
 
     def aggregate(self, scores: Sequence[ItemScore], ctx: MetricContext) -> Estimate:
-        """Mean ROUGE with rouge-score's bootstrap aggregator's interval and figures.
+        """Mean ROUGE, rouge-score's bootstrap aggregator's interval; paired bootstrap in compare.
 
         With ``ctx.clusters``, the interval is a cluster-robust one (``cluster_mean``) and the
         aggregator's figures are left out: it knows nothing of clusters.
