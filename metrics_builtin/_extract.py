@@ -27,7 +27,6 @@ from collections.abc import Callable, Sequence
 from typing import Final, Literal
 
 from itemscore import OptionError
-from itemscore.metrics_builtin._numbers import find_numbers
 
 __all__ = [
     "NO_ANSWER_FOUND",
@@ -90,6 +89,9 @@ def _answer_is(text: str) -> list[str]:
 
 
 def _numbers(text: str) -> list[str]:
+    # Here: the number grammar (and fractions) loads only for metrics that read numbers.
+    from itemscore.metrics_builtin._numbers import find_numbers
+
     return [number.text for number in find_numbers(text)]
 
 

@@ -121,6 +121,9 @@ class SacrebleuMetric(Metric):
     sacrebleu_class: ClassVar[str]
     #: ``Measurement.extra`` names of the score object's attributes worth keeping.
     score_extras: ClassVar[Mapping[str, str]] = {}
+    #: Resamples a paired comparison should draw: sacrebleu's ``--paired-bs-n`` default, so
+    #: that a comparison reproduces its figures (read by a ``compare`` that honours it).
+    paired_n_resamples: ClassVar[int] = N_PAIRED_BS
 
     def _setup(
         self,
