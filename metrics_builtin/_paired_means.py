@@ -18,7 +18,7 @@ from itemscore import ItemScore, ScoreColumn
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["paired_mean_bootstrap", "scored_pairs"]
+__all__ = ["paired_mean_bootstrap", "paired_means", "scored_pairs"]
 
 # Indices drawn per block: about 16 MB of indices and gathered values.
 _BLOCK = 1 << 20
@@ -93,3 +93,24 @@ def paired_mean_bootstrap(
         out_a.append(sums_a[idx].sum(axis=1) / counts)
         out_b.append(sums_b[idx].sum(axis=1) / counts)
     return np.concatenate(out_a), np.concatenate(out_b)
+
+
+def paired_means(
+    scores_a: Sequence[ItemScore | None],
+    scores_b: Sequence[ItemScore | None],
+    value: Callable[[ItemScore], float],
+    n_resamples: int,
+    seed: int,
+    clusters: Sequence[str | None] | None,
+) -> tuple[float | None, float | None, NDArray[np.float64], NDArray[np.float64]]:
+    """What a mean metric's ``paired_bootstrap`` returns: both means and their resamples.
+
+    ``value`` reads an item's value from its score; ``clusters`` (one per item) are picked
+    for the pairs scored on both sides.
+    """
+    a, b, both = scored_pairs(scores_a, scores_b, value)
+    picked = None if clusters is None else [clusters[i] for i in both.tolist()]
+    samples_a, samples_b = paired_mean_bootstrap(a, b, n_resamples, seed, picked)
+    if a.size == 0:
+        return None, None, samples_a, samples_b
+    return float(a.mean()), float(b.mean()), samples_a, samples_b

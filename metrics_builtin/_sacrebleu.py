@@ -34,6 +34,7 @@ from itemscore import (
     OptionError,
     ScoreColumn,
 )
+from itemscore.metrics_builtin._comparison import FAILED_REASON, NO_ANSWER_KEY
 from itemscore.metrics_builtin._extract import NO_ANSWER_FOUND, Pick, answer_extractor
 
 if TYPE_CHECKING:
@@ -48,9 +49,6 @@ N_BOOTSTRAP = 1000
 N_PAIRED_BS = 1000
 #: Trials of approximate randomisation (sacrebleu's ``--paired-ar-n``).
 N_PAIRED_AR = 10000
-
-_FAILED = "the request failed (output is None); count_failed=False leaves it out"
-_NO_KEY = "no answer key (expected is empty)"
 
 
 def import_sacrebleu(metric_id: str) -> Any:
@@ -203,13 +201,13 @@ class SacrebleuMetric(Metric):
         for index, item in enumerate(items):
             expected = item.expected
             if not expected:
-                reasons[index] = _NO_KEY
+                reasons[index] = NO_ANSWER_KEY
                 continue
             output = item.output
             answer: str | None = output
             if output is None:
                 if not self.count_failed:
-                    reasons[index] = _FAILED
+                    reasons[index] = FAILED_REASON
                     continue
                 states[index] = ScoreColumn.FAIL
             elif extractor is not None:
@@ -289,6 +287,10 @@ class SacrebleuMetric(Metric):
             refs.append(int(extra.get("refs", 0)))
             positions.append(index)
         return stats, refs, positions
+
+    def _corpus_score(self, stats: Sequence[Sequence[Any]]) -> float:
+        """sacrebleu's corpus score of sentence statistics, summed in their order."""
+        return float(self._corpus()._aggregate_and_compute([list(r) for r in stats]).score)
 
     def _result_extra(self, result: Any) -> dict[str, float]:
         """``Measurement.extra`` figures of sacrebleu's score object ``result``."""
@@ -435,9 +437,7 @@ class SacrebleuMetric(Metric):
         if not stats_a:
             empty = np.full(n_resamples, np.nan)
             return None, None, empty, empty.copy(), 0
-        corpus = self._corpus()
-        value_a = float(corpus._aggregate_and_compute([list(r) for r in stats_a]).score)
-        value_b = float(corpus._aggregate_and_compute([list(r) for r in stats_b]).score)
+        value_a, value_b = self._corpus_score(stats_a), self._corpus_score(stats_b)
         arrays = [by_cluster(np.asarray(s), picked) for s in (stats_a, stats_b)]
         samples_a, samples_b = self._resampled_scores(arrays, n_resamples, ctx.seed)
         return value_a, value_b, samples_a, samples_b, len(stats_a)
@@ -506,12 +506,10 @@ class SacrebleuMetric(Metric):
                 method="paired-ar", value_a=None, value_b=None, p_value=None,
                 n_resamples=n_trials, seed=ctx.seed, n_pairs=0,
             )  # fmt: skip
-        corpus = self._corpus()
-        value_a = float(corpus._aggregate_and_compute([list(r) for r in stats_a]).score)
-        value_b = float(corpus._aggregate_and_compute([list(r) for r in stats_b]).score)
+        value_a, value_b = self._corpus_score(stats_a), self._corpus_score(stats_b)
         array_a = by_cluster(np.asarray(stats_a), picked)
         array_b = by_cluster(np.asarray(stats_b), picked)
-        aggregate = corpus._aggregate_and_compute
+        aggregate = self._corpus()._aggregate_and_compute
         trials_a: list[Any] = []
         trials_b: list[Any] = []
         for sums_a, sums_b in swapped_sums(array_a, array_b, n_trials, ctx.seed):

@@ -30,6 +30,7 @@ from itemscore import (
     OptionError,
     ScoreColumn,
 )
+from itemscore.metrics_builtin._comparison import FAILED_REASON, NO_ANSWER_KEY
 from itemscore.metrics_builtin._extract import Pick, answer_extractor
 from itemscore.metrics_builtin._letters import expected_letters, read_choices
 from itemscore.text import Normalizer
@@ -44,9 +45,6 @@ __all__ = ["Brier", "Ece"]
 N_RESAMPLES = 2000
 #: How far the probabilities of one item may sum from 1.
 _SUM_TOLERANCE = 1e-6
-
-_FAILED = "the request failed (output is None); count_failed=False leaves it out"
-_NO_KEY = "no answer key (expected is empty)"
 
 
 class _Verdict:
@@ -213,14 +211,14 @@ class _Calibration(Metric):
     def _judge(self, item: ItemResult) -> _Verdict | str:
         """The item's verdict, or the reason it is skipped. Raises for a malformed one."""
         if not item.expected:
-            return _NO_KEY
+            return NO_ANSWER_KEY
         value = item.metadata.get(self.field) if item.metadata else None
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return f"no confidence in metadata[{self.field!r}]"
         if isinstance(value, (Mapping, list, tuple)):
             return self._multiclass(item, value)
         verdict = self._binary(item, self._probability(value, f"metadata[{self.field!r}]"))
-        return _FAILED if verdict is None else verdict
+        return FAILED_REASON if verdict is None else verdict
 
     def _value(self, verdict: _Verdict) -> float:
         raise NotImplementedError
@@ -356,14 +354,12 @@ class Brier(_Calibration):
         clusters: Sequence[str | None] | None = None,
     ) -> tuple[float | None, float | None, NDArray[np.float64], NDArray[np.float64]]:
         """Both sides' mean loss on the pairs scored on both, and on the same resamples."""
-        from itemscore.metrics_builtin._paired_means import paired_mean_bootstrap, scored_pairs
+        from itemscore.metrics_builtin._paired_means import paired_means
 
-        a, b, both = scored_pairs(scores_a, scores_b, lambda s: float(s.value or 0.0))
-        picked = None if clusters is None else [clusters[i] for i in both.tolist()]
-        samples_a, samples_b = paired_mean_bootstrap(a, b, n_resamples, ctx.seed, picked)
-        if a.size == 0:
-            return None, None, samples_a, samples_b
-        return float(a.mean()), float(b.mean()), samples_a, samples_b
+        def value(score: ItemScore) -> float:
+            return float(score.value or 0.0)
+
+        return paired_means(scores_a, scores_b, value, n_resamples, ctx.seed, clusters)
 
 
 class Ece(_Calibration):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from itemscore import ItemResult, ItemScore, Metric, MetricContext
+from itemscore.metrics_builtin._comparison import FAILED_REASON, NO_ANSWER_KEY
 from itemscore.metrics_builtin._extract import NO_ANSWER_FOUND, Pick, answer_extractor
 from itemscore.metrics_builtin._letters import (
     answer_letters,
@@ -14,9 +15,6 @@ from itemscore.metrics_builtin._letters import (
 )
 
 __all__ = ["Choice"]
-
-_FAILED = "the request failed (output is None); count_failed=False leaves it out"
-_NO_KEY = "no answer key (expected is empty)"
 
 
 class Choice(Metric):
@@ -79,13 +77,13 @@ class Choice(Metric):
         """Grade one item's letters against its answer key."""
         expected = item.expected
         if not expected:
-            return self.skip(_NO_KEY)
+            return self.skip(NO_ANSWER_KEY)
         choices = read_choices(item.metadata)
         required = expected_letters(expected, choices, self.index_base)
         extra: dict[str, Any] = {"answer": None, "expected": letters_text(required)}
         output = item.output
         if output is None:
-            return self.fail(extra=extra) if self.count_failed else self.skip(_FAILED)
+            return self.fail(extra=extra) if self.count_failed else self.skip(FAILED_REASON)
         extractor = self.answer_extractor
         text = output if extractor is None else extractor(output)
         if extractor is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from itemscore import (
@@ -14,6 +14,7 @@ from itemscore import (
     OptionError,
     ScoreColumn,
 )
+from itemscore.metrics_builtin._comparison import FAILED_REASON, NO_ANSWER_KEY
 from itemscore.metrics_builtin._extract import NO_ANSWER_FOUND, Pick, answer_extractor
 
 if TYPE_CHECKING:
@@ -27,9 +28,6 @@ Measure = Literal["fmeasure", "precision", "recall"]
 _MEASURES: tuple[Measure, ...] = ("precision", "recall", "fmeasure")
 #: Resamples of the paired bootstrap in ``compare``.
 N_PAIRED = 2000
-
-_FAILED = "the request failed (output is None); count_failed=False leaves it out"
-_NO_KEY = "no answer key (expected is empty)"
 
 
 def _import_rouge_scorer() -> Any:
@@ -124,6 +122,30 @@ class Rouge(Metric):
             self._scorer = module.RougeScorer([self.rouge_type], use_stemmer=self.use_stemmer)
         return self._scorer
 
+    def _rouge_l(self) -> Callable[[str, str], tuple[float, float, float]]:
+        """``score(target, prediction)`` for rougeL: rouge-score's numbers, a faster LCS.
+
+        rouge-score fills an ``n x m`` table in Python to find the length of the longest
+        common subsequence; :func:`_lcs_length` finds the same integer with bit-parallel
+        arithmetic. The tokens are rouge-score's (its ``DefaultTokenizer``) and precision,
+        recall and F are computed from that length exactly as its ``_score_lcs`` does.
+        """
+        from rouge_score import scoring, tokenizers
+
+        tokenize = tokenizers.DefaultTokenizer(self.use_stemmer).tokenize
+        fmeasure = scoring.fmeasure
+
+        def score(target: str, prediction: str) -> tuple[float, float, float]:
+            target_tokens, prediction_tokens = tokenize(target), tokenize(prediction)
+            if not target_tokens or not prediction_tokens:
+                return (0.0, 0.0, 0.0)
+            lcs = _lcs_length(target_tokens, prediction_tokens)
+            precision = lcs / len(prediction_tokens)
+            recall = lcs / len(target_tokens)
+            return (precision, recall, float(fmeasure(precision, recall)))
+
+        return score
+
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_scorer"] = None
@@ -138,8 +160,26 @@ class Rouge(Metric):
     def score_items(self, items: Sequence[ItemResult], ctx: MetricContext) -> ScoreColumn:
         """ROUGE of each output, one ``RougeScorer`` call per item."""
         scorer = self._get_scorer()
-        score_one, score_multi = scorer.score, scorer.score_multi
         rouge_type, measure, extractor = self.rouge_type, self.measure, self.answer_extractor
+        if rouge_type == "rougeL":
+            score_l = self._rouge_l()
+
+            def best(targets: Sequence[str], prediction: str) -> tuple[float, float, float]:
+                # score_multi's choice: the first target of highest F (numpy's argmax).
+                found = [score_l(t, prediction) for t in targets]
+                return max(found, key=lambda s: s[2]) if len(found) > 1 else found[0]
+
+        else:
+            score_one, score_multi = scorer.score, scorer.score_multi
+
+            def best(targets: Sequence[str], prediction: str) -> tuple[float, float, float]:
+                if len(targets) == 1:
+                    s = score_one(targets[0], prediction)[rouge_type]
+                else:
+                    s = score_multi(list(targets), prediction)[rouge_type]
+                return (float(s.precision), float(s.recall), float(s.fmeasure))
+
+        column = _MEASURES.index(measure)
         states = bytearray()
         values: list[float | None] = []
         reasons: list[str | None] = []
@@ -150,31 +190,24 @@ class Rouge(Metric):
             expected, output = item.expected, item.output
             reason: str | None = None
             if not expected:
-                state, value, extra, reason = ScoreColumn.SKIP, None, None, _NO_KEY
+                state, value, extra, reason = ScoreColumn.SKIP, None, None, NO_ANSWER_KEY
             elif output is None:
                 if self.count_failed:
                     state, value, extra = ScoreColumn.FAIL, 0.0, failed_extra
                 else:
-                    state, value, extra, reason = ScoreColumn.SKIP, None, None, _FAILED
+                    state, value, extra, reason = ScoreColumn.SKIP, None, None, FAILED_REASON
             else:
                 answer = output if extractor is None else extractor(output)
                 if answer is None:
                     state, value, reason = ScoreColumn.FAIL, 0.0, NO_ANSWER_FOUND
                     extra = {**failed_extra, "extracted": None}
                 else:
-                    if len(expected) == 1:
-                        found = score_one(expected[0], answer)[rouge_type]
-                    else:
-                        found = score_multi(list(expected), answer)[rouge_type]
-                    found_extra: dict[str, Any] = {
-                        "precision": float(found.precision),
-                        "recall": float(found.recall),
-                        "fmeasure": float(found.fmeasure),
-                    }
+                    found = best(expected, answer)
+                    found_extra: dict[str, Any] = dict(zip(_MEASURES, found))
                     if extractor is not None:
                         found_extra["extracted"] = answer
                     extra = found_extra
-                    state, value = ScoreColumn.OK, float(getattr(found, measure))
+                    state, value = ScoreColumn.OK, found[column]
             states.append(state)
             values.append(value)
             reasons.append(reason)
@@ -263,15 +296,14 @@ class Rouge(Metric):
         clusters: Sequence[str | None] | None = None,
     ) -> tuple[float | None, float | None, NDArray[np.float64], NDArray[np.float64]]:
         """Both sides' mean on the pairs scored on both, and on the same resamples of them."""
-        from itemscore.metrics_builtin._paired_means import paired_mean_bootstrap, scored_pairs
+        from itemscore.metrics_builtin._paired_means import paired_means
 
         measure = self.measure
-        a, b, both = scored_pairs(scores_a, scores_b, lambda s: float(s.extra[measure]))
-        picked = None if clusters is None else [clusters[i] for i in both.tolist()]
-        samples_a, samples_b = paired_mean_bootstrap(a, b, n_resamples, ctx.seed, picked)
-        if a.size == 0:
-            return None, None, samples_a, samples_b
-        return float(a.mean()), float(b.mean()), samples_a, samples_b
+
+        def value(score: ItemScore) -> float:
+            return float(score.extra[measure])
+
+        return paired_means(scores_a, scores_b, value, n_resamples, ctx.seed, clusters)
 
 
 def _bootstrap_aggregate(
@@ -295,3 +327,20 @@ def _bootstrap_aggregate(
         means[start:stop] = matrix[idx].mean(axis=1)
     delta = (1 - confidence) / 2
     return np.asarray(np.percentile(means, 100 * np.array([delta, 0.5, 1 - delta]), axis=0))
+
+
+def _lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """The length of the longest common subsequence of two token lists (bit-parallel).
+
+    Allison and Dix (1986), as Hyyrö (2004) writes it: one bit per token of ``a``, one step of
+    integer arithmetic per token of ``b``; the zero bits left are the LCS length.
+    """
+    masks: dict[str, int] = {}
+    for i, token in enumerate(a):
+        masks[token] = masks.get(token, 0) | (1 << i)
+    full = (1 << len(a)) - 1
+    v = full
+    for token in b:
+        u = v & masks.get(token, 0)
+        v = ((v + u) | (v - u)) & full
+    return len(a) - v.bit_count()

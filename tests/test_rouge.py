@@ -164,3 +164,16 @@ def test_options_are_checked() -> None:
     }
     assert options["rouge_type"] == "rougeL"
     assert options["use_stemmer"] is False
+
+
+def test_lcs_length_is_rouge_scores_table() -> None:
+    """The bit-parallel LCS length is the last cell of rouge-score's DP table, long lists too."""
+    from itemscore.metrics_builtin.rouge import _lcs_length
+
+    rng = random.Random(12)
+    for _ in range(300):
+        vocabulary = WORDS[: rng.randint(2, len(WORDS))]
+        a = [rng.choice(vocabulary) for _ in range(rng.randint(0, 150))]
+        b = [rng.choice(vocabulary) for _ in range(rng.randint(0, 150))]
+        table = rouge_scorer._lcs_table(a, b)
+        assert _lcs_length(a, b) == table[-1][-1]
