@@ -2,8 +2,8 @@
 
 0. ``bleu`` on 100k sentence pairs (defaults: 13a tokenizer, 1000 bootstrap resamples for the
    interval) against ``sacrebleu.corpus_bleu`` on the same sentences (no interval).
-1. ``rouge`` (rougeL) on 20k pairs against ``rouge_score.RougeScorer(["rougeL"]).score`` in a
-   loop.
+1. ``rouge`` (rougeL, then rouge1) on 20k pairs against ``rouge_score.RougeScorer`` in a loop
+   (``score`` of each pair).
 2. A paired bootstrap of 1,000 resamples of BLEU on 10k sentences (``Bleu.paired_bootstrap``,
    what ``compare`` calls), and sacrebleu's paired bootstrap test (``Bleu.paired_bs``) on the
    same scores.
@@ -48,6 +48,10 @@ def _pairs(n: int, seed: int) -> tuple[list[str], list[str]]:
     return refs, hyps
 
 
+def _items(hyps: list[str], refs: list[str]) -> list[ItemResult]:
+    return [ItemResult(id=str(i), output=h, expected=r) for i, (h, r) in enumerate(zip(hyps, refs))]
+
+
 def _timed(fn: Callable[[], Any]) -> float:
     start = time.perf_counter()
     fn()
@@ -71,9 +75,7 @@ def bench_bleu(n: int = 100_000, runs: int = 3) -> None:
     import sacrebleu
 
     refs, hyps = _pairs(n, SEED)
-    items = [
-        ItemResult(id=str(i), output=h, expected=r) for i, (h, r) in enumerate(zip(hyps, refs))
-    ]
+    items = _items(hyps, refs)
     check = score(items[:2000], ["bleu"]).measurements["default.bleu"].value
     assert check == sacrebleu.corpus_bleu(hyps[:2000], [refs[:2000]]).score
     print(f"bleu on {n:,} sentence pairs")
@@ -86,23 +88,22 @@ def bench_bleu(n: int = 100_000, runs: int = 3) -> None:
     )
 
 
-def bench_rouge(n: int = 20_000, runs: int = 3) -> None:
+def bench_rouge(n: int = 20_000, runs: int = 3, rouge_type: str = "rougeL") -> None:
     from rouge_score import rouge_scorer
 
     refs, hyps = _pairs(n, SEED + 1)
-    items = [
-        ItemResult(id=str(i), output=h, expected=r) for i, (h, r) in enumerate(zip(hyps, refs))
-    ]
+    items = _items(hyps, refs)
+    spec = {"name": "rouge", "rouge_type": rouge_type}
 
     def loop() -> list[float]:
-        scorer = rouge_scorer.RougeScorer(["rougeL"])
-        return [scorer.score(r, h)["rougeL"].fmeasure for r, h in zip(refs, hyps)]
+        scorer = rouge_scorer.RougeScorer([rouge_type])
+        return [scorer.score(r, h)[rouge_type].fmeasure for r, h in zip(refs, hyps)]
 
-    print(f"rouge (rougeL) on {n:,} pairs")
+    print(f"rouge ({rouge_type}) on {n:,} pairs")
     _paired(
-        "itemscore.score(items, ['rouge'])",
-        lambda: score(items, ["rouge"]),
-        "RougeScorer(['rougeL']).score in a loop",
+        f"itemscore.score(items, [rouge {rouge_type}])",
+        lambda: score(items, [spec]),
+        f"RougeScorer(['{rouge_type}']).score in a loop",
         loop,
         runs,
     )
@@ -112,26 +113,8 @@ def bench_paired_bootstrap(n: int = 10_000, runs: int = 3) -> None:
     refs, hyps_a = _pairs(n, SEED + 2)
     _, hyps_b = _pairs(n, SEED + 3)
     spec = {"name": "bleu", "n_bootstrap": 1}
-    a = [
-        i.scores["bleu"]
-        for i in score(
-            [
-                ItemResult(id=str(k), output=h, expected=r)
-                for k, (h, r) in enumerate(zip(hyps_a, refs))
-            ],
-            [spec],
-        ).items
-    ]
-    b = [
-        i.scores["bleu"]
-        for i in score(
-            [
-                ItemResult(id=str(k), output=h, expected=r)
-                for k, (h, r) in enumerate(zip(hyps_b, refs))
-            ],
-            [spec],
-        ).items
-    ]
+    a = [i.scores["bleu"] for i in score(_items(hyps_a, refs), [spec]).items]
+    b = [i.scores["bleu"] for i in score(_items(hyps_b, refs), [spec]).items]
     metric: Any = plan([spec]).metrics[0].metric
     ctx = MetricContext(seed=12345)
     print(f"paired bootstrap, 1,000 resamples, BLEU on {n:,} sentences")
@@ -147,7 +130,8 @@ def bench_paired_bootstrap(n: int = 10_000, runs: int = 3) -> None:
 def main() -> None:
     """Run the benchmarks and print their figures."""
     bench_paired_bootstrap()
-    bench_rouge()
+    bench_rouge(rouge_type="rougeL")
+    bench_rouge(rouge_type="rouge1")
     bench_bleu()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -60,6 +62,9 @@ class Rouge(Metric):
     ``precision``, ``recall``, ``fmeasure`` and the aggregator's ``<measure>_low``,
     ``<measure>_mid`` (the median of the resampled means, what tables made with rouge-score
     report as the score) and ``<measure>_high`` of each. Scale 0-1, as rouge-score's.
+    ``rouge1``/``rouge2`` and ``rougeL`` count n-grams and find the longest common subsequence
+    themselves (rouge-score's tokens and formulas, the same floats);
+    ``rougeLsum`` is rouge-score's own ``score``.
 
     Requires the extra ``itemscore[text]`` (rouge-score).
 
@@ -122,29 +127,62 @@ class Rouge(Metric):
             self._scorer = module.RougeScorer([self.rouge_type], use_stemmer=self.use_stemmer)
         return self._scorer
 
-    def _rouge_l(self) -> Callable[[str, str], tuple[float, float, float]]:
-        """``score(target, prediction)`` for rougeL: rouge-score's numbers, a faster LCS.
+    def _own_scorer(self) -> Callable[[str, str], tuple[float, float, float]]:
+        """``score(target, prediction)`` of rouge1/rouge2/rougeL: rouge-score's numbers, faster.
 
-        rouge-score fills an ``n x m`` table in Python to find the length of the longest
-        common subsequence; :func:`_lcs_length` finds the same integer with bit-parallel
-        arithmetic. The tokens are rouge-score's (its ``DefaultTokenizer``) and precision,
-        recall and F are computed from that length exactly as its ``_score_lcs`` does.
+        The tokens are rouge-score's (its ``DefaultTokenizer``; a target's tokens are kept for
+        the next item with the same target), and precision, recall and F are computed from the
+        same integer counts with the same formulas as its ``_score_ngrams`` and ``_score_lcs``:
+        n-grams are counted with one ``Counter`` of zipped tokens, and the length of the longest
+        common subsequence is found bit-parallel (:func:`_lcs_length`) instead of by filling
+        rouge-score's ``n x m`` table in Python.
         """
         from rouge_score import scoring, tokenizers
 
-        tokenize = tokenizers.DefaultTokenizer(self.use_stemmer).tokenize
-        fmeasure = scoring.fmeasure
+        tokenize: Callable[[str], list[str]]
+        if self.use_stemmer:
+            tokenize = tokenizers.DefaultTokenizer(True).tokenize
+        else:
+            # rouge-score lower-cases, turns every run of characters other than a-z and 0-9
+            # into a space and splits on spaces: its tokens are the runs of a-z and 0-9.
+            find_tokens = re.compile(r"[a-z0-9]+").findall
 
-        def score(target: str, prediction: str) -> tuple[float, float, float]:
-            target_tokens, prediction_tokens = tokenize(target), tokenize(prediction)
-            if not target_tokens or not prediction_tokens:
-                return (0.0, 0.0, 0.0)
-            lcs = _lcs_length(target_tokens, prediction_tokens)
-            precision = lcs / len(prediction_tokens)
-            recall = lcs / len(target_tokens)
+            def tokenize(text: str) -> list[str]:
+                return find_tokens(text.lower())
+
+        fmeasure = scoring.fmeasure
+        targets: dict[str, list[str]] = {}
+
+        def target_tokens(text: str) -> list[str]:
+            tokens = targets.get(text)
+            if tokens is None:
+                if len(targets) >= 4096:
+                    targets.clear()
+                tokens = targets[text] = tokenize(text)
+            return tokens
+
+        if self.rouge_type == "rougeL":
+
+            def score(target: str, prediction: str) -> tuple[float, float, float]:
+                t, p = target_tokens(target), tokenize(prediction)
+                if not t or not p:
+                    return (0.0, 0.0, 0.0)
+                lcs = _lcs_length(t, p)
+                precision, recall = lcs / len(p), lcs / len(t)
+                return (precision, recall, float(fmeasure(precision, recall)))
+
+            return score
+
+        n = int(self.rouge_type[5:])
+
+        def score_n(target: str, prediction: str) -> tuple[float, float, float]:
+            t, p = _ngrams(target_tokens(target), n), _ngrams(tokenize(prediction), n)
+            overlap = sum(min(count, p[gram]) for gram, count in t.items())
+            precision = overlap / max(sum(p.values()), 1)
+            recall = overlap / max(sum(t.values()), 1)
             return (precision, recall, float(fmeasure(precision, recall)))
 
-        return score
+        return score_n
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -161,12 +199,12 @@ class Rouge(Metric):
         """ROUGE of each output, one ``RougeScorer`` call per item."""
         scorer = self._get_scorer()
         rouge_type, measure, extractor = self.rouge_type, self.measure, self.answer_extractor
-        if rouge_type == "rougeL":
-            score_l = self._rouge_l()
+        if rouge_type != "rougeLsum":
+            score_own = self._own_scorer()
 
             def best(targets: Sequence[str], prediction: str) -> tuple[float, float, float]:
                 # score_multi's choice: the first target of highest F (numpy's argmax).
-                found = [score_l(t, prediction) for t in targets]
+                found = [score_own(t, prediction) for t in targets]
                 return max(found, key=lambda s: s[2]) if len(found) > 1 else found[0]
 
         else:
@@ -311,9 +349,11 @@ def _bootstrap_aggregate(
 ) -> NDArray[np.float64]:
     """rouge-score's ``BootstrapAggregator._bootstrap_resample``, with its generator seeded.
 
-    It draws ``np.random.choice(n, size=n)`` from numpy's global generator once per resample;
-    a ``RandomState(seed)`` draws the same indices, here all at once in blocks. Returns the
-    ``(low, mid, high)`` rows of its percentiles, one column per measure.
+    It draws ``np.random.choice(n, size=n)`` from numpy's global generator once per resample
+    and takes ``np.mean(sample, axis=0)`` of the ``(n, 3)`` sample; a ``RandomState(seed)``
+    draws the same indices, here in blocks, and the means of the gathered ``(rows, n, 3)``
+    block are summed by numpy in the same order, so every mean is the same float. Returns
+    the ``(low, mid, high)`` rows of its percentiles, one column per measure.
     """
     import numpy as np
 
@@ -327,6 +367,13 @@ def _bootstrap_aggregate(
         means[start:stop] = matrix[idx].mean(axis=1)
     delta = (1 - confidence) / 2
     return np.asarray(np.percentile(means, 100 * np.array([delta, 0.5, 1 - delta]), axis=0))
+
+
+def _ngrams(tokens: list[str], n: int) -> Counter[Any]:
+    """The n-grams of ``tokens`` with their counts (``rouge_scorer._create_ngrams``'s counts)."""
+    if n == 1:
+        return Counter(tokens)
+    return Counter(zip(*(tokens[i:] for i in range(n))))
 
 
 def _lcs_length(a: Sequence[str], b: Sequence[str]) -> int:

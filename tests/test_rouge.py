@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from itemscore import ItemResult, MetricContext, Status, compare, plan, score
 
@@ -15,7 +17,8 @@ from rouge_score import scoring  # noqa: E402
 
 TEXT = (
     "the cat sat on a mat and the dogs were running quickly towards houses while children "
-    "played games in gardens near rivers 2024 summary results show improvements"
+    "played games in gardens near rivers 2024 summary results show improvements Café naïve "
+    "e-mail U.S. don't 3.5% İstanbul ǅemal _under_score tab\tseparated"
 )
 WORDS = TEXT.split()
 
@@ -64,6 +67,7 @@ def test_equals_rouge_score_per_item_and_its_aggregator(
     scorer = rouge_scorer.RougeScorer([rouge_type], use_stemmer=use_stemmer)
     aggregator = scoring.BootstrapAggregator()
     values = []
+    found_all = []
     for item in result.items:
         assert item.expected is not None
         assert item.output is not None
@@ -79,6 +83,7 @@ def test_equals_rouge_score_per_item_and_its_aggregator(
         assert verdict.extra["fmeasure"] == found.fmeasure
         assert verdict.value == getattr(found, measure)
         values.append(getattr(found, measure))
+        found_all.append(found)
     np.random.seed(42)
     aggregated = aggregator.aggregate()[rouge_type]
     m = result.measurements["default.rouge"]
@@ -90,6 +95,8 @@ def test_equals_rouge_score_per_item_and_its_aggregator(
     for name in ("precision", "recall", "fmeasure"):
         assert m.extra[f"{name}_mid"] == getattr(aggregated.mid, name)
         assert m.extra[f"{name}_low"] == getattr(aggregated.low, name)
+        assert m.extra[f"{name}_high"] == getattr(aggregated.high, name)
+        assert m.extra[name] == float(np.mean([getattr(f, name) for f in found_all]))
 
 
 def test_single_reference_is_score() -> None:
@@ -148,7 +155,7 @@ def test_paired_comparison_is_a_paired_bootstrap_of_means() -> None:
     assert np.array_equal(samples_a, va[idx].mean(axis=1))
     assert np.array_equal(samples_b, vb[idx].mean(axis=1))
     low, high = np.percentile(samples_b - samples_a, [2.5, 97.5])
-    assert (c.ci_low, c.ci_high) == (float(low), float(high))
+    assert (c.ci_low, c.ci_high) == pytest.approx((low, high), abs=1e-15)
 
 
 def test_options_are_checked() -> None:
@@ -177,3 +184,16 @@ def test_lcs_length_is_rouge_scores_table() -> None:
         b = [rng.choice(vocabulary) for _ in range(rng.randint(0, 150))]
         table = rouge_scorer._lcs_table(a, b)
         assert _lcs_length(a, b) == table[-1][-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60), st.text(max_size=60))
+def test_scores_equal_rouge_score_on_any_text(target: str, prediction: str) -> None:
+    """Any text, any script: rouge1, rouge2 and rougeL are rouge-score's to the last digit."""
+    for rouge_type in ("rouge1", "rouge2", "rougeL"):
+        item = ItemResult(id="1", output=prediction, expected=target or "x")
+        verdict = score([item], [{"name": "rouge", "rouge_type": rouge_type}]).items[0]
+        theirs = rouge_scorer.RougeScorer([rouge_type]).score(target or "x", prediction)
+        found = theirs[rouge_type]
+        extra = verdict.scores["rouge"].extra
+        assert (extra["precision"], extra["recall"], extra["fmeasure"]) == tuple(found)
