@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -381,3 +383,33 @@ def test_clusters_resample_whole_clusters(data: Any) -> None:
     ordered = np.sort([s.score for s in resampled])
     assert (m.ci_low, m.ci_high) == (ordered[25], ordered[974])
     assert m.value == sacre.corpus_score(system_a, streams(refs)).score
+
+
+@pytest.mark.parametrize(("metric", "module"), [("bleu", "sacrebleu"), ("rouge", "rouge_score")])
+def test_a_missing_extra_is_a_clear_error(
+    metric: str, module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the text extra, configuring the metric says which extra to install."""
+    from itemscore import OptionError
+
+    for name in [m for m in list(sys.modules) if m.split(".")[0] == module]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(OptionError, match=r"pip install 'itemscore\[text\]'"):
+        score([ItemResult(id="1", output="a", expected="a")], [metric])
+
+
+def test_listing_the_metrics_imports_neither_library() -> None:
+    """Loading the metric classes (as `itemscore metrics` does) imports no sacrebleu or rouge."""
+
+    code = (
+        "import sys\n"
+        "from itemscore import Registry\n"
+        "for name in ('bleu', 'chrf', 'ter', 'rouge'):\n"
+        "    Registry(autoload=False).get(name)\n"
+        "print(sorted(m for m in ('sacrebleu', 'rouge_score', 'nltk') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
