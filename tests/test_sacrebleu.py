@@ -401,7 +401,6 @@ def test_a_missing_extra_is_a_clear_error(
 
 def test_listing_the_metrics_imports_neither_library() -> None:
     """Loading the metric classes (as `itemscore metrics` does) imports no sacrebleu or rouge."""
-
     code = (
         "import sys\n"
         "from itemscore import Registry\n"
