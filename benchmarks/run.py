@@ -12,6 +12,7 @@ from pathlib import Path
 SECTIONS = (
     "bench_core",
     "bench_metrics",
+    "bench_text_metrics",
     "bench_cli",
     "bench_inputs",
     "bench_reports",

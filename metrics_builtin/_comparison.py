@@ -14,18 +14,30 @@ within a call, so repeated answer keys (class labels) are normalised once and re
 (output, answer key) pairs are judged once, and equal verdicts are one shared score object
 (whose ``extra`` is therefore read-only by convention); ``score_item`` runs the same two steps
 without a memo, which is why the two always agree.
+
+With the ``extract`` option (:mod:`itemscore.metrics_builtin._extract`), the answer found in
+the output is compared instead of the whole output; an output without one is ``fail`` with the
+reason "no answer found", its ``extra`` that of a failed request. A subclass's ``_verdict`` may
+return :meth:`NormalizedMetric._no_answer` itself when it finds nothing to compare (a number,
+a letter).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
-from itemscore import ItemResult, ItemScore, Metric, MetricContext, ScoreColumn
+from itemscore import ItemResult, ItemScore, Metric, MetricContext, ScoreColumn, Status
+from itemscore.metrics_builtin._extract import (
+    NO_ANSWER_FOUND,
+    AnswerExtractor,
+    Pick,
+    answer_extractor,
+)
 from itemscore.text import LabelExtractor, Normalizer
 
-__all__ = ["AnswerMatchMetric", "NormalizedMetric", "Verdict", "check_labels"]
+__all__ = ["AnswerMatchMetric", "NoAnswer", "NormalizedMetric", "Verdict", "check_labels"]
 
 #: What :meth:`NormalizedMetric._prepare` makes of one answer key.
 R = TypeVar("R")
@@ -45,6 +57,12 @@ _RUN_CACHE_LIMIT = 1 << 14
 FAILED_REASON = "the request failed (output is None); count_failed=False leaves it out"
 #: ``reason`` of an item without an answer key (the runner skips those before scoring).
 NO_ANSWER_KEY = "no answer key (expected is empty)"
+
+
+class NoAnswer(tuple):  # type: ignore[type-arg] # a Verdict, marked
+    """A ``fail`` verdict whose reason is "no answer found" (a :data:`Verdict` otherwise)."""
+
+    __slots__ = ()
 
 
 def check_labels(labels: Sequence[str] | None) -> tuple[str, ...] | None:
@@ -91,6 +109,11 @@ class NormalizedMetric(Metric, Generic[R]):
         ignore_punctuation: Remove all punctuation, including inside the text.
         nfkc: Apply Unicode NFKC, so full-width characters equal their ASCII forms.
         count_failed: Score failed requests as wrong. `false` leaves them out.
+        extract: Score only the answer found in the output: a regex (its group is the
+            answer), or a preset `answer_is`, `boxed`, `last_number`; an output without one
+            is `fail` with the reason "no answer found".
+        extract_pick: Which match of `extract` counts, `first` or `last`; none: `first` for a
+            regex, `last` for a preset.
     """
 
     required_inputs = ("expected",)
@@ -101,6 +124,9 @@ class NormalizedMetric(Metric, Generic[R]):
     extractor: LabelExtractor | None = None
     #: The normalised form of every label.
     _label_forms: Mapping[str, str] = MappingProxyType({})
+    #: Whether ``_verdict`` may itself return :meth:`_no_answer` (a metric that looks for a
+    #: number or a letter in the output).
+    _finds_answers: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -110,9 +136,17 @@ class NormalizedMetric(Metric, Generic[R]):
         ignore_punctuation: bool = False,
         nfkc: bool = True,
         count_failed: bool = True,
+        extract: str | None = None,
+        extract_pick: Pick | None = None,
     ) -> None:
         if not isinstance(count_failed, bool):
             raise TypeError(f"`count_failed` ({count_failed!r}) must be True or False.")
+        self.extract = extract
+        self.extract_pick = extract_pick
+        #: Finds the answer in an output (the ``extract`` option); ``None``: the whole output.
+        self.answer_extractor: AnswerExtractor | None = answer_extractor(
+            getattr(self, "metric_id", type(self).__name__), extract, extract_pick
+        )
         self.ignore_case = ignore_case
         self.trim_punctuation = trim_punctuation
         self.ignore_punctuation = ignore_punctuation
@@ -151,6 +185,27 @@ class NormalizedMetric(Metric, Generic[R]):
         """``extra`` of the fail score of a failed request (same keys as a judged item's)."""
         return None
 
+    def _no_answer(self, prepared: R) -> NoAnswer:
+        """The verdict on an output in which no answer is found: fail, "no answer found"."""
+        extra = self._failed_extra(prepared)
+        if self.answer_extractor is not None:
+            extra = {**(extra or {}), "extracted": None}
+        return NoAnswer((False, 0.0, extra))
+
+    def _judge(self, output: str, prepared: R, normalize: Callable[[str], str]) -> Verdict:
+        """:meth:`_verdict` on the answer ``extract`` finds in ``output`` (or on ``output``)."""
+        extractor = self.answer_extractor
+        if extractor is None:
+            return self._verdict(output, prepared, normalize)
+        answer = extractor(output)
+        if answer is None:
+            return self._no_answer(prepared)
+        verdict = self._verdict(answer, prepared, normalize)
+        if type(verdict) is NoAnswer:
+            return verdict
+        ok, value, extra = verdict
+        return (ok, value, {**(extra or {}), "extracted": answer})
+
     # -- scoring -------------------------------------------------------------------------
 
     def _failed_verdict(self, prepared: R) -> Verdict | None:
@@ -170,8 +225,16 @@ class NormalizedMetric(Metric, Generic[R]):
             if verdict is None:
                 return self.skip(FAILED_REASON)
         else:
-            verdict = self._verdict(item.output, prepared, self.normalizer)
+            verdict = self._judge(item.output, prepared, self.normalizer)
         ok, value, extra = verdict
+        if type(verdict) is NoAnswer:
+            return ItemScore(
+                metric=self.label,
+                value=value,
+                status=Status.FAIL,
+                reason=NO_ANSWER_FOUND,
+                extra=extra or {},
+            )
         return self.ok(value, extra=extra) if ok else self.fail(value, extra=extra)
 
     def score_items(self, items: Sequence[ItemResult], ctx: MetricContext) -> ScoreColumn:
@@ -181,7 +244,11 @@ class NormalizedMetric(Metric, Generic[R]):
         one ``extra`` mapping (read-only by convention). No score object is built: the column
         holds state codes, values and extras.
         """
-        prepare, verdict_of, failed = self._prepare, self._verdict, self._failed_verdict
+        prepare, failed = self._prepare, self._failed_verdict
+        # Without `extract`, and unless a subclass finds answers itself, _verdict is the
+        # judgment: one call less per item on the hot path.
+        marks = self.answer_extractor is not None or self._finds_answers
+        verdict_of = self._judge if marks else self._verdict
         normalize = ctx.normalizer(self.normalizer)
         prepared_cache: _Cache[tuple[str, ...], R]
         verdict_cache: _Cache[tuple[str | None, tuple[str, ...]], Verdict | None]
@@ -195,7 +262,7 @@ class NormalizedMetric(Metric, Generic[R]):
         states = bytearray()
         values: list[float | None] = []
         extras: list[Mapping[str, Any] | None] = []
-        skips: dict[int, str] = {}
+        reasons_at: dict[int, str] = {}
         add_state, add_value, add_extra = states.append, values.append, extras.append
         ok_code, fail_code, skip_code = ScoreColumn.OK, ScoreColumn.FAIL, ScoreColumn.SKIP
         missing: Any = object()
@@ -203,7 +270,7 @@ class NormalizedMetric(Metric, Generic[R]):
         for index, item in enumerate(items):
             expected = item.expected
             if not expected:
-                skips[index] = NO_ANSWER_KEY
+                reasons_at[index] = NO_ANSWER_KEY
                 verdict = None
             else:
                 output = item.output
@@ -223,7 +290,9 @@ class NormalizedMetric(Metric, Generic[R]):
                     )
                     verdict_cache.add(key, verdict)
                 if verdict is None:
-                    skips[index] = FAILED_REASON
+                    reasons_at[index] = FAILED_REASON
+                elif marks and type(verdict) is NoAnswer:
+                    reasons_at[index] = NO_ANSWER_FOUND
             if verdict is None:
                 add_state(skip_code)
                 add_value(None)
@@ -234,9 +303,9 @@ class NormalizedMetric(Metric, Generic[R]):
                 add_value(value)
                 add_extra(extra)
         reasons: list[str | None] | None = None
-        if skips:
+        if reasons_at:
             reasons = [None] * len(states)
-            for index, reason in skips.items():
+            for index, reason in reasons_at.items():
                 reasons[index] = reason
         return ScoreColumn(self.label, states, values, reasons, extras)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from itemscore.metrics_builtin._comparison import AnswerMatchMetric, check_labels
+from itemscore.metrics_builtin._extract import Pick
 
 __all__ = ["Accuracy"]
 
@@ -44,6 +45,8 @@ class Accuracy(AnswerMatchMetric):
         ignore_punctuation: bool = False,
         nfkc: bool = True,
         count_failed: bool = True,
+        extract: str | None = None,
+        extract_pick: Pick | None = None,
     ) -> None:
         checked = check_labels(labels)
         super().__init__(
@@ -52,6 +55,8 @@ class Accuracy(AnswerMatchMetric):
             ignore_punctuation=ignore_punctuation,
             nfkc=nfkc,
             count_failed=count_failed,
+            extract=extract,
+            extract_pick=extract_pick,
         )
         self.labels: Sequence[str] | None = list(checked) if checked is not None else None
         self._use_labels(checked)

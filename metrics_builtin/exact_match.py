@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from itemscore.metrics_builtin._comparison import AnswerMatchMetric
+from itemscore.metrics_builtin._extract import Pick
 from itemscore.metrics_builtin._squad import normalizer_for
 
 __all__ = ["ExactMatch"]
@@ -57,6 +58,8 @@ class ExactMatch(AnswerMatchMetric):
         nfkc: bool = True,
         count_failed: bool = True,
         normalization: Literal["itemscore", "squad"] = "itemscore",
+        extract: str | None = None,
+        extract_pick: Pick | None = None,
     ) -> None:
         super().__init__(
             ignore_case=ignore_case,
@@ -64,6 +67,8 @@ class ExactMatch(AnswerMatchMetric):
             ignore_punctuation=ignore_punctuation,
             nfkc=nfkc,
             count_failed=count_failed,
+            extract=extract,
+            extract_pick=extract_pick,
         )
         self.remove_articles = remove_articles
         self.normalization = normalization

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from itemscore import Estimate, ItemScore, MetricContext, OptionError, ScoreColumn
 from itemscore.metrics_builtin._comparison import NormalizedMetric, Verdict, check_labels
+from itemscore.metrics_builtin._extract import Pick
 
 if TYPE_CHECKING:
     import numpy as np
@@ -74,6 +75,8 @@ class F1(NormalizedMetric[_Prepared]):
         ignore_punctuation: bool = False,
         nfkc: bool = True,
         count_failed: bool = True,
+        extract: str | None = None,
+        extract_pick: Pick | None = None,
     ) -> None:
         if average not in _AVERAGES:
             allowed = ", ".join(repr(a) for a in _AVERAGES)
@@ -90,6 +93,8 @@ class F1(NormalizedMetric[_Prepared]):
             ignore_punctuation=ignore_punctuation,
             nfkc=nfkc,
             count_failed=count_failed,
+            extract=extract,
+            extract_pick=extract_pick,
         )
         self.average: Average = average
         self.labels: Sequence[str] | None = list(checked) if checked is not None else None

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from itemscore.metrics_builtin._comparison import NormalizedMetric, Verdict
+from itemscore.metrics_builtin._extract import Pick
 from itemscore.metrics_builtin._squad import normalizer_for
 from itemscore.text import tokenize
 
@@ -124,6 +125,8 @@ class TokenF1(NormalizedMetric[tuple[_Reference, ...]]):
         nfkc: bool = True,
         count_failed: bool = True,
         normalization: Literal["itemscore", "squad"] = "itemscore",
+        extract: str | None = None,
+        extract_pick: Pick | None = None,
     ) -> None:
         super().__init__(
             ignore_case=ignore_case,
@@ -131,6 +134,8 @@ class TokenF1(NormalizedMetric[tuple[_Reference, ...]]):
             ignore_punctuation=ignore_punctuation,
             nfkc=nfkc,
             count_failed=count_failed,
+            extract=extract,
+            extract_pick=extract_pick,
         )
         self.remove_articles = remove_articles
         self.normalization = normalization

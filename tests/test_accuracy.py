@@ -188,6 +188,8 @@ def test_options_and_defaults_follow_the_reference() -> None:
         "ignore_punctuation": False,
         "nfkc": True,
         "count_failed": True,
+        "extract": None,
+        "extract_pick": None,
     }
     assert next(iter(defaults)) == "labels"
     assert Accuracy.options()["labels"].type_name == "list of strings or none"

@@ -23,7 +23,10 @@ from itemscore._docgen import main, render_default, render_metric, render_metric
 from itemscore._registry import unregister
 
 REFERENCE = Path(__file__).parents[1] / "docs" / "reference" / "metrics.md"
-BUILTIN_IDS = ["accuracy", "answered_rate", "cost", "exact_match", "f1", "llm_judge", "token_f1"]
+BUILTIN_IDS = [
+    "accuracy", "answered_rate", "bleu", "brier", "choice", "chrf", "cost", "ece",
+    "exact_match", "f1", "includes", "llm_judge", "numeric_match", "rouge", "ter", "token_f1",
+]  # fmt: skip
 #: Metrics that score without an answer key.
 KEYLESS = {"answered_rate", "cost", "llm_judge"}
 
@@ -77,7 +80,7 @@ def test_every_option_of_every_builtin_appears() -> None:
 def test_facts_line(metric_id: str, needs_key: bool) -> None:
     """Each section says whether the metric needs an answer key and whether higher is better."""
     flag = "yes" if needs_key else "no"
-    better = "no" if metric_id == "cost" else "yes"
+    better = "no" if metric_id in ("brier", "cost", "ece", "ter") else "yes"
     part = section(render_metrics_reference(), metric_id)
     assert f"Needs an answer key: {flag}. Higher is better: {better}." in part
 

@@ -352,6 +352,8 @@ def test_options_and_defaults_follow_the_reference() -> None:
         "ignore_punctuation",
         "nfkc",
         "count_failed",
+        "extract",
+        "extract_pick",
     ]
     assert options["average"].default == "macro"
     assert options["average"].choices == ("macro", "micro", "weighted")

@@ -225,6 +225,8 @@ def test_options_and_defaults_follow_the_reference() -> None:
         ("nfkc", True),
         ("count_failed", True),
         ("normalization", "itemscore"),
+        ("extract", None),
+        ("extract_pick", None),
     ]
     assert all(info.description for info in TokenF1.options().values())
 
