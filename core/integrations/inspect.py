@@ -37,7 +37,7 @@ from .._exceptions import ConfigError
 from .._metric import MetricContext
 from .._plan import RunPlan
 from .._records import ItemResult, ItemScore
-from .._runner import score as run_score
+from ..engine._runner import score as run_score
 
 try:
     from inspect_ai.scorer import (
