@@ -265,16 +265,17 @@ def test_bad_sample_is_that_items_error(tmp_path: Path) -> None:
     assert [r["output"] for r in records] == ["Paris", None, "Christopher Marlowe", "Au"]
 
 
-def test_several_epochs_number_the_ids(tmp_path: Path) -> None:
-    """With epochs, ids are ID#EPOCH so that they stay unique per model."""
+def test_several_epochs_are_attempts_of_one_id(tmp_path: Path) -> None:
+    """With epochs, each sample keeps its id and its epoch is the attempt."""
     log = json.loads(QA_A.with_suffix(".json").read_text())
     second = [dict(s, epoch=2) for s in log["samples"]]
     log["samples"] += second
     log["eval"]["config"]["epochs"] = 2
     path = tmp_path / "epochs.json"
     path.write_text(json.dumps(log))
-    ids = [r["id"] for r in records_of(path)]
-    assert ids == ["q1#1", "q2#1", "q3#1", "q4#1", "q1#2", "q2#2", "q3#2", "q4#2"]
+    records = records_of(path)
+    assert [r["id"] for r in records] == ["q1", "q2", "q3", "q4"] * 2
+    assert [r["attempt"] for r in records] == [1] * 4 + [2] * 4
 
 
 def test_the_fixtures_are_the_runs_recorded_in_the_readme() -> None:
