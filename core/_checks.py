@@ -137,6 +137,44 @@ def _differences(where: str, saved: Measurement, again: Measurement) -> list[str
     return out
 
 
+def compare_item_scores(saved: RunResult, again: RunResult, *, shown: int = 5) -> list[str]:
+    """One sentence per label whose saved per-item scores ``again`` does not reproduce.
+
+    States and values are compared item by item (an altered items file whose measurements were
+    left alone is found here); the first ``shown`` differing ids are named.
+    """
+    import numpy as np
+
+    out: list[str] = []
+    table_a, table_b = saved.table, again.table
+    ids = table_a.key("id")
+    states = ("ok", "fail", "skip", "error")
+    for label in table_a.labels:
+        if label not in table_b.scores:
+            continue
+        codes_a, codes_b = table_a.codes(label), table_b.codes(label)
+        values_a, values_b = table_a.values(label), table_b.values(label)
+        same_value = (values_a == values_b) | (np.isnan(values_a) & np.isnan(values_b))
+        differ = np.flatnonzero((codes_a != codes_b) | ~same_value).tolist()
+        if not differ:
+            continue
+        first = differ[0]
+        examples = ", ".join(repr(ids[i]) for i in differ[:shown])
+        more = ", ..." if len(differ) > shown else ""
+        out.append(
+            f"{label}: {len(differ)} item score{'s' if len(differ) != 1 else ''} "
+            f"{'differ' if len(differ) != 1 else 'differs'} from the recomputation (items "
+            f"{examples}{more}); item {ids[first]!r} is {states[codes_a[first]]} "
+            f"{_value(values_a[first])} in the file but recomputes to "
+            f"{states[codes_b[first]]} {_value(values_b[first])}."
+        )
+    return out
+
+
+def _value(value: float) -> str:
+    return "without a value" if math.isnan(value) else f"with value {float(value)!r}"
+
+
 def compare_measurements(saved: RunResult, again: RunResult) -> list[str]:
     """One sentence per number of ``saved`` that ``again`` does not reproduce.
 

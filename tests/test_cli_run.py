@@ -114,6 +114,52 @@ def test_verify_agrees_then_finds_a_tampered_number(tmp_path: Path) -> None:
     assert "`value` is" in bad.stdout
 
 
+def test_verify_recomputes_every_items_score_and_notes_a_missing_hash(tmp_path: Path) -> None:
+    """An items file with one flipped score and its hash removed fails verify (issue 16.18)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "o"
+    assert (
+        run_cli("score", GOLDEN / "small.jsonl", "-m", "exact_match", "--out", out).returncode == 0
+    )
+    # A copy of the set as plain files, the items' first score flipped from ok to fail.
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    table = pq.read_table(out / "items.parquet")
+    column = table.column("score:exact_match").combine_chunks()
+    states = column.field("status").to_pylist()
+    first = states.index(0)
+    states[first] = 1
+    values = column.field("value").to_pylist()
+    values[first] = 0.0
+    flipped = pa.StructArray.from_arrays(
+        [pa.array(states, pa.int8()), pa.array(values, pa.float64()),
+         column.field("reason"), column.field("extra")],
+        fields=list(column.type),
+    )  # fmt: skip
+    index = table.schema.get_field_index("score:exact_match")
+    pq.write_table(table.set_column(index, "score:exact_match", flipped), copy / "items.parquet")
+    document = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    del document["items"]["sha256"]
+    (copy / "results.json").write_text(json.dumps(document), encoding="utf-8")
+    assert (
+        itemscore.RunResult.load_json(copy / "results.json")
+        .items[first]
+        .scores["exact_match"]
+        .status
+        is itemscore.Status.FAIL
+    )  # the loader takes it: nothing says it was altered
+    bad = run_cli("verify", copy / "results.json")
+    assert bad.returncode == 1
+    ident = table.column("id")[first].as_py()
+    assert "records no SHA-256 of its items file 'items.parquet'" in bad.stdout
+    assert f"exact_match: 1 item score differs from the recomputation (items {ident!r})" in (
+        bad.stdout
+    )
+    assert f"item {ident!r} is fail with value 0.0 in the file but recomputes to ok" in bad.stdout
+
+
 @pytest.mark.skipif(
     not hasattr(itemscore.RunResult, "with_provenance"),
     reason="results record the data hash once RunResult.with_provenance exists",

@@ -436,11 +436,11 @@ def verify_results(
         ResultsFormatError: ``results`` is not an itemscore results file.
         ItemscoreError: a saved metric is no longer installed or refuses its saved options.
     """
-    from itemscore._checks import compare_measurements
+    from itemscore._checks import compare_item_scores, compare_measurements
     from itemscore.engine._runner import rescore
 
     saved = load_results(results, "verify")
-    differences: list[str] = []
+    differences: list[str] = _unhashed_items(results)
     if data is not None:
         recorded = saved.provenance.get("data") or {}
         expected = recorded.get("sha256") if isinstance(recorded, Mapping) else None
@@ -459,4 +459,29 @@ def verify_results(
     except ItemscoreError as exc:
         raise located(exc, f"{results}") from exc
     differences += compare_measurements(saved, again)
+    differences += compare_item_scores(saved, again)
     return again, differences
+
+
+#: A results.json larger than this lists its items inline: it refers to no items file.
+_INLINE_FROM = 64 << 20
+
+
+def _unhashed_items(results: Path) -> list[str]:
+    """A sentence when ``results`` refers to its items file without recording its SHA-256."""
+    import json
+
+    try:
+        if results.stat().st_size > _INLINE_FROM:
+            return []
+        data = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    ref = data.get("items") if isinstance(data, Mapping) else None
+    if isinstance(ref, Mapping) and not ref.get("sha256"):
+        return [
+            f"{results} records no SHA-256 of its items file {ref.get('file')!r}, so the items "
+            "it was computed from cannot be told from altered ones; every item's score is "
+            "recomputed and compared instead."
+        ]
+    return []
