@@ -14,10 +14,11 @@ import time
 
 import numpy as np
 
-from itemscore import ItemResult, RunResult, compare
+from itemscore import ItemResult, Measurement, RunResult, compare
 from itemscore._columns import ScoreColumn
-from itemscore._items import ScoredItems
 from itemscore._settings import RunSettings
+from itemscore.engine._scores import to_arrow
+from itemscore.engine._table import RunTable
 
 N_ITEMS = 1_000_000
 SEED = 20240611
@@ -57,10 +58,18 @@ def _result(model: str, ids: list[str], gold: np.ndarray, skill: float, seed: in
         {"name": "token_f1", "label": "token_f1", "options": {}},
         {"name": "f1", "label": "f1", "options": {}},
     )
+    table = RunTable.of_items(items, {label: to_arrow(c) for label, c in columns.items()})
+    kinds = {"exact_match": "ratio", "token_f1": "mean", "f1": "custom"}
+    measurements = {
+        f"bench.{label}": Measurement(
+            key=f"bench.{label}", suite="bench", metric=label, model=model, aggregation=kind
+        )
+        for label, kind in kinds.items()
+    }
     return RunResult(
-        items=ScoredItems(items, columns),
-        measurements={},
-        by_model={model: {}},
+        items=table.scored_items(),
+        measurements=measurements,
+        by_model={model: measurements},
         settings=RunSettings(suite_id="bench"),
         metric_configs=configs,
     )

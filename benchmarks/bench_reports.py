@@ -87,7 +87,7 @@ def per_format(path: Path) -> None:
             start = time.perf_counter()
             export(result, folder / fmt.name, names)
             elapsed = time.perf_counter() - start
-            note = " (with items.jsonl, which it refers to)" if fmt.name == "json" else ""
+            note = " (with items.parquet, which it refers to)" if fmt.name == "json" else ""
             print(f"  {fmt.filename:<13} {elapsed:6.2f} s  {elapsed / n * 1e6:5.1f} µs/item{note}")
     finally:
         shutil.rmtree(folder)

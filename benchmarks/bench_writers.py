@@ -4,7 +4,7 @@ One run is scored per size with :func:`itemscore.score` (exact_match, token_f1,
 answered_rate) on the QA files of ``../shared/bench/gen_data.py`` (made when missing, see
 :mod:`bench_reports`); then each writer's ``write(result, path)`` is timed on it, the
 formats interleaved and repeated, and the median kept. ``results.json`` is timed with the
-``items.jsonl`` it refers to already written, so its figure is its own cost. The growth of
+``items.parquet`` it refers to already written, so its figure is its own cost. The growth of
 each writer's resident memory (``ru_maxrss`` of a forked child that writes only that file)
 is shown beside it: a flat writer adds little whatever the size. ``results.xlsx`` is timed
 twice on runs above its item limit: with every item (``--report xlsx``) and as the default
@@ -44,10 +44,10 @@ def _writers(n_items: int) -> list[Writer]:
 
     out: list[Writer] = []
     for fmt in BUILTIN:
-        extra: tuple[Any, ...] = (["items.jsonl", "results.json"],) if fmt.name == "json" else ()
+        extra: tuple[Any, ...] = (["items.parquet", "results.json"],) if fmt.name == "json" else ()
         out.append((fmt.filename, fmt.filename, fmt.writer(), extra, {}))
-    # items.jsonl first: results.json refers to it.
-    out.sort(key=lambda entry: entry[0] != "items.jsonl")
+    # items.parquet first: results.json refers to it.
+    out.sort(key=lambda entry: entry[0] != "items.parquet")
     limit = results_xlsx.item_limit(explicit=False, n_items=n_items)
     if limit is not None:  # what the default set writes; the line above is --report xlsx
         shown = f"results.xlsx ≤{limit // 1000}k"
@@ -59,16 +59,13 @@ def _in_child(
     write: Callable[..., None], args: tuple[Any, ...], keywords: dict[str, Any]
 ) -> tuple[float, int]:
     """Seconds and peak resident KiB growth of ``write(*args, **keywords)`` in a fork."""
-    from itemscore._gc import gc_paused
-
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover
         os.close(read_end)
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         start = time.perf_counter()
-        with gc_paused():
-            write(*args, **keywords)
+        write(*args, **keywords)
         elapsed = time.perf_counter() - start
         grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
         os.write(write_end, f"{elapsed} {grown}".encode())
