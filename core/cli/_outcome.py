@@ -1,7 +1,8 @@
 """What a finished run says about itself on stderr: its errors, and options that did nothing.
 
-:func:`error_summary` reads only the public :class:`~itemscore.RunResult` view (measurements'
-counts, items' scores and reasons), so any source of a result can feed it. A metric that
+:func:`error_summary` reads the measurements' counts and the run table's state and reason
+columns, so a run that kept no items (the command line without ``--out``) says it too. A
+metric that
 scored no item because every item it did not skip errored makes the command exit 1 (the
 reports are still written); so does a measurement whose aggregate raised.
 """
@@ -13,6 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import attrs
+import numpy as np
 
 from itemscore._records import Status
 from itemscore.reports._text import one_line
@@ -130,15 +132,15 @@ def error_summary(result: RunResult) -> ErrorSummary:
     if not erring:
         return ErrorSummary((), tuple(aggregates), several)
     reasons: dict[tuple[str | None, str], Counter[str]] = {key: Counter() for key in erring}
-    labels = {label for _, label in erring}
-    for item in result.items:
-        for label in labels:
-            score = item.scores.get(label)
-            if score is None or score.status is not Status.ERROR:
-                continue
-            counter = reasons.get((item.model, label))
+    table = result.table  # its columns: no item is built to count reasons
+    models = table.key("model") if several else None
+    for label in {label for _, label in erring}:
+        label_reasons = table.reasons(label)
+        for index in np.flatnonzero(table.codes(label) == 3).tolist():
+            model = models[index] if models is not None else next(iter(result.by_model))
+            counter = reasons.get((model, label))
             if counter is not None:
-                counter[score.reason or "no reason given"] += 1
+                counter[label_reasons[index] or "no reason given"] += 1
     metrics = []
     for (model, label), measurement in erring.items():
         counts = measurement.counts
