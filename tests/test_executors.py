@@ -290,7 +290,7 @@ class DiesOnce(Metric):
 
     Args:
         marker: A file that only the first worker to see it creates.
-        delay: Seconds between returning the shard and dying.
+        delay: Seconds between returning the shard and dying; 0: at once, mid-shard.
     """
 
     metric_id = "dies_once_test"
@@ -309,6 +309,8 @@ class DiesOnce(Metric):
                 pass
             else:
                 os.close(fd)
+                if not self.delay:
+                    os._exit(13)
                 threading.Timer(self.delay, os._exit, (13,)).start()
         return self.ok()
 
@@ -451,3 +453,42 @@ def test_a_deadline_holds_on_the_serial_executor_too() -> None:
     assert result.items[2].scores["hangs_test"].reason == (
         "DeadlinePassed: the run's deadline passed while this item was scored"
     )
+
+
+WORKERS = Path(__file__).parent / "workers"
+
+
+@pytest.mark.slow
+def test_a_dask_worker_killed_mid_run_costs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 15.8: one Dask worker dies while scoring; its shard runs again elsewhere."""
+    pytest.importorskip("distributed")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(WORKERS), *sys.path]))
+    monkeypatch.syspath_prepend(str(WORKERS))
+    from itemscore_test_workers import KillsItsWorkerOnce  # type: ignore[import-not-found]
+
+    marker = tmp_path / "died"
+    result = itemscore.score(
+        plain_items(2_000),
+        [KillsItsWorkerOnce(str(marker)), "exact_match"],
+        executor="dask",
+        workers=2,
+    )
+    assert marker.exists()  # a worker did die
+    for label in ("kills_its_worker_once_test", "exact_match"):
+        measurement = result.measurements[f"default.{label}"]
+        assert measurement.counts[Status.ERROR] == 0
+        assert measurement.n == 2_000
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("_more_metrics")
+def test_a_metric_the_dask_workers_cannot_import_is_an_error_not_a_hang() -> None:
+    """A metric defined where workers cannot import it: a clear error, the run does not wait."""
+    pytest.importorskip("distributed")
+    with pytest.raises(ConfigError, match="cannot be loaded in a worker process") as info:
+        itemscore.score(
+            plain_items(50), [{"name": "hangs_test", "on": "none"}], executor="dask", workers=1
+        )
+    assert "install the package that defines it where the workers run" in str(info.value)

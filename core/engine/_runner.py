@@ -14,7 +14,6 @@ import datetime
 import math
 import platform
 import time
-import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -32,7 +31,7 @@ from ._dispatch import Lost, Task, run_tasks
 from ._measure import compute_corpus, measure_all, model_rows
 from ._scores import SCORE_TYPE, filled
 from ._table import RunTable, score_records
-from ._tasks import ShardFailed, release_memo, score_items_task
+from ._tasks import Job, ShardFailed, release_memo, score_items_task
 
 __all__ = ["ProgressCallback", "rescore", "run", "score", "score_list"]
 
@@ -117,11 +116,13 @@ def score_list(
     labels = [pm.label for pm in the_plan.metrics if not pm.is_corpus]
     if not labels:
         return {}
-    token = uuid.uuid4().hex
     deadline = None if settings.deadline is None else time.time() + settings.deadline
+    inline = not engine.parallel
+    job = Job.of(
+        the_plan, settings, portable=not inline, keep_extras=keep_extras, deadline=deadline
+    )
     bounds = _bounds(len(items), engine)
     parts: list[dict[str, pa.StructArray] | None] = [None] * len(bounds)
-    inline = not engine.parallel
 
     def where(start: int, stop: int) -> str:
         return f"items {items[start].id!r} to {items[stop - 1].id!r}"
@@ -129,15 +130,7 @@ def score_list(
     tasks = [
         Task(
             score_items_task,
-            (
-                the_plan,
-                settings,
-                items[start:stop],
-                token,
-                keep_extras,
-                tick if inline else None,
-                deadline,
-            ),
+            (job, items[start:stop], tick if inline else None),
             where(start, stop),
         )
         for start, stop in bounds
@@ -158,7 +151,7 @@ def score_list(
             engine, tasks, retries=settings.retries, deadline=settings.deadline, on_done=on_done
         )
     finally:
-        release_memo(token)
+        release_memo(job.token)
     return {
         label: pa.chunked_array([part[label] for part in parts if part is not None], SCORE_TYPE)
         for label in labels

@@ -8,13 +8,16 @@ task names its run by a token, and a worker keeps the memo of the last run it se
 
 from __future__ import annotations
 
+import pickle
+import uuid
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import pyarrow as pa
 
-from .._exceptions import ItemscoreError, describe_exception
+from .._columns import ScoreColumn
+from .._exceptions import ConfigError, ItemscoreError, describe_exception
 from .._records import ItemResult
 from ._scores import to_arrow
 from ._shard import Tick, score_shard
@@ -23,7 +26,7 @@ if TYPE_CHECKING:
     from .._plan import RunPlan
     from .._settings import RunSettings
 
-__all__ = ["ShardFailed", "release_memo", "score_items_task"]
+__all__ = ["Job", "ShardFailed", "WorkerCannotLoad", "release_memo", "score_items_task"]
 
 _MEMO: dict[str, dict[str, Any]] = {}
 
@@ -36,12 +39,80 @@ class ShardFailed:
     reason: str
 
 
-def _memo_of(token: str) -> dict[str, Any]:
-    memo = _MEMO.get(token)
-    if memo is None:
-        _MEMO.clear()  # a long-lived worker (Dask) keeps one run's caches, not every run's
-        memo = _MEMO[token] = {}
-    return memo
+class WorkerCannotLoad(ConfigError):
+    """The run's metrics cannot be loaded where a task runs (a worker of another process)."""
+
+
+@attrs.frozen
+class Job:
+    """What every task of one run shares: the plan, the settings, the run's token and limits.
+
+    Sent to workers with the plan pickled by itemscore itself, so that a worker that cannot
+    import a metric says so (a failure while the executor unpickles a task can leave a Dask
+    worker unable to answer, and the run waiting).
+    """
+
+    #: The run's metrics, or their pickle (for tasks that leave this process).
+    plan: RunPlan | bytes = attrs.field(repr=False)
+    #: The run's settings.
+    settings: RunSettings
+    #: Names the run: the metrics' caches live under it in each process.
+    token: str
+    #: Labels whose ``extra`` texts are sent back; ``None``: every label's.
+    keep_extras: frozenset[str] | None = None
+    #: When the run must end (``time.time()``), or ``None``.
+    deadline: float | None = None
+
+    @classmethod
+    def of(
+        cls,
+        plan: RunPlan,
+        settings: RunSettings,
+        *,
+        portable: bool,
+        keep_extras: Collection[str] | None = None,
+        deadline: float | None = None,
+    ) -> Job:
+        """The job of one run; ``portable`` for tasks that leave this process."""
+        blob = pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL) if portable else plan
+        keep = None if keep_extras is None else frozenset(keep_extras)
+        return cls(blob, settings, uuid.uuid4().hex, keep, deadline)
+
+    def memo(self) -> dict[str, Any]:
+        """The metrics' caches of this run in this process."""
+        memo = _MEMO.get(self.token)
+        if memo is None:
+            _MEMO.clear()  # a long-lived worker (Dask) keeps one run's caches, not every run's
+            memo = _MEMO[self.token] = {}
+        return memo
+
+    def the_plan(self) -> RunPlan:
+        """The plan, unpickled once per process.
+
+        Raises:
+            WorkerCannotLoad: a metric cannot be imported here.
+        """
+        if not isinstance(self.plan, bytes):
+            return self.plan
+        memo = self.memo()
+        found = memo.get(_PLAN)
+        if found is None:
+            try:
+                found = memo[_PLAN] = pickle.loads(self.plan)
+            except Exception as exc:  # noqa: BLE001 - said in full below
+                raise WorkerCannotLoad(
+                    f"The run's metrics cannot be loaded in a worker process "
+                    f"({describe_exception(exc, one_line=True)}). A worker imports each metric "
+                    "by its module: install the package that defines it where the workers "
+                    "run (for a Dask cluster, on every worker), or score with "
+                    "executor='serial' or 'process'."
+                ) from None
+        plan: RunPlan = found
+        return plan
+
+
+#: The key of the unpickled plan in a run's memo (labels are metric ids: no clash).
+_PLAN = " plan"
 
 
 def release_memo(token: str) -> None:
@@ -50,41 +121,36 @@ def release_memo(token: str) -> None:
 
 
 def score_items_task(
-    plan: RunPlan,
-    settings: RunSettings,
-    items: Sequence[ItemResult],
-    token: str,
-    keep_extras: Collection[str] | None = None,
-    tick: Tick | None = None,
-    deadline: float | None = None,
+    job: Job, items: Sequence[ItemResult], tick: Tick | None = None
 ) -> dict[str, pa.StructArray] | ShardFailed:
-    """Score a shard of items with every item-level metric of ``plan``.
+    """Score a shard of items with every item-level metric of the job's plan.
 
     Args:
-        plan: The run's metrics.
-        settings: The run's settings.
+        job: The run's plan, settings and token.
         items: The shard.
-        token: The run's token (the metrics' caches live under it in this process).
-        keep_extras: Labels whose ``extra`` texts are sent back; ``None``: every label's.
         tick: Progress, for a task run in the caller's process.
-        deadline: When the run must end (``time.time()``).
 
     Returns:
         One Arrow score column per label, or :class:`ShardFailed`.
+
+    Raises:
+        WorkerCannotLoad: the metrics cannot be loaded in this process.
     """
+    plan = job.the_plan()
     try:
-        columns = score_shard(plan, items, settings, tick, _memo_of(token), deadline)
-        out: dict[str, pa.StructArray] = {}
-        for label, column in columns.items():
-            array = to_arrow(column)
-            if keep_extras is not None and label not in keep_extras:
-                array = _without_extras(array)
-            out[label] = array
-        return out
+        columns = score_shard(plan, items, job.settings, tick, job.memo(), job.deadline)
+        return {label: _sent(label, column, job) for label, column in columns.items()}
     except ItemscoreError:
         raise
     except Exception as exc:  # noqa: BLE001 - a shard's failure costs its items only
         return ShardFailed(f"shard failed: {describe_exception(exc)}")
+
+
+def _sent(label: str, column: ScoreColumn, job: Job) -> pa.StructArray:
+    array = to_arrow(column)
+    if job.keep_extras is not None and label not in job.keep_extras:
+        array = _without_extras(array)
+    return array
 
 
 def _without_extras(array: pa.StructArray) -> pa.StructArray:
