@@ -20,15 +20,32 @@ the output is compared instead of the whole output; an output without one is ``f
 reason "no answer found", its ``extra`` that of a failed request. A subclass's ``_verdict`` may
 return :meth:`NormalizedMetric._no_answer` itself when it finds nothing to compare (a number,
 a letter).
+
+A metric that offers the ``rules`` option (``exact_match``, ``accuracy``) calls
+:meth:`NormalizedMetric._use_rules` last in its ``__init__``. An item read from a harness log
+with ``rules="harness"`` carries the harness's own comparison in ``metadata["harness_rule"]``;
+under ``rules="auto"`` (their default) or ``"harness"`` that rule, applied by the public
+:func:`itemscore.integrations.harness_rules.verdict`, decides the item instead of the
+normalised comparison, and its ``extra`` says so (``rule``). Such items bypass the memo: the
+verdict depends on the rule as well as on the output and the answer key.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, Literal, TypeVar, cast, get_args
 
-from itemscore import ItemResult, ItemScore, Metric, MetricContext, ScoreColumn, Status
+from itemscore import (
+    ItemResult,
+    ItemScore,
+    Metric,
+    MetricContext,
+    OptionError,
+    ScoreColumn,
+    Status,
+)
 from itemscore.metrics_builtin._extract import (
     NO_ANSWER_FOUND,
     AnswerExtractor,
@@ -37,7 +54,14 @@ from itemscore.metrics_builtin._extract import (
 )
 from itemscore.text import LabelExtractor, Normalizer
 
-__all__ = ["AnswerMatchMetric", "NoAnswer", "NormalizedMetric", "Verdict", "check_labels"]
+__all__ = [
+    "AnswerMatchMetric",
+    "NoAnswer",
+    "NormalizedMetric",
+    "Rules",
+    "Verdict",
+    "check_labels",
+]
 
 #: What :meth:`NormalizedMetric._prepare` makes of one answer key.
 R = TypeVar("R")
@@ -57,6 +81,26 @@ _RUN_CACHE_LIMIT = 1 << 14
 FAILED_REASON = "the request failed (output is None); count_failed=False leaves it out"
 #: ``reason`` of an item without an answer key (the runner skips those before scoring).
 NO_ANSWER_KEY = "no answer key (expected is empty)"
+
+#: Whose comparison decides an item: ``auto`` the item's harness rule when it carries one,
+#: else itemscore's; ``itemscore`` always itemscore's; ``harness`` always the harness rule.
+Rules = Literal["auto", "itemscore", "harness"]
+_RULES: tuple[str, ...] = get_args(Rules)
+#: ``reason`` of an item its harness rule leaves unscored (kind ``unscored``).
+UNSCORED_REASON = (
+    "the harness left this sample unscored (its harness rule is 'unscored': inspect leaves a "
+    "sample that ended in an error out of every metric)"
+)
+#: ``reason`` of an item without a harness rule under ``rules="harness"``.
+NO_RULE_REASON = (
+    "rules='harness', but the item carries no harness rule (metadata 'harness_rule'): read "
+    "the log with --read-option rules=harness (rules='harness' in read_items), or score with "
+    "rules='auto' to compare items without one by itemscore's normalisation"
+)
+# Options that mean the same under a harness rule as under itemscore's comparison.
+_RULE_NEUTRAL = frozenset({"rules", "count_failed"})
+# What scoring an item by its rule gives: state code, value, reason, extra.
+_Scored = tuple[int, "float | None", "str | None", "Mapping[str, Any] | None"]
 
 
 class NoAnswer(tuple):  # type: ignore[type-arg] # a Verdict, marked
@@ -127,6 +171,12 @@ class NormalizedMetric(Metric, Generic[R]):
     #: Whether ``_verdict`` may itself return :meth:`_no_answer` (a metric that looks for a
     #: number or a letter in the output).
     _finds_answers: ClassVar[bool] = False
+    #: Whose comparison decides (the ``rules`` option of the metrics that offer it; the others
+    #: always compare by itemscore's normalisation).
+    rules: Rules = "itemscore"
+    #: Why a harness rule cannot decide under this configuration (options only itemscore's
+    #: comparison applies), or ``None``.
+    _rule_conflict: str | None = None
 
     def __init__(
         self,
@@ -159,6 +209,80 @@ class NormalizedMetric(Metric, Generic[R]):
             trim_punctuation=trim_punctuation,
             ignore_punctuation=ignore_punctuation,
         )
+
+    def _use_rules(self, rules: Rules) -> None:
+        """Take the ``rules`` option; a metric offering it calls this last in ``__init__``.
+
+        The options off their defaults (other than ``count_failed``) are itemscore's
+        comparison, which a harness rule replaces: with ``rules="harness"`` they are refused
+        here, with ``"auto"`` each item that carries a rule is that item's error. Every option
+        must be kept as the attribute of its name.
+
+        Raises:
+            OptionError: ``rules`` is not one of its values, or ``"harness"`` with such options.
+        """
+        metric_id = getattr(self, "metric_id", type(self).__name__)
+        if rules not in _RULES:
+            raise OptionError(
+                f"`rules` ({rules!r}) must be one of {', '.join(map(repr, _RULES))}.",
+                metric_id=metric_id,
+                option="rules",
+                allowed=_RULES,
+            )
+        self.rules = rules
+        changed = [
+            f"{name}={getattr(self, name)!r}"
+            for name, parameter in inspect.signature(type(self).__init__).parameters.items()
+            if name not in _RULE_NEUTRAL
+            and parameter.default is not parameter.empty
+            and getattr(self, name) != parameter.default
+        ]
+        if not changed or rules == "itemscore":
+            return
+        names = ", ".join(changed)
+        if rules == "harness":
+            raise OptionError(
+                f"{metric_id}: rules='harness' compares each item as its harness did, so it "
+                f"cannot be combined with {names}, which only itemscore's comparison applies: "
+                "leave them out, or use rules='itemscore'.",
+                metric_id=metric_id,
+                option="rules",
+                allowed=_RULES,
+            )
+        self._rule_conflict = (
+            f"the item carries a harness rule (metadata 'harness_rule'), which decides it under "
+            f"rules='auto', but {metric_id} is also given {names}, which only itemscore's "
+            "comparison applies: give rules='itemscore' to compare by itemscore's "
+            "normalisation, or leave them out to follow the harness rule"
+        )
+
+    def _by_rule(self, item: ItemResult, rule: object) -> _Scored:
+        """The score of an item its harness rule decides (``rule`` ``None``: it carries none)."""
+        from itemscore.integrations.harness_rules import verdict
+
+        if rule is None:
+            return ScoreColumn.ERROR, None, NO_RULE_REASON, None
+        if not isinstance(rule, Mapping):
+            return ScoreColumn.ERROR, None, _not_a_rule(rule), None
+        if self._rule_conflict is not None:
+            return ScoreColumn.ERROR, None, self._rule_conflict, None
+        output, expected = item.output, item.expected
+        if output is None and not self.count_failed:
+            return ScoreColumn.SKIP, None, FAILED_REASON, None
+        try:
+            right = verdict(output, expected, rule)
+        except ValueError as exc:  # a rule this version cannot apply: this item's error
+            return ScoreColumn.ERROR, None, f"{type(exc).__name__}: {exc}", None
+        if right is None:
+            return ScoreColumn.SKIP, None, UNSCORED_REASON, None
+        kind = rule.get("kind")
+        extra = {"rule": f"{rule.get('harness', 'harness')}:{kind}", "matched": None}
+        if not right:
+            no_answer = item.metadata.get("no_answer")
+            return ScoreColumn.FAIL, 0.0, no_answer if isinstance(no_answer, str) else None, extra
+        if kind != "logged" and expected:  # a logged verdict names no answer
+            extra["matched"] = next((a for a in expected if verdict(output, (a,), rule)), None)
+        return ScoreColumn.OK, 1.0, None, extra
 
     def _use_labels(self, labels: tuple[str, ...] | None) -> None:
         """Build the label extractor once, with this metric's normalizer (``None``: none)."""
@@ -215,10 +339,26 @@ class NormalizedMetric(Metric, Generic[R]):
         return (False, 0.0, self._failed_extra(prepared))
 
     def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
-        """Score one item: compare its normalised output with its normalised valid answers."""
+        """Score one item: compare its normalised output with its normalised valid answers.
+
+        An item its harness rule decides (see :attr:`rules`) is scored by that rule instead.
+        """
         expected = item.expected
         if not expected:
             return self.skip(NO_ANSWER_KEY)
+        if self.rules != "itemscore":
+            from itemscore.integrations.harness_rules import RULE_KEY
+
+            rule = item.metadata.get(RULE_KEY)
+            if rule is not None or self.rules == "harness":
+                code, value, reason, extra = self._by_rule(item, rule)
+                return ItemScore(
+                    metric=self.label,
+                    value=value,
+                    status=_STATES[code],
+                    reason=reason,
+                    extra=extra or {},
+                )
         prepared = self._prepare(expected)
         if item.output is None:
             verdict = self._failed_verdict(prepared)
@@ -259,6 +399,14 @@ class NormalizedMetric(Metric, Generic[R]):
                 ctx.memo[ctx.label] = (_Cache(_RUN_CACHE_LIMIT), _Cache(_RUN_CACHE_LIMIT))
             prepared_cache, verdict_cache = ctx.memo[ctx.label]
         prepared_by_key, verdicts = prepared_cache.entries, verdict_cache.entries
+        # A metric without the rules pays no metadata lookup per item.
+        rule_key: str | None = None
+        if self.rules != "itemscore":
+            from itemscore.integrations.harness_rules import RULE_KEY
+
+            rule_key = RULE_KEY
+        every_item_by_rule = self.rules == "harness"
+        by_rule = self._by_rule
         states = bytearray()
         values: list[float | None] = []
         extras: list[Mapping[str, Any] | None] = []
@@ -272,6 +420,17 @@ class NormalizedMetric(Metric, Generic[R]):
             if not expected:
                 reasons_at[index] = NO_ANSWER_KEY
                 verdict = None
+            elif rule_key is not None and (
+                every_item_by_rule
+                or ((metadata := item.metadata) and metadata.get(rule_key) is not None)
+            ):
+                code, value, reason, extra = by_rule(item, item.metadata.get(rule_key))
+                add_state(code)
+                add_value(value)
+                add_extra(extra)
+                if reason is not None:
+                    reasons_at[index] = reason
+                continue
             else:
                 output = item.output
                 key = (output, expected)
@@ -309,6 +468,26 @@ class NormalizedMetric(Metric, Generic[R]):
                 reasons[index] = reason
         return ScoreColumn(self.label, states, values, reasons, extras)
 
+
+def _not_a_rule(rule: object) -> str:
+    """Why metadata ``harness_rule`` that is no mapping decides nothing."""
+    shown = repr(rule)
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return (
+        f"metadata 'harness_rule' must be a harness rule (a JSON object with 'kind', as a "
+        f"harness-log reader writes it with rules='harness'), not {shown}; rename that column, "
+        "or score with rules='itemscore'"
+    )
+
+
+# The states by column code, for building one score from a rule's verdict.
+_STATES = {
+    ScoreColumn.OK: Status.OK,
+    ScoreColumn.FAIL: Status.FAIL,
+    ScoreColumn.SKIP: Status.SKIP,
+    ScoreColumn.ERROR: Status.ERROR,
+}
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -361,6 +540,19 @@ class AnswerMatchMetric(NormalizedMetric[dict[str, str]]):
     ``normalized`` (the normalised output), ``matched`` (the valid answer it matched, as
     spelled in the answer key, or ``None``) and, with ``labels``, ``label`` (the label found
     in the output, or ``None``).
+
+    An item that carries a harness rule (``metadata["harness_rule"]``, from a harness log read
+    with ``rules="harness"``) is, under ``rules="auto"`` or ``"harness"``, scored by that rule:
+    ``ok`` or ``fail`` as the harness scored it, ``skip`` where the harness left it unscored,
+    ``error`` for a rule this version cannot apply. Its ``extra``: ``rule`` (the harness and
+    the rule's kind, ``"lm-eval:exact_match"``) and ``matched`` (the valid answer the rule
+    matched, or ``None``); a fail's reason is the reader's ``no_answer`` when it gives one.
+
+    Args:
+        rules: Whose comparison decides: `auto` the harness's for an item read from a
+            harness log with `rules=harness`, itemscore's for any other; `itemscore` always
+            itemscore's; `harness` always the harness's (an item without a rule is an error,
+            and the normalisation options are refused).
     """
 
     aggregation = "ratio"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from itemscore.metrics_builtin._comparison import AnswerMatchMetric, check_labels
+from itemscore.metrics_builtin._comparison import AnswerMatchMetric, Rules, check_labels
 from itemscore.metrics_builtin._extract import Pick
 
 __all__ = ["Accuracy"]
@@ -28,6 +28,7 @@ class Accuracy(AnswerMatchMetric):
 
     Raises:
         ValueError: ``labels`` is an empty list.
+        OptionError: ``rules="harness"`` with ``labels`` or a comparison option off its default.
     """
 
     metric_id = "accuracy"
@@ -47,6 +48,7 @@ class Accuracy(AnswerMatchMetric):
         count_failed: bool = True,
         extract: str | None = None,
         extract_pick: Pick | None = None,
+        rules: Rules = "auto",
     ) -> None:
         checked = check_labels(labels)
         super().__init__(
@@ -60,3 +62,4 @@ class Accuracy(AnswerMatchMetric):
         )
         self.labels: Sequence[str] | None = list(checked) if checked is not None else None
         self._use_labels(checked)
+        self._use_rules(rules)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from itemscore.metrics_builtin._comparison import AnswerMatchMetric
+from itemscore.metrics_builtin._comparison import AnswerMatchMetric, Rules
 from itemscore.metrics_builtin._extract import Pick
 from itemscore.metrics_builtin._squad import normalizer_for
 
@@ -43,6 +43,7 @@ class ExactMatch(AnswerMatchMetric):
 
     Raises:
         ValueError: ``normalization="squad"`` with a normalisation option off its default.
+        OptionError: ``rules="harness"`` with a comparison option off its default.
     """
 
     metric_id = "exact_match"
@@ -60,6 +61,7 @@ class ExactMatch(AnswerMatchMetric):
         normalization: Literal["itemscore", "squad"] = "itemscore",
         extract: str | None = None,
         extract_pick: Pick | None = None,
+        rules: Rules = "auto",
     ) -> None:
         super().__init__(
             ignore_case=ignore_case,
@@ -84,3 +86,4 @@ class ExactMatch(AnswerMatchMetric):
             },
             _NORMALISATION_DEFAULTS,
         )
+        self._use_rules(rules)

@@ -190,6 +190,7 @@ def test_options_and_defaults_follow_the_reference() -> None:
         "count_failed": True,
         "extract": None,
         "extract_pick": None,
+        "rules": "auto",
     }
     assert next(iter(defaults)) == "labels"
     assert Accuracy.options()["labels"].type_name == "list of strings or none"

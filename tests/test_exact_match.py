@@ -212,6 +212,7 @@ def test_options_and_defaults_follow_the_reference() -> None:
         ("normalization", "itemscore"),
         ("extract", None),
         ("extract_pick", None),
+        ("rules", "auto"),
     ]
     assert all(info.description for info in ExactMatch.options().values())
 

@@ -52,13 +52,14 @@ def read(path: Path, **options: Any) -> list[ItemResult]:
     return itemscore.read_items(path, format=fmt, **options)
 
 
-def mismatches(path: Path, metric: str, **options: Any) -> list[str]:
-    """The ids whose verdict by ``metric`` differs from the harness's own."""
+def mismatches(path: Path, metric: str | dict[str, Any], **options: Any) -> list[str]:
+    """The ids whose verdict by ``metric`` (a name or a spec) differs from the harness's own."""
     items = read(path, rules="harness", **options)
     result = itemscore.score(items, [metric], suite_id="h")
+    label = metric if isinstance(metric, str) else metric["name"]
     wrong = []
     for item in result.items:
-        status = item.scores[metric].status
+        status = item.scores[label].status
         mine = None if status == "skip" else status == "ok"
         if mine != logged_verdict(item):
             wrong.append(ident(item))
@@ -114,6 +115,9 @@ def test_acc_norm_pick_is_read_and_scored_as_lm_eval_scored_it() -> None:
     assert by_norm["3"].metadata["answer"] == "watermelon"
 
 
+#: exact_match with itemscore's own comparison, whatever rule the items carry.
+ITEMSCORE_EXACT_MATCH = {"name": "exact_match", "rules": "itemscore"}
+
 # (path, reader options, ids where itemscore's default exact_match differs from the harness)
 DEFAULT_DIFFERS = [
     # includes(): containment; itemscore compares the whole completion.
@@ -137,7 +141,7 @@ def test_the_default_differs_only_where_documented(
 ) -> None:
     """Without the rules, exact_match differs from the harness exactly where docs say why."""
     path = HARNESS / name if "." in name else next(HARNESS.glob(name + "_*.jsonl"))
-    assert mismatches(path, "exact_match", **options) == ids
+    assert mismatches(path, ITEMSCORE_EXACT_MATCH, **options) == ids
 
 
 def test_the_default_agrees_on_every_other_log() -> None:
@@ -147,7 +151,7 @@ def test_the_default_agrees_on_every_other_log() -> None:
         if any(str(path.relative_to(HARNESS)).startswith(n) for n, _, _ in DEFAULT_DIFFERS):
             continue
         checked += 1
-        assert mismatches(path, "exact_match") == [], path.name
+        assert mismatches(path, ITEMSCORE_EXACT_MATCH) == [], path.name
     assert checked == 10
 
 
