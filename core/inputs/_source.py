@@ -17,6 +17,7 @@ __all__ = [
     "RowSource",
     "Rows",
     "decode",
+    "escape_name",
     "find_lone_surrogate",
     "json_kind",
     "line_column",
@@ -219,6 +220,19 @@ def show(value: Any) -> str:
     except (TypeError, ValueError):  # a number too long for str(), a mapping with odd keys
         text = f"<{type(value).__name__}>"
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def escape_name(name: str) -> str:
+    r"""A name from a data file (a key, a header, a column) as it may appear in a message.
+
+    Characters a terminal could act on are shown as escapes: C0 and C1 controls (``\x1b``
+    starts CSI and OSC sequences), DEL, bidirectional and other format controls (``\u202e``),
+    line and paragraph separators, and lone surrogates; every other character is kept, so
+    that names in any script stay readable. Quotes are not added.
+    """
+    if name.isprintable():
+        return name
+    return repr(name)[1:-1]
 
 
 def json_kind(value: object) -> str:
