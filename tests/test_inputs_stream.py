@@ -138,11 +138,14 @@ def test_a_records_format_registers_with_one_line(
 
 
 def test_reader_options_are_checked() -> None:
-    """An option the format's reader does not take is a configuration error."""
+    """An option the format's reader does not take is a configuration error naming its own."""
     with pytest.raises(
-        ConfigError, match="The csv reader has no option 'delimiter'; it takes none"
+        ConfigError,
+        match="The csv reader has no option 'delimiter'; its options are 'max_line_bytes'",
     ):
         read_items("x.csv", delimiter=";")
+    with pytest.raises(ConfigError, match="The parquet reader has no option 'max_line_bytes'"):
+        read_items("x.parquet", max_line_bytes=10)
 
 
 def test_items_in_chunks_are_plain_items(tmp_path: Path) -> None:

@@ -75,7 +75,10 @@ def test_unknown_format_suggests_a_close_one() -> None:
 
 
 def test_jsonl_rows_become_items(tmp_path: Path) -> None:
-    """Role columns fill the item; other keys go to metadata; lists are several answers."""
+    """Role columns fill the item; other keys go to metadata; lists are several answers.
+
+    A metadata key missing on a row is null there (``None``), as in a column of a table.
+    """
     path = jsonl(
         tmp_path,
         {"id": "a", "output": "Paris", "expected": "Paris", "model": "m", "latency": 0.5},
@@ -86,7 +89,14 @@ def test_jsonl_rows_become_items(tmp_path: Path) -> None:
         ItemResult(
             id="a", output="Paris", expected=("Paris",), model="m", metadata={"latency": 0.5}
         ),
-        ItemResult(id="b", output=None, expected=("Rome", "Roma"), group="geo", input="q?"),
+        ItemResult(
+            id="b",
+            output=None,
+            expected=("Rome", "Roma"),
+            group="geo",
+            input="q?",
+            metadata={"latency": None},
+        ),
     ]
 
 
@@ -265,13 +275,13 @@ def test_parquet_errors_name_the_row(tmp_path: Path) -> None:
         read_items(path)
 
 
-def test_parquet_without_pyarrow_says_how_to_install(
+def test_parquet_without_pyarrow_parquet_says_how_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without pyarrow, reading Parquet is a clear error naming the extra to install."""
+    """A pyarrow built without Parquet support is a clear error saying how to reinstall it."""
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     path = write(tmp_path, "d.parquet", "")
-    with pytest.raises(ConfigError, match=r"pip install 'itemscore\[parquet\]'"):
+    with pytest.raises(ConfigError, match=r"pip install --force-reinstall 'pyarrow>=14\.0\.1'"):
         read_items(path)
 
 

@@ -1,83 +1,244 @@
-"""JSON lines (``.jsonl``, ``.ndjson``): one JSON object per line, read as a stream.
+"""JSON lines (``.jsonl``, ``.ndjson``): one JSON object per line, read as a stream of blocks.
 
 Every non-blank line must be exactly one JSON object: a second value on the line, a line that
-is not an object, a string that does not close on its line, or a lone surrogate escape is an
-error naming ``FILE:LINE:COLUMN``. The file is read in blocks and parsed line by line, so
-memory holds one chunk of rows at a time, whatever the file's size.
+is not an object, a string that does not close on its line, a key given twice in one object,
+or a lone surrogate escape is an error naming ``FILE:LINE:COLUMN``. A line may be at most
+``max_line_bytes`` long (64 MiB unless set): a longer one, or a stream that never ends a line,
+is an error naming its line, found without holding more than about that much.
+
+The file is read in blocks of whole lines (8 MiB). A block is parsed by pyarrow's JSON reader
+when that is certain to give what the row path gives (every line an object starting at its
+first byte, valid UTF-8, no line nested deeper than pyarrow can take; every column of a kind
+the Arrow path converts); otherwise, and for every error, by the row path: ``json`` on each
+line, then the converter's rules (:mod:`._build`). Both give equal batches.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterator
 from json.scanner import make_scanner
-from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.json as pa_json
+
 from .._exceptions import InputError
+from ._build import RowBuilder
+from ._files import HashedReader, line_too_long
+from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import (
-    DEFAULT_CHUNK_SIZE,
     Rows,
-    RowSource,
     decode,
     find_lone_surrogate,
     json_kind,
     surrogate_error,
     surrogate_offset,
 )
+from ._vector import arrow_batch
 
-__all__ = ["parse_line", "read"]
+__all__ = ["locate", "parse_line", "plan", "read", "rows"]
 
-_BLOCK = 4 << 20  # bytes read at a time: large enough to amortise, small enough to stream
+#: How a row's place is named.
+UNIT = "line"
+#: How a stream of this format is bounded while it is copied.
+STREAM = "lines"
+#: The bounds this reader keeps (reader options).
+BOUNDS = ("max_line_bytes",)
+
+_BLOCK = 8 << 20  # bytes read at a time: large enough to amortise, small enough to stream
+#: Whether blocks may be parsed by pyarrow (the tests switch it off to compare the paths).
+ARROW = True
+# pyarrow's JSON parser recurses: it crashes on a line nested about 30,000 levels deep. A line
+# with this many brackets goes to Python's parser, which refuses what it cannot read.
+_DEEP = 4096
 _SPACE = " \t\r"
+_OPEN_BRACE = 0x7B
 _scan: Any = make_scanner(json.JSONDecoder())  # type: ignore[arg-type] # typeshed: a class
 _MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_TEMPORAL = (pa.types.is_temporal,)
 
 
-def read(path: Path, name: str, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> RowSource:
-    """Open a JSON lines file; its rows are parsed as the chunks are iterated."""
-    return RowSource(name, "jsonl", None, _chunks(path, name, chunk_size))
+def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.RecordBatch]:
+    """The canonical batches of a JSON lines piece (a file, or a range of its lines)."""
+    converter = settings.converter()
+    builder = RowBuilder(converter)
+    pinned: dict[str, pa.DataType] = {}
+    size = settings.batch_rows
+    for data, line in _blocks(piece, settings, state):
+        row = state.first_row + state.n_rows
+        batch = _arrow_block(data, line, row, piece.name, converter, pinned) if ARROW else None
+        if batch is not None:
+            state.n_rows += batch.num_rows
+            for offset in range(0, batch.num_rows, size):
+                yield batch.slice(offset, size)
+            continue
+        for chunk in _row_chunks(data, line, piece.name, size):
+            yield builder.build(chunk, state.first_row + state.n_rows)
+            state.n_rows += len(chunk.rows)
 
 
-def _chunks(path: Path, name: str, chunk_size: int) -> Iterator[Rows]:
+def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Rows]:
+    """The rows of a piece, parsed but not converted (what a suite's ``items()`` reads)."""
+    for data, line in _blocks(piece, settings, state):
+        yield from _row_chunks(data, line, piece.name, settings.batch_rows)
+
+
+# -- blocks of whole lines ---------------------------------------------------------------
+
+
+def _blocks(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[tuple[bytes, int]]:
+    """``(bytes of whole lines, number of their first line)``, block after block.
+
+    Raises:
+        InputError: a line past ``max_line_bytes``.
+    """
+    reader = state.open()
+    limit = settings.limits.max_line_bytes
+    name = piece.name
+    line = piece.first_line
+    rest = b""
+    at_start = piece.start == 0
+    while True:
+        block = reader.read(_BLOCK)
+        state.feed(block)
+        if at_start and block:
+            at_start = False
+            if block.startswith(codecs.BOM_UTF8):
+                block = block[len(codecs.BOM_UTF8) :]
+        if block:
+            data = rest + block if rest else block
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # no line end yet: read on, within the bound
+                if len(data) > limit:
+                    raise line_too_long(name, line, limit)
+                rest = data
+                continue
+            if cut < len(data):
+                data, rest = data[:cut], data[cut:]
+            else:
+                rest = b""
+            if len(rest) > limit:
+                raise line_too_long(name, line + data.count(b"\n"), limit)
+        else:
+            data, rest = rest, b""
+            if not data:
+                return
+        if len(data) > limit:
+            _check_lengths(data, name, line, limit)
+        yield data, line
+        line += data.count(b"\n")
+        if not block:
+            return
+
+
+def _check_lengths(data: bytes, name: str, line: int, limit: int) -> None:
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    lengths = np.diff(ends, prepend=-1) - 1
+    over = np.flatnonzero(lengths > limit)
+    if len(over):
+        raise line_too_long(name, line + int(over[0]), limit)
+    if len(data) - (int(ends[-1]) + 1 if len(ends) else 0) > limit:
+        raise line_too_long(name, line + len(ends), limit)
+
+
+# -- the Arrow path ----------------------------------------------------------------------
+
+
+def _arrow_block(
+    data: bytes,
+    line: int,
+    row: int,
+    name: str,
+    converter: Any,
+    pinned: dict[str, pa.DataType],
+) -> pa.RecordBatch | None:
+    """The canonical batch of ``data`` through pyarrow, or None: the row path must read it."""
+    del name
+    codes = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(codes == 10)
+    if not data.endswith(b"\n"):
+        ends = np.append(ends, len(data))
+    n = len(ends)
+    if n == 0:
+        return None
+    starts = np.empty(n, dtype=np.int64)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    if (codes[np.minimum(starts, len(data) - 1)] != _OPEN_BRACE).any():
+        return None  # a blank line, an indented line or one that is not an object
+    lengths = ends - starts
+    for index in np.flatnonzero(lengths >= _DEEP):
+        segment = data[starts[index] : ends[index]]
+        if segment.count(b"[") + segment.count(b"{") >= _DEEP:
+            return None
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    table = _parse(data, pinned)
+    if table is None or table.num_rows != n:
+        return None  # two values on one line, or a parse pyarrow refused
+
+    def absent(column: str, indices: np.ndarray) -> np.ndarray:
+        loads = json.loads
+        return np.array(
+            [column not in loads(data[starts[i] : ends[i]]) for i in indices.tolist()],
+            dtype=bool,
+        )
+
+    lines = pa.array(np.arange(line, line + n, dtype=np.int64))
+    return arrow_batch(table, converter, lines=lines, first_row=row, absent=absent)
+
+
+def _parse(data: bytes, pinned: dict[str, pa.DataType]) -> pa.Table | None:
+    """``data`` parsed by pyarrow; columns it took for dates are read again as text."""
+    read_options = pa_json.ReadOptions(use_threads=False, block_size=len(data) + 1)
+    for _ in range(2):
+        parse_options = pa_json.ParseOptions(
+            explicit_schema=pa.schema(list(pinned.items())) if pinned else None,
+            unexpected_field_behavior="infer",
+        )
+        try:
+            table = pa_json.read_json(
+                pa.BufferReader(data), read_options=read_options, parse_options=parse_options
+            )
+        except (pa.ArrowException, UnicodeDecodeError, ValueError):
+            return None
+        dates = [f.name for f in table.schema if pa.types.is_temporal(f.type)]
+        if not dates:
+            return table
+        if any(name in pinned for name in dates):
+            return None
+        pinned.update(dict.fromkeys(dates, pa.string()))
+    return None
+
+
+# -- the row path ------------------------------------------------------------------------
+
+
+def _row_chunks(data: bytes, line: int, name: str, size: int) -> Iterator[Rows]:
+    """The rows of ``data`` parsed one line at a time, ``size`` rows per chunk."""
+    text = decode(data, name, first_line=line, bom=False)
+    pieces = text.split("\n")
+    if not pieces[-1]:
+        pieces.pop()  # the text ends with a line break, not with an empty line
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
     texts: list[str] = []
-    lineno = 0
-    first = True
-    rest = b""
-    with path.open("rb") as handle:
-        while True:
-            block = handle.read(_BLOCK)
-            if block:
-                data = rest + block
-                cut = data.rfind(b"\n") + 1
-                if cut == 0:  # a line longer than a block: read on
-                    rest = data
-                    continue
-                data, rest = data[:cut], data[cut:]
-            else:
-                data, rest = rest, b""
-                if not data:
-                    break
-            text = decode(data, name, first_line=lineno + 1, bom=first)
-            first = False
-            pieces = text.split("\n")
-            if not pieces[-1]:
-                pieces.pop()  # the text ends with a line break, not with an empty line
-            for line in pieces:
-                lineno += 1
-                if not line or line.isspace():
-                    continue
-                rows.append(parse_line(line, name, lineno))
-                lines.append(lineno)
-                texts.append(line)
-                if len(rows) >= chunk_size:
-                    yield Rows(name, rows, lines, "line", texts)
-                    rows, lines, texts = [], [], []
-            if not block:
-                break
+    for offset, piece in enumerate(pieces):
+        if not piece or piece.isspace():
+            continue
+        rows.append(parse_line(piece, name, line + offset))
+        lines.append(line + offset)
+        texts.append(piece)
+        if len(rows) >= size:
+            yield Rows(name, rows, lines, "line", texts)
+            rows, lines, texts = [], [], []
     if rows:
         yield Rows(name, rows, lines, "line", texts)
 
@@ -122,6 +283,10 @@ def parse_line(line: str, name: str, lineno: int) -> dict[str, Any]:
             start + 1,
             f"each line must be a JSON object ({{...}}), not {json_kind(row)}.",
         )
+    # Each key takes a colon, so with as many colons as keys no key can repeat; otherwise
+    # (colons in texts, nested objects) the line is read again, watching every object.
+    if line.count(":") != len(row):
+        _refuse_duplicates(line, name, lineno, start)
     if "\\u" in line and _MAYBE_SURROGATE.search(line) is not None:
         found = find_lone_surrogate(row)
         if found is not None:
@@ -129,6 +294,48 @@ def parse_line(line: str, name: str, lineno: int) -> dict[str, Any]:
             where = f"{name}:{lineno}:{column}"
             raise surrogate_error(where, found, path=name, line=lineno, column=column)
     return row
+
+
+class _Duplicate(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    row = dict(pairs)
+    if len(row) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Duplicate(key)
+            seen.add(key)
+    return row
+
+
+_scan_pairs: Any = make_scanner(json.JSONDecoder(object_pairs_hook=_pairs))  # type: ignore[arg-type]
+
+
+def _refuse_duplicates(line: str, name: str, lineno: int, start: int) -> None:
+    """Raise when an object on ``line`` (already read once) gives one key twice."""
+    try:
+        _scan_pairs(line, start)
+    except _Duplicate as dup:
+        raise duplicate_key(name, lineno, line, dup.key) from None
+
+
+def duplicate_key(name: str, lineno: int, line: str, key: str, first_column: int = 1) -> InputError:
+    """The error for ``key`` given twice in one object, at its second occurrence on ``line``."""
+    written = re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:"
+    found = list(re.finditer(written, line))
+    column = found[1].start() + first_column if len(found) > 1 else first_column
+    return InputError.at(
+        name,
+        lineno,
+        column,
+        f"the key {key!r} appears twice in one object. JSON readers disagree on which value "
+        "wins, so itemscore reads neither: keep one of the two.",
+    )
 
 
 def _bad(name: str, lineno: int, column: int, message: str) -> InputError:
@@ -139,3 +346,126 @@ def _bad(name: str, lineno: int, column: int, message: str) -> InputError:
         f"not valid JSON ({message}). Each line of a JSON lines file must be one complete "
         "JSON object.",
     )
+
+
+# -- planning parts and placing errors -------------------------------------------------------
+
+_BLANK_HINTS = (b"\n\n", b"\n\r", b"\n ", b"\n\t")
+
+
+def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any) -> Planned:
+    """Split a file into about ``k`` pieces at line starts, reading it once.
+
+    Each piece knows its first line, its first row (counted from 1 in this file) and the
+    SHA-256 of its bytes; ``digest`` takes every byte of the file.
+    """
+    import hashlib
+    import os
+
+    size = os.path.getsize(path)
+    targets = [size * i // k for i in range(1, k)]
+    pieces: list[Piece] = []
+    reader = HashedReader(path)
+    piece_digest = hashlib.sha256()
+    start, first_line, first_row = 0, 1, 1
+    lines = rows = 0  # of the current piece so far
+    blank = True  # the line in progress (begun in an earlier block) is blank so far
+    pos = 0
+    try:
+        while True:
+            data = reader.read(_BLOCK)
+            if not data:
+                break
+            digest.update(data)
+            offset = 0
+            while targets and targets[0] < pos + len(data):
+                at = data.find(b"\n", max(targets[0] - pos - 1, offset))
+                if at < 0:
+                    targets[0] = pos + len(data)  # split at the first line end after this block
+                    break
+                cut = at + 1
+                segment = data[offset:cut]
+                piece_digest.update(segment)
+                done, newlines, blank = _count(segment, blank)
+                lines, rows = lines + newlines, rows + done
+                targets.pop(0)
+                if pos + cut >= size:
+                    offset = cut
+                    break
+                pieces.append(
+                    Piece(
+                        path=path,
+                        name=name,
+                        format=fmt,
+                        start=start,
+                        stop=pos + cut,
+                        first_line=first_line,
+                        first_row=first_row,
+                        sha256=piece_digest.hexdigest(),
+                    )
+                )
+                start, first_line, first_row = pos + cut, first_line + lines, first_row + rows
+                lines = rows = 0
+                piece_digest = hashlib.sha256()
+                offset = cut
+                while targets and targets[0] < start:
+                    targets.pop(0)
+            segment = data[offset:]
+            piece_digest.update(segment)
+            done, newlines, blank = _count(segment, blank)
+            lines, rows = lines + newlines, rows + done
+            pos += len(data)
+    finally:
+        reader.close()
+    rows += not blank  # a last line without a line end
+    pieces.append(
+        Piece(
+            path=path,
+            name=name,
+            format=fmt,
+            start=start,
+            stop=None,
+            first_line=first_line,
+            first_row=first_row,
+            sha256=piece_digest.hexdigest(),
+        )
+    )
+    return Planned(tuple(pieces), first_row + rows - 1, size)
+
+
+def _count(data: bytes, blank: bool) -> tuple[int, int, bool]:
+    """``(rows ended, line ends, line in progress blank)`` of ``data``.
+
+    ``blank``: the line in progress when ``data`` starts is blank so far.
+    """
+    newlines = data.count(b"\n")
+    if newlines == 0:
+        return 0, 0, blank and (not data or data.isspace())
+    if any(hint in data for hint in _BLANK_HINTS):
+        first, *middle, last = data.split(b"\n")
+        done = 0 if blank and (not first or first.isspace()) else 1
+        done += sum(1 for piece in middle if piece and not piece.isspace())
+        return done, newlines, not last or last.isspace()
+    done = newlines
+    head = data.find(b"\n")
+    if blank and (head == 0 or data[:head].isspace()):
+        done -= 1
+    last = data[data.rfind(b"\n") + 1 :]
+    return done, newlines, not last or last.isspace()
+
+
+def locate(
+    path: str, name: str, line: int, key: str | None, settings: ReadSettings
+) -> tuple[str, str | None, int | None, int | None]:
+    """``FILE:LINE:COLUMN`` of ``key`` on line ``line`` (the file is read up to it)."""
+    text = ""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if number == line:
+                text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                if number == 1:
+                    text = text.removeprefix("\ufeff")
+                break
+    chunk = Rows(name, [None], [line], "line", [text])
+    where_path, at_line, column = chunk.position(0, key)
+    return chunk.where(0, key), where_path, at_line, column

@@ -1,0 +1,250 @@
+"""Rows into canonical batches, column by column: the converter's rules for data files.
+
+The *row path* of every reader: rows are mappings from column name to value (a JSON line's
+object, a CSV record with its header, a Parquet row, a harness log's record), and each role is
+built as one column. The common values (a non-blank text id, a text output, a list of texts)
+are taken as they are in one pass per column; any other value goes through the
+:class:`~itemscore.inputs._convert.Converter`'s rules one at a time, so that files, Python rows
+and DataFrames share one set of rules and one set of messages.
+
+The Arrow readers (:mod:`._vector`) take a faster route where a column's type makes it safe,
+and come back here for everything else; both give equal batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import repeat
+from typing import Any
+
+import pyarrow as pa
+
+from .._exceptions import InputError
+from .._schema import JSON_FIELD, canonical_schema, metadata_array, metadata_column
+from ._convert import _ABSENT, TEXT_ROLES, Converter
+from ._source import Rows
+
+__all__ = ["RowBuilder"]
+
+_STRING = pa.string()
+_NONE = type(None)
+_PLAIN_TEXT = frozenset({str, _NONE})
+
+
+class RowBuilder:
+    """Builds canonical batches from chunks of rows, with one converter's settings.
+
+    Args:
+        converter: The mapping, delimiter and null marker (and, for a tabular source, the
+            header it checked).
+        error_key: A records format's key for "this document could not be read" (its value,
+            the reason, goes to ``_error``), or ``None``.
+    """
+
+    def __init__(self, converter: Converter, *, error_key: str | None = None) -> None:
+        self.converter = converter
+        self.error_key = error_key
+        col = converter.col
+        self._id, self._output, self._expected = col["id"], col["output"], col["expected"]
+        self._attempt = col["attempt"]
+        self._not_metadata = converter.role_columns | (
+            frozenset({error_key}) if error_key else frozenset()
+        )
+
+    def build(
+        self, chunk: Rows, first_row: int, *, metadata: pa.StructArray | None = None
+    ) -> pa.RecordBatch:
+        """The canonical batch of ``chunk``, whose first row is row ``first_row`` of the source.
+
+        Args:
+            chunk: The rows, with their places.
+            first_row: The row number of the chunk's first row: ids of rows without one.
+            metadata: The metadata column when the reader has it already (Parquet keeps its
+                own types); ``None``: built from the rows.
+
+        Raises:
+            InputError: a row with a missing key or a value of the wrong type, at its place.
+        """
+        rows = chunk.rows
+        for index, row in enumerate(rows):
+            if type(row) is not dict:
+                raise InputError(
+                    f"{chunk.where(index)}: the row is not a mapping of column to value.",
+                    path=chunk.name or None,
+                    line=chunk.lines[index],
+                )
+        columns: list[pa.Array] = [
+            pa.array(self._ids(chunk, first_row), _STRING),
+            pa.array(self._outputs(chunk), _STRING),
+            pa.array(self._answers(chunk), pa.list_(_STRING)),
+        ]
+        for role in TEXT_ROLES:
+            columns.append(self._text_role(chunk, role))
+        columns.append(self._attempts(chunk))
+        if metadata is None:
+            metadata = self._metadata(chunk)
+        elif self.converter.renamed:
+            self._check_renamed(chunk)
+        columns.append(metadata)
+        columns.append(pa.array(chunk.lines, pa.int64()))
+        errors = self.error_key is not None and any(self.error_key in row for row in rows)
+        if errors:
+            key = self.error_key
+            columns.append(pa.array([_reason(row.get(key)) for row in rows], _STRING))
+        schema = canonical_schema(metadata.type, errors=errors)
+        return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+    # -- the roles, one column each ---------------------------------------------------------
+
+    def _ids(self, chunk: Rows, first_row: int) -> list[str]:
+        conv, rows = self.converter, chunk.rows
+        column = self._id
+        has_id = "id" in conv.mapping or conv.header is None or column in conv.header
+        if not has_id:
+            return [str(number) for number in range(first_row, first_row + len(rows))]
+        raw = [row.get(column, _ABSENT) for row in rows]
+        if set(map(type, raw)) == {str} and all(raw) and not any(map(str.isspace, raw)):
+            return raw
+        explicit = "id" in conv.mapping
+        ids = []
+        for index, value in enumerate(raw):
+            if type(value) is str and value and not value.isspace():
+                ids.append(value)
+            elif value is _ABSENT:
+                if explicit:
+                    raise conv.missing_key(chunk, index, "id", column, rows[index])
+                ids.append(str(first_row + index))
+            else:
+                ids.append(conv.id_text(chunk, index, column, value))
+        return ids
+
+    def _outputs(self, chunk: Rows) -> list[str | None]:
+        conv, rows, column = self.converter, chunk.rows, self._output
+        raw: list[Any] = [row.get(column, _ABSENT) for row in rows]
+        if not set(map(type, raw)) <= _PLAIN_TEXT:
+            for index, value in enumerate(raw):
+                if type(value) is str or value is None:
+                    continue
+                if value is _ABSENT:
+                    raise conv.missing_key(chunk, index, "output", column, rows[index])
+                raw[index] = conv.text(chunk, index, "output", column, value)
+        marker = conv.null_output
+        if marker is not None:
+            raw = [None if value == marker else value for value in raw]
+        return raw
+
+    def _answers(self, chunk: Rows) -> list[list[str] | None]:
+        conv, rows, column = self.converter, chunk.rows, self._expected
+        explicit = "expected" in conv.mapping
+        delimiter = conv.answer_delimiter
+        out: list[list[str] | None] = []
+        append = out.append
+        for index, row in enumerate(rows):
+            value = row.get(column, _ABSENT)
+            kind = type(value)
+            if value is None:
+                append(None)
+            elif kind is str and delimiter is None:
+                append([value] if value and not value.isspace() else None)
+            elif kind is list and all(type(answer) is str for answer in value):
+                kept = [answer for answer in value if answer and not answer.isspace()]
+                append(kept or None)
+            elif value is _ABSENT:
+                if explicit:
+                    raise conv.missing_key(chunk, index, "expected", column, row)
+                append(None)
+            else:
+                answers = conv.answers(chunk, index, column, value)
+                append(list(answers) if answers else None)
+        return out
+
+    def _text_role(self, chunk: Rows, role: str) -> pa.Array:
+        conv, rows = self.converter, chunk.rows
+        column = conv.col[role]
+        explicit = role in conv.mapping
+        raw: list[Any] = [row.get(column, _ABSENT if explicit else None) for row in rows]
+        kinds = set(map(type, raw))
+        if kinds <= {_NONE}:
+            return pa.nulls(len(rows), _STRING)
+        if not kinds <= _PLAIN_TEXT:
+            for index, value in enumerate(raw):
+                if type(value) is str or value is None:
+                    continue
+                if value is _ABSENT:
+                    raise conv.missing_key(chunk, index, role, column, rows[index])
+                raw[index] = conv.text(chunk, index, role, column, value)
+        return pa.array([value or None for value in raw], _STRING)
+
+    def _attempts(self, chunk: Rows) -> pa.Array:
+        conv, rows, column = self.converter, chunk.rows, self._attempt
+        raw = [row.get(column) for row in rows]
+        kinds = set(map(type, raw))
+        if kinds <= {_NONE}:
+            return pa.nulls(len(rows), pa.int64())
+        attempts = [
+            None if value is None else conv.attempt(chunk, index, column, value)
+            for index, value in enumerate(raw)
+        ]
+        return pa.array(attempts, pa.int64())
+
+    # -- everything else: metadata ----------------------------------------------------------
+
+    def _metadata(self, chunk: Rows) -> pa.StructArray:
+        conv, rows = self.converter, chunk.rows
+        skip = self._not_metadata
+        if conv.renamed:
+            self._check_renamed(chunk)
+        keys = _keys(rows)
+        nested = "metadata" in keys and "metadata" not in skip
+        if nested and any(isinstance(row.get("metadata"), Mapping) for row in rows):
+            return self._merged_metadata(chunk)
+        renamed = conv.renamed
+        arrays: list[pa.Array] = []
+        fields: list[pa.Field] = []
+        for key in keys:
+            if key in skip:
+                continue
+            array, is_json = metadata_column([row.get(key) for row in rows])
+            arrays.append(array)
+            name = renamed.get(key, key)
+            fields.append(pa.field(name, array.type, metadata=JSON_FIELD if is_json else None))
+        if not fields:
+            return pa.array(repeat({}, len(rows)), pa.struct([]))
+        return pa.StructArray.from_arrays(arrays, fields=fields)
+
+    def _check_renamed(self, chunk: Rows) -> None:
+        conv = self.converter
+        roles = conv.role_columns
+        for index, row in enumerate(chunk.rows):
+            conv.rename(chunk, index, row, {k: v for k, v in row.items() if k not in roles})
+
+    def _merged_metadata(self, chunk: Rows) -> pa.StructArray:
+        """Metadata where some row nests a ``metadata`` object (items written by itemscore)."""
+        skip, renamed = self._not_metadata, self.converter.renamed
+        merged: list[dict[str, Any]] = []
+        for row in chunk.rows:
+            meta = {renamed.get(k, k): v for k, v in row.items() if k not in skip}
+            nested = meta.get("metadata")
+            if isinstance(nested, Mapping):
+                del meta["metadata"]
+                meta.update(nested)
+            merged.append(meta)
+        return metadata_array(merged)
+
+
+def _keys(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every key of the rows, in the order first seen (most rows share the first one's)."""
+    if not rows:
+        return []
+    first = list(rows[0])
+    every = set().union(*rows)
+    if len(every) == len(first):
+        return first
+    seen: dict[str, None] = {}
+    for row in rows:
+        seen.update(dict.fromkeys(row))
+    return list(seen)
+
+
+def _reason(value: Any) -> str | None:
+    return None if value is None else str(value)
