@@ -394,13 +394,13 @@ class Converter:
             raw = int(raw)
         if type(raw) is str and raw.strip().isdigit():
             raw = int(raw.strip())
-        if type(raw) is int and raw >= 0:
+        if type(raw) is int and 0 <= raw < 2**63:
             return raw
         raise _error(
             chunk,
             index,
             f"the attempt {show(raw)} is {json_kind(raw)}; an attempt must be a whole number "
-            "of at least 0 (or missing).",
+            "of at least 0 and below 2**63 (or missing).",
             column,
         )
 

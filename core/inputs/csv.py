@@ -29,7 +29,7 @@ from ._build import RowBuilder
 from ._files import HashedReader, line_too_long
 from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import Rows, decode
-from ._vector import arrow_batch
+from ._vector import arrow_batch, numbers
 
 __all__ = ["plan", "read", "rows"]
 
@@ -143,10 +143,12 @@ def _record_ends(data: bytes, sep: int) -> tuple[np.ndarray, bool]:
     """
     codes = np.frombuffer(data, dtype=np.uint8)
     newlines = np.flatnonzero(codes == _NEWLINE)
+    # Python's csv takes a lone \r for a line end outside quotes, pyarrow for part of a cell
+    lone_return = data.count(b"\r") != data.count(b"\r\n")
     quotes = np.flatnonzero(codes == _QUOTE)
     m = len(quotes)
     if not m:
-        return newlines, True
+        return newlines, not lone_return
     last = len(data) - 1
     before = codes[np.maximum(quotes - 1, 0)]
     after = codes[np.minimum(quotes + 1, last)]
@@ -160,7 +162,7 @@ def _record_ends(data: bytes, sep: int) -> tuple[np.ndarray, bool]:
     opens = np.arange(m) % 2 == 0
     fine = np.where(opens, at_start | after_quote, at_end | before_quote)
     even = np.searchsorted(quotes, newlines) % 2 == 0
-    return newlines[even], bool(fine.all())
+    return newlines[even], bool(fine.all()) and not lone_return
 
 
 # -- the header ---------------------------------------------------------------------------
@@ -237,13 +239,22 @@ class _Records:
 
 
 def _split_lines(blocks: Iterable[bytes]) -> Iterator[bytes]:
-    """The lines (with their line ends) of consecutive blocks of bytes."""
+    """The lines (each with its ``\\n``) of consecutive blocks of bytes.
+
+    Only ``\\n`` ends a line, as for a file read line by line: a lone ``\\r`` inside a quoted
+    cell does not shift the line numbers.
+    """
     rest = b""
     for block in blocks:
         data = rest + block if rest else block
-        lines = data.splitlines(keepends=True)
-        rest = lines.pop() if lines and not lines[-1].endswith((b"\n", b"\r")) else b""
-        yield from lines
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            if end < 0:
+                break
+            yield data[start : end + 1]
+            start = end + 1
+        rest = data[start:]
     if rest:
         yield rest
 
@@ -453,7 +464,7 @@ def _arrow_records(
         return None  # a row of the wrong width, say: Python's csv names it
     if parsed.num_rows != len(record_lines):
         return None
-    lines = pa.array(record_lines.astype(np.int64))
+    lines = numbers(record_lines.astype(np.int64))
     return arrow_batch(
         parsed,
         converter,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from json.scanner import make_scanner
 from typing import Any
 
@@ -38,7 +38,7 @@ from ._source import (
     surrogate_error,
     surrogate_offset,
 )
-from ._vector import arrow_batch
+from ._vector import arrow_batch, numbers
 
 __all__ = ["locate", "parse_line", "plan", "read", "rows"]
 
@@ -185,13 +185,15 @@ def _arrow_block(
         return None  # two values on one line, or a parse pyarrow refused
 
     def absent(column: str, indices: np.ndarray) -> np.ndarray:
-        loads = json.loads
+        # A key is a quote after "{" or "," (and space) before ":"; a quote inside a text is
+        # escaped, so this finds exactly the keys of the line's objects. A nested object
+        # would mislead it, but any nested object sends the block to the row path anyway.
+        search = _key(column).search
         return np.array(
-            [column not in loads(data[starts[i] : ends[i]]) for i in indices.tolist()],
-            dtype=bool,
+            [search(data, starts[i], ends[i]) is None for i in indices.tolist()], dtype=bool
         )
 
-    lines = pa.array(np.arange(line, line + n, dtype=np.int64))
+    lines = numbers(np.arange(line, line + n, dtype=np.int64))
     return arrow_batch(table, converter, lines=lines, first_row=row, absent=absent)
 
 
@@ -211,11 +213,36 @@ def _parse(data: bytes, pinned: dict[str, pa.DataType]) -> pa.Table | None:
             return None
         dates = [f.name for f in table.schema if pa.types.is_temporal(f.type)]
         if not dates:
-            return table
+            return _in_order(table, data, pinned) if pinned else table
         if any(name in pinned for name in dates):
             return None
         pinned.update(dict.fromkeys(dates, pa.string()))
     return None
+
+
+def _key(column: str) -> re.Pattern[bytes]:
+    """A key as it stands in a line: after ``{`` or ``,``, before ``:`` (see ``absent``)."""
+    return re.compile(
+        rb"[{,]\s*" + re.escape(json.dumps(column, ensure_ascii=False).encode()) + rb"\s*:"
+    )
+
+
+def _in_order(table: pa.Table, data: bytes, pinned: Mapping[str, Any]) -> pa.Table | None:
+    """A table parsed with pinned columns, its columns as the rows give them.
+
+    pyarrow puts the pinned columns first, and adds those no row of the block has: each column
+    goes where its key first stands, and a pinned column no line names is dropped. None: a key
+    that may be written with escapes, which this cannot find (the row path reads the block).
+    """
+    found: dict[str, int] = {}
+    escapes = b"\\u" in data
+    for name in table.column_names:
+        match = _key(name).search(data)
+        if match is not None:
+            found[name] = match.start()
+        elif escapes or name not in pinned:
+            return None
+    return table.select(sorted(found, key=found.__getitem__))
 
 
 # -- the row path ------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from ._build import RowBuilder
 from ._files import HashedReader
 from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import Rows
-from ._vector import arrow_batch, arrow_metadata
+from ._vector import arrow_batch, arrow_metadata, numbers
 
 __all__ = ["FIXED_VERSION", "plan", "read", "rows"]
 
@@ -228,7 +228,7 @@ def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.
             n = batch.num_rows
             if not n:
                 continue
-            lines = pa.array(np.arange(row, row + n, dtype=np.int64))
+            lines = numbers(np.arange(row, row + n, dtype=np.int64))
             part = pa.Table.from_batches([batch])
             first_row = state.first_row + state.n_rows
             canonical = arrow_batch(
