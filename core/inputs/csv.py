@@ -239,10 +239,10 @@ class _Records:
 
 
 def _split_lines(blocks: Iterable[bytes]) -> Iterator[bytes]:
-    """The lines (each with its ``\\n``) of consecutive blocks of bytes.
+    """The lines (each with its line feed) of consecutive blocks of bytes.
 
-    Only ``\\n`` ends a line, as for a file read line by line: a lone ``\\r`` inside a quoted
-    cell does not shift the line numbers.
+    Only a line feed ends a line, as for a file read line by line: a lone carriage return
+    inside a quoted cell does not shift the line numbers.
     """
     rest = b""
     for block in blocks:
