@@ -346,6 +346,10 @@ def _metadata_mappings(column: pa.Array, kind: pa.StructType, n: int) -> Iterabl
         return repeat(EMPTY)
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
+    if not any(is_json_field(field) or not _scalar_type(field.type) for field in kind):
+        # Scalars only: Arrow builds the dicts (the struct itself has no nulls: readers build
+        # it from its fields), each then made read-only.
+        return list(map(MappingProxyType, column.to_pylist()))
     keys = [field.name for field in kind]
     columns: list[Iterable[Any]] = []
     # The struct itself has no nulls: readers build it from its fields.

@@ -23,12 +23,15 @@ from .._exceptions import InputError
 from .._schema import JSON_FIELD, canonical_schema, metadata_array, metadata_column
 from ._convert import _ABSENT, TEXT_ROLES, Converter
 from ._source import Rows
+from ._vector import kept_answers
 
 __all__ = ["RowBuilder"]
 
 _STRING = pa.string()
+_ANSWERS = pa.list_(_STRING)
 _NONE = type(None)
 _PLAIN_TEXT = frozenset({str, _NONE})
+_ANSWER_KINDS = frozenset({str, list, _NONE})
 
 
 class RowBuilder:
@@ -47,6 +50,7 @@ class RowBuilder:
         col = converter.col
         self._id, self._output, self._expected = col["id"], col["output"], col["expected"]
         self._attempt = col["attempt"]
+        self._present: set[str] = set()  # the keys of the chunk being built
         self._not_metadata = converter.role_columns | (
             frozenset({error_key}) if error_key else frozenset()
         )
@@ -66,17 +70,18 @@ class RowBuilder:
             InputError: a row with a missing key or a value of the wrong type, at its place.
         """
         rows = chunk.rows
-        for index, row in enumerate(rows):
-            if type(row) is not dict:
-                raise InputError(
-                    f"{chunk.where(index)}: the row is not a mapping of column to value.",
-                    path=chunk.name or None,
-                    line=chunk.lines[index],
-                )
+        if set(map(type, rows)) != {dict}:
+            index = next(i for i, row in enumerate(rows) if type(row) is not dict)
+            raise InputError(
+                f"{chunk.where(index)}: the row is not a mapping of column to value.",
+                path=chunk.name or None,
+                line=chunk.lines[index],
+            )
+        self._present = set().union(*rows) if rows else set()
         columns: list[pa.Array] = [
             pa.array(self._ids(chunk, first_row), _STRING),
             pa.array(self._outputs(chunk), _STRING),
-            pa.array(self._answers(chunk), pa.list_(_STRING)),
+            self._answers(chunk),
         ]
         for role in TEXT_ROLES:
             columns.append(self._text_role(chunk, role))
@@ -102,7 +107,7 @@ class RowBuilder:
         has_id = "id" in conv.mapping or conv.header is None or column in conv.header
         if not has_id:
             return [str(number) for number in range(first_row, first_row + len(rows))]
-        raw = [row.get(column, _ABSENT) for row in rows]
+        raw = _column(rows, column, _ABSENT)
         if set(map(type, raw)) == {str} and all(raw) and not any(map(str.isspace, raw)):
             return raw
         explicit = "id" in conv.mapping
@@ -120,7 +125,7 @@ class RowBuilder:
 
     def _outputs(self, chunk: Rows) -> list[str | None]:
         conv, rows, column = self.converter, chunk.rows, self._output
-        raw: list[Any] = [row.get(column, _ABSENT) for row in rows]
+        raw: list[Any] = _column(rows, column, _ABSENT)
         if not set(map(type, raw)) <= _PLAIN_TEXT:
             for index, value in enumerate(raw):
                 if type(value) is str or value is None:
@@ -133,14 +138,24 @@ class RowBuilder:
             raw = [None if value == marker else value for value in raw]
         return raw
 
-    def _answers(self, chunk: Rows) -> list[list[str] | None]:
+    def _answers(self, chunk: Rows) -> pa.Array:
         conv, rows, column = self.converter, chunk.rows, self._expected
         explicit = "expected" in conv.mapping
+        if column not in self._present and not explicit:
+            return pa.nulls(len(rows), _ANSWERS)
+        raw: list[Any] = _column(rows, column, _ABSENT if explicit else None)
+        if conv.answer_delimiter is None and set(map(type, raw)) <= _ANSWER_KINDS:
+            # Texts and lists of texts at C speed: a text is a list of one answer, and blank
+            # answers (and lists left empty) go as in the Arrow path.
+            wrapped = [[value] if type(value) is str else value for value in raw]
+            try:
+                return kept_answers(pa.array(wrapped, _ANSWERS))
+            except (pa.ArrowException, TypeError, ValueError):
+                pass  # an element that is not a text: one row at a time below
         delimiter = conv.answer_delimiter
         out: list[list[str] | None] = []
         append = out.append
-        for index, row in enumerate(rows):
-            value = row.get(column, _ABSENT)
+        for index, value in enumerate(raw):
             kind = type(value)
             if value is None:
                 append(None)
@@ -150,19 +165,19 @@ class RowBuilder:
                 kept = [answer for answer in value if answer and not answer.isspace()]
                 append(kept or None)
             elif value is _ABSENT:
-                if explicit:
-                    raise conv.missing_key(chunk, index, "expected", column, row)
-                append(None)
+                raise conv.missing_key(chunk, index, "expected", column, rows[index])
             else:
                 answers = conv.answers(chunk, index, column, value)
                 append(list(answers) if answers else None)
-        return out
+        return pa.array(out, _ANSWERS)
 
     def _text_role(self, chunk: Rows, role: str) -> pa.Array:
         conv, rows = self.converter, chunk.rows
         column = conv.col[role]
         explicit = role in conv.mapping
-        raw: list[Any] = [row.get(column, _ABSENT if explicit else None) for row in rows]
+        if column not in self._present and not explicit:
+            return pa.nulls(len(rows), _STRING)
+        raw: list[Any] = _column(rows, column, _ABSENT if explicit else None)
         kinds = set(map(type, raw))
         if kinds <= {_NONE}:
             return pa.nulls(len(rows), _STRING)
@@ -177,7 +192,9 @@ class RowBuilder:
 
     def _attempts(self, chunk: Rows) -> pa.Array:
         conv, rows, column = self.converter, chunk.rows, self._attempt
-        raw = [row.get(column) for row in rows]
+        if column not in self._present:
+            return pa.nulls(len(rows), pa.int64())
+        raw = _column(rows, column, None)
         kinds = set(map(type, raw))
         if kinds <= {_NONE}:
             return pa.nulls(len(rows), pa.int64())
@@ -194,7 +211,7 @@ class RowBuilder:
         skip = self._not_metadata
         if conv.renamed:
             self._check_renamed(chunk)
-        keys = _keys(rows)
+        keys = _keys(rows, self._present)
         nested = "metadata" in keys and "metadata" not in skip
         if nested and any(isinstance(row.get("metadata"), Mapping) for row in rows):
             return self._merged_metadata(chunk)
@@ -204,7 +221,7 @@ class RowBuilder:
         for key in keys:
             if key in skip:
                 continue
-            array, is_json = metadata_column([row.get(key) for row in rows])
+            array, is_json = metadata_column(_column(rows, key, None))
             arrays.append(array)
             name = renamed.get(key, key)
             fields.append(pa.field(name, array.type, metadata=JSON_FIELD if is_json else None))
@@ -232,12 +249,19 @@ class RowBuilder:
         return metadata_array(merged)
 
 
-def _keys(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Every key of the rows, in the order first seen (most rows share the first one's)."""
+def _column(rows: Sequence[dict[str, Any]], key: str, default: Any) -> list[Any]:
+    """Each row's value of ``key`` (``default`` where it has none), in one C-level loop."""
+    return list(map(dict.get, rows, repeat(key), repeat(default)))
+
+
+def _keys(rows: Sequence[Mapping[str, Any]], every: set[str]) -> list[str]:
+    """Every key of the rows (``every``), in the order first seen.
+
+    Most rows share the first one's keys.
+    """
     if not rows:
         return []
     first = list(rows[0])
-    every = set().union(*rows)
     if len(every) == len(first):
         return first
     seen: dict[str, None] = {}

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from .._schema import ERROR, METADATA, canonical_schema
 from ._convert import TEXT_ROLES, Converter
 
-__all__ = ["Absent", "arrow_batch", "arrow_metadata", "blank", "numbers"]
+__all__ = ["Absent", "arrow_batch", "arrow_metadata", "blank", "kept_answers", "numbers"]
 
 #: ``absent(column, rows) -> mask``: which of ``rows`` (indices) lack the key ``column``.
 Absent = Callable[[str, np.ndarray], np.ndarray]
@@ -263,7 +263,7 @@ class _Batch:
                 or pa.types.is_large_string(element)
             ):
                 raise _NotMine
-            return _kept_answers(array)
+            return kept_answers(array)
         texts = self._as_text(array)
         empty = pc.fill_null(blank(texts), True)
         delimiter = conv.answer_delimiter
@@ -274,7 +274,7 @@ class _Batch:
         parts = pc.split_pattern(texts, pattern=delimiter)
         values = pc.utf8_trim(parts.flatten(), characters=_WHITESPACE)
         parts = pa.ListArray.from_arrays(parts.offsets, values, mask=parts.is_null())
-        return _kept_answers(parts)
+        return kept_answers(parts)
 
     def _text_role(self, role: str) -> pa.Array:
         conv = self.conv
@@ -376,7 +376,7 @@ def _nan_free(array: pa.Array) -> pa.Array:
     return array
 
 
-def _kept_answers(lists: pa.Array) -> pa.Array:
+def kept_answers(lists: pa.Array) -> pa.Array:
     """Answer lists without blank (or null) answers; a list left empty is null."""
     n = len(lists)
     values = lists.flatten()

@@ -1,0 +1,138 @@
+"""Reading the 1M-line QA file into canonical Arrow batches, against a ``json.loads`` loop.
+
+On ``benchmarks/data/qa-SIZE.jsonl`` (``../shared/bench/gen_data.py``, made when missing;
+``ITEMSCORE_BENCH_READERS_SIZE``, default ``1m``), in one process, paired and alternating:
+
+1. ``json.loads`` of every line, nothing kept: the floor of any Python reader;
+2. ``open_source`` -> ``read_part(source.whole()).batches()`` -> the whole-source checks
+   (unique ids, an answer key, any rows): what a run reads. Target: at most 2x (1);
+3. the same through the row path only (pyarrow's JSON reader off), for information: what a
+   file whose columns mix types costs;
+4. ``batch_to_items`` over every batch of the file: microseconds per item (target: 1.5).
+
+Each figure is the median of ``ITEMSCORE_BENCH_READERS_ROUNDS`` rounds (default 5), with the
+spread (lowest and highest) and the ratio of each pair. Nothing is asserted: machines are noisy.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from _data import qa_file
+
+SIZE = os.environ.get("ITEMSCORE_BENCH_READERS_SIZE", "1m")
+ROUNDS = int(os.environ.get("ITEMSCORE_BENCH_READERS_ROUNDS", "5"))
+
+
+def loads_loop(path: Path) -> int:
+    """``json.loads`` every line of the file; keep nothing."""
+    loads = json.loads
+    n = 0
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            loads(line)
+            n += 1
+    return n
+
+
+def read_batches(path: Path) -> int:
+    """Read the file into canonical batches, with every whole-source check."""
+    from itemscore.inputs import open_source, read_part
+
+    n = 0
+    with open_source(path) as source:
+        reader = read_part(source.whole())
+        for batch in reader.batches():
+            n += batch.num_rows
+        checks = source.checks()
+        checks.add(reader.keys())
+        checks.finish(needing=["exact_match"])
+    return n
+
+
+def read_rows_only(path: Path) -> int:
+    """The same, with pyarrow's JSON reader switched off: every line by ``json``."""
+    from itemscore.inputs import jsonl
+
+    jsonl.ARROW = False
+    try:
+        return read_batches(path)
+    finally:
+        jsonl.ARROW = True
+
+
+def _spread(values: list[float]) -> str:
+    return f"median {statistics.median(values):.2f} (min {min(values):.2f}, max {max(values):.2f})"
+
+
+def _paired(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def bench_read(path: Path) -> None:
+    fns = {
+        "json.loads loop": lambda: loads_loop(path),
+        "batches + checks": lambda: read_batches(path),
+        "row path only": lambda: read_rows_only(path),
+    }
+    fns["json.loads loop"]()  # the file into the page cache
+    times = _paired(fns, ROUNDS)
+    base = times["json.loads loop"]
+    for name, values in times.items():
+        print(f"{name:>17}: {_spread(values)} s")
+    for name in ("batches + checks", "row path only"):
+        ratios = [t / b for t, b in zip(times[name], base)]
+        print(
+            f"{name:>17} / json.loads: median {statistics.median(ratios):.2f}x "
+            f"(min {min(ratios):.2f}, max {max(ratios):.2f}; target for batches: <= 2x)"
+        )
+
+
+def bench_items(path: Path) -> None:
+    from itemscore._schema import batch_to_items
+    from itemscore.inputs import open_source, read_part
+
+    with open_source(path) as source:
+        batches = list(read_part(source.whole()).batches())
+    n = sum(batch.num_rows for batch in batches)
+    for paused in (False, True):
+        per_item = []
+        for _ in range(ROUNDS):
+            gc.collect()
+            if paused:
+                gc.disable()  # as iter_items does while it builds records
+            start = time.perf_counter()
+            for batch in batches:
+                batch_to_items(batch)  # each batch's items dropped, as a run drops them
+            per_item.append((time.perf_counter() - start) / n * 1e6)
+            gc.enable()
+        how = "collector paused" if paused else "collector on"
+        print(
+            f"batch_to_items ({how}): {_spread(per_item)} µs per item over {n:,} items "
+            f"({len(batches)} batches; target <= 1.5)"
+        )
+
+
+def main() -> None:
+    path = qa_file(SIZE)
+    print(f"file: {path.name}, {path.stat().st_size / 2**20:.0f} MiB, {ROUNDS} rounds")
+    bench_read(path)
+    bench_items(path)
+
+
+if __name__ == "__main__":
+    main()
