@@ -8,9 +8,7 @@ messages. A key given twice in one object is an error, as in JSON lines.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
-from json.scanner import make_scanner
 from typing import Any
 
 import pyarrow as pa
@@ -21,9 +19,11 @@ from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import (
     Rows,
     decode,
+    duplicate_key_error,
     find_lone_surrogate,
     json_kind,
     line_column,
+    repeated_key,
     surrogate_error,
     surrogate_offset,
 )
@@ -131,7 +131,9 @@ def _elements(text: str, name: str) -> Iterator[tuple[dict[str, Any], int, int, 
             source = text[pos:end]
             column = pos - line_start + 1
             if source.count(":") != len(row):
-                _refuse_duplicates(source, name, line, column)
+                key = repeated_key(source, 0)
+                if key is not None:
+                    raise duplicate_key_error(name, source, key, line, column)
             found = find_lone_surrogate(row) if "\\u" in source else None
             if found is not None:
                 at_line, at_column = line_column(source, surrogate_offset(source), line, column)
@@ -154,43 +156,6 @@ def _elements(text: str, name: str) -> Iterator[tuple[dict[str, Any], int, int, 
     pos = skip_space(pos)
     if pos < len(text):
         raise fail(pos, "not valid JSON (extra data after the list).")
-
-
-class _Duplicate(Exception):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    row = dict(pairs)
-    if len(row) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _Duplicate(key)
-            seen.add(key)
-    return row
-
-
-_scan_pairs: Any = make_scanner(json.JSONDecoder(object_pairs_hook=_pairs))  # type: ignore[arg-type]
-
-
-def _refuse_duplicates(source: str, name: str, line: int, column: int) -> None:
-    try:
-        _scan_pairs(source, 0)
-    except _Duplicate as dup:
-        written = re.escape(json.dumps(dup.key, ensure_ascii=False)) + r"\s*:"
-        found = list(re.finditer(written, source))
-        offset = found[1].start() if len(found) > 1 else 0
-        at_line, at_column = line_column(source, offset, line, column)
-        raise InputError.at(
-            name,
-            at_line,
-            at_column,
-            f"the key {dup.key!r} appears twice in one object. JSON readers disagree on which "
-            "value wins, so itemscore reads neither: keep one of the two.",
-        ) from None
 
 
 def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any) -> Planned:

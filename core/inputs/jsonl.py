@@ -35,8 +35,10 @@ from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import (
     Rows,
     decode,
+    duplicate_key_error,
     find_lone_surrogate,
     json_kind,
+    repeated_key,
     surrogate_error,
     surrogate_offset,
 )
@@ -382,46 +384,11 @@ def _may_repeat(line: str, row: dict[str, Any]) -> bool:
     return line.count(":") != colons
 
 
-class _Duplicate(Exception):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    row = dict(pairs)
-    if len(row) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _Duplicate(key)
-            seen.add(key)
-    return row
-
-
-_scan_pairs: Any = make_scanner(json.JSONDecoder(object_pairs_hook=_pairs))  # type: ignore[arg-type]
-
-
 def _refuse_duplicates(line: str, name: str, lineno: int, start: int) -> None:
     """Raise when an object on ``line`` (already read once) gives one key twice."""
-    try:
-        _scan_pairs(line, start)
-    except _Duplicate as dup:
-        raise duplicate_key(name, lineno, line, dup.key) from None
-
-
-def duplicate_key(name: str, lineno: int, line: str, key: str, first_column: int = 1) -> InputError:
-    """The error for ``key`` given twice in one object, at its second occurrence on ``line``."""
-    written = re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:"
-    found = list(re.finditer(written, line))
-    column = found[1].start() + first_column if len(found) > 1 else first_column
-    return InputError.at(
-        name,
-        lineno,
-        column,
-        f"the key {key!r} appears twice in one object. JSON readers disagree on which value "
-        "wins, so itemscore reads neither: keep one of the two.",
-    )
+    key = repeated_key(line, start)
+    if key is not None:
+        raise duplicate_key_error(name, line, key, lineno, 1)
 
 
 def _bad(name: str, lineno: int, column: int, message: str) -> InputError:
