@@ -39,13 +39,14 @@ def _records(piece: Piece, settings: ReadSettings) -> Any:
     return reader(Path(piece.path), **dict(settings.options))
 
 
-def _hash(path: str) -> tuple[str, int, tuple[int, int]]:
+def _hash(path: str, state: PieceRead) -> tuple[str, int, tuple[int, int]]:
     digest = hashlib.sha256()
     size = 0
     with open(path, "rb") as handle:
         before = os.fstat(handle.fileno())
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
+            state.feed(block)
             size += len(block)
     return digest.hexdigest(), size, (before.st_size, before.st_mtime_ns)
 
@@ -64,7 +65,7 @@ def _unchanged(piece: Piece, stamp: tuple[int, int]) -> None:
 
 def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Rows]:
     """The log's records, ``batch_rows`` at a time, numbered from 1."""
-    sha256, size, stamp = _hash(piece.path)
+    sha256, size, stamp = _hash(piece.path, state)
     chunk: list[Any] = []
     first = 1
     for record in _records(piece, settings):
@@ -84,7 +85,7 @@ def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.
     records = _records(piece, settings)
     error_key = None if isinstance(records, list) else "error"
     builder = RowBuilder(settings.converter(), error_key=error_key)
-    sha256, size, stamp = _hash(piece.path)
+    sha256, size, stamp = _hash(piece.path, state)
     chunk: list[Any] = []
     first = 1
     for record in records:
