@@ -11,7 +11,8 @@ On ``benchmarks/data/qa-SIZE.jsonl`` (``../shared/bench/gen_data.py``, made when
 4. ``batch_to_items`` over every batch of the file: microseconds per item (target: 1.5).
 
 Each figure is the median of ``ITEMSCORE_BENCH_READERS_ROUNDS`` rounds (default 5), with the
-spread (lowest and highest) and the ratio of each pair. Nothing is asserted: machines are noisy.
+spread (lowest and highest) and the ratio of each pair, in wall time and in CPU time (the
+process's own, steadier on a shared machine). Nothing is asserted: machines are noisy.
 """
 
 from __future__ import annotations
@@ -72,14 +73,15 @@ def _spread(values: list[float]) -> str:
     return f"median {statistics.median(values):.2f} (min {min(values):.2f}, max {max(values):.2f})"
 
 
-def _paired(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, list[float]]:
-    times: dict[str, list[float]] = {name: [] for name in fns}
+def _paired(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, list[tuple[float, float]]]:
+    """``(wall, CPU)`` seconds of each function, ``rounds`` times, alternating."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
             gc.collect()
-            start = time.perf_counter()
+            wall, cpu = time.perf_counter(), time.process_time()
             fn()
-            times[name].append(time.perf_counter() - start)
+            times[name].append((time.perf_counter() - wall, time.process_time() - cpu))
     return times
 
 
@@ -93,13 +95,18 @@ def bench_read(path: Path) -> None:
     times = _paired(fns, ROUNDS)
     base = times["json.loads loop"]
     for name, values in times.items():
-        print(f"{name:>17}: {_spread(values)} s")
-    for name in ("batches + checks", "row path only"):
-        ratios = [t / b for t, b in zip(times[name], base)]
         print(
-            f"{name:>17} / json.loads: median {statistics.median(ratios):.2f}x "
-            f"(min {min(ratios):.2f}, max {max(ratios):.2f}; target for batches: <= 2x)"
+            f"{name:>17}: wall {_spread([w for w, _ in values])} s; "
+            f"CPU {_spread([c for _, c in values])} s"
         )
+    for name in ("batches + checks", "row path only"):
+        for kind, at in (("wall", 0), ("CPU", 1)):
+            ratios = [t[at] / b[at] for t, b in zip(times[name], base)]
+            print(
+                f"{name:>17} / json.loads ({kind}): median {statistics.median(ratios):.2f}x "
+                f"(min {min(ratios):.2f}, max {max(ratios):.2f})"
+            )
+    print("  (target for batches + checks: at most 2x)")
 
 
 def bench_items(path: Path) -> None:
@@ -115,14 +122,14 @@ def bench_items(path: Path) -> None:
             gc.collect()
             if paused:
                 gc.disable()  # as iter_items does while it builds records
-            start = time.perf_counter()
+            start = time.process_time()
             for batch in batches:
                 batch_to_items(batch)  # each batch's items dropped, as a run drops them
-            per_item.append((time.perf_counter() - start) / n * 1e6)
+            per_item.append((time.process_time() - start) / n * 1e6)
             gc.enable()
         how = "collector paused" if paused else "collector on"
         print(
-            f"batch_to_items ({how}): {_spread(per_item)} µs per item over {n:,} items "
+            f"batch_to_items ({how}, CPU): {_spread(per_item)} µs per item over {n:,} items "
             f"({len(batches)} batches; target <= 1.5)"
         )
 

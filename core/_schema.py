@@ -37,6 +37,7 @@ one schema.
 from __future__ import annotations
 
 import json
+from collections import deque as _consume
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from types import MappingProxyType
@@ -330,8 +331,7 @@ def batch_to_items(batch: pa.RecordBatch) -> list[ItemResult]:
 
 
 def _each(setter: Any, items: list[ItemResult], values: Iterable[Any]) -> None:
-    for _ in map(setter, items, values):
-        pass
+    _consume(map(setter, items, values), 0)  # run the setter in C, keep nothing
 
 
 def _plain(column: pa.Array, n: int) -> Iterable[Any]:

@@ -494,3 +494,22 @@ def test_same_id_and_attempt_twice_is_refused(tmp_path: Path) -> None:
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     with pytest.raises(InputError, match=r"a.jsonl:2.*'q1' appears twice with attempt 1.*line 1"):
         read_items(data)
+
+
+def test_parquet_metadata_keeps_its_types(tmp_path: Path) -> None:
+    """Parquet metadata columns keep their Arrow types, unsigned 64-bit numbers included."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "d.parquet"
+    table = pa.table(
+        {
+            "id": ["a", "b"],
+            "output": ["x", "y"],
+            "big": pa.array([2**64 - 1, 3], pa.uint64()),
+            "attempt": pa.array([1, 2], pa.uint64()),
+        }
+    )
+    pq.write_table(table, path)
+    items = read_items(path)
+    assert [i.metadata["big"] for i in items] == [2**64 - 1, 3]
+    assert [i.attempt for i in items] == [1, 2]

@@ -155,7 +155,8 @@ class _Batch:
 
     # -- helpers ----------------------------------------------------------------------------
 
-    def _column(self, name: str) -> pa.Array:
+    def _column(self, name: str, *, role: bool = True) -> pa.Array:
+        """The column as one array of plain types (no dictionary, no large offsets)."""
         column = self.table.column(name)
         array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
         kind = array.type
@@ -165,7 +166,9 @@ class _Batch:
         if pa.types.is_large_string(kind) or _is_string_view(kind):
             array = array.cast(_STRING)
         elif pa.types.is_uint64(kind):
-            raise _NotMine  # may not fit int64: the row path reads it as Python does
+            if role:
+                raise _NotMine  # may not fit int64: the row path reads it as Python does
+            return array  # metadata keeps it
         elif pa.types.is_integer(kind) and not pa.types.is_int64(kind):
             array = array.cast(_INT)
         elif pa.types.is_large_list(kind):
@@ -338,7 +341,7 @@ class _Batch:
         for name in self.table.column_names:
             if name in skip:
                 continue
-            array = self._column(name)
+            array = self._column(name, role=False)
             if name == METADATA and pa.types.is_struct(array.type):
                 if self.rule == "json":
                     raise _NotMine  # objects: the row path merges them
