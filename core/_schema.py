@@ -49,16 +49,19 @@ from ._records import EMPTY, ItemResult, _frozen
 
 __all__ = [
     "ERROR",
+    "ITEM_COLUMNS",
     "JSON_FIELD",
     "LINE",
     "METADATA",
     "ROLE_COLUMNS",
+    "assemble",
     "batch_to_items",
     "canonical_schema",
     "is_json_field",
     "items_to_batch",
     "metadata_array",
     "metadata_column",
+    "strings",
     "unify_batches",
 ]
 
@@ -90,19 +93,61 @@ ROLE_COLUMNS: tuple[pa.Field, ...] = (
     pa.field("attempt", _INT),
 )
 _TEXT_FIELDS = ("input", "group", "model", "cluster")
+#: The item columns of a batch, in order (``metadata`` only when the rows have metadata).
+ITEM_COLUMNS: tuple[str, ...] = (*(field.name for field in ROLE_COLUMNS), METADATA)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def canonical_schema(metadata: pa.StructType | None = None, *, errors: bool = False) -> pa.Schema:
-    """The schema of a canonical batch with these ``metadata`` fields (and ``_error``)."""
-    fields = [
-        *ROLE_COLUMNS,
-        pa.field(METADATA, metadata if metadata is not None else pa.struct([])),
-        pa.field(LINE, _INT, nullable=False),
-    ]
+    """The schema of a canonical batch with these ``metadata`` fields (and ``_error``).
+
+    A batch whose rows have no metadata field has no ``metadata`` column: Parquet cannot store
+    a struct without fields.
+    """
+    fields = list(ROLE_COLUMNS)
+    if metadata is not None and metadata.num_fields:
+        fields.append(pa.field(METADATA, metadata))
+    fields.append(pa.field(LINE, _INT, nullable=False))
     if errors:
         fields.append(pa.field(ERROR, _STRING))
     return pa.schema(fields)
+
+
+def assemble(
+    roles: Sequence[pa.Array],
+    metadata: pa.StructArray | None,
+    lines: pa.Array,
+    errors: pa.Array | None = None,
+) -> pa.RecordBatch:
+    """The canonical batch of these columns: the roles in order, metadata, lines, reasons."""
+    kind = metadata.type if metadata is not None and metadata.type.num_fields else None
+    columns = list(roles)
+    if kind is not None:
+        columns.append(metadata)
+    columns.append(lines)
+    if errors is not None:
+        columns.append(errors)
+    return pa.RecordBatch.from_arrays(
+        columns, schema=canonical_schema(kind, errors=errors is not None)
+    )
+
+
+def strings(values: Sequence[str | None]) -> pa.Array:
+    r"""``values`` as an Arrow string array; a lone surrogate is written as ``\udXXX``.
+
+    Arrow holds UTF-8, which has no lone surrogates; text given from Python may (the readers
+    refuse them in files). The escape keeps such a character visible instead of failing.
+    """
+    try:
+        return pa.array(values, _STRING)
+    except UnicodeEncodeError:
+        return pa.array(
+            [
+                v if v is None else v.encode("utf-8", "backslashreplace").decode("utf-8")
+                for v in values
+            ],
+            _STRING,
+        )
 
 
 def is_json_field(field: pa.Field) -> bool:
@@ -129,7 +174,7 @@ def metadata_column(values: list[Any]) -> tuple[pa.Array, bool]:
     if len(kinds) == 1:
         kind = next(iter(kinds))
         if kind is str:
-            return pa.array(values, _STRING), False
+            return strings(values), False
         if kind is bool:
             return pa.array(values, _BOOL), False
     if kinds <= {int, float}:
@@ -143,6 +188,8 @@ def metadata_column(values: list[Any]) -> tuple[pa.Array, bool]:
             return _json_column(values), True
         if element is _DOUBLE:
             values = [None if v is None else _as_typed(v, _DOUBLE) for v in values]
+        if element is _STRING:
+            return _lists_of_strings(values), False
         return pa.array(values, pa.list_(element)), False
     if kinds & _JSON_KINDS == kinds:  # objects, or JSON values of several kinds
         return _json_column(values), True
@@ -156,6 +203,14 @@ def metadata_column(values: list[Any]) -> tuple[pa.Array, bool]:
 
 
 _JSON_KINDS = frozenset({str, int, float, bool, list, tuple, dict, MappingProxyType})
+
+
+def _lists_of_strings(values: Sequence[Sequence[str | None] | None]) -> pa.Array:
+    try:
+        return pa.array(values, _ANSWERS)
+    except UnicodeEncodeError:  # a lone surrogate from Python: escaped, as by strings()
+        escaped = [None if v is None else strings(list(v)).to_pylist() for v in values]
+        return pa.array(escaped, _ANSWERS)
 
 
 def _number_type(values: Iterable[Any]) -> pa.DataType | None:
@@ -209,7 +264,7 @@ def _json_column(values: Iterable[Any]) -> pa.Array:
             texts.append(dumps(value, ensure_ascii=False, allow_nan=True))
         except (TypeError, ValueError):  # a value from Python that JSON cannot write
             texts.append(dumps(json_safe(value), ensure_ascii=False))
-    return pa.array(texts, _STRING)
+    return strings(texts)
 
 
 def metadata_array(
@@ -228,7 +283,7 @@ def metadata_array(
                 seen.update(dict.fromkeys(row))
         keys = list(seen)
     if not keys:
-        return pa.array([{}] * len(rows), pa.struct([]))
+        return pa.array([{}] * len(rows), pa.struct([]))  # left out of the batch
     arrays, fields = [], []
     for key in keys:
         values = [row.get(key) if row else None for row in rows]
@@ -246,21 +301,20 @@ def items_to_batch(items: Sequence[ItemResult], *, first_line: int = 1) -> pa.Re
 
     ``_line`` numbers the items from ``first_line``. Metadata follows the module docstring's
     rule; a value Arrow cannot hold is kept as its JSON text (:func:`~itemscore._serialize.
-    json_safe`).
+    json_safe`), and a lone surrogate in a text is escaped (:func:`strings`). The scores are
+    not kept.
     """
     n = len(items)
-    columns: list[pa.Array] = [
-        pa.array([item.id for item in items], _STRING),
-        pa.array([item.output for item in items], _STRING),
-        pa.array([item.expected for item in items], _ANSWERS),
+    roles: list[pa.Array] = [
+        strings([item.id for item in items]),
+        strings([item.output for item in items]),
+        _lists_of_strings([item.expected for item in items]),
     ]
     for name in _TEXT_FIELDS:
-        columns.append(pa.array([getattr(item, name) for item in items], _STRING))
-    columns.append(pa.array([item.attempt for item in items], _INT))
+        roles.append(strings([getattr(item, name) for item in items]))
+    roles.append(pa.array([item.attempt for item in items], _INT))
     metadata = metadata_array([item.metadata for item in items])
-    columns.append(metadata)
-    columns.append(pa.array(range(first_line, first_line + n), _INT))
-    return pa.RecordBatch.from_arrays(columns, schema=canonical_schema(metadata.type))
+    return assemble(roles, metadata, pa.array(range(first_line, first_line + n), _INT))
 
 
 _new = object.__new__
@@ -281,50 +335,41 @@ _SLOTS = {
 }
 
 
-def batch_to_items(batch: pa.RecordBatch) -> list[ItemResult]:
+def batch_to_items(batch: pa.RecordBatch | pa.Table) -> list[ItemResult]:
     """The items of a canonical batch, in order, built without validating them again.
 
     A canonical batch is valid by construction (every reader checks each row as it builds
     it), so the items are made the way unpickling makes them. Their metadata holds every field
     of the batch's ``metadata`` (``None`` where a row had no value); JSON-text fields are read
     back into values. An unreadable document's reason (``_error``) is also put in its
-    metadata, as ``error``, when that key is free.
+    metadata, as ``error``, when that key is free. A role column the batch lacks is ``None``
+    on every item (a table stored without its empty columns).
     """
     n = batch.num_rows
     if n == 0:
         return []
     schema = batch.schema
-    ids = batch.column(0).to_pylist()
-    outputs = batch.column(1).to_pylist()
-    expected = batch.column(2)
-    answers = (
-        [None if e is None else tuple(e) for e in expected.to_pylist()]
-        if expected.null_count < n
-        else repeat(None)
-    )
-    texts = [_plain(batch.column(index), n) for index in range(3, 8)]
-    metadata = _metadata_mappings(batch.column(8), schema.field(8).type, n)
-    if schema.get_field_index(ERROR) >= 0:
+    names = set(schema.names)
+
+    def column(name: str) -> Iterable[Any]:
+        return _plain(batch.column(name), n) if name in names else repeat(None)
+
+    ids = batch.column("id").to_pylist()
+    answers: Iterable[Any] = repeat(None)
+    if "expected" in names and batch.column("expected").null_count < n:
+        answers = [None if e is None else tuple(e) for e in batch.column("expected").to_pylist()]
+    metadata: Iterable[Any] = repeat(EMPTY)
+    if METADATA in names:
+        metadata = _metadata_mappings(batch.column(METADATA), schema.field(METADATA).type, n)
+    if ERROR in names:
         metadata = _with_errors(metadata, batch.column(ERROR), n)
     items = [_new(ItemResult) for _ in range(n)]
-    set_id, set_output, set_expected, set_input, set_group, set_model, set_cluster = (
-        _SLOTS["id"],
-        _SLOTS["output"],
-        _SLOTS["expected"],
-        _SLOTS["input"],
-        _SLOTS["group"],
-        _SLOTS["model"],
-        _SLOTS["cluster"],
-    )
     # One C-level loop per field: 40% cheaper than one Python loop setting ten slots per item.
-    _each(set_id, items, ids)
-    _each(set_output, items, outputs)
-    _each(set_expected, items, answers)
-    _each(set_input, items, texts[0])
-    _each(set_group, items, texts[1])
-    _each(set_model, items, texts[2])
-    _each(set_cluster, items, texts[3])
-    _each(_SLOTS["attempt"], items, texts[4])
+    _each(_SLOTS["id"], items, ids)
+    _each(_SLOTS["output"], items, column("output"))
+    _each(_SLOTS["expected"], items, answers)
+    for name in (*_TEXT_FIELDS, "attempt"):
+        _each(_SLOTS[name], items, column(name))
     _each(_SLOTS["metadata"], items, metadata)
     _each(_SLOTS["scores"], items, repeat(EMPTY))
     return items
@@ -346,13 +391,15 @@ def _metadata_mappings(column: pa.Array, kind: pa.StructType, n: int) -> Iterabl
         return repeat(EMPTY)
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
+    if column.null_count:  # a struct null on some rows (items stored without metadata)
+        rows = column.to_pylist()
+        decode = [field.name for field in kind if is_json_field(field)]
+        return [EMPTY if row is None else _frozen_row(row, decode) for row in rows]
     if not any(is_json_field(field) or not _scalar_type(field.type) for field in kind):
-        # Scalars only: Arrow builds the dicts (the struct itself has no nulls: readers build
-        # it from its fields), each then made read-only.
+        # Scalars only: Arrow builds the dicts, each then made read-only.
         return list(map(MappingProxyType, column.to_pylist()))
     keys = [field.name for field in kind]
     columns: list[Iterable[Any]] = []
-    # The struct itself has no nulls: readers build it from its fields.
     for index, field in enumerate(kind):
         values = _plain(column.field(index), n)
         if is_json_field(field):
@@ -363,6 +410,13 @@ def _metadata_mappings(column: pa.Array, kind: pa.StructType, n: int) -> Iterabl
         columns.append(values)
     proxy = MappingProxyType
     return [proxy(dict(zip(keys, row))) for row in zip(*columns)]
+
+
+def _frozen_row(row: dict[str, Any], decode: Sequence[str]) -> Mapping[str, Any]:
+    for key in decode:
+        if row[key] is not None:
+            row[key] = json.loads(row[key])
+    return MappingProxyType({key: _frozen(value) for key, value in row.items()})
 
 
 def _scalar_type(kind: pa.DataType) -> bool:
@@ -397,6 +451,8 @@ def unify_batches(batches: Sequence[pa.RecordBatch]) -> list[pa.RecordBatch]:
         return list(batches)
     fields: dict[str, pa.Field] = {}
     for batch in batches:
+        if METADATA not in batch.schema.names:
+            continue
         for field in batch.schema.field(METADATA).type:
             known = fields.get(field.name)
             fields[field.name] = field if known is None else _common_field(known, field)
@@ -436,29 +492,29 @@ def _common_type(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
 def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     """``batch`` with the metadata fields (and ``_error``) of ``schema``."""
     n = batch.num_rows
-    metadata = batch.column(METADATA)
-    have = {field.name: index for index, field in enumerate(metadata.type)}
+    names = batch.schema.names
+    roles = [batch.column(field.name) for field in ROLE_COLUMNS]
+    errors = None
+    if ERROR in schema.names:
+        errors = batch.column(ERROR) if ERROR in names else pa.nulls(n, _STRING)
+    if METADATA not in schema.names:
+        return assemble(roles, None, batch.column(LINE), errors)
+    metadata = batch.column(METADATA) if METADATA in names else None
+    have = {} if metadata is None else {f.name: i for i, f in enumerate(metadata.type)}
     arrays = []
     target = schema.field(METADATA).type
     for field in target:
         index = have.get(field.name)
-        if index is None:
+        if metadata is None or index is None:
             arrays.append(pa.nulls(n, field.type))
             continue
         child = metadata.field(index)
         source = metadata.type.field(index)
-        if source.equals(field, check_metadata=True):
+        if source.equals(field, check_metadata=True) or is_json_field(source):
             arrays.append(child)
-        elif is_json_field(field) and not is_json_field(source):
-            arrays.append(_json_column(child.to_pylist()))
         elif is_json_field(field):
-            arrays.append(child)
+            arrays.append(_json_column(child.to_pylist()))
         else:
             arrays.append(child.cast(field.type))
-    columns = [batch.column(index) for index in range(len(ROLE_COLUMNS))]
-    columns.append(pa.StructArray.from_arrays(arrays, fields=list(target)))
-    columns.append(batch.column(LINE))
-    if schema.get_field_index(ERROR) >= 0:
-        index = batch.schema.get_field_index(ERROR)
-        columns.append(batch.column(index) if index >= 0 else pa.nulls(n, _STRING))
-    return pa.RecordBatch.from_arrays(columns, schema=schema)
+    struct = pa.StructArray.from_arrays(arrays, fields=list(target))
+    return assemble(roles, struct, batch.column(LINE), errors)

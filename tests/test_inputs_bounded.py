@@ -305,3 +305,36 @@ def test_parquet_column_names_are_escaped(tmp_path: Path) -> None:
     _assert_escaped(str(caught.value))
     assert "\u202e" not in str(caught.value)
     assert "\\u202e" in str(caught.value)
+
+
+@pytest.mark.parametrize("arrow", [True, False], ids=["arrow-path", "row-path"])
+def test_rows_with_keys_of_their_own_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arrow: bool
+) -> None:
+    """Every row with keys of its own would make the reading quadratic: max_columns stops it."""
+    from itemscore.inputs import jsonl
+
+    monkeypatch.setattr(jsonl, "ARROW", arrow)
+    path = tmp_path / "d.jsonl"
+    rows = [{"id": f"q{n}", "output": "x", f"key{n}": n} for n in range(300)]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    with pytest.raises(InputError, match=r"d\.jsonl:101: the rows hold more than 100 different"):
+        read_items(path, max_columns=100)
+    assert len(read_items(path)) == 300
+
+
+def test_a_csv_header_past_max_columns_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    header = ["id", "output", *(f"c{n}" for n in range(20))]
+    path.write_text(",".join(header) + "\n" + ",".join(["1"] * 22) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"d\.csv:1: the rows hold more than 10 different"):
+        read_items(path, max_columns=10)
+
+
+def test_parquet_columns_past_max_columns_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "d.parquet"
+    pq.write_table(
+        pa.table({"id": ["a"], "output": ["x"], **{f"c{n}": [n] for n in range(20)}}), path
+    )
+    with pytest.raises(InputError, match=r"d\.parquet: the rows hold more than 10 different"):
+        read_items(path, max_columns=10)

@@ -142,7 +142,8 @@ def test_reader_options_are_checked() -> None:
     """An option the format's reader does not take is a configuration error naming its own."""
     with pytest.raises(
         ConfigError,
-        match="The csv reader has no option 'delimiter'; its options are 'max_line_bytes'",
+        match=r"The csv reader has no option 'delimiter'; it takes none\. It keeps the bounds "
+        r"'max_line_bytes', 'max_columns', options too\.",
     ):
         read_items("x.csv", delimiter=";")
     with pytest.raises(ConfigError, match="The parquet reader has no option 'max_line_bytes'"):

@@ -410,3 +410,34 @@ def test_parquet_reads_alike_vectorised_and_by_rows(
     monkeypatch.setattr(parquet, "arrow_batch", lambda *args, **kwargs: None)
     by_rows = _read(path)
     _same(vectorised, by_rows)
+
+
+def test_items_without_metadata_have_no_metadata_column(tmp_path: Path) -> None:
+    """Parquet cannot store a struct without fields: such a batch leaves the column out."""
+    import pyarrow.parquet as pq
+
+    items = [ItemResult(id="a", output="x"), ItemResult(id="b", output=None, expected="y")]
+    batch = items_to_batch(items)
+    assert "metadata" not in batch.schema.names
+    path = tmp_path / "items.parquet"
+    pq.write_table(pa.Table.from_batches([batch]), path)
+    assert batch_to_items(pq.read_table(path)) == items
+
+
+def test_lone_surrogates_from_python_are_escaped() -> None:
+    """Text from Python may hold a lone surrogate, which UTF-8 cannot: it is shown escaped."""
+    batch = items_to_batch([ItemResult(id="a\ud800", output="x", metadata={"k": "b\udc00"})])
+    (item,) = batch_to_items(batch)
+    assert (item.id, item.metadata["k"]) == ("a\\ud800", "b\\udc00")
+
+
+def test_a_struct_null_on_a_row_is_no_metadata() -> None:
+    """A table stored with a null metadata struct on some rows gives those items none."""
+    struct = pa.StructArray.from_arrays(
+        [pa.array([1, None])], fields=[pa.field("k", pa.int64())], mask=pa.array([False, True])
+    )
+    batch = items_to_batch([ItemResult(id="a", output="x"), ItemResult(id="b", output="y")])
+    batch = batch.append_column("metadata", struct)
+    first, second = batch_to_items(batch)
+    assert dict(first.metadata) == {"k": 1}
+    assert second.metadata == {}

@@ -20,7 +20,8 @@ from typing import Any
 import pyarrow as pa
 
 from .._exceptions import InputError
-from .._schema import JSON_FIELD, canonical_schema, metadata_array, metadata_column
+from .._schema import JSON_FIELD, assemble, metadata_array, metadata_column
+from ._bounds import DEFAULT_LIMITS, too_many_columns
 from ._convert import _ABSENT, TEXT_ROLES, Converter
 from ._source import Rows
 from ._vector import kept_answers
@@ -44,9 +45,16 @@ class RowBuilder:
             the reason, goes to ``_error``), or ``None``.
     """
 
-    def __init__(self, converter: Converter, *, error_key: str | None = None) -> None:
+    def __init__(
+        self,
+        converter: Converter,
+        *,
+        error_key: str | None = None,
+        max_columns: int = DEFAULT_LIMITS.max_columns,
+    ) -> None:
         self.converter = converter
         self.error_key = error_key
+        self.max_columns = max_columns
         col = converter.col
         self._id, self._output, self._expected = col["id"], col["output"], col["expected"]
         self._attempt = col["attempt"]
@@ -78,6 +86,8 @@ class RowBuilder:
                 line=chunk.lines[index],
             )
         self._present = set().union(*rows) if rows else set()
+        if len(self._present) > self.max_columns + len(self._not_metadata):
+            self._refuse_columns(chunk)
         columns: list[pa.Array] = [
             pa.array(self._ids(chunk, first_row), _STRING),
             pa.array(self._outputs(chunk), _STRING),
@@ -90,14 +100,19 @@ class RowBuilder:
             metadata = self._metadata(chunk)
         elif self.converter.renamed:
             self._check_renamed(chunk)
-        columns.append(metadata)
-        columns.append(pa.array(chunk.lines, pa.int64()))
-        errors = self.error_key is not None and any(self.error_key in row for row in rows)
-        if errors:
-            key = self.error_key
-            columns.append(pa.array([_reason(row.get(key)) for row in rows], _STRING))
-        schema = canonical_schema(metadata.type, errors=errors)
-        return pa.RecordBatch.from_arrays(columns, schema=schema)
+        errors = None
+        key = self.error_key
+        if key is not None and key in self._present:
+            errors = pa.array([_reason(row.get(key)) for row in rows], _STRING)
+        return assemble(columns, metadata, pa.array(chunk.lines, pa.int64()), errors)
+
+    def _refuse_columns(self, chunk: Rows) -> None:
+        """Raise at the row whose keys take the chunk past ``max_columns`` (if any does)."""
+        seen: set[str] = set()
+        for index, row in enumerate(chunk.rows):
+            seen.update(row)
+            if len(seen - self._not_metadata) > self.max_columns:
+                raise too_many_columns(chunk.name, chunk.lines[index], self.max_columns, chunk.unit)
 
     # -- the roles, one column each ---------------------------------------------------------
 

@@ -73,7 +73,9 @@ class InputFormat:
     @property
     def bounds(self) -> tuple[str, ...]:
         """The bound options (:mod:`._bounds`) this format's reader keeps."""
-        return () if self.records else tuple(self.module().BOUNDS)
+        if self.records:
+            return ("max_json_bytes", "max_columns")  # a stream's copy; the rows' keys
+        return tuple(self.module().BOUNDS)
 
     def options(self) -> list[str]:
         """The reader's own options (a records reader's keyword-only arguments)."""

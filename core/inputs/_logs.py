@@ -84,7 +84,9 @@ def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.
     """The canonical batches of a harness log."""
     records = _records(piece, settings)
     error_key = None if isinstance(records, list) else "error"
-    builder = RowBuilder(settings.converter(), error_key=error_key)
+    builder = RowBuilder(
+        settings.converter(), error_key=error_key, max_columns=settings.limits.max_columns
+    )
     sha256, size, stamp = _hash(piece.path, state)
     chunk: list[Any] = []
     first = 1

@@ -41,7 +41,8 @@ import attrs
 import pyarrow as pa
 
 from .._exceptions import ConfigError, InputError, OptionError, did_you_mean, one_of
-from ._bounds import DEFAULT_LIMITS, Limits
+from .._schema import LINE, METADATA
+from ._bounds import DEFAULT_LIMITS, Limits, too_many_columns
 from ._checks import SourceChecks, key_columns
 from ._convert import Converter
 from ._files import Copy, copy_stream, is_regular, remove_copy
@@ -149,6 +150,7 @@ class PartReader:
         self.files: list[tuple[str, str, int]] = []
         self._digest = hashlib.sha256()
         self._keys: list[pa.RecordBatch] = []
+        self._fields: set[str] = set()
 
     @property
     def sha256(self) -> str:
@@ -172,6 +174,7 @@ class PartReader:
                 for batch in module.read(piece, self.part.settings, state):
                     self.n_rows += batch.num_rows
                     self._keys.append(key_columns(batch, piece.file))
+                    self._count_columns(batch, piece)
                     yield batch
             finally:
                 state.close()
@@ -179,6 +182,15 @@ class PartReader:
             self.n_bytes += state.n_bytes
             self.files.append((piece.name, state.sha256, state.n_bytes))
             row = first_row + state.n_rows
+
+    def _count_columns(self, batch: pa.RecordBatch, piece: Piece) -> None:
+        """Refuse a part whose batches, together, hold more than ``max_columns`` keys."""
+        if METADATA in batch.schema.names:
+            self._fields.update(field.name for field in batch.schema.field(METADATA).type)
+        limit = self.part.settings.limits.max_columns
+        if len(self._fields) > limit:
+            line = batch.column(LINE)[0].as_py() if batch.num_rows else None
+            raise too_many_columns(piece.name, line, limit, REGISTRY[piece.format].unit)
 
     def keys(self) -> pa.Table:
         """The key columns of every batch read (:func:`~._checks.key_columns`)."""
@@ -493,13 +505,15 @@ def _check_options(fmt: str, given: Mapping[str, Any]) -> None:
             apply to it.
     """
     entry = REGISTRY[fmt]
-    accepted = [*entry.options(), *entry.bounds]
+    own, bounds = entry.options(), list(entry.bounds)
+    accepted = [*own, *bounds]
     for option in given:
         if option not in accepted:
+            listed = f"its options are {one_of(own)}" if own else "it takes none"
+            kept = f" It keeps the bounds {one_of(bounds)}, options too." if not own else ""
             raise OptionError(
-                f"The {fmt} reader has no option {option!r}; "
-                f"{'its options are ' + one_of(accepted) if accepted else 'it takes none'}."
-                f"{did_you_mean(option, accepted)}",
+                f"The {fmt} reader has no option {option!r}; {listed}."
+                f"{did_you_mean(option, accepted)}{kept}",
                 option=option,
                 allowed=accepted,
             )

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._schema import ERROR, METADATA, canonical_schema
+from .._schema import ERROR, METADATA, assemble
 from ._convert import TEXT_ROLES, Converter
 
 __all__ = ["Absent", "arrow_batch", "arrow_metadata", "blank", "kept_answers", "numbers"]
@@ -144,14 +144,7 @@ class _Batch:
         columns = [self._ids(), self._outputs(), self._answers()]
         columns += [self._text_role(role) for role in TEXT_ROLES]
         columns.append(self._attempts())
-        metadata = self._metadata()
-        columns.append(metadata)
-        columns.append(self.lines)
-        has_errors = self.errors is not None
-        if self.errors is not None:
-            columns.append(self.errors)
-        schema = canonical_schema(metadata.type, errors=has_errors)
-        return pa.RecordBatch.from_arrays(columns, schema=schema)
+        return assemble(columns, self._metadata(), self.lines, self.errors)
 
     # -- helpers ----------------------------------------------------------------------------
 

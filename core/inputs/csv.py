@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from .._exceptions import InputError
+from ._bounds import too_many_columns
 from ._build import RowBuilder
 from ._files import HashedReader, line_too_long
 from ._read import Piece, PieceRead, Planned, ReadSettings
@@ -35,7 +36,7 @@ __all__ = ["plan", "read", "rows"]
 
 UNIT = "line"
 STREAM = "lines"
-BOUNDS = ("max_line_bytes",)
+BOUNDS = ("max_line_bytes", "max_columns")
 #: Whether blocks may be parsed by pyarrow (the tests switch it off to compare the paths).
 ARROW = True
 
@@ -352,7 +353,7 @@ def batches(
     fmt = "tsv" if delimiter == "\t" else "csv"
     table = _Table(name, fmt, delimiter)
     converter = settings.converter()
-    builder = RowBuilder(converter)
+    builder = RowBuilder(converter, max_columns=settings.limits.max_columns)
     reader = state.open()
     blocks = _blocks(reader, state, name, settings.limits.max_line_bytes, delimiter)
     size = settings.batch_rows
@@ -369,7 +370,7 @@ def batches(
             if not table.take_header(records):
                 raise _no_header(name)
             if table.header is not None and converter.header is None:
-                converter.check_header(table.header, name, table.header_line)
+                _check_table(converter, table, settings)
             yield from emit(table.python_rows(records, size))
             return
         starts = np.empty(len(block.ends), dtype=np.int64)
@@ -397,7 +398,7 @@ def batches(
             )
             table.header = _check_header(fields, name, int(record_lines[0]))
             table.header_line = int(record_lines[0])
-            converter.check_header(table.header, name, table.header_line)
+            _check_table(converter, table, settings)
             kept, record_lines = kept[1:], record_lines[1:]
             if not len(kept):
                 continue
@@ -412,6 +413,15 @@ def batches(
             yield batch.slice(offset, size)
     if table.header is None:
         raise _no_header(name)
+
+
+def _check_table(converter: Any, table: _Table, settings: ReadSettings) -> None:
+    """Check the header against the mapping, and its width against ``max_columns``."""
+    assert table.header is not None
+    converter.check_header(table.header, table.name, table.header_line)
+    limit = settings.limits.max_columns
+    if len(set(table.header) - converter.role_columns) > limit:
+        raise too_many_columns(table.name, table.header_line, limit)
 
 
 def _chain_data(block: _Block, blocks: Iterator[_Block]) -> Iterator[bytes]:

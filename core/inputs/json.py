@@ -32,14 +32,14 @@ __all__ = ["locate", "plan", "read", "rows"]
 
 UNIT = "line"
 STREAM = "document"
-BOUNDS = ("max_json_bytes",)
+BOUNDS = ("max_json_bytes", "max_columns")
 
 _WHITESPACE = " \t\r\n"
 
 
 def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.RecordBatch]:
     """The canonical batches of a JSON file."""
-    builder = RowBuilder(settings.converter())
+    builder = RowBuilder(settings.converter(), max_columns=settings.limits.max_columns)
     for chunk in rows(piece, settings, state):
         yield builder.build(chunk, state.first_row + state.n_rows)
         state.n_rows += len(chunk.rows)

@@ -51,7 +51,7 @@ UNIT = "line"
 #: How a stream of this format is bounded while it is copied.
 STREAM = "lines"
 #: The bounds this reader keeps (reader options).
-BOUNDS = ("max_line_bytes",)
+BOUNDS = ("max_line_bytes", "max_columns")
 
 _BLOCK = 8 << 20  # bytes read at a time: large enough to amortise, small enough to stream
 #: Whether blocks may be parsed by pyarrow (the tests switch it off to compare the paths).
@@ -69,12 +69,16 @@ _TEMPORAL = (pa.types.is_temporal,)
 def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.RecordBatch]:
     """The canonical batches of a JSON lines piece (a file, or a range of its lines)."""
     converter = settings.converter()
-    builder = RowBuilder(converter)
+    builder = RowBuilder(converter, max_columns=settings.limits.max_columns)
     pinned: dict[str, pa.DataType] = {}
     size = settings.batch_rows
     for data, line in _blocks(piece, settings, state):
         row = state.first_row + state.n_rows
-        batch = _arrow_block(data, line, row, piece.name, converter, pinned) if ARROW else None
+        batch = (
+            _arrow_block(data, line, row, converter, pinned, settings.limits.max_columns)
+            if ARROW
+            else None
+        )
         if batch is not None:
             state.n_rows += batch.num_rows
             for offset in range(0, batch.num_rows, size):
@@ -164,12 +168,11 @@ def _arrow_block(
     data: bytes,
     line: int,
     row: int,
-    name: str,
     converter: Any,
     pinned: dict[str, pa.DataType],
+    max_columns: int,
 ) -> pa.RecordBatch | None:
     """The canonical batch of ``data`` through pyarrow, or None: the row path must read it."""
-    del name
     codes = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(codes == 10)
     if not data.endswith(b"\n"):
@@ -190,6 +193,8 @@ def _arrow_block(
     table = _parse(data, pinned)
     if table is None or table.num_rows != n:
         return None  # two values on one line, or a parse pyarrow refused
+    if table.num_columns > max_columns + len(converter.role_columns):
+        return None  # the row path names the row past the bound
     try:
         # Every text valid UTF-8 (pyarrow's JSON parser does not check), and every array
         # whole: pyarrow 26 builds a list that starts with null with too few values.

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._exceptions import ConfigError, InputError
+from ._bounds import too_many_columns
 from ._build import RowBuilder
 from ._files import HashedReader
 from ._read import Piece, PieceRead, Planned, ReadSettings
@@ -34,7 +35,7 @@ __all__ = ["FIXED_VERSION", "plan", "read", "rows"]
 
 UNIT = "row"
 STREAM = "any"
-BOUNDS: tuple[str, ...] = ()
+BOUNDS = ("max_columns",)
 
 #: The first pyarrow release that does not unpickle extension types from files.
 FIXED_VERSION = (14, 0, 1)
@@ -218,11 +219,15 @@ def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.
     """The canonical batches of a Parquet piece (a file, or some of its row groups)."""
     converter = settings.converter()
     checked = False
-    builder = RowBuilder(converter)
+    builder = RowBuilder(converter, max_columns=settings.limits.max_columns)
     size = settings.batch_rows
     for table, row in _groups(piece, settings, state):
         if not checked:
-            converter.check_header([str(n) for n in table.column_names], piece.name, None)
+            names = [str(n) for n in table.column_names]
+            converter.check_header(names, piece.name, None)
+            limit = settings.limits.max_columns
+            if len(set(names) - converter.role_columns) > limit:
+                raise too_many_columns(piece.name, None, limit, UNIT)
             checked = True
         for batch in table.to_batches(max_chunksize=size):
             n = batch.num_rows
