@@ -33,9 +33,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .._exceptions import ConfigError
-from .._gc import gc_paused
 from .._records import ItemResult
 from ._bounds import DEFAULT_LIMITS, Limits
+from ._build import collector_paused
 from ._checks import SourceChecks, answer_key_error, key_columns
 from ._convert import (
     MAPPABLE,
@@ -184,7 +184,7 @@ def iter_items(
     with source:
         reader = read_part(source.whole())
         for batch in reader.batches():
-            with gc_paused():  # bulk construction of acyclic records
+            with collector_paused():  # bulk construction of acyclic records
                 items = batch_to_items(batch)
             yield items
         checks = source.checks()
@@ -278,7 +278,7 @@ def to_items(
         assert source.columns is not None
         converter.check_header(source.columns, source.name, None)
         out: list[ItemResult] = []
-        with gc_paused():
+        with collector_paused():
             for chunk in source:
                 out += converter.convert(chunk)
         return out
@@ -287,5 +287,5 @@ def to_items(
     if plain and set(map(type, rows)) <= {ItemResult}:
         check_unique_ids(rows)
         return rows
-    with gc_paused():
+    with collector_paused():
         return Converter(columns, **options).convert(Rows("", rows, range(1, len(rows) + 1), "row"))

@@ -189,13 +189,15 @@ class Converter:
             if column in present:
                 continue
             if role in self.mapping:
-                raise InputError.at(
+                error = InputError.at(
                     name,
                     line,
                     None,
-                    f"the file has no column {column!r} (mapped to {role!r} with "
-                    f"--map {role}={column}).{did_you_mean(column, header)} Columns: {shown}.",
+                    f"the file has no column {column!r} (mapped to {role!r})."
+                    f"{did_you_mean(column, header)} Columns: {shown}.",
                 )
+                error.at_entry(f"columns.{role}")  # callers say where the mapping was written
+                raise error
             if role == "output":
                 raise InputError.at(
                     name,
@@ -411,12 +413,15 @@ class Converter:
         keys = [str(key) for key in row]
         hint = ' (a failed request is written "output": null)' if role == "output" else ""
         how = f" mapped to {role!r}" if column != role else ""
-        return _error(
+        error = _error(
             chunk,
             index,
             f"the row has no {column!r} key{how}{hint}.{did_you_mean(column, keys)} Its keys: "
             f"{', '.join(map(escape_name, keys)) or 'none'}.",
         )
+        if column != role:
+            error.at_entry(f"columns.{role}")  # callers say where the mapping was written
+        return error
 
     def id_text(self, chunk: Rows, index: int, column: str, raw: Any) -> str:
         """The id in ``raw``, which is not a non-blank text: a whole number as text.
