@@ -29,6 +29,7 @@ file first (:mod:`._files`); its format is sniffed from the copy.
 
 from __future__ import annotations
 
+import atexit
 import glob
 import hashlib
 import os
@@ -275,7 +276,8 @@ def read_part(part: Part) -> PartReader:
 class Source:
     """A data source opened for reading: its files, format and settings.
 
-    Close it (or use it in a ``with`` block) to remove the private copy of a stream.
+    Close it (or use it in a ``with`` block) to remove the private copy of a stream, once its
+    parts are read; a source never closed has it removed when the interpreter exits.
     """
 
     def __init__(
@@ -295,6 +297,7 @@ class Source:
         #: How rows become items.
         self.settings = settings
         self._copies = list(copies)
+        _LEFT.update(copies)
         #: The hex SHA-256 of the source's bytes, once known (:meth:`parts`, or a stream's
         #: copy); for several files, of their bytes one after the other.
         self.sha256: str | None = copies[0].sha256 if len(copies) == 1 and len(files) == 1 else None
@@ -372,9 +375,10 @@ class Source:
         return f"{name}:{line}{named}", name, line, None
 
     def close(self) -> None:
-        """Remove the private copies of streams."""
+        """Remove the private copies of streams (parts of the source cannot be read after)."""
         for copy in self._copies:
             remove_copy(copy)
+            _LEFT.discard(copy)
         self._copies.clear()
 
     def __enter__(self) -> Source:
@@ -383,9 +387,17 @@ class Source:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __del__(self) -> None:
-        for copy in getattr(self, "_copies", ()):
-            remove_copy(copy)
+
+#: Copies of streams whose source was never closed: removed when the interpreter exits (not
+#: when the source is collected: its parts may still be read by workers).
+_LEFT: set[Copy] = set()
+
+
+@atexit.register
+def _remove_left() -> None:
+    for copy in list(_LEFT):
+        remove_copy(copy)
+    _LEFT.clear()
 
 
 @attrs.frozen
