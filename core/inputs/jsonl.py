@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from json.scanner import make_scanner
 from typing import Any
 
+import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.json as pa_json
@@ -420,6 +421,7 @@ def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest:
     import os
 
     size = os.path.getsize(path)
+    whole = Piece(path=path, name=name, format=fmt)
     targets = [size * i // k for i in range(1, k)]
     pieces: list[Piece] = []
     reader = HashedReader(path)
@@ -450,10 +452,8 @@ def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest:
                     offset = cut
                     break
                 pieces.append(
-                    Piece(
-                        path=path,
-                        name=name,
-                        format=fmt,
+                    attrs.evolve(
+                        whole,
                         start=start,
                         stop=pos + cut,
                         first_line=first_line,
@@ -476,12 +476,9 @@ def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest:
         reader.close()
     rows += not blank  # a last line without a line end
     pieces.append(
-        Piece(
-            path=path,
-            name=name,
-            format=fmt,
+        attrs.evolve(
+            whole,
             start=start,
-            stop=None,
             first_line=first_line,
             first_row=first_row,
             sha256=piece_digest.hexdigest(),
