@@ -11,8 +11,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._exceptions import InputError, one_of
-
 if TYPE_CHECKING:
     from ._plan import PlannedMetric
     from ._records import ItemResult, Measurement
@@ -59,12 +57,9 @@ def check_answer_keys(
         return
     needing = [p.label for p in planned if "expected" in p.metric.required_inputs]
     if needing:
-        raise InputError(
-            f"{source}: no row has an answer key (column {column!r} is missing or "
-            f"empty), but {one_of(needing)} need{'s' if len(needing) == 1 else ''} one. "
-            "Map the answers with --map expected=COLUMN, or leave those metrics out.",
-            path=source,
-        )
+        from .inputs._checks import answer_key_error  # the message the readers' checks give
+
+        raise answer_key_error(source, column, needing)
 
 
 def likely_group_columns(items: Sequence[ItemResult]) -> list[str]:

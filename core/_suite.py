@@ -10,8 +10,6 @@ from typing import Any, ClassVar
 from ._entrypoints import EntryPointRef, entry_points, load
 from ._exceptions import InputError, PluginLoadError, UnknownSuiteError, did_you_mean
 from ._records import ItemResult
-from .inputs import to_items
-from .inputs.jsonl import parse_line
 
 __all__ = ["SUITES_GROUP", "Suite", "find_suite", "get_suite"]
 
@@ -43,6 +41,8 @@ class Suite:
         follows: other keys go to ``metadata``, NaN means missing, a missing ``id`` becomes the
         row number.
         """
+        from .inputs import to_items  # here: listing suites must not load the readers
+
         return to_items(raw)
 
     def load_data(self) -> Iterator[Mapping[str, Any]]:
@@ -53,6 +53,8 @@ class Suite:
         """
         if self.bundled_data is None:
             raise InputError(f"Suite {self.suite_id!r} bundles no data; pass your own rows.")
+        from .inputs.jsonl import parse_line  # here: listing suites must not load the readers
+
         package, name = self.bundled_data
         text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
         for lineno, line in enumerate(text.splitlines(), 1):

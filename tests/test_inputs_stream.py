@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -138,11 +139,15 @@ def test_a_records_format_registers_with_one_line(
 
 
 def test_reader_options_are_checked() -> None:
-    """An option the format's reader does not take is a configuration error."""
+    """An option the format's reader does not take is a configuration error naming its own."""
     with pytest.raises(
-        ConfigError, match="The csv reader has no option 'delimiter'; it takes none"
+        ConfigError,
+        match=r"The csv reader has no option 'delimiter'; it takes none\. It keeps the bounds "
+        r"'max_line_bytes', 'max_columns', options too\.",
     ):
         read_items("x.csv", delimiter=";")
+    with pytest.raises(ConfigError, match="The parquet reader has no option 'max_line_bytes'"):
+        read_items("x.parquet", max_line_bytes=10)
 
 
 def test_items_in_chunks_are_plain_items(tmp_path: Path) -> None:
@@ -161,3 +166,31 @@ def test_chunks_come_before_the_rest_of_the_file_is_read(tmp_path: Path) -> None
     assert [item.id for item in next(chunks)] == ["b"]
     with pytest.raises(InputError, match=r"d\.jsonl:3:1: not valid JSON"):
         next(chunks)
+
+
+def test_a_records_reader_may_yield_its_records_and_mark_unreadable_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader that yields records as it reads: a record's "error" is its reason (_error)."""
+    from itemscore.inputs import open_source, read_part
+
+    module = types.ModuleType("fake_harness.stream")
+
+    def read_stream(path: Path) -> Iterator[dict[str, Any]]:
+        yield {"id": "1", "output": "x", "expected": "x", "split": "test"}
+        yield {"id": "2", "output": None, "error": "log.jsonl:2: the document has no target."}
+
+    module.read_stream = read_stream  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "fake_harness.stream", module)
+    monkeypatch.setitem(
+        REGISTRY, "stream", InputFormat("stream", (), "fake_harness.stream:read_stream", True)
+    )  # type: ignore[index]
+    path = tmp_path / "log.jsonl"
+    path.write_text("", "utf-8")
+    with open_source(path, format="stream") as source:
+        (batch,) = read_part(source.whole()).batches()
+    assert batch.column("_error").to_pylist() == [None, "log.jsonl:2: the document has no target."]
+    assert [f.name for f in batch.schema.field("metadata").type] == ["split"]
+    first, second = read_items(path, format="stream")
+    assert "error" not in first.metadata
+    assert second.metadata["error"] == "log.jsonl:2: the document has no target."

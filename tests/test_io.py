@@ -75,7 +75,10 @@ def test_unknown_format_suggests_a_close_one() -> None:
 
 
 def test_jsonl_rows_become_items(tmp_path: Path) -> None:
-    """Role columns fill the item; other keys go to metadata; lists are several answers."""
+    """Role columns fill the item; other keys go to metadata; lists are several answers.
+
+    A metadata key missing on a row is null there (``None``), as in a column of a table.
+    """
     path = jsonl(
         tmp_path,
         {"id": "a", "output": "Paris", "expected": "Paris", "model": "m", "latency": 0.5},
@@ -86,7 +89,14 @@ def test_jsonl_rows_become_items(tmp_path: Path) -> None:
         ItemResult(
             id="a", output="Paris", expected=("Paris",), model="m", metadata={"latency": 0.5}
         ),
-        ItemResult(id="b", output=None, expected=("Rome", "Roma"), group="geo", input="q?"),
+        ItemResult(
+            id="b",
+            output=None,
+            expected=("Rome", "Roma"),
+            group="geo",
+            input="q?",
+            metadata={"latency": None},
+        ),
     ]
 
 
@@ -265,13 +275,13 @@ def test_parquet_errors_name_the_row(tmp_path: Path) -> None:
         read_items(path)
 
 
-def test_parquet_without_pyarrow_says_how_to_install(
+def test_parquet_without_pyarrow_parquet_says_how_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without pyarrow, reading Parquet is a clear error naming the extra to install."""
+    """A pyarrow built without Parquet support is a clear error saying how to reinstall it."""
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     path = write(tmp_path, "d.parquet", "")
-    with pytest.raises(ConfigError, match=r"pip install 'itemscore\[parquet\]'"):
+    with pytest.raises(ConfigError, match=r"pip install --force-reinstall 'pyarrow>=14\.0\.1'"):
         read_items(path)
 
 
@@ -484,3 +494,22 @@ def test_same_id_and_attempt_twice_is_refused(tmp_path: Path) -> None:
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     with pytest.raises(InputError, match=r"a.jsonl:2.*'q1' appears twice with attempt 1.*line 1"):
         read_items(data)
+
+
+def test_parquet_metadata_keeps_its_types(tmp_path: Path) -> None:
+    """Parquet metadata columns keep their Arrow types, unsigned 64-bit numbers included."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "d.parquet"
+    table = pa.table(
+        {
+            "id": ["a", "b"],
+            "output": ["x", "y"],
+            "big": pa.array([2**64 - 1, 3], pa.uint64()),
+            "attempt": pa.array([1, 2], pa.uint64()),
+        }
+    )
+    pq.write_table(table, path)
+    items = read_items(path)
+    assert [i.metadata["big"] for i in items] == [2**64 - 1, 3]
+    assert [i.attempt for i in items] == [1, 2]

@@ -1,37 +1,45 @@
 r"""Outside data into items: one module per input format, all registered in :data:`REGISTRY`.
 
-Adding a format means one new module in this folder and one line in ``_FORMATS`` below. A
-module offers either
+The flow: a file (or a list, a glob, a folder of files) is opened as a *source*
+(:func:`open_source`); its *parts* (:meth:`Source.parts`, or :meth:`Source.whole`) are read,
+in a worker or in the driver, by a :class:`PartReader` into canonical Arrow batches
+(:mod:`itemscore._schema`); the key columns of every part go through the whole-source checks
+(:class:`SourceChecks`: unique ids, an answer key somewhere, any rows at all). Adding a format
+means one new module in this folder and one line in ``_FORMATS`` (:mod:`._formats`, which says
+what a format's module offers). Harness logs are *records* readers, ``read_x(path) -> list or
+iterator of dicts`` keyed by role; any other key goes to metadata.
 
-- a *rows* reader, ``read(path, name, *, chunk_size) -> RowSource``, whose rows are mappings
-  from column name to value (a header when the format has one), produced chunk by chunk; or
-- a *records* reader, ``read_x(path) -> Iterable[dict]``, whose dicts are keyed by role name
-  (harness logs) and produced as the file is read; any other key goes to metadata.
-
-Either way the rows go through the one converter (:mod:`._convert`, whose docstring gives the
-rules), so every format treats ids, missing values, answers and metadata alike.
+Every format follows the converter's rules (:mod:`._convert`, whose docstring gives them), so
+ids, missing values, answers and metadata are treated alike; where pyarrow parses a file, the
+rules run vectorised (:mod:`._vector`), and everywhere else row by row (:mod:`._build`), with
+equal results.
 
 Every problem is an :class:`~itemscore.InputError` (or, for a bad option, a
 :class:`~itemscore.ConfigError`) whose message starts with ``FILE:LINE:COLUMN:`` (``FILE:LINE:``
-when no column applies, ``FILE: row N:`` for Parquet) and says how to fix it. A file with no
-rows is an error in every format: an empty export is almost always a mistake, and scoring
-nothing would write a report that looks like success. Lone surrogate escapes (``"\\ud800"``)
-are refused at read: strict UTF-8 has no such character, so no report could be written.
+when no column applies, ``FILE: row N:`` for Parquet) and says how to fix it; names from the
+file (keys, headers) are shown escaped. A file with no rows is an error in every format: an
+empty export is almost always a mistake, and scoring nothing would write a report that looks
+like success. Lone surrogate escapes (``"\\ud800"``) are refused at read: strict UTF-8 has no
+such character, so no report could be written. Every read is bounded (:mod:`._bounds`).
+
+:func:`read_items`, :func:`iter_items` and :func:`read_rows` are the simpler ways in: items
+(or rows) of a source read whole, in the driver.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from pathlib import Path
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-import attrs
-
-from .._exceptions import ConfigError, InputError, OptionError, did_you_mean, one_of
+from .._exceptions import ConfigError
 from .._records import ItemResult
+from ._bounds import DEFAULT_LIMITS, Limits
+from ._build import collector_paused
+from ._checks import SourceChecks, answer_key_error, key_columns
 from ._convert import (
+    MAPPABLE,
+    METADATA_ROLES,
     ROLES,
     Converter,
     check_columns,
@@ -40,17 +48,37 @@ from ._convert import (
     item_from_row,
     parse_column_map,
 )
+from ._formats import FORMATS, REGISTRY, InputFormat, detect_format
+from ._read import (
+    DEFAULT_BATCH_ROWS,
+    Part,
+    PartReader,
+    PieceRead,
+    Source,
+    open_source,
+    read_part,
+)
 from ._source import DEFAULT_CHUNK_SIZE, Rows, RowSource, decode
 
 __all__ = [
+    "DEFAULT_BATCH_ROWS",
     "DEFAULT_CHUNK_SIZE",
+    "DEFAULT_LIMITS",
     "FORMATS",
+    "MAPPABLE",
+    "METADATA_ROLES",
     "REGISTRY",
     "ROLES",
     "Converter",
     "InputFormat",
+    "Limits",
+    "Part",
+    "PartReader",
     "RowSource",
     "Rows",
+    "Source",
+    "SourceChecks",
+    "answer_key_error",
     "check_columns",
     "check_unique_ids",
     "decode",
@@ -58,156 +86,69 @@ __all__ = [
     "is_missing",
     "item_from_row",
     "iter_items",
+    "key_columns",
+    "open_source",
     "parse_column_map",
     "read_items",
+    "read_part",
     "read_rows",
     "suite_rows",
     "to_items",
 ]
 
-
-@attrs.frozen
-class InputFormat:
-    """One input format: its name, the extensions that imply it, and where its reader is."""
-
-    #: The name ``format=`` and ``--format`` take.
-    name: str
-    #: File extensions (lower case, with the dot) read in this format when none is named.
-    extensions: tuple[str, ...]
-    #: ``"module:function"``: a module of this package (or, with a dot, any module), imported
-    #: on first use so that start-up stays light.
-    reader: str
-    #: Whether the reader yields dicts keyed by role (``True``) or returns a RowSource.
-    records: bool = False
-
-    def load(self) -> Callable[..., Any]:
-        """The reader function."""
-        module, _, function = self.reader.partition(":")
-        if "." not in module:
-            module = f"{__name__}.{module}"
-        loaded: Callable[..., Any] = getattr(importlib.import_module(module), function)
-        return loaded
+Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
-# One line per format. Formats named only explicitly (harness logs sharing .jsonl or .json)
-# list no extension.
-_FORMATS = (
-    InputFormat("jsonl", (".jsonl", ".ndjson"), "jsonl:read"),
-    InputFormat("json", (".json",), "json:read"),
-    InputFormat("csv", (".csv",), "csv:read_csv"),
-    InputFormat("tsv", (".tsv", ".tab"), "csv:read_tsv"),
-    InputFormat("parquet", (".parquet", ".pq"), "parquet:read"),
-    InputFormat("lm-eval", (), "lm_eval:read_lm_eval", records=True),
-    InputFormat("inspect", (".eval",), "inspect_log:read_inspect", records=True),
-    InputFormat("eee", (), "eee:read_eee", records=True),
-)
-
-#: Every input format, by name.
-REGISTRY: Mapping[str, InputFormat] = {f.name: f for f in _FORMATS}
-#: The names of the input formats.
-FORMATS: tuple[str, ...] = tuple(REGISTRY)
-
-
-def detect_format(path: str | os.PathLike[str], format: str | None = None) -> str:
-    """The input format of ``path``: ``format`` when given, else from the file's extension.
-
-    A ``.jsonl`` or ``.json`` file that holds a harness log (lm-eval, inspect_ai) by its
-    content is read as one.
-
-    ``format`` may also be an extension's name (``ndjson``, ``pq``).
-
-    Raises:
-        ConfigError: an unknown ``format``, or an extension that names no format.
-    """
-    if format is not None:
-        name = format.lower().lstrip(".")
-        if name in REGISTRY:
-            return name
-        for fmt in REGISTRY.values():
-            if f".{name}" in fmt.extensions:
-                return fmt.name
-        raise ConfigError(
-            f"The input format {format!r} is not one itemscore reads; use one of "
-            f"{one_of(FORMATS)}.{did_you_mean(name, FORMATS)}"
-        )
-    suffix = Path(path).suffix.lower()
-    for fmt in REGISTRY.values():
-        if suffix in fmt.extensions:
-            from ._sniff import sniff  # harness logs share .jsonl and .json with data files
-
-            return sniff(path, fmt.name)
-    raise ConfigError(
-        f"Cannot tell the format of {os.fspath(path)} from its extension "
-        f"{suffix or '(none)'!r}; name it with --format (one of {one_of(FORMATS)})."
-    )
+def _check_chunk_size(chunk_size: int) -> None:
+    if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
+        raise ConfigError(f"`chunk_size` ({chunk_size!r}) must be a whole number of at least 1.")
 
 
 def read_rows(
-    path: str | os.PathLike[str],
+    path: Paths,
     format: str | None = None,
     *,
     name: str | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     **reader_options: Any,
 ) -> RowSource:
-    """Open a data file: its header now, its rows (not yet turned into items) as iterated.
+    """Open a data source: its rows (not yet turned into items) as iterated.
 
     Args:
-        path: The file.
+        path: The file (or a list, glob or folder of files).
         format: One of :data:`FORMATS`; ``None``: from the extension.
         name: How to call the file in messages (default: ``path`` as given).
         chunk_size: Rows per chunk.
         reader_options: Options of the format's reader.
 
     Raises:
-        ConfigError: an unknown format or reader option, or a missing optional dependency.
+        ConfigError: an unknown format or reader option.
         InputError: the file is malformed (the message names the line and column).
         OSError: the file cannot be read.
     """
-    fmt = REGISTRY[detect_format(path, format)]
-    label = name if name is not None else os.fspath(path)
-    if not isinstance(chunk_size, int) or chunk_size < 1:
-        raise ConfigError(f"`chunk_size` ({chunk_size!r}) must be a whole number of at least 1.")
-    import inspect  # only here: it costs start-up time of every command
-
-    reader = fmt.load()
-    accepted = [
-        p.name
-        for p in inspect.signature(reader).parameters.values()
-        if p.kind is p.KEYWORD_ONLY and p.name != "chunk_size"
-    ]
-    for option in reader_options:
-        if option not in accepted:
-            raise OptionError(
-                f"The {fmt.name} reader has no option {option!r}; "
-                f"{'its options are ' + one_of(accepted) if accepted else 'it takes none'}."
-                f"{did_you_mean(option, accepted)}",
-                option=option,
-                allowed=accepted,
-            )
-    if not fmt.records:
-        source: RowSource = reader(Path(path), label, chunk_size=chunk_size, **reader_options)
-        return source
-    records = reader(Path(path), **reader_options)
-    return RowSource(label, fmt.name, None, _record_chunks(label, records, chunk_size), "record")
+    _check_chunk_size(chunk_size)
+    source = open_source(path, format, name=name, batch_rows=chunk_size, **reader_options)
+    return RowSource(source.name, source.format, None, _rows(source), unit=source.unit)
 
 
-def _record_chunks(label: str, records: Iterable[Any], chunk_size: int) -> Iterator[Rows]:
-    """A records reader's records, ``chunk_size`` at a time, as they are read."""
-    chunk: list[Any] = []
-    first = 1
-    for record in records:
-        chunk.append(record)
-        if len(chunk) == chunk_size:
-            yield Rows(label, chunk, range(first, first + len(chunk)), "record")
-            first += len(chunk)
-            chunk = []
-    if chunk:
-        yield Rows(label, chunk, range(first, first + len(chunk)), "record")
+def _rows(source: Source) -> Iterator[Rows]:
+    try:
+        row = 1
+        for piece in source.whole().pieces:
+            state = PieceRead(piece, row)
+            try:
+                for chunk in REGISTRY[piece.format].module().rows(piece, source.settings, state):
+                    yield chunk
+                    row += len(chunk.rows)
+            finally:
+                state.close()
+            state.finish()
+    finally:
+        source.close()
 
 
 def iter_items(
-    path: str | os.PathLike[str],
+    path: Paths,
     columns: Mapping[str, str] | None = None,
     format: str | None = None,
     *,
@@ -217,39 +158,42 @@ def iter_items(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     **reader_options: Any,
 ) -> Iterator[list[ItemResult]]:
-    """Read a data file as lists of at most ``chunk_size`` items, never holding it whole.
+    """Read a data source as lists of at most ``chunk_size`` items, never holding it whole.
 
-    Ids are checked for uniqueness (per model) across the whole file. The arguments are those
-    of :func:`read_items`; the options are checked, and the header read, when the first chunk
-    is asked for.
+    Ids are checked for uniqueness (per model and attempt) across the whole source, after the
+    last chunk. The arguments are those of :func:`read_items`; the options are checked when
+    the first chunk is asked for.
 
     Raises:
         ConfigError: an unknown format, role or reader option.
         InputError: the file is malformed or holds no rows; the message names the place.
     """
-    converter = Converter(columns, answer_delimiter=answer_delimiter, null_output=null_output)
-    source = read_rows(path, format, name=name, chunk_size=chunk_size, **reader_options)
-    first_line = 1 if source.unit == "line" else None
-    if source.columns is not None:
-        converter.check_header(source.columns, source.name, first_line)
-    chunks = iter(source)
-    while True:
-        chunk = next(chunks, None)
-        if chunk is None:
-            break
-        yield converter.convert(chunk)
-    if converter.count == 0:
-        raise InputError.at(
-            source.name,
-            first_line,
-            None,
-            "the file is empty: it holds no rows to score. Check the path, or the export that "
-            "wrote it.",
-        )
+    from .._schema import batch_to_items
+
+    _check_chunk_size(chunk_size)
+    source = open_source(
+        path,
+        format,
+        columns=columns,
+        answer_delimiter=answer_delimiter,
+        null_output=null_output,
+        name=name,
+        batch_rows=chunk_size,
+        **reader_options,
+    )
+    with source:
+        reader = read_part(source.whole())
+        for batch in reader.batches():
+            with collector_paused():  # bulk construction of acyclic records
+                items = batch_to_items(batch)
+            yield items
+        checks = source.checks()
+        checks.add(reader.keys())
+        checks.finish()
 
 
 def read_items(
-    path: str | os.PathLike[str],
+    path: Paths,
     columns: Mapping[str, str] | None = None,
     format: str | None = None,
     *,
@@ -258,18 +202,20 @@ def read_items(
     name: str | None = None,
     **reader_options: Any,
 ) -> list[ItemResult]:
-    """Read a data file of model outputs into items.
+    """Read a data source of model outputs into items.
 
     Args:
         path: The file: JSON lines, JSON (a list of objects), CSV, TSV, Parquet, or another
-            registered format (:data:`FORMATS`).
+            registered format (:data:`FORMATS`); or a list of files, a glob
+            (``"runs/*.jsonl"``) or a folder of them.
         columns: Role -> column name, for columns not named like their role (roles:
-            :data:`ROLES`).
+            :data:`MAPPABLE`).
         format: One of :data:`FORMATS`; ``None``: from the extension.
         answer_delimiter: Split each text ``expected`` cell into several answers.
         null_output: An output equal to this text is a failed request.
         name: How to call the file in messages.
-        reader_options: Options of the format's reader.
+        reader_options: Options of the format's reader, and the bounds ``max_line_bytes``,
+            ``max_json_bytes`` (:class:`Limits`).
 
     Raises:
         ConfigError: an unknown format, role or reader option.
@@ -284,6 +230,7 @@ def read_items(
         answer_delimiter=answer_delimiter,
         null_output=null_output,
         name=name,
+        chunk_size=DEFAULT_BATCH_ROWS,
         **reader_options,
     ):
         items += chunk
@@ -331,12 +278,14 @@ def to_items(
         assert source.columns is not None
         converter.check_header(source.columns, source.name, None)
         out: list[ItemResult] = []
-        for chunk in source:
-            out += converter.convert(chunk)
+        with collector_paused():
+            for chunk in source:
+                out += converter.convert(chunk)
         return out
     rows = list(data)  # a copy: the caller's list may change after the run starts
     plain = columns is None and answer_delimiter is None and null_output is None
     if plain and set(map(type, rows)) <= {ItemResult}:
         check_unique_ids(rows)
         return rows
-    return Converter(columns, **options).convert(Rows("", rows, range(1, len(rows) + 1), "row"))
+    with collector_paused():
+        return Converter(columns, **options).convert(Rows("", rows, range(1, len(rows) + 1), "row"))

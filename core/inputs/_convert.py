@@ -33,9 +33,11 @@ import attrs
 
 from .._exceptions import ConfigError, InputError, did_you_mean, one_of
 from .._records import ItemResult
-from ._source import Rows, json_kind, show
+from ._source import Rows, escape_name, json_kind, show
 
 __all__ = [
+    "MAPPABLE",
+    "METADATA_ROLES",
     "ROLES",
     "Converter",
     "check_columns",
@@ -48,6 +50,11 @@ __all__ = [
 _NOT_ROLES = frozenset({"metadata", "scores"})
 #: The item fields a column can be mapped to, in ItemResult's order.
 ROLES: tuple[str, ...] = tuple(f.name for f in attrs.fields(ItemResult) if f.name not in _NOT_ROLES)
+#: Roles kept in metadata under their own name: ``--map choices=options`` reads the column
+#: ``options`` into ``metadata["choices"]`` (multiple-choice metrics and calibration read them).
+METADATA_ROLES: tuple[str, ...] = ("choices", "confidence")
+#: Everything ``--map`` (``columns=``) can name.
+MAPPABLE: tuple[str, ...] = (*ROLES, *METADATA_ROLES)
 _SPECIAL = ("id", "output", "expected", "attempt")
 #: Roles that hold one optional text (input, group, model, ...).
 TEXT_ROLES: tuple[str, ...] = tuple(role for role in ROLES if role not in _SPECIAL)
@@ -84,10 +91,10 @@ def check_columns(columns: Mapping[str, str] | None) -> dict[str, str]:
     """
     checked: dict[str, str] = {}
     for role, column in (columns or {}).items():
-        if role not in ROLES:
+        if role not in MAPPABLE:
             raise ConfigError(
-                f"{role!r} is not a column role; roles are {one_of(ROLES)}."
-                f"{did_you_mean(str(role), ROLES)}"
+                f"{role!r} is not a column role; roles are {one_of(MAPPABLE)}."
+                f"{did_you_mean(str(role), MAPPABLE)}"
             )
         if not isinstance(column, str) or not column:
             raise ConfigError(
@@ -110,7 +117,7 @@ def parse_column_map(pairs: Iterable[str]) -> dict[str, str]:
         if not sep or not role or not column:
             raise ConfigError(
                 f"--map {pair!r} must be ROLE=COLUMN, e.g. --map output=response "
-                f"(roles: {', '.join(ROLES)})."
+                f"(roles: {', '.join(MAPPABLE)})."
             )
         if role in mapping:
             raise ConfigError(
@@ -152,6 +159,12 @@ class Converter:
         self.answer_delimiter = answer_delimiter
         self.null_output = null_output
         self.col = {role: self.mapping.get(role, role) for role in ROLES}
+        #: Column -> metadata role, for the metadata roles mapped to another column.
+        self.renamed = {
+            self.mapping[role]: role
+            for role in METADATA_ROLES
+            if role in self.mapping and self.mapping[role] != role
+        }
         self.role_columns = frozenset(self.col.values())
         self.header: Sequence[str] | None = None
         #: Rows converted so far: the next row without an id is numbered ``count + 1``.
@@ -170,8 +183,9 @@ class Converter:
         """
         self.header = header
         present = set(header)
-        for role in ROLES:
-            column = self.col[role]
+        shown = ", ".join(map(escape_name, header))
+        for role in MAPPABLE:
+            column = self.col.get(role, self.mapping.get(role, role))
             if column in present:
                 continue
             if role in self.mapping:
@@ -180,7 +194,7 @@ class Converter:
                     line,
                     None,
                     f"the file has no column {column!r} (mapped to {role!r})."
-                    f"{did_you_mean(column, header)} Columns: {', '.join(header)}.",
+                    f"{did_you_mean(column, header)} Columns: {shown}.",
                 )
                 error.at_entry(f"columns.{role}")  # callers say where the mapping was written
                 raise error
@@ -191,7 +205,16 @@ class Converter:
                     None,
                     f"the file has no 'output' column.{did_you_mean('output', header)} "
                     f"Name the column of model outputs with --map output=COLUMN (columns: "
-                    f"{', '.join(header)}).",
+                    f"{shown}).",
+                )
+        for column, role in self.renamed.items():
+            if role in present:
+                raise InputError.at(
+                    name,
+                    line,
+                    None,
+                    f"the file has both a {role!r} column and the column "
+                    f"{column!r} mapped to {role!r}; rename one of them.",
                 )
 
     def convert(self, chunk: Rows) -> list[ItemResult]:
@@ -233,18 +256,18 @@ class Converter:
                 ident = raw_id
             elif raw_id is _ABSENT:
                 if explicit_id:
-                    raise self._missing_key(chunk, index, "id", id_col, row)
+                    raise self.missing_key(chunk, index, "id", id_col, row)
                 ident = str(number)
             else:
-                ident = self._id_text(chunk, index, id_col, raw_id)
+                ident = self.id_text(chunk, index, id_col, raw_id)
             raw_output = row.get(out_col, _ABSENT)
             output: str | None
             if type(raw_output) is str:
                 output = None if raw_output == null_output else raw_output
             elif raw_output is _ABSENT:
-                raise self._missing_key(chunk, index, "output", out_col, row)
+                raise self.missing_key(chunk, index, "output", out_col, row)
             else:
-                output = self._text(chunk, index, "output", out_col, raw_output)
+                output = self.text(chunk, index, "output", out_col, raw_output)
                 if output is not None and output == null_output:
                     output = None
             raw_expected = row.get(exp_col, _ABSENT)
@@ -255,10 +278,10 @@ class Converter:
                 expected = tuple(a for a in raw_expected if a and not a.isspace()) or None
             elif raw_expected is _ABSENT:
                 if explicit_expected:
-                    raise self._missing_key(chunk, index, "expected", exp_col, row)
+                    raise self.missing_key(chunk, index, "expected", exp_col, row)
                 expected = None
             else:
-                expected = self._answers(chunk, index, exp_col, raw_expected)
+                expected = self.answers(chunk, index, exp_col, raw_expected)
             fields: dict[str, Any] = {}
             for role, column in text_roles:
                 raw = row.get(column, _ABSENT)
@@ -266,14 +289,16 @@ class Converter:
                     fields[role] = raw or None
                 elif raw is _ABSENT:
                     if role in mapping:
-                        raise self._missing_key(chunk, index, role, column, row)
+                        raise self.missing_key(chunk, index, role, column, row)
                 elif raw is not None:
-                    fields[role] = self._text(chunk, index, role, column, raw) or None
+                    fields[role] = self.text(chunk, index, role, column, raw) or None
             raw_attempt = row.get(att_col)
             attempt = (
-                None if raw_attempt is None else self._attempt(chunk, index, att_col, raw_attempt)
+                None if raw_attempt is None else self.attempt(chunk, index, att_col, raw_attempt)
             )
             metadata = {k: v for k, v in row.items() if k not in role_columns}
+            if self.renamed:
+                metadata = self.rename(chunk, index, row, metadata)
             if metadata:
                 metadata = _clean(metadata)
             model = fields.get("model")
@@ -298,6 +323,28 @@ class Converter:
         return items
 
     # -- pieces ---------------------------------------------------------------------------
+
+    def rename(
+        self, chunk: Rows, index: int, row: Mapping[str, Any], metadata: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A row's metadata with each mapped metadata role's column under the role's name.
+
+        Raises:
+            InputError: the row lacks the mapped column, or has a column named like the role
+                as well (one of the two would be lost).
+        """
+        for column, role in self.renamed.items():
+            if column not in metadata:
+                raise self.missing_key(chunk, index, role, column, row)
+            if role in metadata:
+                raise _error(
+                    chunk,
+                    index,
+                    f"the row has both a {role!r} column and the column {column!r} "
+                    f"mapped to {role!r}; rename one of them.",
+                    role,
+                )
+        return {self.renamed.get(k, k): v for k, v in metadata.items()}
 
     def _check_id(
         self,
@@ -336,7 +383,12 @@ class Converter:
             key,
         )
 
-    def _attempt(self, chunk: Rows, index: int, column: str, raw: Any) -> int | None:
+    def attempt(self, chunk: Rows, index: int, column: str, raw: Any) -> int | None:
+        """The attempt in ``raw`` (a whole number of at least 0, or its text), or ``None``.
+
+        Raises:
+            InputError: anything else, placed at row ``index`` of ``chunk``.
+        """
         if is_missing(raw):
             return None
         raw = _native(raw)
@@ -344,19 +396,20 @@ class Converter:
             raw = int(raw)
         if type(raw) is str and raw.strip().isdigit():
             raw = int(raw.strip())
-        if type(raw) is int and raw >= 0:
+        if type(raw) is int and 0 <= raw < 2**63:
             return raw
         raise _error(
             chunk,
             index,
             f"the attempt {show(raw)} is {json_kind(raw)}; an attempt must be a whole number "
-            "of at least 0 (or missing).",
+            "of at least 0 and below 2**63 (or missing).",
             column,
         )
 
-    def _missing_key(
+    def missing_key(
         self, chunk: Rows, index: int, role: str, column: str, row: Mapping[str, Any]
     ) -> InputError:
+        """The error for a row of a JSON format that lacks the key of a role it must have."""
         keys = [str(key) for key in row]
         hint = ' (a failed request is written "output": null)' if role == "output" else ""
         how = f" mapped to {role!r}" if column != role else ""
@@ -364,13 +417,18 @@ class Converter:
             chunk,
             index,
             f"the row has no {column!r} key{how}{hint}.{did_you_mean(column, keys)} Its keys: "
-            f"{', '.join(keys) or 'none'}.",
+            f"{', '.join(map(escape_name, keys)) or 'none'}.",
         )
         if column != role:
             error.at_entry(f"columns.{role}")  # callers say where the mapping was written
         return error
 
-    def _id_text(self, chunk: Rows, index: int, column: str, raw: Any) -> str:
+    def id_text(self, chunk: Rows, index: int, column: str, raw: Any) -> str:
+        """The id in ``raw``, which is not a non-blank text: a whole number as text.
+
+        Raises:
+            InputError: an empty or missing id, a boolean, a fraction or any other value.
+        """
         if type(raw) is str or is_missing(raw):
             raise _error(
                 chunk,
@@ -400,7 +458,12 @@ class Converter:
             column,
         )
 
-    def _text(self, chunk: Rows, index: int, role: str, column: str, raw: Any) -> str | None:
+    def text(self, chunk: Rows, index: int, role: str, column: str, raw: Any) -> str | None:
+        """``raw`` as the text of ``role``: numbers and booleans as their JSON text.
+
+        Raises:
+            InputError: an object, a list or another value that is not text.
+        """
         if type(raw) is str:
             return raw
         if is_missing(raw):
@@ -432,7 +495,12 @@ class Converter:
             column,
         )
 
-    def _answers(self, chunk: Rows, index: int, column: str, raw: Any) -> tuple[str, ...] | None:
+    def answers(self, chunk: Rows, index: int, column: str, raw: Any) -> tuple[str, ...] | None:
+        """The valid answers in ``raw`` (``None``: no answer key), by the rules above.
+
+        Raises:
+            InputError: an object, or a list holding objects or lists.
+        """
         if is_missing(raw):
             return None
         if hasattr(raw, "tolist") and not isinstance(raw, (str, bytes)):
@@ -449,7 +517,7 @@ class Converter:
                         f"the answers in {column!r} must be texts, found {json_kind(answer)}.",
                         column,
                     )
-                text = self._text(chunk, index, "expected", column, answer)
+                text = self.text(chunk, index, "expected", column, answer)
                 if text is not None and text.strip():
                     answers.append(text)
             return tuple(answers) or None
@@ -460,7 +528,7 @@ class Converter:
                 f"{column!r} must be text, a list of texts or null, not an object.",
                 column,
             )
-        text = self._text(chunk, index, "expected", column, raw)
+        text = self.text(chunk, index, "expected", column, raw)
         if text is None or not text.strip():
             return None
         if self.answer_delimiter is not None:

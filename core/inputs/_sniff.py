@@ -26,9 +26,13 @@ def sniff(path: str | os.PathLike[str], name: str) -> str:
     """The harness format ``path`` holds when its content says so, else ``name`` unchanged.
 
     Never raises: a file that cannot be read keeps the format its extension gave, and the
-    reader reports the problem.
+    reader reports the problem. A file that is not a regular file (a pipe) is not read.
     """
     if name not in ("jsonl", "json"):
+        return name
+    from ._files import is_regular
+
+    if not is_regular(path):  # a pipe would lose what is read here: its copy is sniffed
         return name
     try:
         with open(path, "rb") as handle:

@@ -6,6 +6,7 @@ import codecs
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from json.scanner import make_scanner
 from typing import Any
 
 import attrs
@@ -17,9 +18,12 @@ __all__ = [
     "RowSource",
     "Rows",
     "decode",
+    "duplicate_key_error",
+    "escape_name",
     "find_lone_surrogate",
     "json_kind",
     "line_column",
+    "repeated_key",
     "show",
     "surrogate_error",
     "surrogate_offset",
@@ -219,6 +223,71 @@ def show(value: Any) -> str:
     except (TypeError, ValueError):  # a number too long for str(), a mapping with odd keys
         text = f"<{type(value).__name__}>"
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+class _Repeated(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    row = dict(pairs)
+    if len(row) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Repeated(key)
+            seen.add(key)
+    return row
+
+
+_scan_pairs: Any = make_scanner(json.JSONDecoder(object_pairs_hook=_pairs))  # type: ignore[arg-type]
+
+
+def repeated_key(text: str, start: int = 0) -> str | None:
+    """The first key given twice in one object of the JSON value at ``text[start:]``, if any.
+
+    The value was read once already (it is valid JSON); this second reading watches every
+    object's keys, which the plain one cannot, so callers run it only when a key may repeat.
+    """
+    try:
+        _scan_pairs(text, start)
+    except _Repeated as found:
+        return found.key
+    return None
+
+
+def duplicate_key_error(name: str, text: str, key: str, line: int, column: int) -> InputError:
+    """The error for ``key`` given twice in one object of ``text``, at its second occurrence.
+
+    ``text`` starts at ``line:column`` of the file; a key written with escapes, which cannot be
+    found as written, is named where ``text`` starts.
+    """
+    written = re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:"
+    found = list(re.finditer(written, text))
+    offset = found[1].start() if len(found) > 1 else 0
+    at_line, at_column = line_column(text, offset, line, column)
+    return InputError.at(
+        name,
+        at_line,
+        at_column,
+        f"the key {key!r} appears twice in one object. JSON readers disagree on which value "
+        "wins, so itemscore reads neither: keep one of the two.",
+    )
+
+
+def escape_name(name: str) -> str:
+    r"""A name from a data file (a key, a header, a column) as it may appear in a message.
+
+    Characters a terminal could act on are shown as escapes: C0 and C1 controls (``\x1b``
+    starts CSI and OSC sequences), DEL, bidirectional and other format controls (``\u202e``),
+    line and paragraph separators, and lone surrogates; every other character is kept, so
+    that names in any script stay readable. Quotes are not added.
+    """
+    if name.isprintable():
+        return name
+    return repr(name)[1:-1]
 
 
 def json_kind(value: object) -> str:

@@ -1,136 +1,172 @@
-"""CSV (``.csv``) and TSV (``.tsv``, ``.tab``): a header row, then one row per item.
+"""CSV (``.csv``) and TSV (``.tsv``, ``.tab``, module :mod:`.tsv`): a header, then one row a record.
 
-Read as a stream, line by line. Cells are text: an empty cell is an empty text, and CSV has no
-null (the converter's ``null_output`` marker names failed requests). Quoting problems are
-reported at the line where the quoted field starts.
+Cells are text: an empty cell is an empty text, and CSV has no null (the converter's
+``null_output`` marker names failed requests). A record may span lines inside a quoted cell;
+each row is named by the line it starts on, and a record may be at most ``max_line_bytes``
+long. Quoting follows RFC 4180 strictly, as Python's ``csv`` module does with ``strict=True``:
+a quote that opens a field must stand at its start and close at its end; a problem is reported
+at the line where the quoted field starts.
+
+The file is read in blocks of whole records. Where a block's quotes all follow the rules
+(checked on the positions of its quote characters) it is parsed by ``pyarrow.csv``, every cell
+as text; otherwise, and for every error, the rest of the file is read by Python's ``csv``
+module, which names the place. Both give equal batches.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any, BinaryIO
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pa_csv
 
 from .._exceptions import InputError
-from ._source import DEFAULT_CHUNK_SIZE, Rows, RowSource, decode
+from ._bounds import too_many_columns
+from ._build import RowBuilder
+from ._files import HashedReader, line_too_long
+from ._read import Piece, PieceRead, Planned, ReadSettings
+from ._source import Rows, decode
+from ._vector import arrow_batch, numbers
 
-__all__ = ["read_csv", "read_tsv"]
+__all__ = ["plan", "read", "rows"]
 
-_FIELD_LIMIT = 2**31 - 1  # model outputs can be longer than csv's default 128 kB
+UNIT = "line"
+STREAM = "lines"
+BOUNDS = ("max_line_bytes", "max_columns")
+#: Whether blocks may be parsed by pyarrow (the tests switch it off to compare the paths).
+ARROW = True
 
-
-def read_csv(path: Path, name: str, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> RowSource:
-    """Open a comma-separated file; the header is read now, the rows as chunks are iterated."""
-    return _open(path, name, ",", "csv", chunk_size)
-
-
-def read_tsv(path: Path, name: str, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> RowSource:
-    """Open a tab-separated file."""
-    return _open(path, name, "\t", "tsv", chunk_size)
+_BLOCK = 8 << 20
+_QUOTE, _NEWLINE, _RETURN = 0x22, 0x0A, 0x0D
 
 
-class _Records:
-    """The CSV records of an open file from ``offset`` on, each with the line it starts on.
+def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.RecordBatch]:
+    """The canonical batches of a CSV piece (a whole file)."""
+    yield from batches(piece, settings, state, ",")
 
-    Lines are decoded one at a time, so a bad byte is named at its line.
+
+def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Rows]:
+    """The rows of a CSV file, parsed but not converted."""
+    yield from row_chunks(piece, settings, state, ",")
+
+
+def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any) -> Planned:
+    """A CSV file is one piece; its rows are counted as it is hashed."""
+    del k
+    return plan_file(path, name, fmt, settings, digest, ",")
+
+
+# -- the file as blocks of whole records ---------------------------------------------------
+
+
+class _Block:
+    """Whole records of a file: their bytes, the first line, where each record ends."""
+
+    __slots__ = ("clean", "data", "ends", "line")
+
+    def __init__(self, data: bytes, line: int, ends: np.ndarray, clean: bool) -> None:
+        self.data = data
+        self.line = line
+        #: The position of each record's end (its line end, or the end of the data).
+        self.ends = ends
+        #: Whether every quote of the block follows the rules (the boundaries are sure).
+        self.clean = clean
+
+
+def _blocks(
+    reader: HashedReader, state: PieceRead | None, name: str, limit: int, delimiter: str
+) -> Iterator[_Block]:
+    """The file's bytes in blocks of whole records.
+
+    Records end where the quotes say; once a block breaks the quoting rules its record ends
+    are unknown, and blocks end at line ends (Python's csv reads them).
+
+    Raises:
+        InputError: a record longer than ``max_line_bytes``.
     """
+    sep = ord(delimiter)
+    rest = b""
+    line = 1
+    first = True
+    clean = True
+    while True:
+        block = reader.read(_BLOCK)
+        if state is not None:
+            state.feed(block)
+        if first and block:
+            first = False
+            if block.startswith(codecs.BOM_UTF8):
+                block = block[len(codecs.BOM_UTF8) :]
+        data = rest + block if rest else block
+        if not data:
+            return
+        ends, ok = _record_ends(data, sep) if clean else (_line_ends(data), False)
+        clean = clean and ok
+        if block:
+            cut = int(ends[-1]) + 1 if len(ends) else 0
+            if cut == 0:
+                if len(data) > limit:
+                    what = "record" if clean else "line"
+                    raise line_too_long(name, line, limit, what=what)
+                rest = data
+                continue
+            data, rest = (data[:cut], data[cut:]) if cut < len(data) else (data, b"")
+            if len(rest) > limit:
+                raise line_too_long(name, line + data.count(b"\n"), limit, what="record")
+        else:
+            rest = b""
+            if clean and data.count(b'"') % 2:
+                clean = False  # a quoted field never closed: Python's csv names it
+                ends = _line_ends(data)
+            if not len(ends) or int(ends[-1]) != len(data) - 1:
+                ends = np.append(ends, len(data))  # the last record, without a line end
+        yield _Block(data, line, ends, clean)
+        line += data.count(b"\n")
+        if not block:
+            return
 
-    def __init__(
-        self, handle: BinaryIO, name: str, fmt: str, delimiter: str, lineno: int = 0
-    ) -> None:
-        self.handle = handle
-        self.name = name
-        self.fmt = fmt
-        self.lineno = lineno
-        self.previous = lineno
-        self.reader = csv.reader(self._lines(), delimiter=delimiter, strict=True)
 
-    def _lines(self) -> Iterator[str]:
-        for raw in self.handle:
-            self.lineno += 1
-            yield decode(raw, self.name, first_line=self.lineno, bom=self.lineno == 1)
-
-    def next(self) -> tuple[int, list[str] | None]:
-        """``(first line, fields)`` of the next record; ``fields`` is ``None`` at the end."""
-        name, kind = self.name, self.fmt.upper()
-        start = self.previous + 1
-        try:
-            fields = next(self.reader, None)
-        except csv.Error as exc:
-            if "unexpected end of data" in str(exc):
-                raise InputError.at(
-                    name,
-                    start,
-                    None,
-                    f"bad {kind} quoting: a quoted field that starts on this line is never "
-                    'closed. Close the quote, and double quotes inside it ("").',
-                ) from None
-            raise InputError.at(
-                name,
-                self.lineno,
-                None,
-                f"bad {kind} quoting ({exc}). A field holding quotes, delimiters or line breaks "
-                'must be quoted, with inner quotes doubled ("").',
-            ) from None
-        self.previous = self.lineno
-        return start, fields
+def _line_ends(data: bytes) -> np.ndarray:
+    return np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE)
 
 
-def _open(path: Path, name: str, delimiter: str, fmt: str, chunk_size: int) -> RowSource:
-    if csv.field_size_limit() < _FIELD_LIMIT:
-        csv.field_size_limit(_FIELD_LIMIT)
-    # The header is read now and the file closed; the rows reopen it where the header ended,
-    # so no handle stays open when the rows are never read (a header the converter refuses).
-    header: list[str] | None = None
-    header_line = 0
-    with path.open("rb") as handle:
-        records = _Records(handle, name, fmt, delimiter)
-        while header is None:
-            header_line, fields = records.next()
-            if fields is None:
-                raise InputError.at(
-                    name,
-                    1,
-                    None,
-                    "the file is empty: it holds no rows to score (and no header row).",
-                )
-            if fields:
-                header = _check_header(fields, name, header_line)
-        offset, lineno = handle.tell(), records.lineno
-    columns: list[str] = header
-    sep = "tabs" if delimiter == "\t" else "commas"
+def _record_ends(data: bytes, sep: int) -> tuple[np.ndarray, bool]:
+    """The line ends of ``data`` that end a record, and whether every quote is in place.
 
-    def chunks() -> Iterator[Rows]:
-        rows: list[dict[str, Any]] = []
-        lines: list[int] = []
-        width = len(columns)
-        with path.open("rb") as handle:
-            handle.seek(offset)
-            records = _Records(handle, name, fmt, delimiter, lineno)
-            while True:
-                start, fields = records.next()
-                if fields is None:
-                    break
-                if not fields:
-                    continue  # a blank line
-                if len(fields) != width:
-                    raise InputError.at(
-                        name,
-                        start,
-                        None,
-                        f"the row has {len(fields)} fields, the header (line {header_line}) has "
-                        f"{width}. Quote fields that contain {sep}.",
-                    )
-                rows.append(dict(zip(columns, fields)))
-                lines.append(start)
-                if len(rows) >= chunk_size:
-                    yield Rows(name, rows, lines)
-                    rows, lines = [], []
-        if rows:
-            yield Rows(name, rows, lines)
+    In a file that follows the rules, quotes come in pairs around a field (``""`` inside one
+    is a pair too), so a line end ends a record exactly when an even number of quotes comes
+    before it. A quote that opens must follow a delimiter or a line end; one that closes must
+    precede one (or another quote, for ``""``).
+    """
+    codes = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.flatnonzero(codes == _NEWLINE)
+    # Python's csv takes a lone \r for a line end outside quotes, pyarrow for part of a cell
+    lone_return = data.count(b"\r") != data.count(b"\r\n")
+    quotes = np.flatnonzero(codes == _QUOTE)
+    m = len(quotes)
+    if not m:
+        return newlines, not lone_return
+    last = len(data) - 1
+    before = codes[np.maximum(quotes - 1, 0)]
+    after = codes[np.minimum(quotes + 1, last)]
+    at_start = (quotes == 0) | (before == sep) | (before == _NEWLINE) | (before == _RETURN)
+    at_end = (quotes == last) | (after == sep) | (after == _NEWLINE) | (after == _RETURN)
+    # the two quotes of a "" inside a quoted field: one closes, the next opens again
+    after_quote = np.zeros(m, dtype=bool)
+    after_quote[1:] = quotes[1:] == quotes[:-1] + 1
+    before_quote = np.zeros(m, dtype=bool)
+    before_quote[:-1] = after_quote[1:]
+    opens = np.arange(m) % 2 == 0
+    fine = np.where(opens, at_start | after_quote, at_end | before_quote)
+    even = np.searchsorted(quotes, newlines) % 2 == 0
+    return newlines[even], bool(fine.all()) and not lone_return
 
-    return RowSource(name, fmt, columns, chunks())
+
+# -- the header ---------------------------------------------------------------------------
 
 
 def _check_header(fields: list[str], name: str, line: int) -> list[str]:
@@ -149,3 +185,335 @@ def _check_header(fields: list[str], name: str, line: int) -> list[str]:
             )
         seen.add(field)
     return fields
+
+
+# -- Python's csv module: the row path ------------------------------------------------------
+
+
+class _Records:
+    """CSV records from lines of bytes, each with the line it starts on (strict quoting).
+
+    Lines are decoded one at a time, so a bad byte is named at its line.
+    """
+
+    def __init__(
+        self, lines: Iterable[bytes], name: str, fmt: str, delimiter: str, lineno: int = 0
+    ) -> None:
+        self.name = name
+        self.fmt = fmt
+        self.lineno = lineno
+        self.previous = lineno
+        self._lines = lines
+        self.reader = csv.reader(self._decoded(), delimiter=delimiter, strict=True)
+
+    def _decoded(self) -> Iterator[str]:
+        for raw in self._lines:
+            self.lineno += 1
+            yield decode(raw, self.name, first_line=self.lineno, bom=False)
+
+    def next(self) -> tuple[int, list[str] | None]:
+        """``(first line, fields)`` of the next record; ``fields`` is ``None`` at the end."""
+        name, kind = self.name, self.fmt.upper()
+        start = self.previous + 1
+        try:
+            fields = next(self.reader, None)
+        except csv.Error as exc:
+            if "unexpected end of data" in str(exc):
+                raise InputError.at(
+                    name,
+                    start,
+                    None,
+                    f"bad {kind} quoting: a quoted field that starts on this line is never "
+                    'closed. Close the quote, and double quotes inside it ("").',
+                ) from None
+            if "field larger than field limit" in str(exc):
+                raise line_too_long(name, start, csv.field_size_limit(), what="record") from None
+            raise InputError.at(
+                name,
+                self.lineno,
+                None,
+                f"bad {kind} quoting ({exc}). A field holding quotes, delimiters or line breaks "
+                'must be quoted, with inner quotes doubled ("").',
+            ) from None
+        self.previous = self.lineno
+        return start, fields
+
+
+def _split_lines(blocks: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines (each with its line feed) of consecutive blocks of bytes.
+
+    Only a line feed ends a line, as for a file read line by line: a lone carriage return
+    inside a quoted cell does not shift the line numbers.
+    """
+    rest = b""
+    for block in blocks:
+        data = rest + block if rest else block
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            if end < 0:
+                break
+            yield data[start : end + 1]
+            start = end + 1
+        rest = data[start:]
+    if rest:
+        yield rest
+
+
+class _Table:
+    """What reading a CSV file keeps: its header and the settings of its rows."""
+
+    def __init__(self, name: str, fmt: str, delimiter: str) -> None:
+        self.name = name
+        self.fmt = fmt
+        self.delimiter = delimiter
+        self.header: list[str] | None = None
+        self.header_line = 0
+
+    def take_header(self, records: _Records) -> bool:
+        """Read the header from ``records``; False when they end first."""
+        while self.header is None:
+            line, fields = records.next()
+            if fields is None:
+                return False
+            if fields:
+                self.header = _check_header(fields, self.name, line)
+                self.header_line = line
+        return True
+
+    def python_rows(self, records: _Records, size: int) -> Iterator[Rows]:
+        """The rows of ``records`` (after the header), ``size`` at a time."""
+        assert self.header is not None
+        columns, width = self.header, len(self.header)
+        sep = "tabs" if self.delimiter == "\t" else "commas"
+        rows: list[dict[str, Any]] = []
+        lines: list[int] = []
+        while True:
+            start, fields = records.next()
+            if fields is None:
+                break
+            if not fields:
+                continue  # a blank line
+            if len(fields) != width:
+                raise InputError.at(
+                    self.name,
+                    start,
+                    None,
+                    f"the row has {len(fields)} fields, the header (line {self.header_line}) "
+                    f"has {width}. Quote fields that contain {sep}.",
+                )
+            rows.append(dict(zip(columns, fields)))
+            lines.append(start)
+            if len(rows) >= size:
+                yield Rows(self.name, rows, lines)
+                rows, lines = [], []
+        if rows:
+            yield Rows(self.name, rows, lines)
+
+
+def _limit_fields(limit: int) -> None:
+    """Let Python's csv read cells up to ``limit`` (its default, 128 kB, is below outputs')."""
+    csv.field_size_limit(limit)
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+def _records_of(table: _Table, blocks: Iterable[bytes], lineno: int) -> _Records:
+    return _Records(_split_lines(blocks), table.name, table.fmt, table.delimiter, lineno)
+
+
+def row_chunks(
+    piece: Piece, settings: ReadSettings, state: PieceRead, delimiter: str
+) -> Iterator[Rows]:
+    """The rows of a CSV or TSV file through Python's csv module."""
+    _limit_fields(settings.limits.max_line_bytes)
+    fmt = "tsv" if delimiter == "\t" else "csv"
+    table = _Table(piece.name, fmt, delimiter)
+    reader = state.open()
+    blocks = _blocks(reader, state, piece.name, settings.limits.max_line_bytes, delimiter)
+    records = _records_of(table, (block.data for block in blocks), 0)
+    if not table.take_header(records):
+        raise _no_header(piece.name)
+    yield from table.python_rows(records, settings.batch_rows)
+
+
+def _no_header(name: str) -> InputError:
+    return InputError.at(
+        name, 1, None, "the file is empty: it holds no rows to score (and no header row)."
+    )
+
+
+def batches(
+    piece: Piece, settings: ReadSettings, state: PieceRead, delimiter: str
+) -> Iterator[pa.RecordBatch]:
+    """The canonical batches of a CSV or TSV file."""
+    _limit_fields(settings.limits.max_line_bytes)
+    name = piece.name
+    fmt = "tsv" if delimiter == "\t" else "csv"
+    table = _Table(name, fmt, delimiter)
+    converter = settings.converter()
+    builder = RowBuilder(converter, max_columns=settings.limits.max_columns)
+    reader = state.open()
+    blocks = _blocks(reader, state, name, settings.limits.max_line_bytes, delimiter)
+    size = settings.batch_rows
+
+    def emit(chunks: Iterable[Rows]) -> Iterator[pa.RecordBatch]:
+        for chunk in chunks:
+            yield builder.build(chunk, state.first_row + state.n_rows)
+            state.n_rows += len(chunk.rows)
+
+    for block in blocks:
+        if not (ARROW and block.clean and _utf8(block.data)):
+            # From here on Python's csv reads the file: it names every problem's place.
+            records = _records_of(table, _chain_data(block, blocks), block.line - 1)
+            if not table.take_header(records):
+                raise _no_header(name)
+            if table.header is not None and converter.header is None:
+                _check_table(converter, table, settings)
+            yield from emit(table.python_rows(records, size))
+            return
+        starts = np.empty(len(block.ends), dtype=np.int64)
+        starts[0] = 0
+        starts[1:] = block.ends[:-1] + 1
+        lengths = block.ends - starts
+        codes = np.frombuffer(block.data, dtype=np.uint8)
+        ends_at = np.minimum(np.maximum(block.ends - 1, 0), max(len(block.data) - 1, 0))
+        empty = (lengths == 0) | ((lengths == 1) & (codes[ends_at] == _RETURN))
+        kept = np.flatnonzero(~empty)
+        if not len(kept):
+            continue
+        newlines = _line_ends(block.data)
+        record_lines = block.line + np.searchsorted(newlines, starts[kept])
+        if table.header is None:
+            first = int(kept[0])
+            text = block.data[starts[first] : block.ends[first]]
+            fields = next(
+                csv.reader(
+                    [decode(text, name, first_line=int(record_lines[0]))],
+                    delimiter=delimiter,
+                    strict=True,
+                ),
+                [],
+            )
+            table.header = _check_header(fields, name, int(record_lines[0]))
+            table.header_line = int(record_lines[0])
+            _check_table(converter, table, settings)
+            kept, record_lines = kept[1:], record_lines[1:]
+            if not len(kept):
+                continue
+        body = block.data[starts[int(kept[0])] :]
+        batch = _arrow_records(body, table, converter, record_lines, state) if len(body) else None
+        if batch is None:
+            python = _Records(_split_lines([body]), name, fmt, delimiter, int(record_lines[0]) - 1)
+            yield from emit(table.python_rows(python, size))
+            continue
+        state.n_rows += batch.num_rows
+        for offset in range(0, batch.num_rows, size):
+            yield batch.slice(offset, size)
+    if table.header is None:
+        raise _no_header(name)
+
+
+def _check_table(converter: Any, table: _Table, settings: ReadSettings) -> None:
+    """Check the header against the mapping, and its width against ``max_columns``."""
+    assert table.header is not None
+    converter.check_header(table.header, table.name, table.header_line)
+    limit = settings.limits.max_columns
+    if len(set(table.header) - converter.role_columns) > limit:
+        raise too_many_columns(table.name, table.header_line, limit)
+
+
+def _chain_data(block: _Block, blocks: Iterator[_Block]) -> Iterator[bytes]:
+    yield block.data
+    for later in blocks:
+        yield later.data
+
+
+def _utf8(data: bytes) -> bool:
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _arrow_records(
+    body: bytes,
+    table: _Table,
+    converter: Any,
+    record_lines: np.ndarray,
+    state: PieceRead,
+) -> pa.RecordBatch | None:
+    assert table.header is not None
+    header = table.header
+    try:
+        parsed = pa_csv.read_csv(
+            pa.BufferReader(body),
+            read_options=pa_csv.ReadOptions(
+                column_names=header, block_size=len(body) + 1, use_threads=False
+            ),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=table.delimiter,
+                quote_char='"',
+                double_quote=True,
+                escape_char=False,
+                newlines_in_values=True,
+                ignore_empty_lines=True,
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=dict.fromkeys(header, pa.string()),
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+                check_utf8=True,
+            ),
+        )
+    except (pa.ArrowException, ValueError):
+        return None  # a row of the wrong width, say: Python's csv names it
+    if parsed.num_rows != len(record_lines):
+        return None
+    lines = numbers(record_lines.astype(np.int64))
+    return arrow_batch(
+        parsed,
+        converter,
+        lines=lines,
+        first_row=state.first_row + state.n_rows,
+        absent=None,
+    )
+
+
+# -- planning ---------------------------------------------------------------------------------
+
+
+def plan_file(
+    path: str, name: str, fmt: str, settings: ReadSettings, digest: Any, delimiter: str
+) -> Planned:
+    """One piece for the file, its rows counted (by reading it once, hashing as it goes)."""
+    import hashlib
+
+    local = hashlib.sha256()
+
+    class _Tee(HashedReader):
+        def read(self, size: int) -> bytes:
+            data = super().read(size)
+            digest.update(data)
+            local.update(data)
+            return data
+
+    reader = _Tee(path)
+    n = 0
+    try:
+        table = _Table(name, fmt, delimiter)
+        blocks = _blocks(reader, None, name, settings.limits.max_line_bytes, delimiter)
+        _limit_fields(settings.limits.max_line_bytes)
+        records = _records_of(table, (block.data for block in blocks), 0)
+        if table.take_header(records):
+            for chunk in table.python_rows(records, settings.batch_rows):
+                n += len(chunk.rows)
+        size = reader.n_bytes
+    finally:
+        reader.close()
+    piece = Piece(path=path, name=name, format=fmt, sha256=local.hexdigest(), first_row=1)
+    return Planned((piece,), n, size)

@@ -1,41 +1,87 @@
 """JSON (``.json``): one list of objects, ``[{...}, {...}]``.
 
-The whole document is parsed (JSON has no line structure to stream on); each element's
-line and column are kept for messages.
+The whole document is parsed (JSON has no line structure to stream on), so a file may be at
+most ``max_json_bytes`` (1 GiB unless set); each element's line and column are kept for
+messages. A key given twice in one object is an error, as in JSON lines.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from .._exceptions import InputError
+from ._build import RowBuilder
+from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import (
-    DEFAULT_CHUNK_SIZE,
     Rows,
-    RowSource,
     decode,
+    duplicate_key_error,
     find_lone_surrogate,
     json_kind,
     line_column,
+    repeated_key,
     surrogate_error,
     surrogate_offset,
 )
 
-__all__ = ["read"]
+__all__ = ["locate", "plan", "read", "rows"]
+
+UNIT = "line"
+STREAM = "document"
+BOUNDS = ("max_json_bytes", "max_columns")
 
 _WHITESPACE = " \t\r\n"
 
 
-def read(path: Path, name: str, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> RowSource:
-    """Open a JSON file holding a list of objects."""
-    return RowSource(name, "json", None, _chunks(path, name, chunk_size))
+def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.RecordBatch]:
+    """The canonical batches of a JSON file."""
+    builder = RowBuilder(settings.converter(), max_columns=settings.limits.max_columns)
+    for chunk in rows(piece, settings, state):
+        yield builder.build(chunk, state.first_row + state.n_rows)
+        state.n_rows += len(chunk.rows)
 
 
-def _chunks(path: Path, name: str, chunk_size: int) -> Iterator[Rows]:
-    text = decode(path.read_bytes(), name)
+def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Rows]:
+    """The objects of the file's list, ``batch_rows`` at a time."""
+    limit = settings.limits.max_json_bytes
+    reader = state.open()
+    data = reader.read(limit + 1)
+    state.feed(data)
+    if len(data) > limit:
+        raise InputError.at(
+            piece.name,
+            None,
+            None,
+            f"the file is larger than {limit:,} bytes (the bound max_json_bytes); a JSON file "
+            "is parsed whole, so it is bounded. Write the rows as JSON lines (.jsonl), which "
+            f"are read as a stream, or raise the bound: --read-option max_json_bytes={limit * 4}.",
+        )
+    yield from _chunks(decode(data, piece.name), piece.name, settings.batch_rows)
+
+
+def _chunks(text: str, name: str, chunk_size: int) -> Iterator[Rows]:
+    rows: list[dict[str, Any]] = []
+    lines: list[int] = []
+    texts: list[str] = []
+    columns: list[int] = []
+    for row, line, column, source in _elements(text, name):
+        rows.append(row)
+        lines.append(line)
+        texts.append(source)
+        columns.append(column)
+        if len(rows) >= chunk_size:
+            yield Rows(name, rows, lines, "line", texts, columns)
+            rows, lines, texts, columns = [], [], [], []
+    if rows:
+        yield Rows(name, rows, lines, "line", texts, columns)
+
+
+def _elements(text: str, name: str) -> Iterator[tuple[dict[str, Any], int, int, str]]:
+    """``(object, line, column, its text)`` of each element of the list in ``text``."""
     decoder = json.JSONDecoder()
 
     def fail(pos: int, message: str) -> InputError:
@@ -53,10 +99,6 @@ def _chunks(path: Path, name: str, chunk_size: int) -> Iterator[Rows]:
             "a JSON data file must hold a list of objects ([{...}, {...}]). "
             "For one object per line, name the file .jsonl or pass --format jsonl.",
         )
-    rows: list[dict[str, Any]] = []
-    lines: list[int] = []
-    texts: list[str] = []
-    columns: list[int] = []
     line, line_start, counted = 1, 0, 0  # line count kept incrementally: O(n) over the file
     pos = skip_space(pos + 1)
     if pos < len(text) and text[pos] == "]":
@@ -87,11 +129,14 @@ def _chunks(path: Path, name: str, chunk_size: int) -> Iterator[Rows]:
                 line_start = text.rfind("\n", counted, pos) + 1
             counted = pos
             source = text[pos:end]
+            column = pos - line_start + 1
+            if source.count(":") != len(row):
+                key = repeated_key(source, 0)
+                if key is not None:
+                    raise duplicate_key_error(name, source, key, line, column)
             found = find_lone_surrogate(row) if "\\u" in source else None
             if found is not None:
-                at_line, at_column = line_column(
-                    source, surrogate_offset(source), line, pos - line_start + 1
-                )
+                at_line, at_column = line_column(source, surrogate_offset(source), line, column)
                 raise surrogate_error(
                     f"{name}:{at_line}:{at_column}",
                     found,
@@ -99,13 +144,7 @@ def _chunks(path: Path, name: str, chunk_size: int) -> Iterator[Rows]:
                     line=at_line,
                     column=at_column,
                 )
-            rows.append(row)
-            lines.append(line)
-            texts.append(source)
-            columns.append(pos - line_start + 1)
-            if len(rows) >= chunk_size:
-                yield Rows(name, rows, lines, "line", texts, columns)
-                rows, lines, texts, columns = [], [], [], []
+            yield row, line, column, source
             pos = skip_space(end)
             if pos < len(text) and text[pos] == ",":
                 pos = skip_space(pos + 1)
@@ -117,5 +156,28 @@ def _chunks(path: Path, name: str, chunk_size: int) -> Iterator[Rows]:
     pos = skip_space(pos)
     if pos < len(text):
         raise fail(pos, "not valid JSON (extra data after the list).")
-    if rows:
-        yield Rows(name, rows, lines, "line", texts, columns)
+
+
+def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any) -> Planned:
+    """A JSON file is one piece; its rows are counted by parsing it (it is bounded)."""
+    del k
+    piece = Piece(path=path, name=name, format=fmt, first_row=1)
+    state = PieceRead(piece, 1, digest)  # the bytes parsed are the bytes hashed
+    n = sum(len(chunk.rows) for chunk in rows(piece, settings, state))
+    state.finish()
+    planned = Piece(path=path, name=name, format=fmt, first_row=1, sha256=state.sha256)
+    return Planned((planned,), n, state.n_bytes)
+
+
+def locate(
+    path: str, name: str, line: int, key: str | None, settings: ReadSettings
+) -> tuple[str, str | None, int | None, int | None]:
+    """``FILE:LINE:COLUMN`` of ``key`` in the element that starts on line ``line``."""
+    with open(path, "rb") as handle:
+        text = decode(handle.read(settings.limits.max_json_bytes + 1), name)
+    for _row, at_line, column, source in _elements(text, name):
+        if at_line == line:
+            chunk = Rows(name, [None], [line], "line", [source], [column])
+            where_path, found_line, found_column = chunk.position(0, key)
+            return chunk.where(0, key), where_path, found_line, found_column
+    return f"{name}:{line}", name, line, None

@@ -1,52 +1,128 @@
-"""Parquet (``.parquet``, ``.pq``), through pyarrow (extra ``itemscore[parquet]``).
+"""Parquet (``.parquet``, ``.pq``), through pyarrow, one row group at a time.
 
-Read in record batches, so a large file is never held at once. Parquet files from others are
-untrusted: pyarrow before 14.0.1 runs code stored in a crafted file when it reads the schema
-(CVE-2023-47248), so older versions are refused unless ``pyarrow_hotfix`` is installed, and a
-column declaring a pickled Python extension type (``arrow.py_extension_type``) is refused
-before any data is read.
+Parquet files from others are untrusted: pyarrow before 14.0.1 runs code stored in a crafted
+file when it reads the schema (CVE-2023-47248), so older versions are refused unless
+``pyarrow_hotfix`` is installed, and a column declaring a pickled Python extension type
+(``arrow.py_extension_type``) is refused before any data is read.
+
+What is parsed is what is hashed: the reader reads the file from its start, in order, keeping
+the bytes of the row group it parses next (and the footer, read first and compared at the end),
+so a file that changes while it is read is found out. A part of a file is a run of row groups
+(:func:`plan` groups them by size).
 """
 
 from __future__ import annotations
 
 import importlib
+import io
+import os
 import re
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .._exceptions import ConfigError, InputError
-from ._source import DEFAULT_CHUNK_SIZE, Rows, RowSource
+import numpy as np
+import pyarrow as pa
 
-__all__ = ["FIXED_VERSION", "read"]
+from .._exceptions import ConfigError, InputError
+from ._bounds import too_many_columns
+from ._build import RowBuilder
+from ._files import HashedReader
+from ._read import Piece, PieceRead, Planned, ReadSettings
+from ._source import Rows
+from ._vector import arrow_batch, arrow_metadata, numbers
+
+__all__ = ["FIXED_VERSION", "plan", "read", "rows"]
+
+UNIT = "row"
+STREAM = "any"
+BOUNDS = ("max_columns",)
 
 #: The first pyarrow release that does not unpickle extension types from files.
 FIXED_VERSION = (14, 0, 1)
 _PICKLED_EXTENSION = b"arrow.py_extension_type"
 _EXTENSION_NAME = b"ARROW:extension:name"
+_TAIL = 64 << 10  # what pyarrow reads first: the footer of every file but huge schemas
+_SKIP = 8 << 20  # bytes hashed at a time between row groups
 
 
-def read(path: Path, name: str, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> RowSource:
-    """Open a Parquet file: check pyarrow and the schema now, read row batches as iterated.
+class _Seen(io.RawIOBase):
+    """The file as pyarrow sees it.
+
+    The bytes this reader read (and hashed) are served from memory; a read elsewhere (a page
+    index, between row groups) goes to the file.
+    """
+
+    def __init__(self, path: str, size: int) -> None:
+        super().__init__()
+        self._file = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self._size = size
+        self._pos = 0
+        self.segments: dict[int, bytes] = {}
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if whence == 0:
+            self._pos = offset
+        elif whence == 1:
+            self._pos += offset
+        else:
+            self._pos = self._size + offset
+        return self._pos
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:
+            size = self._size - self._pos
+        for start, data in self.segments.items():
+            if start <= self._pos and self._pos + size <= start + len(data):
+                out = data[self._pos - start : self._pos - start + size]
+                self._pos += len(out)
+                return out
+        self._file.seek(self._pos)
+        out = self._file.read(size)
+        self._pos += len(out)
+        return out
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+def _open(path: str, name: str) -> tuple[Any, _Seen, bytes, int]:
+    """``(ParquetFile, the file as pyarrow sees it, its tail, its size)``, schema checked.
 
     Raises:
-        ConfigError: pyarrow is missing, or older than 14.0.1 without ``pyarrow_hotfix``.
+        ConfigError: pyarrow older than 14.0.1 without ``pyarrow_hotfix``.
         InputError: not a Parquet file, or a column of a pickled Python extension type.
     """
     pq = _pyarrow_parquet(name)
+    size = os.path.getsize(path)
+    seen = _Seen(path, size)
+    with open(path, "rb") as handle:
+        handle.seek(max(0, size - _TAIL))
+        tail = handle.read()
+    seen.segments[size - len(tail)] = tail
     try:
-        handle = pq.ParquetFile(path)
-    except OSError as exc:
-        if not path.exists():
-            raise
-        raise InputError.at(name, None, None, f"not a readable Parquet file ({exc}).") from None
+        handle = pq.ParquetFile(seen, pre_buffer=True)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises its own types for bad files
+        seen.close()
         raise InputError.at(name, None, None, f"not a readable Parquet file ({exc}).") from None
-    schema = handle.schema_arrow
-    for field in schema:
+    for field in handle.schema_arrow:
         metadata = field.metadata or {}
         if metadata.get(_EXTENSION_NAME) == _PICKLED_EXTENSION:
-            handle.close()
+            seen.close()
             raise InputError.at(
                 name,
                 None,
@@ -55,40 +131,225 @@ def read(path: Path, name: str, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> RowS
                 "(arrow.py_extension_type); reading it could run code from the file, so "
                 "itemscore refuses it. Rewrite the column as plain data.",
             )
-    columns = list(schema.names)
-    return RowSource(name, "parquet", columns, _chunks(handle, name, chunk_size), unit="row")
+    return handle, seen, tail, size
 
 
-def _chunks(handle: Any, name: str, chunk_size: int) -> Iterator[Rows]:
-    done = 0
+def _group_range(metadata: Any, index: int) -> tuple[int, int]:
+    """The bytes ``[start, end)`` of a row group's column chunks."""
+    group = metadata.row_group(index)
+    start, end = None, 0
+    for column in range(group.num_columns):
+        chunk = group.column(column)
+        first = chunk.data_page_offset
+        if chunk.has_dictionary_page and chunk.dictionary_page_offset:
+            first = min(first, chunk.dictionary_page_offset)
+        start = first if start is None else min(start, first)
+        end = max(end, first + chunk.total_compressed_size)
+    return (start or 0), end
+
+
+def _groups(
+    piece: Piece, settings: ReadSettings, state: PieceRead
+) -> Iterator[tuple[pa.Table, int]]:
+    """``(row group as a table, number of its first row in the file)``, in order."""
+    handle, seen, tail, size = _open(piece.path, piece.name)
+    metadata = handle.metadata
+    groups: Sequence[int] = (
+        piece.row_groups if piece.row_groups is not None else range(metadata.num_row_groups)
+    )
+    reader = HashedReader(piece.path, piece.start, piece.stop)
+    cursor = piece.start
+    row = piece.first_line
     try:
-        for batch in handle.iter_batches(batch_size=chunk_size):
-            rows = batch.to_pylist()
-            yield Rows(name, rows, list(range(done + 1, done + len(rows) + 1)), "row")
-            done += len(rows)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(
-            f"{name}: row {done + 1} and after cannot be read ({exc}).", path=name, line=done + 1
-        ) from None
+        for index in groups:
+            start, end = _group_range(metadata, index)
+            if start < cursor or end > size:
+                raise _changed(piece.name)
+            while cursor < start:  # bytes between: hashed, not kept
+                skipped = reader.read(min(_SKIP, start - cursor))
+                if not skipped:
+                    raise _changed(piece.name)
+                state.feed(skipped)
+                cursor += len(skipped)
+            data = reader.read(end - start)
+            state.feed(data)
+            if len(data) != end - start:
+                raise _changed(piece.name)
+            cursor = end
+            seen.segments[start] = data
+            try:
+                table = handle.read_row_group(index, use_threads=False)
+            except (OSError, UnicodeDecodeError, ValueError, pa.ArrowException) as exc:
+                raise InputError(
+                    f"{piece.name}: row {row} and after cannot be read ({exc}).",
+                    path=piece.name,
+                    line=row,
+                ) from None
+            finally:
+                del seen.segments[start]
+            yield table, row
+            row += table.num_rows
+        if piece.stop is None:  # the whole file: the rest, footer included, read and compared
+            rest = b""
+            while True:
+                more = reader.read(_SKIP)
+                if not more:
+                    break
+                state.feed(more)
+                rest = (rest + more)[-len(tail) :]
+            if rest and tail[-len(rest) :] != rest:
+                raise _changed(piece.name)
+        state.hashed(reader.sha256, reader.n_bytes)
     finally:
-        handle.close()
+        reader.close()
+        seen.close()
+
+
+def _changed(name: str) -> InputError:
+    return InputError.at(
+        name,
+        None,
+        None,
+        "the file changed while it was read (its row groups are no longer where its footer "
+        "said). Let whatever writes it finish, then run again.",
+    )
+
+
+def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.RecordBatch]:
+    """The canonical batches of a Parquet piece (a file, or some of its row groups)."""
+    converter = settings.converter()
+    checked = False
+    builder = RowBuilder(converter, max_columns=settings.limits.max_columns)
+    size = settings.batch_rows
+    for table, row in _groups(piece, settings, state):
+        if not checked:
+            names = [str(n) for n in table.column_names]
+            converter.check_header(names, piece.name, None)
+            limit = settings.limits.max_columns
+            if len(set(names) - converter.role_columns) > limit:
+                raise too_many_columns(piece.name, None, limit, UNIT)
+            checked = True
+        for batch in table.to_batches(max_chunksize=size):
+            n = batch.num_rows
+            if not n:
+                continue
+            lines = numbers(np.arange(row, row + n, dtype=np.int64))
+            part = pa.Table.from_batches([batch])
+            first_row = state.first_row + state.n_rows
+            canonical = arrow_batch(
+                part,
+                converter,
+                lines=lines,
+                first_row=first_row,
+                absent=None,
+                metadata_rule="arrow",
+            )
+            if canonical is None:
+                chunk = Rows(piece.name, batch.to_pylist(), range(row, row + n), "row")
+                canonical = builder.build(
+                    chunk, first_row, metadata=arrow_metadata(part, converter)
+                )
+            state.n_rows += n
+            row += n
+            yield canonical
+
+
+def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Rows]:
+    """The rows of a Parquet piece as Python values."""
+    for table, row in _groups(piece, settings, state):
+        for batch in table.to_batches(max_chunksize=settings.batch_rows):
+            values = batch.to_pylist()
+            yield Rows(piece.name, values, range(row, row + len(values)), "row")
+            row += len(values)
+
+
+def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any) -> Planned:
+    """About ``k`` pieces of consecutive row groups of similar size, the file read once."""
+    import hashlib
+
+    handle, seen, _tail, size = _open(path, name)
+    try:
+        metadata = handle.metadata
+        ranges = [_group_range(metadata, i) for i in range(metadata.num_row_groups)]
+        counts = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+    finally:
+        seen.close()
+    groups = _split(ranges, k)
+    pieces = []
+    reader = HashedReader(path)
+    cursor = 0
+    row = 1
+    try:
+        for members in groups:
+            start, stop = ranges[members[0]][0], ranges[members[-1]][1]
+            while cursor < start:
+                digest.update(reader.read(min(_SKIP, start - cursor)))
+                cursor = reader.n_bytes
+            local = hashlib.sha256()
+            while cursor < stop:
+                data = reader.read(min(_SKIP, stop - cursor))
+                if not data:
+                    raise _changed(name)
+                digest.update(data)
+                local.update(data)
+                cursor = reader.n_bytes
+            pieces.append(
+                Piece(
+                    path=path,
+                    name=name,
+                    format=fmt,
+                    start=start,
+                    stop=stop,
+                    row_groups=tuple(members),
+                    first_line=row,
+                    first_row=row,
+                    sha256=local.hexdigest(),
+                )
+            )
+            row += sum(counts[i] for i in members)
+        while True:
+            data = reader.read(_SKIP)
+            if not data:
+                break
+            digest.update(data)
+    finally:
+        reader.close()
+    if not pieces:  # a file without row groups: one piece of nothing
+        pieces.append(Piece(path=path, name=name, format=fmt, first_row=1))
+    return Planned(tuple(pieces), row - 1, size)
+
+
+def _split(ranges: Sequence[tuple[int, int]], k: int) -> list[list[int]]:
+    """Consecutive row groups in about ``k`` runs of similar byte size."""
+    if not ranges:
+        return []
+    total = sum(end - start for start, end in ranges)
+    target = max(1, total / max(1, k))
+    runs: list[list[int]] = [[]]
+    filled = 0
+    for index, (start, end) in enumerate(ranges):
+        if runs[-1] and filled + (end - start) / 2 > target * len(runs):
+            runs.append([])
+        runs[-1].append(index)
+        filled += end - start
+    return runs
 
 
 def _pyarrow_parquet(name: str) -> Any:
     try:
-        pa = importlib.import_module("pyarrow")
+        pa_module = importlib.import_module("pyarrow")
         pq = importlib.import_module("pyarrow.parquet")
     except ImportError:
         raise ConfigError(
-            f"Reading {name} needs pyarrow, which is not installed. "
-            "Install it with: pip install 'itemscore[parquet]'"
+            f"Reading {name} needs pyarrow's Parquet support, which this installation of "
+            "pyarrow lacks. Reinstall it: pip install --force-reinstall 'pyarrow>=14.0.1'"
         ) from None
-    if _version(getattr(pa, "__version__", "0")) < FIXED_VERSION:
+    if _version(getattr(pa_module, "__version__", "0")) < FIXED_VERSION:
         try:
             importlib.import_module("pyarrow_hotfix")
         except ImportError:
             raise ConfigError(
-                f"pyarrow {pa.__version__} can run code hidden in a Parquet file "
+                f"pyarrow {pa_module.__version__} can run code hidden in a Parquet file "
                 "(CVE-2023-47248), so itemscore does not read Parquet with it. Upgrade: "
                 "pip install 'pyarrow>=14.0.1' (or install pyarrow_hotfix)."
             ) from None

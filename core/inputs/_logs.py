@@ -1,0 +1,125 @@
+"""Harness logs (lm-eval, inspect_ai) into canonical batches: records through the row path.
+
+A records reader (``read_lm_eval``, ``read_inspect``, or any registered with
+``records=True``) opens the file itself and returns, or yields as it reads, dicts keyed by role
+(``id``, ``output``, ``expected``...) and by metadata name. A reader that *yields* them may
+mark a document it could not read with ``"error": reason``: that reason goes to the batch's
+``_error`` column (the item is scored ``error``), not to metadata. (A reader that returns a
+list is of the older form, whose ``error`` is metadata like any key.)
+
+Since the reader opens the file itself, the file is hashed by reading it once before, and its
+size and modification time are compared after: a log that changed meanwhile is an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from .._exceptions import InputError
+from ._build import RowBuilder
+from ._formats import REGISTRY
+from ._read import Piece, PieceRead, Planned, ReadSettings
+from ._source import Rows
+
+__all__ = ["plan", "read", "rows"]
+
+UNIT = "record"
+STREAM = "document"
+BOUNDS: tuple[str, ...] = ()
+
+
+def _records(piece: Piece, settings: ReadSettings) -> Any:
+    reader = REGISTRY[piece.format].load()
+    return reader(Path(piece.path), **dict(settings.options))
+
+
+def _hash(path: str, state: PieceRead) -> tuple[str, int, tuple[int, int]]:
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        before = os.fstat(handle.fileno())
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+            state.feed(block)
+            size += len(block)
+    return digest.hexdigest(), size, (before.st_size, before.st_mtime_ns)
+
+
+def _unchanged(piece: Piece, stamp: tuple[int, int]) -> None:
+    after = os.stat(piece.path)
+    if (after.st_size, after.st_mtime_ns) != stamp:
+        raise InputError.at(
+            piece.name,
+            None,
+            None,
+            "the file changed while it was read (its size or time of change is no longer what "
+            "it was when reading began). Let whatever writes it finish, then run again.",
+        )
+
+
+def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Rows]:
+    """The log's records, ``batch_rows`` at a time, numbered from 1."""
+    sha256, size, stamp = _hash(piece.path, state)
+    chunk: list[Any] = []
+    first = 1
+    for record in _records(piece, settings):
+        chunk.append(record)
+        if len(chunk) >= settings.batch_rows:
+            yield Rows(piece.name, chunk, range(first, first + len(chunk)), "record")
+            first += len(chunk)
+            chunk = []
+    if chunk:
+        yield Rows(piece.name, chunk, range(first, first + len(chunk)), "record")
+    _unchanged(piece, stamp)
+    state.hashed(sha256, size)
+
+
+def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.RecordBatch]:
+    """The canonical batches of a harness log."""
+    records = _records(piece, settings)
+    error_key = None if isinstance(records, list) else "error"
+    builder = RowBuilder(
+        settings.converter(), error_key=error_key, max_columns=settings.limits.max_columns
+    )
+    sha256, size, stamp = _hash(piece.path, state)
+    chunk: list[Any] = []
+    first = 1
+    for record in records:
+        chunk.append(record)
+        if len(chunk) >= settings.batch_rows:
+            yield builder.build(
+                Rows(piece.name, chunk, range(first, first + len(chunk)), "record"),
+                state.first_row + state.n_rows,
+            )
+            state.n_rows += len(chunk)
+            first += len(chunk)
+            chunk = []
+    if chunk:
+        yield builder.build(
+            Rows(piece.name, chunk, range(first, first + len(chunk)), "record"),
+            state.first_row + state.n_rows,
+        )
+        state.n_rows += len(chunk)
+    _unchanged(piece, stamp)
+    state.hashed(sha256, size)
+
+
+def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any) -> Planned:
+    """A log is one piece; its records are counted by reading it."""
+    del k
+    local = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+            local.update(block)
+            size += len(block)
+    piece = Piece(path=path, name=name, format=fmt, sha256=local.hexdigest(), first_row=1)
+    n = sum(1 for _ in _records(piece, settings))
+    return Planned((piece,), n, size)
