@@ -57,6 +57,8 @@ __all__ = [
     "assemble",
     "batch_to_items",
     "canonical_schema",
+    "common_schema",
+    "conform",
     "is_json_field",
     "items_to_batch",
     "metadata_array",
@@ -449,17 +451,26 @@ def unify_batches(batches: Sequence[pa.RecordBatch]) -> list[pa.RecordBatch]:
     first = batches[0].schema
     if all(batch.schema.equals(first, check_metadata=True) for batch in batches[1:]):
         return list(batches)
+    schema = common_schema([batch.schema for batch in batches])
+    return [conform(batch, schema) for batch in batches]
+
+
+def common_schema(schemas: Iterable[pa.Schema]) -> pa.Schema:
+    """One canonical schema for batches of these schemas (the rules of :func:`unify_batches`).
+
+    Batches read in parts (by several workers) are brought to it one at a time, with
+    :func:`conform`, as they are written.
+    """
     fields: dict[str, pa.Field] = {}
-    for batch in batches:
-        if METADATA not in batch.schema.names:
+    errors = False
+    for schema in schemas:
+        errors = errors or schema.get_field_index(ERROR) >= 0
+        if METADATA not in schema.names:
             continue
-        for field in batch.schema.field(METADATA).type:
+        for field in schema.field(METADATA).type:
             known = fields.get(field.name)
             fields[field.name] = field if known is None else _common_field(known, field)
-    kind = pa.struct(list(fields.values()))
-    errors = any(batch.schema.get_field_index(ERROR) >= 0 for batch in batches)
-    schema = canonical_schema(kind, errors=errors)
-    return [_conform(batch, schema) for batch in batches]
+    return canonical_schema(pa.struct(list(fields.values())), errors=errors)
 
 
 def _common_field(a: pa.Field, b: pa.Field) -> pa.Field:
@@ -489,8 +500,10 @@ def _common_type(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
     return None
 
 
-def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    """``batch`` with the metadata fields (and ``_error``) of ``schema``."""
+def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with the metadata fields (and ``_error``) of ``schema`` (a common schema)."""
+    if batch.schema.equals(schema, check_metadata=True):
+        return batch
     n = batch.num_rows
     names = batch.schema.names
     roles = [batch.column(field.name) for field in ROLE_COLUMNS]

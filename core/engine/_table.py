@@ -383,7 +383,10 @@ class RunTable:
 
 def score_field(label: str) -> str:
     r"""The Parquet column of a label's scores (a lone surrogate written as ``\udXXX``)."""
-    return SCORE_PREFIX + label.encode("utf-8", "backslashreplace").decode("utf-8")
+    # Surrogate pairs as the characters they make (as JSON reads a label back), lone ones
+    # escaped (UTF-8 has none).
+    paired = label.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return SCORE_PREFIX + paired.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _with_score_columns(
