@@ -46,6 +46,7 @@ vertical-align:-1px}
 white-space:nowrap}
 .dir.higher{background:#e8f0fb;color:#1d3f73}.dir.lower{background:#fbeee4;color:#7a3d00}
 .win{font-weight:600}
+#comparisons td:first-child{white-space:nowrap}
 button.sort{border:0;background:none;font:inherit;font-weight:600;padding:0;cursor:pointer;
 color:inherit;text-align:inherit}
 th[aria-sort=ascending] button.sort::after{content:" \\25B2";font-size:10px}

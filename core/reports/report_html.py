@@ -191,7 +191,12 @@ def _reliability(rows: Sequence[_Row], name: str) -> str:
             )
     table.append("</tbody></table></div></details>")
     return (
-        f'<div class="reliability"><h4>{esc(name)}: reliability diagram</h4>'
+        f'<div class="reliability"><h4>{esc(name)}: reliability diagram '
+        + " ".join(
+            f'<span class="meta">{_swatch(colour)}{esc(model)}</span>'
+            for model, colour, _ in series
+        )
+        + "</h4>"
         + reliability_diagram(series, f"{name}: accuracy against confidence per bin")
         + "".join(table)
         + "</div>"

@@ -94,6 +94,8 @@ class Loaded:
         self.index = index
         #: The report page, rendered on first request.
         self.page: str | None = None
+        #: Held while the page is rendered, so that two first requests render it once.
+        self.rendering = threading.Lock()
 
     @property
     def result(self) -> RunResult:

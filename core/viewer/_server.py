@@ -284,13 +284,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _report(self, token: str) -> None:
         _, loaded = self._loaded(token, page=True)
-        if loaded.page is None:
-            loaded.page = report_html(
-                loaded.result,
-                source={"items": f"/api/runs/{token}/items"},
-                max_items=PAGE_ITEMS,
-                back="/",
-            )
+        with loaded.rendering:
+            if loaded.page is None:
+                loaded.page = report_html(
+                    loaded.result,
+                    source={"items": f"/api/runs/{token}/items"},
+                    max_items=PAGE_ITEMS,
+                    back="/",
+                )
         self._html(loaded.page, csp=_REPORT_POLICY)
 
     def _items(self, token: str, query: dict[str, str]) -> None:
