@@ -158,6 +158,29 @@ def test_a_results_file_linked_from_outside_is_listed_refused_and_never_read(
     assert b"secret-model" not in body
 
 
+def test_a_damaged_run_is_listed_with_its_reason_and_a_saved_result_is_served(
+    tmp_path: Path, serve: Callable[..., Viewer]
+) -> None:
+    """A results.json that is no JSON is listed with why; a saved result pages its items.
+
+    The saved one (``RunResult.save_json``) holds its items inline, without items.parquet.
+    """
+    (tmp_path / "runs" / "damaged").mkdir(parents=True)
+    (tmp_path / "runs" / "damaged" / "results.json").write_text("{not json", encoding="utf-8")
+    (tmp_path / "runs" / "saved").mkdir()
+    saved = run_of(n=6)
+    saved.save_json(tmp_path / "runs" / "saved" / "results.json")
+    viewer = serve(tmp_path / "runs")
+    runs = {r["name"]: r for r in get_json(viewer, "/api/runs")}
+    assert runs["runs/damaged"]["error"].startswith("results.json cannot be read")
+    status, _, body = request(viewer, runs["runs/damaged"]["report"])
+    assert status == 422
+    assert b"cannot be loaded" in body
+    answer = get_json(viewer, runs["runs/saved"]["items"] + "?sort=id&dir=desc&limit=2")
+    assert [i["id"] for i in answer["items"]] == ["item-5", "item-5"]
+    assert answer["total"] == 12
+
+
 # -- what is served and refused ---------------------------------------------------------------
 
 

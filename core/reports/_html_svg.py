@@ -143,9 +143,14 @@ def _svg(width: float, height: float, label: str, css: str = "plot") -> str:
     )
 
 
-def _mark(axis: _Axis, p: Point, y: float) -> list[str]:
-    """A row's interval bar and dot (hollow when not ``solid``), with its tooltip."""
+def _mark(axis: _Axis, p: Point, y: float, size: float = 1.0) -> list[str]:
+    """A row's interval bar and dot (hollow when not ``solid``), with its tooltip.
+
+    ``size`` scales the dot and the bar (the one-line plots of table rows are smaller).
+    """
     if p.value is None:
+        if size < 1:
+            return []
         return [
             f'<text x="{axis.left + 6:.1f}" y="{y + 4:.1f}" fill="{_MUTED}">{esc(p.note)}</text>'
         ]
@@ -153,12 +158,12 @@ def _mark(axis: _Axis, p: Point, y: float) -> list[str]:
     if p.low is not None and p.high is not None:
         out.append(
             f'<line x1="{axis.x(p.low):.1f}" y1="{y:.1f}" x2="{axis.x(p.high):.1f}" '
-            f'y2="{y:.1f}" stroke="{p.colour}" stroke-width="2.5"/>'
+            f'y2="{y:.1f}" stroke="{p.colour}" stroke-width="{2.5 * size:.2g}"/>'
         )
     fill = p.colour if p.solid else "#fff"
     out.append(
-        f'<circle cx="{axis.x(p.value):.1f}" cy="{y:.1f}" r="5" fill="{fill}" '
-        f'stroke="{p.colour}" stroke-width="2"><title>{esc(p.name)}: '
+        f'<circle cx="{axis.x(p.value):.1f}" cy="{y:.1f}" r="{5 * size:.2g}" fill="{fill}" '
+        f'stroke="{p.colour}" stroke-width="{2 * size:.2g}"><title>{esc(p.name)}: '
         f"{number(p.value, p.low, p.high)} {interval(p.value, p.low, p.high)}</title></circle>"
     )
     return out
@@ -250,19 +255,7 @@ def strip(points: Sequence[Point], low: float, high: float, *, zero: bool = Fals
             f'stroke="{_AXIS}" stroke-dasharray="2 2"/>'
         )
     for p in points:
-        if p.value is None:
-            continue
-        if p.low is not None and p.high is not None:
-            parts.append(
-                f'<line x1="{axis.x(p.low):.1f}" y1="8" x2="{axis.x(p.high):.1f}" y2="8" '
-                f'stroke="{p.colour}" stroke-width="2" stroke-opacity="0.8"/>'
-            )
-        fill = p.colour if p.solid else "#fff"
-        parts.append(
-            f'<circle cx="{axis.x(p.value):.1f}" cy="8" r="3.5" fill="{fill}" '
-            f'stroke="{p.colour}" stroke-width="1.5"><title>{esc(p.name)}: '
-            f"{number(p.value, p.low, p.high)}</title></circle>"
-        )
+        parts += _mark(axis, p, 8.0, size=0.7)
     parts.append("</svg>")
     return "".join(parts)
 

@@ -9,14 +9,18 @@ without a value come last in either direction (skip, then error), and ties keep 
 order.
 
 An :class:`ItemIndex` reads the run's keys and scores once (``result.table.rows()``, batch
-by batch); a view then costs one pass over the items for the page it shows (and one more
-when it filters by text), never holding more than one batch of items.
+by batch); a view then costs one pass over the items up to the last one of its page. A text
+search reads every item's texts once; they are kept for the next searches when they are
+small (:data:`KEEP_TEXT`), and the last few searches' answers are kept, so that paging
+through a search reads nothing again.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -29,6 +33,10 @@ __all__ = ["MAX_LIMIT", "STATES", "ItemIndex", "ItemView", "natural_key"]
 
 #: At most this many items per answer.
 MAX_LIMIT = 500
+#: Characters of item texts an index keeps for text searches (more: read again each time).
+KEEP_TEXT = 64 << 20
+#: Text searches whose answers an index keeps (paging a search reads the texts once).
+KEEP_SEARCHES = 8
 #: The states, in the order items without a value sort.
 STATES: tuple[str, ...] = ("ok", "fail", "skip", "error")
 _RUNS = re.compile(r"[0-9]+|[^0-9]+")
@@ -94,6 +102,10 @@ class ItemIndex:
         self.states = {k: np.asarray(v, dtype=np.int8) for k, v in states.items()}
         self.values = {k: np.asarray(v, dtype=np.float64) for k, v in values.items()}
         self.models = sorted({m for m in models if m is not None})
+        self._ranks: dict[str, np.ndarray[Any, np.dtype[np.int64]]] = {}
+        self._found: OrderedDict[str, np.ndarray[Any, np.dtype[np.bool_]]] = OrderedDict()
+        self._texts: list[str] | None = None
+        self._lock = threading.Lock()
 
     def check(self, view: ItemView) -> str | None:
         """What is wrong with ``view`` for this run, as a sentence; ``None`` when nothing."""
@@ -129,23 +141,61 @@ class ItemIndex:
                 hit |= self.states[label] == code
             mask &= hit
         if view.q:
-            mask &= self._texts_match(view.q.lower(), mask)
+            mask &= self._texts_match(view.q.lower())
         return mask
 
-    def _texts_match(
-        self, needle: str, mask: np.ndarray[Any, np.dtype[np.bool_]]
-    ) -> np.ndarray[Any, np.dtype[np.bool_]]:
-        """Which items hold ``needle`` (lowercase) in a text; only the ``mask`` ones are read."""
-        found = np.zeros(self.n, dtype=bool)
-        for position, (item, scores) in enumerate(self.result.table.rows()):
-            if not mask[position]:
-                continue
+    def _haystacks(self) -> Iterator[str]:
+        """Each item's texts, lowercase, joined: kept after one pass when they are small."""
+        if self._texts is not None:
+            yield from self._texts
+            return
+        kept: list[str] | None = []
+        size = 0
+        for item, scores in self.result.table.rows():
             texts = [printable(item.id), item.model, item.group, item.input, item.output]
             texts.append(" | ".join(item.expected) if item.expected else None)
             texts += [reason for _, (_, _, reason, _) in scores]
-            hay = "\n".join(t for t in texts if t is not None)
-            found[position] = needle in hay.lower()
-        return found
+            hay = "\n".join(t for t in texts if t is not None).lower()
+            if kept is not None:
+                size += len(hay)
+                kept = kept if size <= KEEP_TEXT else None
+                if kept is not None:
+                    kept.append(hay)
+            yield hay
+        if kept is not None:
+            self._texts = kept
+
+    def _texts_match(self, needle: str) -> np.ndarray[Any, np.dtype[np.bool_]]:
+        """Which items hold ``needle`` (lowercase) in a text; the last few answers are kept."""
+        with self._lock:
+            if needle in self._found:
+                self._found.move_to_end(needle)
+                return self._found[needle]
+            found = np.fromiter((needle in hay for hay in self._haystacks()), bool, self.n)
+            self._found[needle] = found
+            while len(self._found) > KEEP_SEARCHES:
+                self._found.popitem(last=False)
+            return found
+
+    def _rank(self, key: str) -> np.ndarray[Any, np.dtype[np.int64]]:
+        """Each item's place in the natural order of ``key`` (equal keys share one; none: -1)."""
+        with self._lock:
+            if key not in self._ranks:
+                keys = self.keys[key]
+                distinct = sorted({k for k in keys if k is not None}, key=natural_key)
+                rank: dict[str, int] = {}
+                previous: tuple[tuple[int, int, str], ...] | None = None
+                current = -1
+                for k in distinct:  # keys that differ but sort alike (q01, q1) share a place
+                    nk = natural_key(k)
+                    if nk != previous:
+                        current += 1
+                        previous = nk
+                    rank[k] = current
+                self._ranks[key] = np.fromiter(
+                    (-1 if k is None else rank[k] for k in keys), np.int64, self.n
+                )
+            return self._ranks[key]
 
     def _order(self, view: ItemView, positions: np.ndarray[Any, np.dtype[np.intp]]) -> list[int]:
         if not view.sort:
@@ -153,22 +203,20 @@ class ItemIndex:
             return ordered
         if view.sort.startswith("metric:"):
             label = self.shown_labels[view.sort[7:]]
-            values = self.values[label][positions]
-            known = ~np.isnan(values)
-            have, have_values = positions[known], values[known]
-            sign = -1.0 if view.dir == "desc" else 1.0
-            first = have[np.lexsort((have, sign * have_values))]
+            keys: np.ndarray[Any, Any] = self.values[label][positions]
+            known = ~np.isnan(keys)
             rest = positions[~known]
-            rest = rest[np.lexsort((rest, self.states[label][rest]))]
-            head: list[int] = first.tolist()
-            tail: list[int] = rest.tolist()
-            return head + tail
-        keys = self.keys[view.sort]
-        have = [p for p in positions.tolist() if keys[p] is not None]
-        rest = [p for p in positions.tolist() if keys[p] is None]
-        # Stable, also reversed: ties keep the run's order in either direction.
-        have.sort(key=lambda p: natural_key(keys[p]), reverse=view.dir == "desc")
-        return have + rest
+            rest = rest[np.lexsort((rest, self.states[label][rest]))]  # skip, then error
+        else:
+            keys = self._rank(view.sort)[positions]
+            known = keys >= 0
+            rest = positions[~known]
+        have = positions[known]
+        sign = -1 if view.dir == "desc" else 1
+        first = have[np.lexsort((have, sign * keys[known]))]  # ties: the run's order
+        head: list[int] = first.tolist()
+        tail: list[int] = rest.tolist()
+        return head + tail
 
     def view(self, view: ItemView) -> tuple[int, list[int]]:
         """How many items match ``view``, and the positions of its page, in order."""
