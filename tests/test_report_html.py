@@ -468,3 +468,24 @@ def test_page_data_is_json_inside_the_script_block() -> None:
     assert data["source"] is None
     assert data["total"] == 24
     assert len(data["items"]) == 24
+
+
+@pytest.mark.parametrize(
+    ("value", "low", "high", "shown"),
+    [
+        (0.0005, 0.00045, 0.00055, "0.00050"),
+        (0.0008, 0.00075, 0.00085, "0.00080"),
+        (0.8333333, 0.6078, 0.9416, "0.83"),
+        (0.8333333, None, None, "0.8333"),
+        (0.0005, None, None, "0.0005000"),
+        (1234.5, 1200.0, 1270.0, "1234"),
+        (None, None, None, "—"),
+    ],
+)
+def test_numbers_take_their_decimals_from_the_interval(
+    value: float | None, low: float | None, high: float | None, shown: str
+) -> None:
+    """Two significant digits of the interval's width; four without one; small stays small."""
+    from itemscore.reports._html_numbers import number
+
+    assert number(value, low, high) == shown

@@ -29,7 +29,7 @@ def number(value: float | None, low: float | None = None, high: float | None = N
         >>> number(0.00050, 0.00045, 0.00055)
         '0.00050'
         >>> number(0.8333333, 0.6078, 0.9416)
-        '0.833'
+        '0.83'
     """
     if value is None or not math.isfinite(value):
         return "—"

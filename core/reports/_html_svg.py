@@ -93,7 +93,7 @@ def _span(points: Sequence[Point], bounds: tuple[float, float] | None, zero: boo
 
 def _ticks(low: float, high: float) -> tuple[list[float], int]:
     """Round tick values covering ``[low, high]``, and the decimals that write them."""
-    raw = (high - low) / 4
+    raw = (high - low) / 6
     power = 10.0 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
     decimals = max(0, -math.floor(math.log10(step) + 1e-9) + (1 if step / power == 2.5 else 0))

@@ -79,6 +79,13 @@ class Viewer(ThreadingHTTPServer):
         self.port = int(bound)
         self.hosts = {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away is no error; anything else is said in one line."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            return
+        print(f"itemscore view: a request failed: {type(error).__name__}: {error}", file=sys.stderr)
+
     @property
     def url(self) -> str:
         """The address to open."""
