@@ -13,6 +13,7 @@ import itemscore
 from itemscore import ItemResult, RunResult
 from itemscore._terminal import format_interval, format_value, result_tables
 from itemscore.engine._measure import SMALL_GROUP
+from itemscore.reports._html_numbers import number
 from itemscore.reports._summary import summary_rows
 from itemscore.reports.report_html import report_html
 from itemscore.reports.summary_csv import summary_csv
@@ -152,14 +153,18 @@ def test_table_tex_of_an_ungrouped_run_has_no_macro_line() -> None:
 
 
 def test_report_html_has_the_group_table_with_labels_and_flags(result: RunResult) -> None:
+    """One row per group with a column per model; pooled and macro rows first, small flagged."""
     page = report_html(result)
-    m = result.by_model["a"]["grouped.exact_match"]
-    assert "<td>a</td><td>pooled (micro)</td>" in page
-    assert (
-        f'<td>a</td><td>macro (mean of 3 groups)</td><td class="num">{m.extra["macro"]:.4f}' in page
-    )
-    assert "<td>a</td><td>small †</td>" in page
-    assert "<td>a</td><td>big</td>" in page
+    a = result.by_model["a"]["grouped.exact_match"]
+    b = result.by_model["b"]["grouped.exact_match"]
+    assert "<tr><td>pooled (micro)</td>" in page
+    macro_a = number(a.extra["macro"], a.extra["macro_low"], a.extra["macro_high"])
+    macro_b = number(b.extra["macro"], b.extra["macro_low"], b.extra["macro_high"])
+    row = re.search(r"<tr><td>macro \(mean of 3 groups\)</td>(.*?)</tr>", page)
+    assert row is not None
+    assert re.findall(r'<td class="num">([^<]*)</td>', row.group(1))[::2] == [macro_a, macro_b]
+    assert '<td data-v="small">small †</td>' in page
+    assert '<td data-v="big">big</td>' in page
     assert "tiny &amp; &lt;b&gt;5%&lt;/b&gt;_{x} †" in page
     assert "<b>5%" not in page
     assert f"† fewer than {SMALL_GROUP} scored items in the group" in page

@@ -360,7 +360,8 @@ class _Tags(HTMLParser):
 PAGE_TAGS = {
     "html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "h3", "p", "span",
     "section", "svg", "line", "text", "circle", "rect", "table", "thead", "tbody", "tr", "th",
-    "td", "div", "input", "select", "option", "script",
+    "td", "div", "input", "select", "option", "script", "details", "summary", "button", "code",
+    "h4", "polyline",
 }  # fmt: skip
 
 

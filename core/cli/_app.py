@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "verify": "itemscore.cli._commands:verify",
     "demo": "itemscore.cli._commands:demo",
     "compare": "itemscore._compare_cli:compare_command",
+    "view": "itemscore.cli._view:view",
 }
 
 #: Set to ``1`` to print the traceback of unexpected errors (like ``--debug``).

@@ -1,37 +1,62 @@
 r"""``report.html``: one self-contained page (inline CSS, SVG and script; nothing fetched).
 
-Per measurement: the models' values with their intervals as a plot, the four-state counts,
-and per-group plots; then a filterable table of the items with their scores and reasons. The
-filters can be preset from the address: ``report.html#state=error&metric=f1&q=paris``.
+The page shows, in order:
+
+- the run: suite, counts, interval level, its provenance, the legend of the models' and the
+  states' colours;
+- per measurement: its name and which way is better, the models' values with their
+  intervals as a plot on an axis scaled to them, the four-state counts, a reliability
+  diagram when the measurement holds bins (``bin[b].count``… in its ``extra``), and its
+  groups, collapsed when there are many, as one sortable table with a column per model;
+- rows derived from the measurements (cost per success) with their groups;
+- with several models, the comparison (:mod:`._html_compare`): :func:`itemscore.compare`'s
+  paired differences, intervals, adjusted p-values and tests, and a forest plot per metric;
+- the items, paged, sortable and filterable by text, state, metric and model, with their
+  input, output and expected answer (:mod:`._html_script`). The filters can be preset from
+  the address: ``report.html#state=error&metric=f1&q=paris``.
 
 Every text from the data is escaped: in the markup with :func:`html.escape` (after
 :func:`~itemscore.reports._text.printable`), and the items travel as JSON inside a
 ``<script type="application/json">`` block with ``<``, ``>`` and ``&`` written as ``\u``
 escapes, so no text can close the block; the script shows them with ``textContent``, never as
 markup. A Content-Security-Policy forbids every network request and every script but the
-page's own.
+page's own, allowed by its hash.
 
 The page stays a size a browser opens whatever the run: it holds the first
 :data:`MAX_ITEMS` items, each input, output, expected answer and reason at most about
 :data:`MAX_TEXT` characters (the middle of a longer one is cut), and says so above the table
-when it did either; ``items.parquet``
-holds every item whole. The items are read once, in order, and only as far as the page
-holds them.
+when it did either; ``items.parquet`` holds every item whole, and ``itemscore view`` serves
+the same page with every item, paged from there. The items are read once, in order, and only
+as far as the page holds them.
 """
 
 from __future__ import annotations
 
-import html
-import json
-from collections.abc import Sequence
-from itertools import islice
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._records import ItemResult, Measurement, Status
+from .._exceptions import ConfigError
+from .._records import Measurement, Status
 from .._result import RunResult
 from ._files import open_report
-from ._rows import STATUS_NAMES, Score, score_rows
+from ._html_compare import comparison_section, direction_badge
+from ._html_data import items_document
+from ._html_markup import esc, head, policy
+from ._html_numbers import interval, number
+from ._html_script import CSS, SCRIPT
+from ._html_svg import (
+    STATE_COLOURS,
+    Bin,
+    Point,
+    dot_plot,
+    model_colours,
+    reliability_diagram,
+    state_bar,
+    strip,
+    strip_span,
+)
+from ._rows import score_rows
 from ._summary import (
     MACRO_NAME,
     POOLED_NAME,
@@ -43,10 +68,10 @@ from ._summary import (
     macro_of,
     method_name,
     small_group_note,
+    summary_rows,
 )
-from ._text import printable, visible
 
-__all__ = ["FILENAME", "MAX_ITEMS", "MAX_TEXT", "write"]
+__all__ = ["FILENAME", "MAX_ITEMS", "MAX_TEXT", "OPEN_GROUPS", "report_html", "write"]
 
 #: The file this format writes.
 FILENAME = "report.html"
@@ -55,356 +80,446 @@ MAX_ITEMS = 20_000
 #: Inputs, outputs, expected answers and reasons longer than this keep only their first and
 #: last halves of it in the page.
 MAX_TEXT = 4_000
+#: A measurement's groups are shown open up to this many; more are collapsed.
+OPEN_GROUPS = 12
+#: The page sizes of the items table.
+PAGE_SIZES = (25, 50, 100, 250)
 
-_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
-_STATE_COLOURS = {"ok": "#2ca02c", "fail": "#d62728", "skip": "#bbbbbb", "error": "#ff7f0e"}
-_CSP = (
-    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
-    "img-src data:; base-uri 'none'; form-action 'none'"
-)
-_CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#222}
-main{max-width:1100px;margin:0 auto;padding:16px 24px}
-h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}
-h3{font-size:15px;margin:18px 0 6px}
-table{border-collapse:collapse;margin:6px 0}th,td{padding:3px 8px;text-align:left;
-vertical-align:top;border-bottom:1px solid #eee}th{background:#eef2f8;position:sticky;top:0}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
-.meta{color:#555}.note{color:#8a5a00;background:#fff6e0;padding:4px 8px;display:inline-block}
-.text{white-space:pre-wrap;word-break:break-word;max-width:320px}
-.ok{color:#1a7f1a}.fail{color:#b22222}.skip{color:#777}.error{color:#c06000}
-#filters{display:flex;gap:10px;flex-wrap:wrap;margin:8px 0}#filters input{width:260px}
-#items td:nth-child(-n+3){white-space:nowrap}
-svg text{font:12px system-ui,sans-serif}
-"""
-_SCRIPT = """
-(function(){
-var data=JSON.parse(document.getElementById('items-data').textContent);
-var labels=data.labels,items=data.items,shown=500;
-var q=document.getElementById('q'),fm=document.getElementById('f-model'),
-fl=document.getElementById('f-metric'),fs=document.getElementById('f-status');
-var body=document.querySelector('#items tbody'),count=document.getElementById('count');
-function option(sel,value){var o=document.createElement('option');o.value=value;
-o.textContent=value;sel.appendChild(o);}
-data.models.forEach(function(m){option(fm,m);});labels.forEach(function(l){option(fl,l);});
-['ok','fail','skip','error'].forEach(function(s){option(fs,s);});
-function cell(tr,text,cls){var td=document.createElement('td');td.textContent=text;
-if(cls)td.className=cls;tr.appendChild(td);return td;}
-function render(){
-var text=q.value.toLowerCase(),model=fm.value,metric=fl.value,status=fs.value;
-while(body.firstChild)body.removeChild(body.firstChild);
-var n=0,total=0;
-items.forEach(function(it){
-if(model&&it.model!==model)return;
-if(status){var which=metric?[metric]:labels;
-if(!which.some(function(l){return it.scores[l]&&it.scores[l][0]===status;}))return;}
-if(text){var hay=[it.id,it.output,it.expected,it.input,it.group,it.model].join(' ');
-labels.forEach(function(l){var s=it.scores[l];if(s&&s[2])hay+=' '+s[2];});
-if(hay.toLowerCase().indexOf(text)<0)return;}
-total++;if(n>=shown)return;n++;
-var tr=document.createElement('tr');cell(tr,it.id);cell(tr,it.model||'');cell(tr,it.group||'');
-cell(tr,it.output===null?'(no output)':it.output,'text');cell(tr,it.expected||'','text');
-labels.forEach(function(l){var s=it.scores[l];
-if(metric&&l!==metric){return;}
-if(!s){cell(tr,'');return;}
-var td=cell(tr,(s[1]===null?'':(+s[1]).toFixed(4))+' '+s[0],s[0]);
-if(s[2]){var r=document.createElement('div');r.className='text';r.textContent=s[2];
-td.appendChild(r);}});
-body.appendChild(tr);});
-count.textContent=total+' matching item'+(total===1?'':'s')+
-(total>n?' (showing the first '+n+')':'');
-document.querySelectorAll('#items thead th.metric').forEach(function(th){
-th.style.display=(metric&&th.dataset.label!==metric)?'none':'';});}
-[q,fm,fl,fs].forEach(function(el){el.addEventListener('input',render);});
-var preset=new URLSearchParams(location.hash.slice(1));
-if(preset.has('q'))q.value=preset.get('q');
-if(preset.has('model'))fm.value=preset.get('model');
-if(preset.has('metric'))fl.value=preset.get('metric');
-if(preset.has('state'))fs.value=preset.get('state');
-render();})();
-"""
+_Row = tuple[str, str, Measurement]  # (model name, colour, measurement)
 
 
-def _e(text: object) -> str:
-    """Text from the data, escaped for HTML markup and SVG."""
-    return html.escape(printable(str(text)), quote=True)
+def _name(model: str | None) -> str:
+    return model if model is not None else "all items"
 
 
-def _num(value: float | None, digits: int = 4) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
+def _counts(m: Measurement) -> dict[str, int]:
+    return {state.value: m.counts.get(state, 0) for state in Status}
 
 
-def _scale(measurements: Sequence[Measurement]) -> tuple[float, float]:
-    """The axis range for some measurements: [0, 1] when they fit it, else their span."""
-    points = [
-        v
-        for m in measurements
-        for v in (m.value, m.ci_low, m.ci_high)
-        if v is not None and m.error is None
+def _bounds(m: Measurement) -> tuple[float, float] | None:
+    """What the axis of a measurement may never pass: [0, 1] for a ratio."""
+    return (0.0, 1.0) if m.aggregation == "ratio" else None
+
+
+def _point(name: str, colour: str, m: Measurement) -> Point:
+    if m.error is not None:
+        return Point(name, colour, None, note="error")
+    if m.value is None:
+        return Point(name, colour, None, note="no value")
+    return Point(name, colour, m.value, m.ci_low, m.ci_high)
+
+
+def _swatch(colour: str, state: bool = False) -> str:
+    kind = "swatch state" if state else "swatch"
+    return f'<span class="{kind}" style="background:{colour}"></span>'
+
+
+def _num_cell(value: float | int | None, text: str) -> str:
+    v = "" if value is None else repr(float(value))
+    return f'<td class="num" data-v="{v}">{esc(text)}</td>'
+
+
+def _counts_table(rows: Sequence[_Row]) -> str:
+    out = [
+        '<div class="scroll"><table class="counts"><thead><tr><th>model</th><th>value</th>'
+        "<th>interval</th><th>method</th><th>n</th><th>ok</th><th>fail</th><th>skip</th>"
+        "<th>error</th><th>states</th></tr></thead><tbody>"
     ]
-    if not points:
-        return 0.0, 1.0
-    low, high = min(points), max(points)
-    if low >= 0.0 and high <= 1.0:
-        return 0.0, 1.0
-    pad = (high - low) * 0.05 or abs(high) * 0.05 or 1.0
-    return low - pad, high + pad
+    for model_name, colour, m in rows:
+        value = "error: " + m.error if m.error is not None else number(m.value, m.ci_low, m.ci_high)
+        out.append(
+            f'<tr><td>{_swatch(colour)}{esc(model_name)}</td><td class="num">{esc(value)}</td>'
+            f'<td class="num">{interval(m.value, m.ci_low, m.ci_high)}</td>'
+            f"<td>{esc(method_name(m.ci_method))}</td>"
+            f'<td class="num">{m.n}</td>'
+            + "".join(f'<td class="num">{m.counts.get(s, 0)}</td>' for s in Status)
+            + f"<td>{state_bar(_counts(m))}</td></tr>"
+        )
+    out.append("</tbody></table></div>")
+    return "".join(out)
 
 
-def _dot_plot(rows: Sequence[tuple[str, str, Measurement]], title: str) -> str:
-    """An SVG: one row per (name, colour, measurement), the value as a dot, its interval a bar."""
-    width, left, right, row_h, top = 720, 190, 110, 22, 22
-    low, high = _scale([m for _, _, m in rows])
-    span = high - low or 1.0
-    plot_w = width - left - right
+def _bins(m: Measurement) -> list[Bin]:
+    """The reliability diagram's bins a measurement holds in its ``extra`` (none: empty)."""
+    bins = []
+    b = 0
+    while f"bin[{b}].count" in m.extra:
 
-    def x(v: float) -> float:
-        return left + (v - low) / span * plot_w
+        def get(name: str, b: int = b) -> float | None:
+            value = m.extra.get(f"bin[{b}].{name}")
+            return None if value is None else float(value)
 
-    height = top + row_h * len(rows) + 24
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'role="img" aria-label="{_e(title)}" class="plot">',
-        f'<line x1="{left}" y1="{top - 6}" x2="{left}" y2="{height - 20}" stroke="#ccc"/>',
+        bins.append(
+            Bin(
+                lower=get("lower"),
+                upper=get("upper"),
+                count=int(m.extra[f"bin[{b}].count"]),
+                confidence=get("confidence"),
+                accuracy=get("accuracy"),
+            )
+        )
+        b += 1
+    return bins
+
+
+def _reliability(rows: Sequence[_Row], name: str) -> str:
+    series = [(model, colour, _bins(m)) for model, colour, m in rows]
+    series = [s for s in series if s[2]]
+    if not series:
+        return ""
+    table = [
+        '<details class="bins"><summary>Bins</summary><div class="scroll"><table><thead><tr>'
+        "<th>model</th><th>bin</th><th>confidences</th><th>items</th><th>mean confidence</th>"
+        "<th>accuracy</th><th>gap</th></tr></thead><tbody>"
     ]
-    for tick in range(5):
-        v = low + span * tick / 4
-        tx = x(v)
-        parts.append(
-            f'<line x1="{tx:.1f}" y1="{top - 6}" x2="{tx:.1f}" y2="{height - 20}" '
-            'stroke="#eee"/>'
-            f'<text x="{tx:.1f}" y="{height - 6}" text-anchor="middle" fill="#666">'
-            f"{v:.3g}</text>"
-        )
-    for index, (name, colour, m) in enumerate(rows):
-        y = top + row_h * index + row_h / 2
-        parts.append(
-            f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end">{_e(name[:40])}</text>'
-        )
-        if m.error is not None:
-            parts.append(f'<text x="{left + 6}" y="{y + 4:.1f}" fill="#c06000">error</text>')
-            continue
-        if m.value is None:
-            parts.append(f'<text x="{left + 6}" y="{y + 4:.1f}" fill="#777">no value</text>')
-            continue
-        if m.ci_low is not None and m.ci_high is not None:
-            parts.append(
-                f'<line x1="{x(m.ci_low):.1f}" y1="{y:.1f}" x2="{x(m.ci_high):.1f}" '
-                f'y2="{y:.1f}" stroke="{colour}" stroke-width="2"/>'
+    for model, _, bins in series:
+        for index, b in enumerate(bins):
+            span = (
+                f"{b.lower:.3g} &ndash; {b.upper:.3g}"
+                if b.lower is not None and b.upper is not None
+                else ""
             )
-        parts.append(
-            f'<circle cx="{x(m.value):.1f}" cy="{y:.1f}" r="5" fill="{colour}">'
-            f"<title>{_e(name)}: {_num(m.value)} [{_num(m.ci_low)}, {_num(m.ci_high)}]</title>"
-            f'</circle><text x="{width - right + 8}" y="{y + 4:.1f}">{_num(m.value)}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _state_bar(m: Measurement) -> str:
-    """A small stacked bar of the four states."""
-    total = sum(m.counts.get(s, 0) for s in Status) or 1
-    x, parts = 0.0, ['<svg xmlns="http://www.w3.org/2000/svg" width="160" height="12">']
-    for state in Status:
-        w = 160 * m.counts.get(state, 0) / total
-        if w:
-            parts.append(
-                f'<rect x="{x:.1f}" y="0" width="{w:.1f}" height="12" '
-                f'fill="{_STATE_COLOURS[state.value]}"><title>{state.value}: '
-                f"{m.counts.get(state, 0)}</title></rect>"
+            gap = (
+                abs(b.accuracy - b.confidence)
+                if b.accuracy is not None and b.confidence is not None
+                else None
             )
-        x += w
-    parts.append("</svg>")
-    return "".join(parts)
+            table.append(
+                f'<tr><td>{esc(model)}</td><td class="num">{index}</td><td>{span}</td>'
+                f'<td class="num">{b.count}</td><td class="num">{number(b.confidence)}</td>'
+                f'<td class="num">{number(b.accuracy)}</td><td class="num">{number(gap)}</td></tr>'
+            )
+    table.append("</tbody></table></div></details>")
+    return (
+        f'<div class="reliability"><h4>{esc(name)}: reliability diagram '
+        + " ".join(
+            f'<span class="meta">{_swatch(colour)}{esc(model)}</span>'
+            for model, colour, _ in series
+        )
+        + "</h4>"
+        + reliability_diagram(series, f"{name}: accuracy against confidence per bin")
+        + "".join(table)
+        + "</div>"
+    )
 
 
-def _measurement_section(result: RunResult, label: str, colours: dict[Any, str]) -> str:
-    rows: list[tuple[str, str, Measurement]] = []
+def _groups(rows: Sequence[_Row], name: str) -> str:
+    """One sortable table of a measurement's groups, a column per model, collapsed if many."""
+    names: list[str] = []
+    for _, _, m in rows:
+        names += [g for g in m.groups if g not in names]
+    if not names:
+        return ""
+    points = [_point(n, c, gm) for n, c, m in rows for gm in m.groups.values()]
+    points += [_point(n, c, m) for n, c, m in rows]
+    low, high = strip_span(points, _bounds(rows[0][2]))
+    head_cells = "".join(
+        f'<th data-type="num"><button class="sort" type="button">{_swatch(colour)}'
+        f'{esc(model)}</button></th><th>interval</th><th data-type="num"><button class="sort" '
+        'type="button">n</button></th>'
+        for model, colour, _ in rows
+    )
+    out = [
+        f'<details class="groups"{" open" if len(names) <= OPEN_GROUPS else ""}>'
+        f"<summary>{esc(name)} by group: {len(names)} group{'s' if len(names) != 1 else ''}"
+        "</summary>"
+        '<div class="scroll"><table class="sortable groups"><thead><tr>'
+        '<th><button class="sort" type="button">group</button></th>'
+        f"{head_cells}<th>values and intervals</th></tr></thead>"
+    ]
+
+    def cells(ms: Sequence[Measurement | None]) -> str:
+        text = ""
+        for m in ms:
+            if m is None:
+                text += '<td class="num" data-v="">—</td><td></td><td class="num" data-v=""></td>'
+                continue
+            shown = "error" if m.error is not None else number(m.value, m.ci_low, m.ci_high)
+            text += (
+                _num_cell(m.value if m.error is None else None, shown)
+                + f'<td class="num">{interval(m.value, m.ci_low, m.ci_high)}</td>'
+                + _num_cell(m.n, str(m.n))
+            )
+        return text
+
+    def plot(ms: Sequence[Measurement | None]) -> str:
+        drawn = [
+            _point(model, colour, m) for (model, colour, _), m in zip(rows, ms) if m is not None
+        ]
+        return f"<td>{strip(drawn, low, high)}</td>"
+
+    pooled = [m for _, _, m in rows]
+    out.append(
+        f'<tbody class="fixed"><tr><td>{esc(POOLED_NAME)}</td>{cells(pooled)}{plot(pooled)}</tr>'
+    )
+    macros = [macro_of(m) for m in pooled]
+    if any(macros):
+        text = ""
+        for macro in macros:
+            if macro is None:
+                text += '<td class="num">—</td><td></td><td></td>'
+                continue
+            value, mlow, mhigh, _ = macro
+            text += (
+                f'<td class="num">{number(value, mlow, mhigh)}</td>'
+                f'<td class="num">{interval(value, mlow, mhigh)}</td><td></td>'
+            )
+        n_groups = max(m[3] for m in macros if m is not None)
+        out.append(
+            f"<tr><td>{esc(MACRO_NAME)} (mean of {n_groups} groups)</td>{text}<td></td></tr>"
+        )
+    out.append("</tbody><tbody>")
+    flagged = False
+    for group in names:
+        ms = [m.groups.get(group) for _, _, m in rows]
+        small = any(gm is not None and is_small_group(gm) for gm in ms)
+        flagged = flagged or small
+        shown = group + (f" {SMALL_GROUP_MARK}" if small else "")
+        out.append(f'<tr><td data-v="{esc(group)}">{esc(shown)}</td>{cells(ms)}{plot(ms)}</tr>')
+    out.append("</tbody></table></div>")
+    if flagged:
+        out.append(f'<p class="meta">{esc(small_group_note())}</p>')
+    out.append("</details>")
+    return "".join(out)
+
+
+def _measurement_section(result: RunResult, label: str, colours: Mapping[Any, str]) -> str:
+    rows: list[_Row] = []
     for model, measurements in result.by_model.items():
         for m in measurements.values():
             if m.metric == label:
-                rows.append((model if model is not None else "all items", colours[model], m))
+                rows.append((_name(model), colours[model], m))
     if not rows:
         return ""
     name = display_name(result, label)
-    out = [f'<section class="measurement" data-label="{_e(label)}"><h3>{_e(name)}']
+    higher = rows[0][2].higher_is_better
+    out = [f'<section class="measurement" data-label="{esc(label)}"><h3>{esc(name)}']
     if name != label:
-        out.append(f' <span class="meta">({_e(label)})</span>')
-    out.append("</h3>")
-    out.append(_dot_plot(rows, f"{name}: value and interval per model"))
+        out.append(f' <span class="meta">({esc(label)})</span>')
+    out.append(f"{direction_badge(higher)}</h3>")
     out.append(
-        '<table class="counts"><thead><tr><th>model</th><th>value</th><th>interval</th>'
-        "<th>method</th><th>n</th><th>ok</th><th>fail</th><th>skip</th><th>error</th>"
-        "<th>states</th></tr></thead><tbody>"
+        dot_plot(
+            [_point(n, c, m) for n, c, m in rows],
+            f"{name}: value and interval per model",
+            higher_is_better=higher,
+            bounds=_bounds(rows[0][2]),
+        )
     )
-    for model_name, _, m in rows:
-        interval = (
-            f"[{_num(m.ci_low)}, {_num(m.ci_high)}]"
-            if m.ci_low is not None and m.ci_high is not None
-            else ""
-        )
-        value = "error: " + m.error if m.error is not None else _num(m.value)
-        out.append(
-            f'<tr><td>{_e(model_name)}</td><td class="num">{_e(value)}</td>'
-            f'<td class="num">{interval}</td><td>{_e(method_name(m.ci_method))}</td>'
-            f'<td class="num">{m.n}</td>'
-            + "".join(f'<td class="num">{m.counts.get(s, 0)}</td>' for s in Status)
-            + f"<td>{_state_bar(m)}</td></tr>"
-        )
-    out.append("</tbody></table>")
-    groups: dict[str, list[tuple[str, str, Measurement]]] = {}
-    for model_name, colour, m in rows:
-        for group, gm in m.groups.items():
-            mark = f" {SMALL_GROUP_MARK}" if is_small_group(gm) else ""
-            groups.setdefault(group, []).append((f"{group}{mark} · {model_name}", colour, gm))
-    if groups:
-        out.append(f"<h3>{_e(name)} by group</h3>")
-        flat = [row for group in groups for row in groups[group]]
-        out.append(_dot_plot(flat, f"{name}: value and interval per group and model"))
-        out.append(_group_table(rows))
+    out.append(_counts_table(rows))
+    out.append(_reliability(rows, name))
+    out.append(_groups(rows, name))
     out.append("</section>")
     return "".join(out)
 
 
-def _interval(low: float | None, high: float | None) -> str:
-    return f"[{_num(low)}, {_num(high)}]" if low is not None and high is not None else ""
+def _derived_sections(result: RunResult, labels: Sequence[str], colours: Mapping[Any, str]) -> str:
+    """Rows computed from the measurements (cost per success): per model, then per group.
 
-
-def _group_table(rows: Sequence[tuple[str, str, Measurement]]) -> str:
-    """Per model: the pooled (micro) value, the macro value, then each group, small ones marked."""
-    out = [
-        '<table class="counts groups"><thead><tr><th>model</th><th>aggregate</th><th>value</th>'
-        "<th>interval</th><th>n</th></tr></thead><tbody>"
-    ]
-    flagged = False
-    for model_name, _, m in rows:
-        if not m.groups:
-            continue
-        cells: list[tuple[str, float | None, float | None, float | None, str]] = [
-            (POOLED_NAME, m.value, m.ci_low, m.ci_high, str(m.n))
-        ]
-        macro = macro_of(m)
-        if macro is not None:
-            value, low, high, n_groups = macro
-            cells.append((f"{MACRO_NAME} (mean of {n_groups} groups)", value, low, high, ""))
-        for group, gm in m.groups.items():
-            small = is_small_group(gm)
-            flagged = flagged or small
-            cells.append((group + (f" {SMALL_GROUP_MARK}" if small else ""), gm.value,
-                          gm.ci_low, gm.ci_high, str(gm.n)))  # fmt: skip
-        for what, shown, lo, hi, n in cells:
+    A derived row named ``<label>_...`` shows which way is better as that label does.
+    """
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for row in summary_rows(result):
+        if row["metric"] not in labels:
+            rows.setdefault(row["metric"], []).append(row)
+    out = []
+    for metric, found in rows.items():
+        source = next((lb for lb in labels if metric.startswith(f"{lb}_")), None)
+        higher = None
+        for ms in result.by_model.values():
+            for m in ms.values():
+                if m.metric == source:
+                    higher = m.higher_is_better
+        badge = direction_badge(higher) if higher is not None else ""
+        models = [r for r in found if r["group"] is None]
+        out.append(
+            f'<section class="measurement derived" data-label="{esc(metric)}">'
+            f"<h3>{esc(metric.replace('_', ' ').capitalize())} "
+            f'<span class="meta">({esc(metric)})</span>{badge}</h3>'
+            '<p class="meta">Derived from the measurements above; no interval. n: the '
+            "successes it divides by.</p>"
+            '<div class="scroll"><table class="counts"><thead><tr><th>model</th><th>value</th>'
+            "<th>n</th></tr></thead><tbody>"
+        )
+        for r in models:
+            colour = colours.get(r["model"], STATE_COLOURS["skip"])
             out.append(
-                f'<tr><td>{_e(model_name)}</td><td>{_e(what)}</td><td class="num">{_num(shown)}'
-                f'</td><td class="num">{_interval(lo, hi)}</td><td class="num">{n}</td></tr>'
+                f"<tr><td>{_swatch(colour)}{esc(_name(r['model']))}</td>"
+                f'<td class="num">{number(r["value"])}</td><td class="num">{r["n"]}</td></tr>'
             )
-    out.append("</tbody></table>")
-    if flagged:
-        out.append(f'<p class="meta">{_e(small_group_note())}</p>')
+        out.append("</tbody></table></div>")
+        grouped = [r for r in found if r["group"] is not None]
+        if grouped:
+            out.append(
+                f'<details class="groups"><summary>{esc(metric)} by group</summary>'
+                '<div class="scroll"><table class="sortable groups"><thead><tr>'
+                '<th><button class="sort" type="button">group</button></th>'
+                '<th><button class="sort" type="button">model</button></th>'
+                '<th data-type="num"><button class="sort" type="button">value</button></th>'
+                '<th data-type="num"><button class="sort" type="button">n</button></th>'
+                "</tr></thead><tbody>"
+            )
+            for r in grouped:
+                out.append(
+                    f"<tr><td>{esc(r['group'])}</td><td>{esc(_name(r['model']))}</td>"
+                    + _num_cell(r["value"], number(r["value"]))
+                    + _num_cell(r["n"], str(r["n"]))
+                    + "</tr>"
+                )
+            out.append("</tbody></table></div></details>")
+        out.append("</section>")
     return "".join(out)
 
 
-_string = json.encoder.encode_basestring  # JSON string syntax, C accelerated (no ASCII escaping)
+def _comparison(result: RunResult, colours: Mapping[Any, str]) -> str:
+    """The comparison section of a run with several models (a note when compare refuses)."""
+    if len([m for m in result.by_model if m is not None]) < 2:
+        return ""
+    from .._compare import compare
 
-
-def _script_safe(text: str) -> str:
-    """JSON text made safe inside ``<script>``: no ``<``, ``>``, ``&`` or line separators."""
-    return (
-        text.replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("&", "\\u0026")
-        .replace("\u2028", "\\u2028")
-        .replace("\u2029", "\\u2029")
-    )
-
-
-def _cut(value: str, cut: list[int]) -> str:
-    """A text longer than :data:`MAX_TEXT` as JSON: its two ends, the middle cut (counted)."""
-    cut[0] += 1  # the middle goes: a long answer often ends with its point
-    half = MAX_TEXT // 2
-    return _string(
-        visible(f"{value[:half]}…[{len(value) - 2 * half:,} characters cut]…{value[-half:]}")
-    )
-
-
-def _item_json(
-    item: ItemResult, scores: list[tuple[str, Score]], names: dict[str, str], cut: list[int]
-) -> str:
-    """The JSON object of one item in the page's data (before :func:`_script_safe`).
-
-    Inputs, outputs, expected answers and reasons longer than :data:`MAX_TEXT` characters keep
-    their first and last ``MAX_TEXT // 2`` with ``…[N characters cut]…`` between; ``cut[0]``
-    counts the texts cut.
-    """
-    limit = MAX_TEXT
-    parts = []
-    for label, (code, value, reason, _) in scores:
-        name = names.get(label)
-        if name is None:
-            name = names[label] = _string(printable(label))
-        shown = "null" if value is None else repr(float(value))  # scores are finite
-        why = (
-            "null"
-            if reason is None
-            else _string(visible(reason))
-            if len(reason) <= limit
-            else _cut(reason, cut)
+    try:
+        comparisons = compare(result)
+    except ConfigError as exc:
+        return (
+            '<section id="comparison"><h2>Comparison</h2><p class="error-note">The models '
+            f"cannot be compared: {esc(exc)}</p></section>"
         )
-        parts.append(f'{name}: ["{STATUS_NAMES[code]}", {shown}, {why}]')
-    texts = []
-    for text in (
-        item.input,
-        item.output,
-        " | ".join(item.expected) if item.expected else None,
-    ):
-        texts.append(
-            "null"
-            if text is None
-            else _string(visible(text))
-            if len(text) <= limit
-            else _cut(text, cut)
-        )
-    model, group = item.model, item.group
+    return comparison_section(
+        comparisons, colours=colours, name_of=lambda label: display_name(result, label)
+    )
+
+
+def _provenance(result: RunResult) -> str:
+    provenance = result.provenance if isinstance(result.provenance, Mapping) else {}
+    rows: list[tuple[str, str]] = []
+    for key, value in provenance.items():
+        if isinstance(value, Mapping):
+            text = ", ".join(f"{k} {v}" if not isinstance(v, Mapping) else str(k)
+                             for k, v in value.items())  # fmt: skip
+        else:
+            text = str(value)
+        rows.append((str(key), text))
+    settings = result.settings
+    rows.append(("seed", str(settings.seed)))
+    if not rows:
+        return ""
+    body = "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in rows)
     return (
-        f'{{"id": {_string(printable(item.id))}, '
-        f'"model": {"null" if model is None else _string(printable(model))}, '
-        f'"group": {"null" if group is None else _string(printable(group))}, '
-        f'"input": {texts[0]}, "output": {texts[1]}, "expected": {texts[2]}, '
-        f'"scores": {{{", ".join(parts)}}}}}'
+        '<details class="provenance"><summary>Provenance</summary><table><tbody>'
+        f"{body}</tbody></table></details>"
     )
 
 
-def _items_data(result: RunResult, labels: list[str]) -> tuple[str, int]:
-    """The page's data as JSON (labels, models, the first :data:`MAX_ITEMS` items), texts cut.
-
-    The items are read once, in order, and only as far as the page holds them.
-    """
-    names: dict[str, str] = {}
-    cut = [0]
-    items = ", ".join(
-        _item_json(item, scores, names, cut)
-        for item, scores in islice(score_rows(result), MAX_ITEMS)
-    )
-    head = json.dumps(
-        {
-            "labels": [printable(x) for x in labels],
-            "models": [printable(m) for m in result.by_model if m is not None],
-        },
-        ensure_ascii=False,
-    )
-    return _script_safe(f'{head[:-1]}, "items": [{items}]}}'), cut[0]
-
-
-def report_html(result: RunResult) -> str:
-    """The text of ``report.html``."""
-    labels = labels_of(result)
-    colours = {model: _COLOURS[i % len(_COLOURS)] for i, model in enumerate(result.by_model)}
-    data, n_cut = _items_data(result, labels)
-    n_items = len(result.items)
-    suite = _e(result.suite_id)
-    confidence = confidence_of(result)
-    provenance = getattr(result, "provenance", None) or {}
-    created = provenance.get("created") if isinstance(provenance, dict) else None
+def _legend(result: RunResult, colours: Mapping[Any, str]) -> str:
     models = [m for m in result.by_model if m is not None]
+    parts = ['<div class="legend" id="legend">']
+    if models:
+        parts.append('<span class="meta">Models:</span>')
+        parts += [f"<span>{_swatch(colours[m])}{esc(m)}</span>" for m in models]
+    parts.append('<span class="meta">States:</span>')
+    parts += [
+        f"<span>{_swatch(colour, state=True)}{state}</span>"
+        for state, colour in STATE_COLOURS.items()
+    ]
+    parts.append('<span class="meta">Plots: a dot is the value, its bar the interval.</span></div>')
+    return "".join(parts)
+
+
+def _items_section(labels: Sequence[str], n_items: int, held: int, n_cut: int, live: bool) -> str:
+    parts = ['<h2 id="items-heading">Items</h2>']
+    if held < n_items:
+        if live:
+            parts.append(
+                f'<p class="note" id="truncated">The viewer reads the {n_items} items from '
+                "items.parquet as you page, sort and filter.</p>"
+            )
+        else:
+            parts.append(
+                f'<p class="note" id="truncated">This page holds the first {held} of '
+                f"{n_items} items; every item is in items.parquet. To page through all of "
+                "them, open the report set with <code>itemscore view</code>.</p>"
+            )
+    if n_cut:
+        parts.append(
+            f'<p class="note" id="cut">{n_cut} text{"s" if n_cut != 1 else ""} longer than '
+            f"{MAX_TEXT:,} characters {'are' if n_cut != 1 else 'is'} shown here without "
+            "their middle; items.parquet holds every text whole.</p>"
+        )
+    sizes = "".join(
+        f'<option value="{s}"{" selected" if s == 50 else ""}>{s} per page</option>'
+        for s in PAGE_SIZES
+    )
+    parts.append(
+        '<div id="filters"><input id="q" type="search" placeholder="Filter: id, input, output, '
+        'reason…" aria-label="filter text"><select id="f-model" aria-label="model">'
+        '<option value="">every model</option></select><select id="f-metric" '
+        'aria-label="metric"><option value="">every metric</option></select>'
+        '<select id="f-status" aria-label="state"><option value="">every state</option>'
+        f'</select><select id="f-size" aria-label="items per page">{sizes}</select>'
+        '<span id="count" class="meta"></span></div>'
+    )
+    pager = (
+        '<div class="pager"><button type="button" id="p-first" aria-label="first page">«'
+        '</button><button type="button" id="p-prev" aria-label="previous page">&lsaquo;</button>'
+        '<span id="page" class="meta"></span><button type="button" id="p-next" '
+        'aria-label="next page">&rsaquo;</button><button type="button" id="p-last" '
+        'aria-label="last page">»</button></div>'
+    )
+    parts.append(pager)
+
+    def sortable(key: str, text: str, css: str = "") -> str:
+        extra = f' class="{css}" data-label="{esc(text)}"' if css else ""
+        return (
+            f'<th data-sort="{esc(key)}"{extra}><button class="sort" type="button">{esc(text)}'
+            "</button></th>"
+        )
+
+    header = "".join(sortable(f"metric:{label}", label, "metric") for label in labels)
+    parts.append(
+        '<div class="scroll"><table id="items"><thead><tr>'
+        + sortable("", "#")
+        + sortable("id", "id")
+        + sortable("model", "model")
+        + sortable("group", "group")
+        + f"<th>input</th><th>output</th><th>expected</th>{header}</tr></thead>"
+        "<tbody></tbody></table></div>"
+    )
+    return "".join(parts)
+
+
+def report_html(
+    result: RunResult,
+    *,
+    source: Mapping[str, Any] | None = None,
+    max_items: int | None = None,
+    back: str | None = None,
+) -> str:
+    """The text of ``report.html``.
+
+    Args:
+        result: The run.
+        source: Where the page may ask for the items it does not hold: ``{"items": URL}``
+            of the viewer that serves it (the policy then allows that server); ``None`` for
+            the file, which asks nothing of anyone.
+        max_items: The items the page holds (default :data:`MAX_ITEMS`).
+        back: The address of the viewer's list of runs, linked at the top (viewer only).
+    """
+    labels = labels_of(result)
+    colours = model_colours(list(result.by_model))
+    n_items = len(result.items)
+    held_limit = MAX_ITEMS if max_items is None else max_items
+    models = [m for m in result.by_model if m is not None]
+    data, held, n_cut = items_document(
+        score_rows(result),
+        labels=labels,
+        models=models,
+        total=n_items,
+        max_items=held_limit,
+        limit=MAX_TEXT,
+        source=source,
+    )
+    suite = esc(result.suite_id)
+    confidence = confidence_of(result)
+    created = result.provenance.get("created") if isinstance(result.provenance, Mapping) else None
     meta = [
         f"{n_items} items",
         f"{len(models)} model{'s' if len(models) != 1 else ''}",
@@ -412,52 +527,25 @@ def report_html(result: RunResult) -> str:
         f"{confidence * 100:g}% intervals",
     ]
     if created:
-        meta.append(f"created {_e(created)}")
-    parts = [
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>itemscore report: {suite}</title><style>{_CSS}</style></head><body><main>",
+        meta.append(f"created {esc(created)}")
+    csp = policy(script=SCRIPT, connect=source is not None)
+    parts = [head(f"itemscore report: {result.suite_id}", CSS, csp)]
+    if back is not None:
+        parts.append(f'<p class="meta"><a href="{esc(back)}">← every run</a></p>')
+    parts += [
         f'<h1>itemscore report: <span id="suite">{suite}</span></h1>',
         f'<p class="meta">{" · ".join(meta)}</p>',
+        _provenance(result),
+        _legend(result, colours),
+        "<h2>Measurements</h2>",
     ]
-    if models:
-        legend = " ".join(
-            f'<span style="color:{colours[m]}">●</span> {_e(m)}' for m in result.by_model if m
-        )
-        parts.append(f'<p class="legend">{legend}</p>')
-    parts.append("<h2>Measurements</h2>")
     parts += [_measurement_section(result, label, colours) for label in labels]
-    parts.append("<h2>Items</h2>")
-    if n_items > MAX_ITEMS:
-        parts.append(
-            f'<p class="note" id="truncated">This page holds the first {MAX_ITEMS} of '
-            f"{n_items} items; every item is in items.parquet.</p>"
-        )
-    if n_cut:
-        parts.append(
-            f'<p class="note" id="cut">{n_cut} text{"s" if n_cut != 1 else ""} longer than '
-            f"{MAX_TEXT:,} characters {'are' if n_cut != 1 else 'is'} shown here without "
-            "their middle; items.parquet holds every text whole.</p>"
-        )
-    parts.append(
-        '<div id="filters"><input id="q" type="search" placeholder="Filter: id, output, '
-        'reason…" aria-label="filter text"><select id="f-model" aria-label="model">'
-        '<option value="">every model</option></select><select id="f-metric" '
-        'aria-label="metric"><option value="">every metric</option></select>'
-        '<select id="f-status" aria-label="state"><option value="">every state</option>'
-        '</select><span id="count" class="meta"></span></div>'
-    )
-    header = "".join(
-        f'<th class="metric" data-label="{_e(label)}">{_e(label)}</th>' for label in labels
-    )
-    parts.append(
-        '<table id="items"><thead><tr><th>id</th><th>model</th><th>group</th><th>output</th>'
-        f"<th>expected</th>{header}</tr></thead><tbody></tbody></table>"
-    )
+    parts.append(_derived_sections(result, labels, colours))
+    parts.append(_comparison(result, colours))
+    parts.append(_items_section(labels, n_items, held, n_cut, live=source is not None))
     parts.append(
         f'<script type="application/json" id="items-data">{data}</script>'
-        f"<script>{_SCRIPT}</script></main></body></html>\n"
+        f"<script>{SCRIPT}</script></main></body></html>\n"
     )
     return "".join(parts)
 

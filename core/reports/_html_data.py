@@ -1,0 +1,114 @@
+r"""The items as report.html's script reads them: one JSON document, safe inside ``<script>``.
+
+The document is ``{"labels", "models", "total", "source", "items"}``: the measurement labels,
+the model names, how many items the run has, where the rest of them can be asked for
+(``null`` in a file; the viewer's endpoint when the viewer served the page), and the items
+the page holds, each ``{"id", "model", "group", "input", "output", "expected", "scores"}``
+with ``scores`` mapping a label to ``[state, value, reason]``. The viewer's endpoint answers
+with items of the same shape (:func:`item_json`).
+
+Inputs, outputs, expected answers and reasons longer than a limit keep their first and last
+halves of it, ``…[N characters cut]…`` between. The JSON is made safe inside ``<script>``:
+``<``, ``>`` and ``&`` are written as ``\u`` escapes, so no text can close the block.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from itertools import islice
+from typing import Any
+
+from .._records import ItemResult
+from ._rows import STATUS_NAMES, Score
+from ._text import printable, visible
+
+__all__ = ["item_json", "items_document", "script_safe"]
+
+_string = json.encoder.encode_basestring  # JSON string syntax, C accelerated (no ASCII escaping)
+
+
+def script_safe(text: str) -> str:
+    """JSON text made safe inside ``<script>``: no ``<``, ``>``, ``&`` or line separators."""
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def _text(value: str | None, limit: int, cut: list[int]) -> str:
+    """A text as JSON; longer than ``limit``: its two ends, the middle cut (counted)."""
+    if value is None:
+        return "null"
+    if len(value) <= limit:
+        return _string(visible(value))
+    cut[0] += 1  # the middle goes: a long answer often ends with its point
+    half = limit // 2
+    return _string(
+        visible(f"{value[:half]}…[{len(value) - 2 * half:,} characters cut]…{value[-half:]}")
+    )
+
+
+def item_json(
+    item: ItemResult,
+    scores: Iterable[tuple[str, Score]],
+    limit: int,
+    cut: list[int],
+    names: dict[str, str] | None = None,
+) -> str:
+    """The JSON object of one item (before :func:`script_safe`); ``cut[0]`` counts texts cut.
+
+    ``names`` memoises the labels' JSON strings across items.
+    """
+    names = {} if names is None else names
+    parts = []
+    for label, (code, value, reason, _) in scores:
+        name = names.get(label)
+        if name is None:
+            name = names[label] = _string(printable(label))
+        shown = "null" if value is None else repr(float(value))  # scores are finite
+        parts.append(f'{name}: ["{STATUS_NAMES[code]}", {shown}, {_text(reason, limit, cut)}]')
+    expected = " | ".join(item.expected) if item.expected else None
+    model, group = item.model, item.group
+    return (
+        f'{{"id": {_string(printable(item.id))}, '
+        f'"model": {"null" if model is None else _string(printable(model))}, '
+        f'"group": {"null" if group is None else _string(printable(group))}, '
+        f'"input": {_text(item.input, limit, cut)}, "output": {_text(item.output, limit, cut)}, '
+        f'"expected": {_text(expected, limit, cut)}, "scores": {{{", ".join(parts)}}}}}'
+    )
+
+
+def items_document(
+    rows: Iterable[tuple[ItemResult, list[tuple[str, Score]]]],
+    *,
+    labels: list[str],
+    models: list[str],
+    total: int,
+    max_items: int,
+    limit: int,
+    source: Mapping[str, Any] | None = None,
+) -> tuple[str, int, int]:
+    """The page's data: the first ``max_items`` of ``rows``, texts cut past ``limit``.
+
+    The rows are read once, in order, and only as far as the page holds them.
+
+    Returns:
+        The JSON (safe inside ``<script>``), how many items it holds, how many texts were cut.
+    """
+    names: dict[str, str] = {}
+    cut = [0]
+    held = [item_json(item, scores, limit, cut, names) for item, scores in islice(rows, max_items)]
+    head = json.dumps(
+        {
+            "labels": [printable(x) for x in labels],
+            "models": [printable(m) for m in models],
+            "total": total,
+            "source": None if source is None else dict(source),
+        },
+        ensure_ascii=False,
+    )
+    return script_safe(f'{head[:-1]}, "items": [{", ".join(held)}]}}'), len(held), cut[0]

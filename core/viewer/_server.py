@@ -1,0 +1,385 @@
+"""The viewer's HTTP server: the standard library's, on the loopback interface only.
+
+Addresses (nothing else is served; no address names a file):
+
+- ``/``: every run with its provenance, and a form to compare two;
+- ``/run/TOKEN/``: a run's report.html, made by the same writer, holding its first items
+  and paging the rest from ``/api/runs/TOKEN/items``;
+- ``/api/runs``: the runs as JSON;
+- ``/api/runs/TOKEN/items?q=&model=&metric=&state=&sort=&dir=&offset=&limit=``: one view of
+  a run's items (:mod:`._query`), in the page's item shape;
+- ``/compare?a=TOKEN&b=TOKEN``: two runs compared by :func:`itemscore.compare`, or why it
+  refuses them.
+
+Bounds: only ``GET`` and ``HEAD``, no request body, an address of at most :data:`MAX_URL`
+characters with at most :data:`MAX_FIELDS` query fields, at most :data:`~._query.MAX_LIMIT`
+items per answer, a slow client cut off after :data:`TIMEOUT` seconds. A request whose
+``Host`` is not the viewer's own address is refused, so a web page elsewhere cannot reach
+the viewer through a name that resolves to 127.0.0.1 (DNS rebinding). Every answer forbids
+framing, sniffing and caching, and carries the policy of its page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import urllib.parse
+from collections.abc import Callable, Sequence
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import ConfigError, ItemscoreError
+from ..reports._html_data import item_json
+from ..reports._html_markup import policy
+from ..reports._html_script import SCRIPT
+from ..reports.report_html import MAX_TEXT, report_html
+from ._pages import PAGE_POLICY, compare_page, index_page, message_page
+from ._query import ItemView
+from ._runs import Runs
+
+__all__ = [
+    "HOST",
+    "MAX_FIELDS",
+    "MAX_URL",
+    "PAGE_ITEMS",
+    "TIMEOUT",
+    "Viewer",
+    "make_server",
+    "serve",
+]
+
+#: The one interface the viewer listens on.
+HOST = "127.0.0.1"
+#: The longest address served.
+MAX_URL = 4096
+#: The most query fields an address may have.
+MAX_FIELDS = 16
+#: Seconds a client may take to send its request.
+TIMEOUT = 30
+#: The items a report page served by the viewer holds; the rest are asked for as needed.
+PAGE_ITEMS = 500
+_API_POLICY = "default-src 'none'; frame-ancestors 'none'"
+#: A served report's policy, as its page says it: its script, and asking this server for items.
+_REPORT_POLICY = policy(script=SCRIPT, connect=True)
+
+
+class Viewer(ThreadingHTTPServer):
+    """The server: its runs, and the addresses a request may name it by."""
+
+    daemon_threads = True  # Ctrl-C never waits for a client that keeps its connection open
+
+    def __init__(self, runs: Runs, port: int, log: Callable[[str], None] | None = None) -> None:
+        super().__init__((HOST, port), _Handler)
+        self.runs = runs
+        self.log = log
+        bound = self.server_address[1]
+        self.port = int(bound)
+        self.hosts = {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away is no error; anything else is said in one line."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            return
+        print(f"itemscore view: a request failed: {type(error).__name__}: {error}", file=sys.stderr)
+
+    @property
+    def url(self) -> str:
+        """The address to open."""
+        return f"http://127.0.0.1:{self.port}/"
+
+
+def make_server(
+    folders: Sequence[Path], port: int = 0, log: Callable[[str], None] | None = None
+) -> Viewer:
+    """A viewer of the report sets in ``folders`` on ``127.0.0.1:port`` (0: a free port).
+
+    Raises:
+        NoReportSet: a folder holds no report set.
+        OSError: the port cannot be had (taken, or not allowed).
+    """
+    return Viewer(Runs(folders), port, log)
+
+
+class _Refused(Exception):
+    """A request the viewer answers with an error status and a message."""
+
+    def __init__(self, status: HTTPStatus, message: str, *, page: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.page = page
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: Viewer
+    server_version = "itemscore-view"
+    sys_version = ""
+    timeout = TIMEOUT
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.log is not None:
+            self.server.log(f"{self.address_string()} {format % args}")
+
+    def _send(self, status: HTTPStatus, body: bytes, kind: str, csp: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Security-Policy", csp)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("X-Frame-Options", "DENY")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+        self.send_header("Cache-Control", "no-store")
+        if status == HTTPStatus.METHOD_NOT_ALLOWED:
+            self.send_header("Allow", "GET, HEAD")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _html(self, text: str, status: HTTPStatus = HTTPStatus.OK, csp: str = PAGE_POLICY) -> None:
+        body = text.encode("utf-8", "backslashreplace")
+        self._send(status, body, "text/html; charset=utf-8", f"{csp}; frame-ancestors 'none'")
+
+    def _json(self, data: Any, status: HTTPStatus = HTTPStatus.OK) -> None:
+        body = (data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)).encode(
+            "utf-8", "backslashreplace"
+        )
+        self._send(status, body, "application/json; charset=utf-8", _API_POLICY)
+
+    def _refuse(self, status: HTTPStatus, message: str, *, page: bool) -> None:
+        if page:
+            self._html(message_page(status.phrase, message), status)
+        else:
+            self._json({"error": message}, status)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The base class's errors (a bad request line, too long a line) as plain text."""
+        status = HTTPStatus(code)
+        self.close_connection = True
+        body = f"{status.value} {status.phrase}: {message or status.description}\n".encode()
+        with contextlib.suppress(OSError):  # the client is gone
+            self._send(status, body, "text/plain; charset=utf-8", _API_POLICY)
+
+    # -- requests --------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        try:
+            self._check()
+            self._route()
+        except _Refused as refused:
+            self._refuse(refused.status, str(refused), page=refused.page)
+
+    do_HEAD = do_GET
+
+    def _not_allowed(self) -> None:
+        self.close_connection = True
+        self._refuse(
+            HTTPStatus.METHOD_NOT_ALLOWED,
+            f"The viewer only reads: {self.command} is not allowed (GET and HEAD are).",
+            page=False,
+        )
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed
+
+    def _check(self) -> None:
+        """Refuse what the viewer never serves: other hosts, long addresses, bodies."""
+        if self.headers.get("Host", "") not in self.server.hosts:
+            raise _Refused(
+                HTTPStatus.MISDIRECTED_REQUEST,
+                f"The viewer answers only at {self.server.url} (this request named the host "
+                f"{self.headers.get('Host', '')!r}).",
+            )
+        if len(self.path) > MAX_URL:
+            raise _Refused(
+                HTTPStatus.REQUEST_URI_TOO_LONG,
+                f"The address is {len(self.path)} characters long; the viewer reads at most "
+                f"{MAX_URL}.",
+            )
+        if self.headers.get("Transfer-Encoding") or self.headers.get("Content-Length", "0") != "0":
+            self.close_connection = True
+            raise _Refused(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                "The viewer reads no request body; send a GET request without one.",
+            )
+
+    def _query(self, query: str) -> dict[str, str]:
+        try:
+            fields = urllib.parse.parse_qs(
+                query, keep_blank_values=True, strict_parsing=False, max_num_fields=MAX_FIELDS
+            )
+        except ValueError:
+            raise _Refused(
+                HTTPStatus.BAD_REQUEST, f"The address has more than {MAX_FIELDS} query fields."
+            ) from None
+        return {key: values[-1] for key, values in fields.items()}
+
+    def _route(self) -> None:
+        parsed = urllib.parse.urlsplit(self.path)
+        parts = [p for p in parsed.path.split("/") if p]
+        query = self._query(parsed.query)
+        if not parts:
+            self._index()
+        elif parts == ["api", "runs"]:
+            self._runs_json()
+        elif len(parts) == 4 and parts[:2] == ["api", "runs"] and parts[3] == "items":
+            self._items(parts[2], query)
+        elif len(parts) == 2 and parts[0] == "run":
+            self._report(parts[1])
+        elif parts == ["compare"]:
+            self._compare(query)
+        else:
+            raise _Refused(
+                HTTPStatus.NOT_FOUND,
+                f"The viewer has no page {parsed.path!r}; its runs are listed at /.",
+                page=True,
+            )
+
+    def _run(self, token: str, *, page: bool) -> Any:
+        run = self.server.runs.get(token)
+        if run is None:
+            raise _Refused(
+                HTTPStatus.NOT_FOUND,
+                f"No run has the token {token!r}; the runs are listed at /.",
+                page=page,
+            )
+        return run
+
+    def _loaded(self, token: str, *, page: bool) -> Any:
+        run = self._run(token, page=page)
+        try:
+            return run, self.server.runs.load(run)
+        except (ItemscoreError, OSError) as exc:
+            raise _Refused(
+                HTTPStatus.UNPROCESSABLE_ENTITY,
+                f"{run.name} cannot be loaded: {exc}",
+                page=page,
+            ) from exc
+
+    # -- pages -----------------------------------------------------------------------------
+
+    def _index(self) -> None:
+        runs = self.server.runs
+        infos = [runs.info(run) for run in runs.refresh()]
+        self._html(index_page(infos, [str(f) for f in runs.folders]))
+
+    def _runs_json(self) -> None:
+        runs = self.server.runs
+        out = []
+        for run in runs.refresh():
+            info = runs.info(run)
+            out.append(
+                {
+                    "token": run.token,
+                    "name": run.name,
+                    "report": f"/run/{run.token}/",
+                    "items": f"/api/runs/{run.token}/items",
+                    "error": info.error,
+                    "suite": info.suite,
+                    "models": list(info.models),
+                    "metrics": list(info.labels),
+                    "n_items": info.n_items,
+                    "provenance": dict(info.provenance),
+                }
+            )
+        self._json(out)
+
+    def _report(self, token: str) -> None:
+        _, loaded = self._loaded(token, page=True)
+        with loaded.rendering:
+            if loaded.page is None:
+                loaded.page = report_html(
+                    loaded.result,
+                    source={"items": f"/api/runs/{token}/items"},
+                    max_items=PAGE_ITEMS,
+                    back="/",
+                )
+        self._html(loaded.page, csp=_REPORT_POLICY)
+
+    def _items(self, token: str, query: dict[str, str]) -> None:
+        _, loaded = self._loaded(token, page=False)
+        index = loaded.index
+        try:
+            view = ItemView(
+                q=query.get("q", ""),
+                model=query.get("model", ""),
+                metric=query.get("metric", ""),
+                state=query.get("state", ""),
+                sort=query.get("sort", ""),
+                dir=query.get("dir", "asc"),
+                offset=int(query.get("offset", "0")),
+                limit=int(query.get("limit", "50")),
+            )
+        except ValueError:
+            raise _Refused(
+                HTTPStatus.BAD_REQUEST, "`offset` and `limit` must be whole numbers."
+            ) from None
+        problem = index.check(view)
+        if problem is not None:
+            raise _Refused(HTTPStatus.BAD_REQUEST, problem)
+        total, positions = index.view(view)
+        cut = [0]
+        names: dict[str, str] = {}
+        items = ", ".join(
+            item_json(item, scores, MAX_TEXT, cut, names)
+            for item, scores in index.items_at(positions)
+        )
+        self._json(
+            f'{{"total": {total}, "offset": {view.offset}, "positions": '
+            f'{json.dumps(positions)}, "items": [{items}]}}'
+        )
+
+    def _compare(self, query: dict[str, str]) -> None:
+        a, b = query.get("a", ""), query.get("b", "")
+        if not a or not b:
+            raise _Refused(
+                HTTPStatus.BAD_REQUEST,
+                "Choose two runs to compare (a=TOKEN&b=TOKEN); the list at / has a form.",
+                page=True,
+            )
+        if a == b:
+            raise _Refused(
+                HTTPStatus.BAD_REQUEST,
+                "Choose two different runs; the models of one run are compared in its report.",
+                page=True,
+            )
+        run_a, loaded_a = self._loaded(a, page=True)
+        run_b, loaded_b = self._loaded(b, page=True)
+        from .._compare import compare
+
+        comparisons = None
+        refusal = None
+        try:
+            comparisons = compare(loaded_a.result, loaded_b.result)
+        except ConfigError as exc:
+            refusal = str(exc)
+        runs = self.server.runs
+        page = compare_page(
+            runs.info(run_a), runs.info(run_b), loaded_a.result, comparisons, refusal
+        )
+        status = HTTPStatus.OK if refusal is None else HTTPStatus.UNPROCESSABLE_ENTITY
+        self._html(page, status)
+
+
+def serve(viewer: Viewer, out: Callable[[str], None] = print) -> None:
+    """Serve until Ctrl-C (or SIGTERM), then close the socket; says when it stops."""
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        viewer.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        viewer.server_close()
+    out("Stopped the viewer.")
+    sys.stdout.flush()
