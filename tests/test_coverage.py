@@ -32,7 +32,7 @@ def _full_sum(n: int, p: np.ndarray, method: str, confidence: float = 0.95) -> n
     return np.asarray((pmf * inside).sum(axis=1))
 
 
-@pytest.mark.parametrize("method", (*FIXED, "auto"))
+@pytest.mark.parametrize("method", [*FIXED, "auto"])
 @pytest.mark.parametrize("n", [1, 2, 5, 14, 39, 40, 101, 1000])
 def test_exact_coverage_equals_the_full_binomial_sum(n: int, method: str) -> None:
     """The windowed betainc sum equals scipy's full sum over every k to 1e-9 (in fact 1e-14)."""
@@ -63,9 +63,10 @@ def test_a_run_records_the_exact_receipt() -> None:
     ]
     for method in ("wilson", "auto"):
         result = score(items, ["exact_match"], ci_method=method)
-        for m in (result.measurements["default.exact_match"], *result.measurements[
-            "default.exact_match"
-        ].groups.values()):
+        for m in (
+            result.measurements["default.exact_match"],
+            *result.measurements["default.exact_match"].groups.values(),
+        ):
             k = m.counts["ok"]
             expected = _full_sum(m.n, np.array([k / m.n]), aggregate._base_method(m.ci_method))
             assert m.extra["coverage"] == pytest.approx(float(expected[0]), abs=1e-9)
