@@ -46,6 +46,9 @@ Kind = Literal["ratio", "mean", "bootstrap"]
 N_RESAMPLES = 2000
 #: Bootstrap resamples when a metric's own aggregate is called once per resample.
 N_RESAMPLES_LOOP = 500
+#: With ``ci_method="auto"``, paired ratio comparisons of fewer pairs take the Jeffreys
+#: posterior's interval of the difference and report P(candidate better) in ``extra``.
+AUTO_POSTERIOR_BELOW = 100
 
 
 def _freeze(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -245,6 +248,8 @@ class _Paired:
     seed: int
     suite_id: str
     higher_is_better: bool
+    #: The run's interval method: ``"auto"`` takes the Beta posterior for small ratio tables.
+    ci_method: str | None = None
 
 
 def _compare_one(p: _Paired, select: NDArray[np.intp] | None) -> Comparison:
@@ -269,7 +274,9 @@ def _compare_one(p: _Paired, select: NDArray[np.intp] | None) -> Comparison:
         return Comparison(**common, method="none")
     clusters = None if p.kind == "bootstrap" else _pick(p.clusters, rows_full)
     if p.kind == "ratio":
-        fields = _ratio(codes_a[rows] == 0, codes_b[rows] == 0, clusters, p.confidence)
+        fields = _ratio(
+            codes_a[rows] == 0, codes_b[rows] == 0, clusters, p.confidence, p.ci_method == "auto"
+        )
     elif p.kind == "mean":
         assert p.values_a is not None
         assert p.values_b is not None
@@ -297,6 +304,7 @@ def _ratio(
     ok_b: NDArray[np.bool_],
     clusters: list[str | None] | None,
     confidence: float,
+    auto: bool = False,
 ) -> dict[str, Any]:
     n = ok_a.size
     both = int(np.count_nonzero(ok_a & ok_b))
@@ -315,6 +323,14 @@ def _ratio(
             extra.update(clustered.pop("extra"))
             return {"value_a": value_a, "value_b": value_b, **clustered, "extra": extra}
     theta, low, high = _stats.newcombe_paired(both, only_b, only_a, neither, confidence)
+    method = "mcnemar-exact, newcombe-10"
+    if auto and n < AUTO_POSTERIOR_BELOW:
+        low, high, better = _stats.beta_posterior_difference(only_a, only_b, n, confidence)
+        low, high = min(low, theta), max(high, theta)
+        extra["p_b_better"] = better
+        method = f"mcnemar-exact, beta-posterior (auto: n = {n} < {AUTO_POSTERIOR_BELOW})"
+    elif auto:
+        method = f"{method} (auto: n = {n} >= {AUTO_POSTERIOR_BELOW})"
     return {
         "value_a": value_a,
         "value_b": value_b,
@@ -322,7 +338,7 @@ def _ratio(
         "ci_low": low,
         "ci_high": high,
         "p_value": _stats.mcnemar_exact(only_a, only_b),
-        "method": _noted("mcnemar-exact, newcombe-10", note),
+        "method": _noted(method, note),
         "mde": _stats.mcnemar_mde(n, only_a + only_b, confidence),
         "extra": extra,
     }
@@ -933,6 +949,7 @@ def compare(
                 seed=seed,
                 suite_id=suite_id,
                 higher_is_better=higher,
+                ci_method=result.settings.ci_method,
             )
             headline = _compare_one(paired, None)
             family.append(attrs.evolve(headline, groups=_by_group(paired, adjust)))
