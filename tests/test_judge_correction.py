@@ -42,9 +42,7 @@ def test_rogan_gladen_covers_where_the_naive_interval_misses(
         k = int(judge[r].sum())
         low, high = proportion_confint(k, n, method="wilson")
         naive += low <= theta <= high
-        found = rogan_gladen(
-            int(judge[r, m:].sum()), n - m, truth[r, :m], judge[r, :m], seed=r
-        )
+        found = rogan_gladen(int(judge[r, m:].sum()), n - m, truth[r, :m], judge[r, :m], seed=r)
         corrected += found["corrected_low"] <= theta <= found["corrected_high"]
     print(f"theta={theta} Se={se} Sp={sp} n={n} slice={m}: naive {naive / REPETITIONS:.3f}, "
           f"corrected {corrected / REPETITIONS:.3f}")  # fmt: skip
@@ -122,10 +120,8 @@ def test_the_measurement_carries_the_corrected_score_beside_the_naive_one() -> N
         extra: dict[str, object] = {"verdict": "pass" if passed else "fail"}
         if i < 60:
             extra["human"] = 1.0 if (passed if rng.random() < 0.85 else not passed) else 0.0
-        scores.append(
-            ItemScore(metric="judge", value=float(passed), status="ok" if passed else "fail",
-                      extra=extra)  # fmt: skip
-        )
+        status = "ok" if passed else "fail"
+        scores.append(ItemScore(metric="judge", value=float(passed), status=status, extra=extra))
     estimate = metric.aggregate(scores, MetricContext())
     extra = estimate.extra
     human = [s.extra["human"] for s in scores[:60]]
