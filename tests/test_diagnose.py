@@ -32,7 +32,7 @@ def synthetic(seed: int, n_items: int = 500, n_models: int = 20, n_errors: int =
                 expected=f"answer {shown[j]}",
                 model=f"m{m}",
                 group=f"g{j % 5}",
-            )  # fmt: skip
+            )
             for j in range(n_items)
         ]
     return items, {f"q{j}" for j in wrong}
