@@ -174,7 +174,7 @@ def gate(
     b = np.nan_to_num(values_b[ib][keep])
     higher = _higher(baseline, metric)
     gains = (b - a) if higher else (a - b)
-    common = {"metric": metric, "margin": float(margin), "confidence": confidence}
+    common: dict[str, Any] = {"metric": metric, "margin": float(margin), "confidence": confidence}
     if gains.size == 0:
         return GateResult(verdict="inconclusive", n_pairs=0, gain=None, low=None, high=None,
                           **common)  # fmt: skip

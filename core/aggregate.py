@@ -592,10 +592,11 @@ def mean(
     if method in ("bootstrap", "bca"):
         scale = _scale_of(x)
         means = _bootstrap_means(x / scale, n_resamples, seed) * scale
-        if method == "bca":
-            low, high = _bca_interval(x, m, means, confidence)
-        else:
-            low, high = percentile_interval(means, confidence)
+        low, high = (
+            _bca_interval(x, m, means, confidence)
+            if method == "bca"
+            else percentile_interval(means, confidence)
+        )
     else:
         low, high = _normal_or_t(m, sd / math.sqrt(n), n, method, confidence)
     if checked_bounds is not None and low is not None and high is not None:
@@ -1442,7 +1443,7 @@ def ratio_coverage(
     n = _check_positive_int(n, "n")
     shares = np.asarray(p, dtype=np.float64)
     if shares.size == 0:
-        return shares.copy()
+        return np.asarray(shares.copy(), dtype=np.float64)
     if not bool(np.all((shares >= 0.0) & (shares <= 1.0))):
         raise ValueError("`p` must hold shares between 0 and 1.")
     if method == "auto":
