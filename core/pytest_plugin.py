@@ -1,7 +1,10 @@
 """A pytest fixture for model-regression tests: ``itemscore_gate``.
 
-Installed with itemscore as the pytest plugin ``itemscore`` (entry point ``pytest11``), so
-any test can ask for it::
+Load it as a plugin in the ``conftest.py`` at the root of the tests::
+
+    pytest_plugins = ["itemscore.pytest_plugin"]
+
+and any test can ask for it::
 
     def test_candidate_is_no_worse(itemscore_gate):
         itemscore_gate("baseline/results.json", "candidate/results.json",
@@ -11,8 +14,9 @@ The fixture runs :func:`itemscore._gate.gate` (the anytime-valid sequential gate
 ``itemscore gate``) and fails the test when the candidate is worse by more than ``margin``;
 when the items cannot tell yet, it fails too (``inconclusive="fail"``, the default: a gate
 that cannot tell has not shown the model is fine), or skips the test (``"skip"``). It
-returns the :class:`~itemscore._gate.GateResult`. Switch the plugin off with
-``-p no:itemscore``.
+returns the :class:`~itemscore._gate.GateResult`. (It is not registered through the
+``pytest11`` entry point: pytest would then rewrite every module of itemscore for
+assertions in every project that has itemscore installed.)
 """
 
 from __future__ import annotations

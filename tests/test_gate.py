@@ -13,6 +13,8 @@ from itemscore import ItemResult, RunResult, score
 from itemscore._gate import gate, mixture_radius
 from itemscore.cli import cli
 
+pytest_plugins = ["itemscore.pytest_plugin"]
+
 LOOKS = np.arange(100, 1001, 100)
 Z = 1.959963984540054
 
