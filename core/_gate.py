@@ -172,7 +172,9 @@ def gate(
     keep = (codes_a[ia] < 2) & (codes_b[ib] < 2) if ia.size else np.zeros(0, bool)
     a = np.nan_to_num(values_a[ia][keep])
     b = np.nan_to_num(values_b[ib][keep])
-    higher = _higher(baseline, metric)
+    from ._compare import _higher_is_better
+
+    higher = _higher_is_better(baseline, metric)
     gains = (b - a) if higher else (a - b)
     common: dict[str, Any] = {"metric": metric, "margin": float(margin), "confidence": confidence}
     if gains.size == 0:
@@ -185,11 +187,3 @@ def gate(
         verdict=verdict, n_pairs=int(gains.size), gain=float(gains.mean()), low=low, high=high,
         **common,
     )  # fmt: skip
-
-
-def _higher(result: RunResult, label: str) -> bool:
-    for measurements in result.by_model.values():
-        for m in measurements.values():
-            if m.metric == label:
-                return m.higher_is_better
-    return True
