@@ -97,7 +97,9 @@ def check_ci_support(result: RunResult, method: str, *, notice: Notice) -> None:
     seen: dict[str, str] = {}
     for measurements in result.by_model.values():
         for m in measurements.values():
-            if m.ci_method != method and m.value is not None and m.metric not in seen:
+            # auto names the method it took, with the reason: "jeffreys (auto: n = 23 < 40)".
+            took = method == "auto" and "(auto:" in m.ci_method
+            if m.ci_method != method and not took and m.value is not None and m.metric not in seen:
                 seen[m.metric] = m.ci_method
     for label, used in seen.items():
         notice(

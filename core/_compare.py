@@ -46,6 +46,9 @@ Kind = Literal["ratio", "mean", "bootstrap"]
 N_RESAMPLES = 2000
 #: Bootstrap resamples when a metric's own aggregate is called once per resample.
 N_RESAMPLES_LOOP = 500
+#: With ``ci_method="auto"``, paired ratio comparisons of fewer pairs take the Jeffreys
+#: posterior's interval of the difference and report P(candidate better) in ``extra``.
+AUTO_POSTERIOR_BELOW = 100
 
 
 def _freeze(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -245,6 +248,8 @@ class _Paired:
     seed: int
     suite_id: str
     higher_is_better: bool
+    #: The run's interval method: ``"auto"`` takes the Beta posterior for small ratio tables.
+    ci_method: str | None = None
 
 
 def _compare_one(p: _Paired, select: NDArray[np.intp] | None) -> Comparison:
@@ -269,7 +274,9 @@ def _compare_one(p: _Paired, select: NDArray[np.intp] | None) -> Comparison:
         return Comparison(**common, method="none")
     clusters = None if p.kind == "bootstrap" else _pick(p.clusters, rows_full)
     if p.kind == "ratio":
-        fields = _ratio(codes_a[rows] == 0, codes_b[rows] == 0, clusters, p.confidence)
+        fields = _ratio(
+            codes_a[rows] == 0, codes_b[rows] == 0, clusters, p.confidence, p.ci_method == "auto"
+        )
     elif p.kind == "mean":
         assert p.values_a is not None
         assert p.values_b is not None
@@ -297,6 +304,7 @@ def _ratio(
     ok_b: NDArray[np.bool_],
     clusters: list[str | None] | None,
     confidence: float,
+    auto: bool = False,
 ) -> dict[str, Any]:
     n = ok_a.size
     both = int(np.count_nonzero(ok_a & ok_b))
@@ -315,6 +323,14 @@ def _ratio(
             extra.update(clustered.pop("extra"))
             return {"value_a": value_a, "value_b": value_b, **clustered, "extra": extra}
     theta, low, high = _stats.newcombe_paired(both, only_b, only_a, neither, confidence)
+    method = "mcnemar-exact, newcombe-10"
+    if auto and n < AUTO_POSTERIOR_BELOW:
+        low, high, better = _stats.beta_posterior_difference(only_a, only_b, n, confidence)
+        low, high = min(low, theta), max(high, theta)
+        extra["p_b_better"] = better
+        method = f"mcnemar-exact, beta-posterior (auto: n = {n} < {AUTO_POSTERIOR_BELOW})"
+    elif auto:
+        method = f"{method} (auto: n = {n} >= {AUTO_POSTERIOR_BELOW})"
     return {
         "value_a": value_a,
         "value_b": value_b,
@@ -322,7 +338,7 @@ def _ratio(
         "ci_low": low,
         "ci_high": high,
         "p_value": _stats.mcnemar_exact(only_a, only_b),
-        "method": _noted("mcnemar-exact, newcombe-10", note),
+        "method": _noted(method, note),
         "mde": _stats.mcnemar_mde(n, only_a + only_b, confidence),
         "extra": extra,
     }
@@ -470,20 +486,19 @@ def _bootstrap(
     if resampler is not None:
         # The metric leaves out pairs not scored on both sides itself: no copy of the scores.
         every = np.arange(len(p.scores_a)) if select is None else select
-        n_resamples = N_RESAMPLES
+        n_resamples = _paired_n_resamples(metric, p.label, N_RESAMPLES)
+        given_a, given_b = _take(p.scores_a, every), _take(p.scores_b, every)
+        given_clusters = None if p.clusters is None else _pick(p.clusters, every)
         value_a, value_b, samples_a, samples_b = resampler(
-            _take(p.scores_a, every),
-            _take(p.scores_b, every),
-            ctx,
-            n_resamples=n_resamples,
-            clusters=None if p.clusters is None else _pick(p.clusters, every),
+            given_a, given_b, ctx, n_resamples=n_resamples, clusters=given_clusters
         )
     else:
         scores_a = cast("Sequence[ItemScore]", _take(p.scores_a, rows))
         scores_b = cast("Sequence[ItemScore]", _take(p.scores_b, rows))
+        given_a, given_b, given_clusters = scores_a, scores_b, clusters
         value_a = metric.aggregate(scores_a, attrs.evolve(ctx, model=p.baseline)).value
         value_b = metric.aggregate(scores_b, attrs.evolve(ctx, model=p.candidate)).value
-        n_resamples = N_RESAMPLES_LOOP
+        n_resamples = _paired_n_resamples(metric, p.label, N_RESAMPLES_LOOP)
         if value_a is not None and value_b is not None:
             samples_a, samples_b = _loop_resamples(
                 metric, scores_a, scores_b, ctx, n_resamples, clusters
@@ -498,13 +513,11 @@ def _bootstrap(
     difference = value_b - value_a
     if diffs.size == 0:
         return {**out, "difference": difference, "method": name, "extra": extra}
+    own_test = _own_p_value(metric, p.label, given_a, given_b, ctx, given_clusters)
     scale = max(abs(value_a), abs(value_b), float(np.max(np.abs(diffs))))
     if _stats.is_constant(diffs, scale):
-        return {
-            **out,
-            **_degenerate(p, rows, clusters, ctx, name, value_a, value_b),
-            "extra": extra,
-        }
+        fields = _degenerate(p, rows, clusters, ctx, name, value_a, value_b)
+        return {**out, **_with_own_test(fields, own_test), "extra": extra}
     low, high = percentile_interval(diffs, p.confidence)
     raw = _stats.bootstrap_p(diffs)
     # The floor 2 / 2^m binds only for m < 1 - log2(p): count differing pairs that far.
@@ -512,20 +525,84 @@ def _bootstrap(
     n_differing = _differing_pairs(p.scores_a, p.scores_b, rows, limit)
     p_value = _stats.bootstrap_p(diffs, n_differing)
     method = name
-    if p_value > raw:  # then the count stopped below its limit: it is exact
+    if p_value > raw and own_test is None:  # then the count stopped below its limit: exact
         extra["n_differing"] = float(n_differing)
         method = _noted(name, _FLOORED)
     se = float(diffs.std(ddof=1)) if diffs.size > 1 else 0.0
+    fields = {"p_value": p_value, "method": method}
     return {
         **out,
         "difference": difference,
         "ci_low": low,
         "ci_high": high,
-        "p_value": p_value,
-        "method": method,
+        **_with_own_test(fields, own_test),
         "mde": _stats.mde(se, p.confidence) if se > 0 else None,
         "extra": extra,
     }
+
+
+def _paired_n_resamples(metric: Metric, label: str, default: int) -> int:
+    """The resamples the metric asks its paired bootstrap for (``paired_n_resamples``).
+
+    A metric whose figures should reproduce another tool's (sacrebleu's ``--paired-bs-n``)
+    says how many resamples that tool draws.
+
+    Raises:
+        ConfigError: the attribute is there but is not a positive integer.
+    """
+    asked = getattr(metric, "paired_n_resamples", None)
+    if asked is None:
+        return default
+    if isinstance(asked, bool) or not isinstance(asked, int) or asked < 1:
+        raise ConfigError(
+            f"The metric of {label!r} ({type(metric).__qualname__}) sets `paired_n_resamples` "
+            f"to {asked!r}, which must be a positive integer (the resamples of its paired "
+            "bootstrap); fix the metric, or remove the attribute to use the default "
+            f"({default})."
+        )
+    return asked
+
+
+def _own_p_value(
+    metric: Metric,
+    label: str,
+    scores_a: Sequence[ItemScore | None],
+    scores_b: Sequence[ItemScore | None],
+    ctx: MetricContext,
+    clusters: Sequence[str | None] | None,
+) -> tuple[float, str] | None:
+    """The metric's own paired test (``paired_p_value``): its p-value and name, or ``None``.
+
+    Called with the arguments its paired bootstrap got. ``None`` when the metric has no such
+    test or its test gives no p-value (then the bootstrap's p-value stands).
+
+    Raises:
+        ConfigError: the test returns something other than ``(p-value or None, name)``.
+    """
+    test = getattr(metric, "paired_p_value", None)
+    if test is None:
+        return None
+    answer = test(scores_a, scores_b, ctx, clusters=clusters)
+    ok = isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[1], str)
+    if ok and answer[0] is not None:
+        value = answer[0]
+        ok = not isinstance(value, bool) and isinstance(value, (int, float))
+        ok = ok and 0.0 <= float(value) <= 1.0
+    if not ok or not answer[1].strip():
+        raise ConfigError(
+            f"The metric of {label!r} ({type(metric).__qualname__}): `paired_p_value` returned "
+            f"{answer!r}; it must return a pair (p-value in [0, 1] or None, the test's name)."
+        )
+    if answer[0] is None:
+        return None
+    return float(answer[0]), str(answer[1]).strip()
+
+
+def _with_own_test(fields: dict[str, Any], own: tuple[float, str] | None) -> dict[str, Any]:
+    """``fields`` with the metric's own test's p-value and its name appended to the method."""
+    if own is None:
+        return fields
+    return {**fields, "p_value": own[0], "method": f"{fields['method']}, {own[1]}"}
 
 
 def _degenerate(
@@ -872,6 +949,7 @@ def compare(
                 seed=seed,
                 suite_id=suite_id,
                 higher_is_better=higher,
+                ci_method=result.settings.ci_method,
             )
             headline = _compare_one(paired, None)
             family.append(attrs.evolve(headline, groups=_by_group(paired, adjust)))

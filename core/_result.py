@@ -30,6 +30,7 @@ from .engine._table import RunTable, ScoredItems
 
 if TYPE_CHECKING:
     from ._compare import Comparison
+    from ._diagnose import Diagnosis
 
 __all__ = ["RunResult", "atomic_write_text"]
 
@@ -176,6 +177,16 @@ class RunResult:
         from ._compare import compare
 
         return compare(self, other, **options)
+
+    def diagnose(self, metric: str | None = None) -> Diagnosis:
+        """Item diagnostics and signal-to-noise across this run's models (docs/diagnostics.md).
+
+        Per item its difficulty, discrimination and flags (saturated, never solved, suspected
+        label error); per group Heineman et al.'s signal-to-noise ratio, lowest first.
+        """
+        from ._diagnose import diagnose
+
+        return diagnose(self, metric)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document :meth:`save_json` writes."""

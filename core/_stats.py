@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ADJUSTMENTS",
     "adjust_pvalues",
+    "beta_posterior_difference",
     "bootstrap_p",
     "connor_mde",
     "exact_floor",
@@ -208,6 +209,51 @@ def newcombe_paired(
         max(0.0, (p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2)
     )
     return theta, max(low, -1.0), min(high, 1.0)
+
+
+#: Points of the quadrature over the discordant share in :func:`beta_posterior_difference`.
+_POSTERIOR_POINTS = 2048
+
+
+def beta_posterior_difference(
+    only_first: int, only_second: int, n: int, confidence: float = 0.95
+) -> tuple[float, float, float]:
+    """The Bayesian interval of a paired difference of proportions, and P(second > first).
+
+    The four cells of the paired table get the Jeffreys prior Dirichlet(1/2, 1/2, 1/2, 1/2),
+    so their posterior is Dirichlet(cells + 1/2). The difference of the success rates is
+    ``δ = π_second - π_first = S·(2Q - 1)`` with ``S = π_first + π_second`` the discordant
+    share and ``Q = π_second / S`` the split of the discordant pairs; by the neutrality of the
+    Dirichlet they are independent, ``S ~ Beta(b + c + 1, n - b - c + 1)`` and
+    ``Q ~ Beta(c + 1/2, b + 1/2)`` (``b = only_first``, ``c = only_second``). Then
+
+        ``P(second > first) = P(Q > 1/2)``, and ``P(δ <= t) = E_S[F_Q((1 + t/S) / 2)]``,
+
+    the expectation taken by the midpoint rule on 2,048 quantiles of ``S``; the interval's
+    ends are the ``(1 ∓ confidence)/2`` quantiles of ``δ``, solved by bisection. Agrees with a
+    million Dirichlet draws to their Monte Carlo error (tests). Deterministic: no seed.
+
+    Returns:
+        ``(low, high, p_second_better)``.
+    """
+    from scipy.special import betainc, betaincinv
+
+    b, c = float(only_first), float(only_second)
+    u = (np.arange(_POSTERIOR_POINTS) + 0.5) / _POSTERIOR_POINTS
+    shares = betaincinv(b + c + 1.0, n - b - c + 1.0, u)
+    a_q, b_q = c + 0.5, b + 0.5
+    better = float(1.0 - betainc(a_q, b_q, 0.5))
+
+    alpha = (1.0 - confidence) / 2.0
+    levels = np.array([alpha, 1.0 - alpha])
+    lo, hi = np.full(2, -1.0), np.full(2, 1.0)
+    for _ in range(48):  # both ends at once, to 1e-14
+        mid = 0.5 * (lo + hi)
+        x = np.clip((1.0 + mid[:, None] / shares[None, :]) / 2.0, 0.0, 1.0)
+        below = betainc(a_q, b_q, x).mean(axis=1) < levels
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    ends = 0.5 * (lo + hi)
+    return float(ends[0]), float(ends[1]), better
 
 
 def t_two_sided_p(t: float, df: float) -> float:

@@ -63,6 +63,10 @@ def _statsmodels(k: int, n: int, method: str, confidence: float) -> tuple[float,
 # --------------------------------------------------------------------------- module surface
 
 
+#: The ratio methods statsmodels' proportion_confint has too.
+STATSMODELS_RATIO_METHODS = ("wilson", "normal", "clopper-pearson", "jeffreys", "agresti-coull")
+
+
 def test_all_is_sorted_and_complete() -> None:
     """`__all__` is sorted and names only what the module defines."""
     assert list(aggregate.__all__) == sorted(aggregate.__all__, key=lambda s: (not s.isupper(), s))
@@ -72,9 +76,11 @@ def test_all_is_sorted_and_complete() -> None:
 
 def test_method_constants() -> None:
     """The method tuples list the documented methods, default first."""
-    assert RATIO_METHODS == ("wilson", "normal", "clopper-pearson", "jeffreys", "agresti-coull")
-    assert MEAN_METHODS == ("normal", "t", "bootstrap")
-    assert GEOMEAN_METHODS == ("normal", "t")
+    assert RATIO_METHODS == (
+        "wilson", "normal", "clopper-pearson", "jeffreys", "agresti-coull", "mid-p", "auto",
+    )  # fmt: skip
+    assert MEAN_METHODS == ("normal", "t", "bootstrap", "bca", "auto")
+    assert GEOMEAN_METHODS == ("normal", "t", "auto")
 
 
 def test_import_does_not_import_scipy() -> None:
@@ -160,7 +166,7 @@ def test_ratio_returns_plain_floats(method: str) -> None:
     assert isinstance(est, Estimate)
     assert all(type(x) is float for x in (est.value, est.low, est.high, est.confidence))
     assert type(est.n) is int
-    assert est.method == method
+    assert est.method == (method if method != "auto" else "mid-p (auto: n = 10 < 15)")
     assert est.n == 10
 
 
@@ -274,7 +280,7 @@ def test_ratio_wider_at_higher_confidence(kn: tuple[int, int], method: str) -> N
             {"method": "wilsn"},
             ConfigError,
             "`method` ('wilsn') must be one of 'wilson', 'normal', 'clopper-pearson', "
-            "'jeffreys', 'agresti-coull'. Did you mean 'wilson'?",
+            "'jeffreys', 'agresti-coull', 'mid-p', 'auto'. Did you mean 'wilson'?",
             id="method-typo",
         ),
         pytest.param(
@@ -286,7 +292,7 @@ def test_ratio_wider_at_higher_confidence(kn: tuple[int, int], method: str) -> N
         pytest.param(
             {"method": "exact"},
             ConfigError,
-            "'jeffreys', 'agresti-coull'.",
+            "'agresti-coull', 'mid-p', 'auto'.",
             id="method-no-hint",
         ),
         pytest.param(
@@ -432,7 +438,7 @@ def test_mean_empty_and_single(method: str) -> None:
     assert (empty.value, empty.low, empty.high, empty.n) == (None, None, None, 0)
     single = mean(np.array([2.5]), method)
     assert (single.value, single.low, single.high, single.n) == (2.5, None, None, 1)
-    assert single.method == method
+    assert single.method == (method if method != "auto" else "bca (auto: n = 1 < 30)")
 
 
 @pytest.mark.parametrize("method", MEAN_METHODS)
@@ -523,7 +529,7 @@ def test_mean_interval_contains_mean(values: list[float], method: str, confidenc
         pytest.param(
             {"method": "bootstrapp"},
             ConfigError,
-            "`method` ('bootstrapp') must be one of 'normal', 't', 'bootstrap'. "
+            "`method` ('bootstrapp') must be one of 'normal', 't', 'bootstrap', 'bca', 'auto'. "
             "Did you mean 'bootstrap'?",
             id="method-typo",
         ),
@@ -632,7 +638,7 @@ def test_geomean_rejects_non_positive(values: list[float], message: str) -> None
 
 def test_geomean_validates_method() -> None:
     """Bootstrap is not a geomean method; the message lists the ones that are."""
-    with pytest.raises(ConfigError, match=r"must be one of 'normal', 't'\.$"):
+    with pytest.raises(ConfigError, match=r"must be one of 'normal', 't', 'auto'\.$"):
         geomean([1.0], "bootstrap")
 
 
@@ -962,7 +968,8 @@ def test_cluster_ratio_every_method_contains_the_value(method: str) -> None:
     assert est.low is not None
     assert est.high is not None
     assert 0.0 <= est.low <= est.value <= est.high <= 1.0
-    assert est.method == f"{method}-cluster"
+    expected = "wilson-cluster (auto: n = 93.4 >= 40)" if method == "auto" else f"{method}-cluster"
+    assert est.method.startswith(expected)
 
 
 def test_clustered_interval_covers_where_the_naive_one_does_not(
@@ -1041,7 +1048,7 @@ CLUSTER_SAMPLES = {
 
 
 @pytest.mark.parametrize("confidence", CONFIDENCES, ids=lambda c: f"conf={c}")
-@pytest.mark.parametrize("method", RATIO_METHODS)
+@pytest.mark.parametrize("method", STATSMODELS_RATIO_METHODS)
 @pytest.mark.parametrize("name", list(CLUSTER_SAMPLES))
 def test_cluster_ratio_with_few_clusters_matches_statsmodels(
     name: str, method: str, confidence: float
@@ -1065,7 +1072,7 @@ def test_cluster_ratio_with_few_clusters_matches_statsmodels(
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("method", RATIO_METHODS)
+@pytest.mark.parametrize("method", STATSMODELS_RATIO_METHODS)
 def test_cluster_ratio_matches_statsmodels_to_1e_12(seed: int, method: str) -> None:
     """Random clustered data, 2 to 12 clusters, every method: 1e-12 against the reference."""
     rng = np.random.default_rng(500 + seed)

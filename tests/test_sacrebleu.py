@@ -284,7 +284,7 @@ def test_paired_tests_are_sacrebleus(
 
 
 def test_paired_bootstrap_drives_compare(data: Any) -> None:
-    """compare() uses the metric's paired bootstrap: sacrebleu's resamples, paired by id."""
+    """compare() uses the metric's paired bootstrap and its own test: sacrebleu's paired-ar p."""
     refs, system_a, system_b = data
     rows = items(refs, system_a, "a") + items(refs, system_b, "b")
     result = score(rows, [{"name": "bleu", "n_bootstrap": 1}], seed=12345)
@@ -294,7 +294,13 @@ def test_paired_bootstrap_drives_compare(data: Any) -> None:
     value_b = sacre.corpus_score(system_b, streams(refs)).score
     assert (comparison.value_a, comparison.value_b) == (value_a, value_b)
     assert comparison.difference == value_b - value_a
-    assert comparison.method == "paired-bootstrap"
+    assert comparison.method == "paired-bootstrap, paired-ar"
+    # sacrebleu's own approximate randomisation, its default 10,000 trials and seed 12345.
+    info = _baseline_info(sacre, system_a, refs)
+    _, ar_ref = _paired_ar_test(info, "b", system_b, streams(refs), {"m": sacre}, 10000, -1, 12345)
+    assert comparison.p_value == ar_ref["m"].p_value
+    # The interval's resamples: sacrebleu's --paired-bs-n, which the metric asks for.
+    assert comparison.extra["n_resamples"] == 1000
     assert comparison.ci_low is not None
     assert comparison.ci_high is not None
     assert comparison.ci_low < comparison.difference < comparison.ci_high
@@ -302,7 +308,7 @@ def test_paired_bootstrap_drives_compare(data: Any) -> None:
     a = [i.scores["bleu"] for i in result.items if i.model == "a"]
     b = [i.scores["bleu"] for i in result.items if i.model == "b"]
     _, _, samples_a, samples_b = metric.paired_bootstrap(  # type: ignore[attr-defined]
-        a, b, MetricContext(seed=12345), n_resamples=2000
+        a, b, MetricContext(seed=12345), n_resamples=1000
     )
     diffs = np.sort(samples_b - samples_a)
     low, high = np.percentile(diffs, [2.5, 97.5])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -212,3 +213,65 @@ def test_wilson_difference_is_newcombe_without_correlation() -> None:
     assert theta == 1.0
     wide = mover(0.1, (0.5, 0.4, 0.6), (0.6, 0.5, 0.7))
     assert wide == pytest.approx((0.1 - math.hypot(0.1, 0.1), 0.1 + math.hypot(0.1, 0.1)))
+
+
+# --------------------------------------------------------------------------- Beta posterior
+
+
+@pytest.mark.parametrize(("only_first", "only_second", "n"), [(3, 9, 40), (0, 5, 12), (7, 7, 60)])
+def test_beta_posterior_matches_dirichlet_draws(only_first: int, only_second: int, n: int) -> None:
+    """The quadrature's quantiles and P(second > first) equal a million Dirichlet draws."""
+    from itemscore._stats import beta_posterior_difference
+
+    low, high, better = beta_posterior_difference(only_first, only_second, n)
+    both = (n - only_first - only_second) // 2
+    cells = np.array([both, only_first, only_second, n - both - only_first - only_second]) + 0.5
+    draws = np.random.default_rng(1).dirichlet(cells, size=1_000_000)
+    delta = draws[:, 2] - draws[:, 1]
+    ref_low, ref_high = np.quantile(delta, [0.025, 0.975])
+    assert (low, high) == pytest.approx((ref_low, ref_high), abs=2e-3)
+    assert better == pytest.approx(float(np.mean(delta > 0)), abs=2e-3)
+
+
+def test_compare_auto_takes_the_posterior_below_100_pairs() -> None:
+    """ci_method auto: the posterior interval and P(B > A) for 40 pairs; Newcombe for 150."""
+    from itemscore import ItemResult, compare, score
+
+    def run(n: int) -> Any:
+        rng = np.random.default_rng(n)
+        a, b = rng.random(n) < 0.6, rng.random(n) < 0.75
+        items = [
+            ItemResult(id=str(i), output="y" if ok else "n", expected="y", model=model)
+            for model, oks in (("a", a), ("b", b))
+            for i, ok in enumerate(oks.tolist())
+        ]
+        return score(items, ["exact_match"], ci_method="auto")
+
+    (small,) = compare(run(40), baseline="a")
+    assert small.method == "mcnemar-exact, beta-posterior (auto: n = 40 < 100)"
+    assert 0.0 < small.extra["p_b_better"] < 1.0
+    assert small.ci_low is not None
+    assert small.ci_high is not None
+    assert small.ci_low <= small.difference <= small.ci_high
+    (large,) = compare(run(150), baseline="a")
+    assert large.method == "mcnemar-exact, newcombe-10 (auto: n = 150 >= 100)"
+    assert "p_b_better" not in large.extra
+
+
+@pytest.mark.slow
+def test_the_posterior_interval_covers_its_difference() -> None:
+    """Over 2,000 paired tables of 20 items, the 95% posterior interval covers 93-97%."""
+    from itemscore._stats import beta_posterior_difference
+
+    rng = np.random.default_rng(7)
+    probs = np.array([0.45, 0.10, 0.25, 0.20])  # both, only a, only b, neither
+    truth = probs[2] - probs[1]
+    tables = rng.multinomial(20, probs, size=2000)
+    cache: dict[tuple[int, int], tuple[float, float, float]] = {}
+    hits = 0
+    for _, b, c, _ in tables.tolist():
+        if (b, c) not in cache:
+            cache[(b, c)] = beta_posterior_difference(b, c, 20)
+        low, high, _ = cache[(b, c)]
+        hits += low <= truth <= high
+    assert 0.93 <= hits / 2000 <= 0.97

@@ -40,6 +40,8 @@ COMMANDS: dict[str, str] = {
     "demo": "itemscore.cli._commands:demo",
     "compare": "itemscore._compare_cli:compare_command",
     "view": "itemscore.cli._view:view",
+    "diagnose": "itemscore.cli._stats_commands:diagnose_command",
+    "gate": "itemscore.cli._stats_commands:gate_command",
 }
 
 #: Set to ``1`` to print the traceback of unexpected errors (like ``--debug``).

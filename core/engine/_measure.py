@@ -213,6 +213,7 @@ def _measure(
     except Exception as exc:  # noqa: BLE001 - one failed aggregate spoils one measurement
         return Measurement(**common, groups=by_group, error=describe_exception(exc))
     extra = {k: float(v) for k, v in estimate.extra.items()} if estimate.extra else {}
+    extra.update(_receipt(pm, scores, estimate, ctx.seed))
     if by_group:
         assert subset.groups is not None
         extra.update(_macro(pm, scores, subset.groups, by_group, ctx.confidence))
@@ -227,6 +228,25 @@ def _measure(
         extra=extra or EMPTY,
         groups=by_group,
     )
+
+
+def _receipt(
+    pm: PlannedMetric, scores: ScoreColumn, estimate: Estimate, seed: int
+) -> dict[str, float]:
+    """The coverage receipt of the estimate's interval (``extra["coverage"]`` and its kin).
+
+    A custom aggregate gets one only when its interval is :func:`~itemscore.aggregate.ratio`'s
+    for its value and n (the receipt checks that itself).
+    """
+    from .. import aggregate
+
+    kind = aggregation_of(pm)
+    if kind in ("ratio", "custom"):
+        return aggregate.coverage_receipt(estimate, kind="ratio")
+    return aggregate.coverage_receipt(
+        estimate, kind=kind, values=scores.scored_values(), bounds=pm.metric.value_bounds,
+        seed=seed,
+    )  # fmt: skip
 
 
 def _macro(

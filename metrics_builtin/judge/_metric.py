@@ -320,7 +320,13 @@ class LlmJudge(Metric):
     interval ``kappa_low``/``kappa_high``, ``n_human``, and the confusion table as
     ``confusion[human=H,judge=J]`` counts. Kappa is unweighted on ``pass_fail`` and
     quadratically weighted on the numeric scales, as scikit-learn's ``cohen_kappa_score``
-    with ``labels`` the scale's verdicts.
+    with ``labels`` the scale's verdicts. With human verdicts, also the judge-corrected
+    score beside the naive one (see docs/judges.md): on ``pass_fail`` the judge's
+    ``judge_sensitivity`` and ``judge_specificity`` on the slice and the Rogan-Gladen
+    ``corrected`` pass rate with ``corrected_low``/``corrected_high`` (Jeffreys posteriors
+    of both samples); on numeric scales the prediction-powered mean ``ppi`` with
+    ``ppi_low``/``ppi_high`` and ``ppi_se``; ``n_judge_only`` counts the items the judge
+    alone graded, and ``corrected_method[NAME]`` names the method.
 
     Args:
         model: The judge model's name, as the endpoint knows it.
@@ -748,6 +754,9 @@ class LlmJudge(Metric):
         unanimous = judged_many = 0
         human: list[float] = []
         judge: list[float] = []
+        # The judge's values (on [0, 1]) with and without a human verdict, for the corrections.
+        judged_labelled: list[float] = []
+        judged_alone: list[float] = []
         for score in scores:
             e = score.extra
             if not e:
@@ -764,9 +773,13 @@ class LlmJudge(Metric):
             if isinstance(verdicts, list) and verdicts:
                 judged_many += 1
                 unanimous += len(set(verdicts)) == 1
+            value = score.value if score.value is not None else 0.0
             if "human" in e:
                 human.append(float(e["human"]))
                 judge.append(self._scale_point(e["verdict"]))
+                judged_labelled.append(value)
+            else:
+                judged_alone.append(value)
         extra.update({k: float(v) for k, v in totals.items()})
         if self.price_in is not None:
             extra["cost"] = cost
@@ -774,6 +787,7 @@ class LlmJudge(Metric):
             extra["self_agreement"] = unanimous / judged_many
         if human:
             self._agreement(human, judge, ctx, extra)
+            self._corrected(human, judge, judged_labelled, judged_alone, ctx, extra)
         return Estimate(
             value=base.value, low=base.low, high=base.high, n=base.n, method=base.method,
             confidence=base.confidence, extra=extra,
@@ -807,6 +821,35 @@ class LlmJudge(Metric):
                 count = result.confusion[i, j]
                 if count:
                     extra[f"confusion[human={h},judge={jv}]"] = float(count)
+
+    def _corrected(
+        self,
+        human: list[float],
+        judge: list[float],
+        judged_labelled: list[float],
+        judged_alone: list[float],
+        ctx: MetricContext,
+        extra: dict[str, float],
+    ) -> None:
+        """The judge-corrected score beside the naive one: Rogan-Gladen or PPI."""
+        from itemscore.metrics_builtin.judge._correction import prediction_powered, rogan_gladen
+
+        extra["n_judge_only"] = float(len(judged_alone))
+        if self.scale.pass_fail:
+            passed = sum(1 for v in judged_alone if v >= 0.5)
+            found = rogan_gladen(
+                passed, len(judged_alone), human, judge, confidence=ctx.confidence, seed=ctx.seed
+            )
+            if "corrected" in found:
+                found["corrected_method[rogan-gladen-jeffreys]"] = 1.0
+        else:
+            labelled = [self.scale.rescale(h) for h in human]
+            found = prediction_powered(
+                judged_alone, judged_labelled, labelled, confidence=ctx.confidence
+            )
+            if found:
+                found["corrected_method[prediction-powered]"] = 1.0
+        extra.update(found)
 
 
 class _Outcome:

@@ -1,0 +1,189 @@
+"""The sequential gate: is the candidate worse than the baseline by more than a margin?
+
+``gate(baseline, candidate, metric=M, margin=D)`` pairs the two runs' items by id and
+follows the mean paired difference ``μ = E[b - a]`` (for a lower-is-better metric, ``a - b``:
+positive is always the candidate's gain) with an **anytime-valid confidence sequence**
+(Howard, Ramdas, McAuliffe and Sekhon 2021, "Time-uniform, nonparametric, nonasymptotic
+confidence sequences", the two-sided normal-mixture boundary): with ``t`` pairs, ``S_t`` the
+sum of the differences, ``sigma = (hi - lo)`` of the score's range (the differences lie in
+``[-sigma, sigma]``, so each is sub-Gaussian with variance proxy ``sigma²``),
+``v = sigma² t`` and ``rho`` the mixture's precision,
+
+    ``|S_t - t μ| <= sqrt((v + rho) · (2 log(1/alpha) + log((v + rho) / rho)))``  for all t at once,
+
+with probability at least ``1 - alpha``. So the gate may be run again as items arrive, as often
+as one likes, without raising its error rate: the sequence holds at every look together,
+where a fixed-n interval checked at each look errs far more often (15-20% at ten looks).
+``rho`` is set so that the boundary is narrowest at :data:`TUNED_FOR` pairs.
+
+Verdicts, with ``[L, U]`` the sequence at the current ``t`` and ``D`` the margin:
+``"not worse"`` when ``L > -D`` (exit 0), ``"worse"`` when ``U < -D`` (exit 1), else
+``"inconclusive"`` (exit 3).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import numpy as np
+
+from ._exceptions import ConfigError, did_you_mean, one_of
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ._result import RunResult
+
+__all__ = ["EXIT_CODES", "GateResult", "confidence_sequence", "gate", "mixture_radius"]
+
+#: Pairs at which the confidence sequence is tuned to be narrowest.
+TUNED_FOR = 500
+#: Exit code of each verdict on the command line.
+EXIT_CODES = {"not worse": 0, "worse": 1, "inconclusive": 3}
+
+
+@attrs.frozen(kw_only=True)
+class GateResult:
+    """The gate's verdict with the confidence sequence it rests on."""
+
+    #: ``"not worse"``, ``"worse"`` or ``"inconclusive"``.
+    verdict: str
+    #: The metric label.
+    metric: str
+    #: Pairs scored on both sides.
+    n_pairs: int
+    #: The mean gain of the candidate (``b - a``, or ``a - b`` when lower is better).
+    gain: float | None
+    #: Lower end of the confidence sequence of the gain at ``n_pairs``.
+    low: float | None
+    #: Upper end.
+    high: float | None
+    #: The margin ``D``: "worse" means a gain below ``-D``.
+    margin: float
+    #: ``1 - alpha`` of the sequence.
+    confidence: float
+    #: How the sequence was made.
+    method: str = "normal-mixture confidence sequence (Howard et al. 2021)"
+
+    @property
+    def exit_code(self) -> int:
+        """0 not worse, 1 worse, 3 inconclusive."""
+        return EXIT_CODES[self.verdict]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON-ready data, with its exit code."""
+        return {**attrs.asdict(self), "exit_code": self.exit_code}
+
+
+def _rho(sigma: float, alpha: float, tuned_for: int) -> float:
+    """The mixture precision that makes the boundary narrowest at ``tuned_for`` pairs."""
+    v = sigma * sigma * tuned_for
+    grid = v * np.logspace(-4, 2, 600)
+    radius = np.sqrt((v + grid) * (2.0 * math.log(1.0 / alpha) + np.log((v + grid) / grid)))
+    return float(grid[int(np.argmin(radius))])
+
+
+def mixture_radius(
+    t: int | NDArray[np.int64], sigma: float, alpha: float, tuned_for: int = TUNED_FOR
+) -> Any:
+    """Half-width of the confidence sequence of a mean after ``t`` observations.
+
+    ``sqrt((v + rho)(2 log(1/alpha) + log((v + rho)/rho))) / t`` with ``v = sigma² t``.
+    """
+    rho = _rho(sigma, alpha, tuned_for)
+    v = sigma * sigma * np.asarray(t, dtype=np.float64)
+    bound = np.sqrt((v + rho) * (2.0 * math.log(1.0 / alpha) + np.log((v + rho) / rho)))
+    return bound / np.asarray(t, dtype=np.float64)
+
+
+def confidence_sequence(
+    differences: NDArray[np.float64], sigma: float, confidence: float = 0.95
+) -> tuple[float, float]:
+    """The anytime-valid interval of the mean of ``differences`` at their current count."""
+    t = differences.size
+    centre = float(differences.mean())
+    radius = float(mixture_radius(t, sigma, 1.0 - confidence))
+    return centre - radius, centre + radius
+
+
+def _side(result: RunResult, label: str, which: str) -> tuple[list[str], NDArray[np.int8], Any]:
+    labels = list(result.labels)
+    if label not in labels:
+        raise ConfigError(
+            f"`--metric` ({label!r}) is no label of the {which} results; its labels are "
+            f"{one_of(labels)}.{did_you_mean(label, labels)}"
+        )
+    models = [m for m in result.by_model if m is not None]
+    if len(models) > 1:
+        raise ConfigError(
+            f"The {which} results hold several models ({one_of(models)}); the gate compares "
+            "one model with one: score each model into its own results."
+        )
+    table = result.table
+    return table.key("id"), table.codes(label), table.values(label)
+
+
+def _range(result: RunResult, label: str) -> tuple[float, float]:
+    """The range every score of ``label`` lies in: [0, 1] for a ratio, else the metric's."""
+    from ._compare import _kind_of, _metric_for
+
+    if _kind_of(result, label) == "ratio":
+        return 0.0, 1.0
+    metric = _metric_for(result, label, required=False)
+    bounds = None if metric is None else metric.value_bounds
+    if bounds is None:
+        raise ConfigError(
+            f"The gate needs scores within known bounds, and {label!r} has none (its metric "
+            "sets no `value_bounds`, or is not installed here): a confidence sequence of an "
+            "unbounded mean can be made arbitrarily wrong by one outlier."
+        )
+    return float(bounds[0]), float(bounds[1])
+
+
+def gate(
+    baseline: RunResult,
+    candidate: RunResult,
+    *,
+    metric: str,
+    margin: float,
+    confidence: float = 0.95,
+) -> GateResult:
+    """Whether ``candidate`` is worse than ``baseline`` on ``metric`` by more than ``margin``.
+
+    Items pair by id; pairs where either side is skip or error are left out.
+
+    Raises:
+        ConfigError: an unknown label, several models in one file, an unbounded metric, a
+            negative margin or a confidence level outside (0, 1).
+    """
+    if not (isinstance(margin, (int, float)) and math.isfinite(margin) and margin >= 0):
+        raise ConfigError(f"`--margin` ({margin!r}) must be a non-negative number.")
+    if not 0.0 < confidence < 1.0:
+        raise ConfigError(f"`confidence` ({confidence!r}) must be in (0, 1).")
+    ids_a, codes_a, values_a = _side(baseline, metric, "baseline")
+    ids_b, codes_b, values_b = _side(candidate, metric, "candidate")
+    lo, hi = _range(baseline, metric)
+    where = {item: i for i, item in enumerate(ids_b)}
+    pairs = [(i, where[item]) for i, item in enumerate(ids_a) if item in where]
+    ia = np.array([i for i, _ in pairs], dtype=np.intp)
+    ib = np.array([j for _, j in pairs], dtype=np.intp)
+    keep = (codes_a[ia] < 2) & (codes_b[ib] < 2) if ia.size else np.zeros(0, bool)
+    a = np.nan_to_num(values_a[ia][keep])
+    b = np.nan_to_num(values_b[ib][keep])
+    from ._compare import _higher_is_better
+
+    higher = _higher_is_better(baseline, metric)
+    gains = (b - a) if higher else (a - b)
+    common: dict[str, Any] = {"metric": metric, "margin": float(margin), "confidence": confidence}
+    if gains.size == 0:
+        return GateResult(verdict="inconclusive", n_pairs=0, gain=None, low=None, high=None,
+                          **common)  # fmt: skip
+    low, high = confidence_sequence(gains, hi - lo, confidence)
+    low, high = max(low, lo - hi), min(high, hi - lo)
+    verdict = "not worse" if low > -margin else "worse" if high < -margin else "inconclusive"
+    return GateResult(
+        verdict=verdict, n_pairs=int(gains.size), gain=float(gains.mean()), low=low, high=high,
+        **common,
+    )  # fmt: skip
