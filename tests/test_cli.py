@@ -726,7 +726,7 @@ def test_main_reports_unexpected_errors_in_one_line(
     def boom(*args: Any, **kwargs: Any) -> None:
         raise KeyError("lost")
 
-    monkeypatch.setattr(runner, "score", boom)
+    monkeypatch.setattr(runner, "score_opened", boom)
     monkeypatch.delenv("ITEMSCORE_DEBUG", raising=False)
     data = write(tmp_path / "d.jsonl", '{"output": "a"}\n')
     with pytest.raises(SystemExit) as info:

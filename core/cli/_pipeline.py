@@ -7,9 +7,11 @@ that name where the request wrote the part at fault, and sends warnings to ``not
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
     from itemscore._records import ItemResult
     from itemscore._result import RunResult
     from itemscore._suite import Suite
+    from itemscore.engine._files import Keep
+    from itemscore.inputs import Source
     from itemscore.reports import Export
 
 __all__ = [
@@ -172,43 +176,61 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def read_request_items(
-    request: RunRequest, suite: Suite | None, reading: Reading | None = None
-) -> Sequence[ItemResult]:
-    """The items of the request's data file; through the suite's ``items()`` when it has one.
-
-    Raises:
-        InputError: the file is malformed.
-    """
-    from itemscore._suite import Suite
-    from itemscore.inputs import iter_items, read_rows
+def _suite_items(request: RunRequest, suite: Suite) -> list[ItemResult]:
+    """The items of the request's data file through the suite's own ``items()``."""
+    from itemscore.inputs import read_rows
 
     assert request.data is not None
-    name = request.data_name or None
     options: dict[str, Any] = dict(request.read_options)
+    with _read_options_placed(request, options):
+        source = read_rows(request.data, request.format, name=request.data_name or None, **options)
+        return list(suite.items(row for chunk in source for row in chunk.rows))
+
+
+@contextlib.contextmanager
+def _read_options_placed(request: RunRequest, options: Mapping[str, Any]) -> Iterator[None]:
+    """Report a reader's refusal of one of its options where the request set it."""
     try:
-        if suite is not None and type(suite).items is not Suite.items:
-            source = read_rows(request.data, request.format, name=name, **options)
-            return list(suite.items(row for chunk in source for row in chunk.rows))
-        items: list[ItemResult] = []
-        for chunk in iter_items(
-            request.data,
-            request.columns,
-            request.format,
-            answer_delimiter=request.answer_delimiter,
-            null_output=request.null_output,
-            name=name,
-            **options,
-        ):
-            items += chunk
-            if reading is not None:
-                reading(len(items))
-        return items
+        yield
     except OptionError as exc:
         if exc.option not in options:
             raise
         place = request.setting_place(f"read_options.{exc.option}", "--read-option")
         raise located(exc, place) from exc
+
+
+def open_request_source(request: RunRequest) -> Source:
+    """The request's data as a source its workers read (nothing is parsed yet).
+
+    Raises:
+        ConfigError: an unknown format, role or reader option.
+        InputError: a stream past its bound, a glob or folder without data files.
+    """
+    from itemscore.inputs import open_source
+
+    assert request.data is not None
+    options: dict[str, Any] = dict(request.read_options)
+    with _read_options_placed(request, options):
+        return open_source(
+            request.data,
+            request.format,
+            columns=request.columns,
+            answer_delimiter=request.answer_delimiter,
+            null_output=request.null_output,
+            name=request.data_name or None,
+            **options,
+        )
+
+
+def _keep(export: Export | None) -> Keep:
+    """What the run keeps of its items: nothing without reports, else the set's store."""
+    from itemscore.engine._files import Keep
+
+    if export is None:
+        return Keep("none")
+    if export.stores_items:
+        return Keep("parquet", export.items_path())
+    return Keep("memory")
 
 
 def score_request(
@@ -221,43 +243,51 @@ def score_request(
 ) -> tuple[RunResult, list[Path]]:
     """Score the request's data file and write its reports: ``(result, paths written)``.
 
-    Everything is checked before anything is scored or written.
+    Everything is checked before anything is scored or written: the request, then (by the
+    workers' first pass over the data) every row and the whole-file checks.
 
     Raises:
         ConfigError: a bad metric, option, setting, suite or report format.
         InputError: a malformed data file, or no answer key where a metric needs one.
     """
-    from itemscore._checks import check_answer_keys, check_ci_support, check_groups
-    from itemscore.engine._runner import score
+    from itemscore._checks import check_answer_keys, check_ci_support
+    from itemscore._suite import Suite
+    from itemscore.engine._runner import score, score_opened
 
     assert request.data is not None
     prepared = prepare_request(request, notice=notice)
     suite, planned, settings = prepared.suite, prepared.planned, prepared.settings
-    items = read_request_items(request, suite, reading)
-    name = request.data_name or os.fspath(request.data)
-    check_answer_keys(
-        items, planned, source=name, column=request.columns.get("expected", "expected")
-    )
-    if request.by_group:
-        check_groups(items, notice=notice)
+    answer_column = request.columns.get("expected", "expected")
+    custom = suite is not None and type(suite).items is not Suite.items
+    items = _suite_items(request, suite) if custom and suite is not None else None
+    source = None if items is not None else open_request_source(request)
+    if items is not None:
+        check_answer_keys(items, planned, source=request.data_name or os.fspath(request.data),
+                          column=answer_column)  # fmt: skip
     # Without --report, the default set (in which results.xlsx may be limited).
     formats = prepared.reports if request.reports is not None else None
-    export = _open_export(request.out, formats, notice)
     client = None
+    export = None
     try:
+        export = _open_export(request.out, formats, notice)
         arguments, client = _executor_arguments(settings)
-        result = score(items, planned, suite_id=prepared.suite_id, progress=progress, **arguments)
+        if source is not None:
+            result = score_opened(
+                source, planned, suite_id=prepared.suite_id, progress=progress,
+                keep=_keep(export), reading=reading, answer_column=answer_column, **arguments,
+            )  # fmt: skip
+        else:
+            assert items is not None
+            result = score(items, planned, suite_id=prepared.suite_id, progress=progress,
+                           **arguments)  # fmt: skip
+        if request.by_group:
+            _check_groups(result, source, notice)
         if request.ci_method is not None:
             check_ci_support(result, request.ci_method, notice=notice)
         result = _with_provenance(
             result,
             command=list(command) if command is not None else None,
             columns=dict(request.columns),
-            data={
-                "path": name,
-                "sha256": file_digest(request.data),
-                "rows": len(items),
-            },
         )
         paths = export.finish(result) if export is not None else []
     except BaseException:
@@ -267,7 +297,27 @@ def score_request(
     finally:
         if client is not None:
             client.close()
+        if source is not None:
+            source.close()
     return result, paths
+
+
+def _check_groups(result: RunResult, source: Source | None, notice: Notice) -> None:
+    """--by-group over items without a group: a warning naming likely group columns."""
+    from itemscore._checks import check_groups
+
+    if result.table.has("group"):
+        return
+    sample: list[ItemResult] = []
+    if result.table.items is not None:
+        sample = list(itertools.islice(result.items, 2000))
+    elif source is not None:
+        from itemscore._schema import batch_to_items
+        from itemscore.inputs import read_part
+
+        first = next(iter(read_part(source.whole()).batches()), None)
+        sample = [] if first is None else batch_to_items(first.slice(0, 2000))
+    check_groups(sample, notice=notice)
 
 
 def _open_export(out: Path | None, formats: list[str] | None, notice: Notice) -> Export | None:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import datetime
 import math
+import os
 import platform
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 import pyarrow as pa
 
+from .._exceptions import ConfigError
 from .._plan import RunPlan, plan
 from .._records import ItemResult, MetricResult, Status
 from .._registry import Registry
@@ -26,8 +28,9 @@ from .._settings import RunSettings, resolve_workers
 from .._spec import MetricLike
 from .._suite import Suite
 from ..executors import Engine, ExecutorSpec, resolve_executor
-from ..inputs import suite_rows, to_items
+from ..inputs import Source, suite_rows, to_items
 from ._dispatch import Lost, Task, run_tasks
+from ._files import Keep, score_source
 from ._measure import compute_corpus, measure_all, model_rows
 from ._scores import SCORE_TYPE, filled
 from ._table import RunTable, score_records
@@ -220,18 +223,24 @@ def _corpus_column(scores: Sequence[tuple[Status, float | None, str | None]]) ->
 
 
 def _run_plan(
-    source: RunTable,
+    source: RunTable | Source,
     the_plan: RunPlan,
     settings: RunSettings,
     spec: ExecutorSpec,
     progress: ProgressCallback | None,
     *,
     base: Any = None,
+    keep: Keep | None = None,
+    reading: Callable[[int], None] | None = None,
+    answer_column: str = "expected",
 ) -> Any:
     """Score ``source``'s items with ``the_plan`` and build the result.
 
     ``source`` is a table whose items are to be scored (its scores, with ``base``, are the
-    ones a rescore keeps).
+    ones a rescore keeps), or a data source read by the executor's workers
+    (:mod:`._files`): then ``keep`` says what the result keeps of its items (default: all of
+    them, in memory), ``reading`` follows the rows read, and the whole-source checks run
+    before anything is scored.
     """
     from .. import __version__
     from .._plugins import plugin_manager
@@ -248,10 +257,13 @@ def _run_plan(
         metric_configs = kept + metric_configs
     config = {**settings.to_dict(), "metrics": metric_configs, "itemscore_version": __version__}
     hooks = plugin_manager().hook
-    n_items = len(source)
-    hooks.itemscore_run_started(suite_id=settings.suite_id, config=config, n_items=n_items)
-    total = n_items * len(the_plan)
+    total = 0
     done = 0
+
+    def begin(n_items: int) -> None:
+        nonlocal total
+        total = n_items * len(the_plan)
+        hooks.itemscore_run_started(suite_id=settings.suite_id, config=config, n_items=n_items)
 
     def tick(count: int) -> None:
         nonlocal done
@@ -259,21 +271,36 @@ def _run_plan(
             done += count
             progress(done, total)
 
-    items = _items_of(source)
-    engine = spec.open() if any(not pm.is_corpus for pm in the_plan.metrics) else None
+    scored_hook = hooks.itemscore_item_scored
+    listening = bool(scored_hook.get_hookimpls())
+    data: dict[str, Any] | None = None
+    engine = spec.open()
     try:
-        columns = {} if engine is None else score_list(the_plan, items, settings, engine, tick)
+        if isinstance(source, Source):
+            keep = keep or Keep("memory")
+            if keep.mode == "none" and (listening or any(pm.is_corpus for pm in the_plan)):
+                keep = Keep("memory")  # the hook and corpus metrics read the items
+            needing = [pm.label for pm in the_plan.metrics if pm.metric.needs_answer_key]
+            ran = score_source(
+                the_plan, source, settings, engine, tick, keep=keep, needing=needing,
+                answer_column=answer_column, reading=reading, started=begin,
+            )  # fmt: skip
+            table = ran.table
+            data = {"path": source.name, "sha256": ran.sha256, "rows": ran.n_rows}
+        else:
+            begin(len(source))
+            items = _items_of(source)
+            columns = score_list(the_plan, items, settings, engine, tick)
+            table = source.with_scores(columns)
     finally:
-        if engine is not None:
-            engine.close()
-    table = source.with_scores(columns)
+        engine.close()
+    n_items = len(table)
     corpus_columns, corpus = _score_corpus(the_plan, table)
     table = table.with_scores(corpus_columns)
     tick(n_items * len(corpus_columns))
     order = [m["label"] for m in metric_configs]
     table = table.select([label for label in order if label in table.scores])
-    scored_hook = hooks.itemscore_item_scored
-    if scored_hook.get_hookimpls():  # nobody listening costs nothing
+    if listening:  # nobody listening costs nothing
         labels = set(the_plan.labels)
         for item, scores in table.rows():
             for label, score in score_records(scores).items():
@@ -296,6 +323,8 @@ def _run_plan(
     }
     if base is not None:
         provenance = {**base.provenance, **provenance}
+    if data is not None:
+        provenance["data"] = data
     result = RunResult(
         items=table.scored_items(),
         measurements=measurements,
@@ -325,12 +354,13 @@ def _items_of(table: RunTable) -> Sequence[ItemResult]:
 
 
 def score(
-    items: Iterable[Any],
+    items: Iterable[Any] | str | os.PathLike[str],
     metrics: Iterable[MetricLike] | RunPlan,
     *,
     suite_id: str = "default",
     extra_metrics: Iterable[MetricLike] = (),
     columns: Mapping[str, str] | None = None,
+    format: str | None = None,
     confidence: float = 0.95,
     ci_method: str | None = None,
     seed: int = 0,
@@ -349,13 +379,17 @@ def score(
     Args:
         items: ItemResults, mappings keyed by column, or a pandas DataFrame (rows follow the
             rules of files: NaN means missing, other columns go to metadata); ids must be
-            unique per model (and attempt).
+            unique per model (and attempt). Or a data file, a glob, a folder or a list of
+            files: the executor's workers then read it, each its own part, and every
+            whole-file check runs before any item is scored.
         metrics: A :func:`~itemscore.plan`, or metric names, mappings
             ``{"name": ..., "label": ..., <options>}``, ``MetricSpec``, metric classes or
             configured instances.
         suite_id: Prefix of the measurement keys (``"<suite_id>.<label>"``).
         extra_metrics: More metrics for this run; repeats of ``metrics`` are dropped.
         columns: Role -> column name for rows whose columns are not named like the roles.
+        format: The files' format (one of ``itemscore.inputs.FORMATS``); ``None``: from
+            their extensions. Only with files.
         confidence: Confidence level of every interval.
         ci_method: Interval method for the measurements that support it (e.g. ``"wilson"``
             for ratios, ``"t"`` or ``"bootstrap"`` for means); ``None``: each metric's default.
@@ -384,8 +418,62 @@ def score(
         retries=retries, item_timeout=item_timeout, deadline=deadline,
     )  # fmt: skip
     the_plan = plan(metrics, extra_metrics, registry=registry)
-    source = RunTable.of_items(_coerce_items(items, columns))
+    if is_paths(items):
+        from ..inputs import open_source
+
+        with open_source(items, format, columns=columns) as opened:
+            expected = (columns or {}).get("expected", "expected")
+            return _run_plan(opened, the_plan, settings, spec, progress, answer_column=expected)
+    if format is not None:
+        raise ConfigError(
+            f"`format` ({format!r}) applies to files; the items given are not a path. Leave "
+            "`format` out, or pass the path of the file."
+        )
+    source = RunTable.of_items(_coerce_items(cast("Iterable[Any]", items), columns))
     return _run_plan(source, the_plan, settings, spec, progress)
+
+
+def score_opened(
+    source: Source,
+    metrics: Iterable[MetricLike] | RunPlan,
+    *,
+    keep: Keep,
+    reading: Callable[[int], None] | None = None,
+    answer_column: str = "expected",
+    suite_id: str = "default",
+    progress: ProgressCallback | None = None,
+    **settings: Any,
+) -> Any:
+    """:func:`score` of an opened source, keeping of its items what ``keep`` says.
+
+    The command line's way in: without reports it keeps no item (``Keep("none")``), with
+    them it writes ``items.parquet`` of the new report set as the run goes. ``settings`` are
+    :func:`score`'s (confidence, ci_method, seed, executor, workers, client, retries...).
+
+    Raises:
+        ConfigError: a bad configuration, found before any item is scored.
+        InputError: a malformed source, or one that fails a whole-source check.
+    """
+    arguments = {
+        "confidence": 0.95, "ci_method": None, "seed": 0, "concurrency": 16,
+        "executor": "serial", "workers": None, "client": None, "retries": 1,
+        "item_timeout": None, "deadline": None, **settings,
+    }  # fmt: skip
+    run_settings, spec = _prepare(suite_id=suite_id, **arguments)
+    the_plan = plan(metrics)
+    return _run_plan(
+        source, the_plan, run_settings, spec, progress, keep=keep, reading=reading,
+        answer_column=answer_column,
+    )  # fmt: skip
+
+
+def is_paths(items: Any) -> TypeGuard[str | os.PathLike[str] | Sequence[str | os.PathLike[str]]]:
+    """Whether ``items`` names files (a path, a glob, a folder, or a list of them)."""
+    if isinstance(items, (str, os.PathLike)):
+        return True
+    if isinstance(items, (list, tuple)) and items:
+        return all(isinstance(item, (str, os.PathLike)) for item in items)
+    return False
 
 
 def run(

@@ -20,7 +20,7 @@ through :meth:`RunTable.codes` and :meth:`RunTable.values`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
@@ -31,6 +31,7 @@ from .._columns import ScoreColumn
 from .._records import EMPTY, ItemResult, ItemScore
 from .._schema import ITEM_COLUMNS, batch_to_items, items_to_batch, strings
 from ._scores import decode_extra, from_arrow
+from ._store import ROW_GROUP, SCORE_PREFIX, ItemsWriter, score_field
 
 __all__ = [
     "KEY_COLUMNS",
@@ -48,8 +49,6 @@ __all__ = [
 KEY_COLUMNS: tuple[str, ...] = ("id", "model", "group", "cluster", "attempt")
 #: Items built at a time when a table is read row by row.
 ROWS_BATCH = 8192
-#: The prefix of a label's score column in Parquet (``score:<label>``).
-SCORE_PREFIX = "score:"
 
 #: One score as the reports read it: ``(state code, value, reason, extra)``.
 Score = tuple[int, "float | None", "str | None", "Mapping[str, Any] | None"]
@@ -129,8 +128,13 @@ class ItemSource:
         """The items given from Python, if they were."""
         return self._list
 
-    def batches(self, size: int = ROWS_BATCH) -> Iterator[pa.RecordBatch | list[ItemResult]]:
-        """The items in consecutive batches: Arrow item columns, or slices of the list."""
+    def batches(
+        self, size: int = ROWS_BATCH, scores: Sequence[str] = ()
+    ) -> Iterator[pa.RecordBatch | list[ItemResult]]:
+        """The items in consecutive batches: Arrow item columns, or slices of the list.
+
+        ``scores``: labels whose score columns a Parquet file's batches bring along.
+        """
         if self._list is not None:
             for start in range(0, len(self._list), size):
                 yield list(self._list[start : start + size])
@@ -143,12 +147,16 @@ class ItemSource:
 
         with pq.ParquetFile(self._path) as handle:
             columns = [c for c in ITEM_COLUMNS if c in handle.schema_arrow.names]
+            columns += [score_field(label) for label in scores]
             yield from handle.iter_batches(batch_size=size, columns=columns)
 
     def arrow_batches(self, size: int = ROWS_BATCH) -> Iterator[pa.RecordBatch]:
         """The items as Arrow item columns, batch by batch (a list is converted)."""
         for batch in self.batches(size):
-            yield items_to_batch(batch) if isinstance(batch, list) else batch
+            if isinstance(batch, list):
+                batch = items_to_batch(batch)
+                batch = batch.drop_columns([c for c in batch.schema.names if c.startswith("_")])
+            yield batch
 
     def item_lists(self, size: int = ROWS_BATCH) -> Iterator[list[ItemResult]]:
         """The items as :class:`~itemscore.ItemResult` records, batch by batch."""
@@ -170,13 +178,15 @@ class RunTable:
         items: Where the items are; ``None``: not kept.
     """
 
-    __slots__ = ("_cache", "items", "keys", "scores")
+    __slots__ = ("_cache", "items", "keys", "light", "scores")
 
     def __init__(
         self,
         keys: pa.Table,
         scores: Mapping[str, pa.StructArray | pa.ChunkedArray],
         items: ItemSource | None,
+        *,
+        light: Collection[str] = (),
     ) -> None:
         #: The key columns.
         self.keys = keys
@@ -187,6 +197,11 @@ class RunTable:
         }
         #: Where the items are, or ``None`` when they were not kept.
         self.items = items
+        #: Labels whose ``extra`` texts are only in the items file (a large run keeps them
+        #: there, not in memory): read from it when a row is read.
+        self.light = frozenset(light) & set(self.scores)
+        if self.light and (items is None or items.path is None):
+            raise ValueError("Scores without their extras need the items file that holds them.")
         self._cache: dict[Any, Any] = {}
         for label, column in self.scores.items():
             if len(column) != keys.num_rows:
@@ -234,11 +249,12 @@ class RunTable:
         """
         merged: dict[str, pa.StructArray | pa.ChunkedArray] = {} if replace else dict(self.scores)
         merged.update(scores)
-        return RunTable(self.keys, merged, self.items)
+        return RunTable(self.keys, merged, self.items, light=self.light - set(scores))
 
     def select(self, labels: Sequence[str]) -> RunTable:
         """A table with the score columns of ``labels`` only, in that order."""
-        return RunTable(self.keys, {label: self.scores[label] for label in labels}, self.items)
+        chosen = {label: self.scores[label] for label in labels}
+        return RunTable(self.keys, chosen, self.items, light=self.light)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -312,14 +328,32 @@ class RunTable:
         Raises:
             ValueError: the table does not keep its items.
         """
+        for items, columns in self._scored_batches(size, records=True):
+            yield from _rows_of(items, list(columns.items()))
+
+    def _scored_batches(
+        self, size: int, *, records: bool
+    ) -> Iterator[tuple[Any, dict[str, pa.StructArray]]]:
+        """Batches of items (records, or Arrow item columns) with their whole score columns."""
         source = self._source()
-        labels = self.labels
+        light = [label for label in self.labels if label in self.light]
         start = 0
-        for items in source.item_lists(size):
-            stop = start + len(items)
-            columns = [(label, self.scores[label].slice(start, stop - start)) for label in labels]
-            yield from _rows_of(items, columns)
-            start = stop
+        for batch in source.batches(size, light):
+            n = len(batch) if isinstance(batch, list) else batch.num_rows
+            columns: dict[str, pa.StructArray] = {}
+            for label in self.labels:
+                if label in self.light:
+                    assert not isinstance(batch, list)
+                    columns[label] = batch.column(score_field(label))
+                else:
+                    columns[label] = self.scores[label].slice(start, n).combine_chunks()
+            if isinstance(batch, list):
+                items: Any = batch if records else _item_batch(batch)
+            else:
+                batch = batch.select([c for c in ITEM_COLUMNS if c in batch.schema.names])
+                items = batch_to_items(batch) if records else batch
+            yield items, columns
+            start += n
 
     def _source(self) -> ItemSource:
         if self.items is None:
@@ -336,27 +370,15 @@ class RunTable:
     # -- Parquet ---------------------------------------------------------------------------
 
     def write_parquet(self, path: Path) -> None:
-        """Write the items and their scores to ``path`` (zstd), batch by batch."""
-        import pyarrow.parquet as pq
-
-        writer: Any = None
-        start = 0
+        """Write the items and their scores to ``path`` (see :mod:`._store`), batch by batch."""
+        writer = ItemsWriter(path, self.labels)
         try:
-            for batch in self._source().arrow_batches(64 * 1024):
-                stop = start + batch.num_rows
-                scored = _with_score_columns(batch, self, start, stop)
-                if writer is None:
-                    writer = pq.ParquetWriter(path, scored.schema, compression="zstd")
-                writer.write_batch(scored)
-                start = stop
-            if writer is None:  # no items: the file still says what a row holds
-                empty = items_to_batch([])
-                scored = _with_score_columns(empty, self, 0, 0)
-                writer = pq.ParquetWriter(path, scored.schema, compression="zstd")
-                writer.write_batch(scored)
-        finally:
-            if writer is not None:
-                writer.close()
+            for items, columns in self._scored_batches(ROW_GROUP, records=False):
+                writer.write(items, columns)
+            writer.close()
+        except BaseException:
+            writer.abort()
+            raise
 
     @classmethod
     def from_parquet(cls, path: Path, labels: Sequence[str] | None = None) -> RunTable:
@@ -381,23 +403,10 @@ class RunTable:
         )
 
 
-def score_field(label: str) -> str:
-    r"""The Parquet column of a label's scores (a lone surrogate written as ``\udXXX``)."""
-    # Surrogate pairs as the characters they make (as JSON reads a label back), lone ones
-    # escaped (UTF-8 has none).
-    paired = label.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-    return SCORE_PREFIX + paired.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _with_score_columns(
-    batch: pa.RecordBatch, table: RunTable, start: int, stop: int
-) -> pa.RecordBatch:
-    names = list(batch.schema.names)
-    arrays = list(batch.columns)
-    for label, column in table.scores.items():
-        names.append(score_field(label))
-        arrays.append(column.slice(start, stop - start).combine_chunks())
-    return pa.RecordBatch.from_arrays(arrays, names=names)
+def _item_batch(items: Sequence[ItemResult]) -> pa.RecordBatch:
+    """Items given from Python as item columns (no line numbers)."""
+    batch = items_to_batch(items)
+    return batch.drop_columns([c for c in batch.schema.names if c.startswith("_")])
 
 
 def _rows_of(

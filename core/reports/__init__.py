@@ -74,8 +74,9 @@ BUILTIN: tuple[ReportFormat, ...] = (
     ReportFormat("eee", "eee", "eee"),
 )
 
-#: Formats written only when named: the items again as JSON lines (items.parquet has them).
-ON_REQUEST = frozenset({"jsonl"})
+#: Formats written only when named: the items again as JSON lines (items.parquet has them),
+#: and the Every Eval Ever files (a folder of its own, for exchange).
+ON_REQUEST = frozenset({"jsonl", "eee"})
 #: The built-in report formats: name -> file name.
 BUILTIN_FORMATS: dict[str, str] = {f.name: f.filename for f in BUILTIN}
 _BY_NAME = {f.name: f for f in BUILTIN}

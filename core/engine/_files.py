@@ -1,0 +1,565 @@
+"""Runs over files: every worker reads its own part, and the driver never parses the data.
+
+A file, a list of files, a glob or a folder is opened as a source (:mod:`itemscore.inputs`)
+and cut into parts (byte ranges of JSON lines, row groups of Parquet, whole files otherwise).
+A run over it goes in two passes of tasks on the run's executor:
+
+1. **read**: each task reads one part — hashing its bytes, parsing and converting its rows,
+   checking each row — and keeps its canonical batches in a spool file (Arrow IPC, lz4) in a
+   private folder of the run; it returns only the part's key columns. The driver then runs the
+   whole-source checks (an id twice for a model, no answer key where a metric needs one, an
+   empty source) on the keys, in file order, **before anything is scored**, so a judge is
+   never paid for a file that would be refused.
+2. **score**: each task scores its part's items from the spool (or reads the part again where
+   the spool is out of reach, checking that its bytes did not change) and returns the score
+   columns — and, when the run keeps its items, the item columns, which the driver appends to
+   ``items.parquet`` as they arrive, in order.
+
+Serially the same tasks run in this process, one batch at a time: memory holds a batch, never
+the file. The source's SHA-256 is taken while its bytes are read, never by a second read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+import pyarrow as pa
+
+from .._exceptions import ItemscoreError, describe_exception
+from .._plan import RunPlan
+from .._records import Status
+from .._schema import ERROR, LINE, batch_to_items, common_schema, conform
+from .._settings import RunSettings
+from ..executors import Engine
+from ..inputs import Part, Source, read_part
+from ._dispatch import Lost, Task, run_tasks
+from ._scores import SCORE_TYPE, filled, to_arrow
+from ._shard import score_shard
+from ._store import ItemsWriter
+from ._table import ItemSource, RunTable, keys_of
+from ._tasks import Job, ShardFailed, release_memo
+
+__all__ = ["Keep", "PartRead", "ScoredPart", "score_source"]
+
+#: About this many bytes of input per part, whatever the executor: progress, memory and the
+#: spread of work over workers move in steps of it.
+PART_BYTES = 24 << 20
+#: Parts per worker on a parallel executor, at least.
+PARTS_PER_WORKER = 3
+
+
+@attrs.frozen
+class Keep:
+    """What a run keeps of its items: nothing, Arrow columns in memory, or a Parquet file."""
+
+    #: ``"none"`` (the command line without reports), ``"memory"``, or ``"parquet"``.
+    mode: Literal["none", "memory", "parquet"]
+    #: The Parquet file (``items.parquet`` of the report set being written).
+    path: Path | None = None
+
+
+@attrs.frozen
+class PartRead:
+    """What a read task returns: a part's keys, what it held, where its batches wait."""
+
+    #: The part's index.
+    index: int
+    #: The run table's key columns of the part's rows.
+    keys: pa.Table
+    #: The whole-source checks' key columns of the part's rows.
+    checks: pa.Table
+    #: Rows read.
+    n_rows: int
+    #: The SHA-256 of the bytes read.
+    sha256: str
+    #: Bytes read.
+    n_bytes: int
+    #: The schemas of the part's batches (their metadata fields differ between batches).
+    schemas: tuple[pa.Schema, ...]
+    #: The spool file of the part's batches, or ``None`` (not written: out of reach).
+    spool: str | None
+
+
+@attrs.frozen
+class ScoredPart:
+    """What a score task returns: per batch, the score columns (and the item columns)."""
+
+    #: Score columns by label, one array per batch.
+    scores: dict[str, list[pa.StructArray]]
+    #: Item columns of each batch, when the run keeps its items.
+    items: list[pa.RecordBatch] | None
+    #: Rows scored.
+    n_rows: int
+
+
+# -- the spool: a part's batches, kept between the two passes --------------------------------
+
+
+def _write_spool(path: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Pass ``batches`` through, writing each to ``path`` as an lz4-compressed IPC stream."""
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    with open(path, "wb") as handle:
+        for batch in batches:
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, batch.schema, options=options) as writer:
+                writer.write_batch(batch)
+            data = sink.getvalue()
+            handle.write(len(data).to_bytes(8, "little"))
+            handle.write(data)
+            yield batch
+
+
+def _read_spool(path: str) -> Iterator[pa.RecordBatch]:
+    with open(path, "rb") as handle:
+        while head := handle.read(8):
+            data = handle.read(int.from_bytes(head, "little"))
+            yield from pa.ipc.open_stream(pa.py_buffer(data))
+
+
+# -- the tasks --------------------------------------------------------------------------------
+
+
+def read_part_task(
+    part: Part, spool_dir: str | None, rows: Callable[[int], None] | None = None
+) -> PartRead:
+    """Read one part: check its rows, spool its batches, return its keys.
+
+    Args:
+        part: The part.
+        spool_dir: The run's private folder for the batches, if this process reaches it.
+        rows: For a task run in the caller's process: called with each batch's row count.
+
+    Raises:
+        InputError: the part is malformed (naming the file, line and column).
+    """
+    reader = read_part(part)
+    spool = None
+    batches: Iterator[pa.RecordBatch] = reader.batches()
+    if spool_dir is not None and os.path.isdir(spool_dir):
+        spool = os.path.join(spool_dir, f"part-{part.index:06d}.arrows")
+        batches = _write_spool(spool, batches)
+    keys: list[pa.Table] = []
+    schemas: dict[pa.Schema, None] = {}
+    for batch in batches:
+        keys.append(keys_of(batch))
+        schemas.setdefault(batch.schema, None)
+        if rows is not None:
+            rows(batch.num_rows)
+    return PartRead(
+        index=part.index,
+        keys=pa.concat_tables(keys)
+        if keys
+        else keys_of(pa.table({"id": pa.array([], pa.string())})),
+        checks=reader.keys(),
+        n_rows=reader.n_rows,
+        sha256=reader.sha256,
+        n_bytes=reader.n_bytes,
+        schemas=tuple(schemas),
+        spool=spool,
+    )
+
+
+def _batches_of(part: Part, read: PartRead) -> Iterator[pa.RecordBatch]:
+    """A part's batches again: from its spool when this process reaches it, else re-read."""
+    if read.spool is not None and os.path.exists(read.spool):
+        yield from _read_spool(read.spool)
+        return
+    again = read_part(part)
+    yield from again.batches()
+    if again.sha256 != read.sha256:
+        from .._exceptions import InputError
+
+        raise InputError.at(
+            part.pieces[0].name,
+            None,
+            None,
+            "the file changed while it was read (its bytes differ between the check and the "
+            "scoring of the same part). Let whatever writes it finish, then run again.",
+        )
+
+
+def score_part_task(
+    job: Job,
+    part: Part,
+    read: PartRead,
+    schema: pa.Schema | None,
+    emit: Callable[[ScoredPart], None] | None = None,
+) -> ScoredPart | ShardFailed:
+    """Score one part's items, batch by batch.
+
+    Args:
+        job: The run's plan and settings.
+        part: The part (read again when its spool is out of reach).
+        read: What its read task returned.
+        schema: The source's common schema: item columns are returned in it; ``None``: the
+            run does not keep its items.
+        emit: For a task run in the caller's process: called with each batch's results, so
+            that nothing of the part piles up (the task then returns an empty result).
+
+    Returns:
+        The score columns (and item columns), or :class:`ShardFailed`.
+
+    Raises:
+        WorkerCannotLoad: the metrics cannot be loaded in this process.
+        InputError: the part changed since it was read.
+    """
+    plan = job.the_plan()
+    out = ScoredPart({}, [] if schema is not None else None, 0)
+    try:
+        for batch in _batches_of(part, read):
+            scored = _score_batch(plan, job, batch, schema)
+            if emit is not None:
+                emit(scored)
+                continue
+            for label, arrays in scored.scores.items():
+                out.scores.setdefault(label, []).extend(arrays)
+            if out.items is not None and scored.items is not None:
+                out.items.extend(scored.items)
+            out = attrs.evolve(out, n_rows=out.n_rows + scored.n_rows)
+    except ItemscoreError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a part's failure costs its items only
+        return ShardFailed(f"shard failed: {describe_exception(exc)}")
+    return out
+
+
+def _score_batch(
+    plan: RunPlan, job: Job, batch: pa.RecordBatch, schema: pa.Schema | None
+) -> ScoredPart:
+    items = batch_to_items(batch)
+    columns = score_shard(plan, items, job.settings, None, job.memo(), job.deadline)
+    errors = batch.column(ERROR) if ERROR in batch.schema.names else None
+    scores: dict[str, list[pa.StructArray]] = {}
+    for label, column in columns.items():
+        array = to_arrow(column)
+        if errors is not None and errors.null_count < len(errors):
+            array = _unreadable(array, errors)
+        if job.keep_extras is not None and label not in job.keep_extras:
+            array = _without_extras(array)
+        scores[label] = [array]
+    kept = None if schema is None else [_item_columns(batch, schema)]
+    return ScoredPart(scores, kept, batch.num_rows)
+
+
+def _unreadable(array: pa.StructArray, errors: pa.Array) -> pa.StructArray:
+    """Rows a reader could not read (a bad harness document) are ``error`` for every metric."""
+    import pyarrow.compute as pc
+
+    bad = errors.is_valid()
+    status = pc.if_else(bad, pa.scalar(3, pa.int8()), array.field("status"))
+    value = pc.if_else(bad, pa.scalar(None, pa.float64()), array.field("value"))
+    reason = pc.if_else(bad, errors, array.field("reason"))
+    extra = pc.if_else(bad, pa.scalar(None, pa.string()), array.field("extra"))
+    return pa.StructArray.from_arrays([status, value, reason, extra], fields=list(SCORE_TYPE))
+
+
+def _without_extras(array: pa.StructArray) -> pa.StructArray:
+    return pa.StructArray.from_arrays(
+        [array.field(0), array.field(1), array.field(2), pa.nulls(len(array), pa.string())],
+        fields=list(SCORE_TYPE),
+    )
+
+
+# -- the run over a source --------------------------------------------------------------------
+
+
+@attrs.frozen
+class SourceRun:
+    """What scoring a source gave: the table, and what the source turned out to be."""
+
+    #: The run table (keys, scores, and the items where ``keep`` said).
+    table: RunTable
+    #: The SHA-256 of every byte read, in order.
+    sha256: str | None
+    #: Rows read.
+    n_rows: int
+
+
+def score_source(
+    the_plan: RunPlan,
+    source: Source,
+    settings: RunSettings,
+    engine: Engine,
+    tick: Callable[[int], None],
+    *,
+    keep: Keep,
+    needing: Sequence[str],
+    answer_column: str = "expected",
+    reading: Callable[[int], None] | None = None,
+    started: Callable[[int], None] | None = None,
+) -> SourceRun:
+    """Read, check and score ``source`` on ``engine``; see the module's docstring.
+
+    Args:
+        the_plan: The run's metrics.
+        source: The opened source.
+        settings: The run's settings.
+        engine: The started executor.
+        tick: Progress of scoring (items x metrics).
+        keep: What to keep of the items.
+        needing: Labels of the metrics that need an answer key (for the whole-source check).
+        answer_column: The column answers are read from (for that check's message).
+        reading: Progress of reading (rows read so far).
+        started: Called with the number of rows once every check passed, before scoring.
+
+    Raises:
+        InputError: the source is malformed, or fails a whole-source check.
+    """
+    labels = [pm.label for pm in the_plan.metrics if not pm.is_corpus]
+    parts = _parts(source, engine)
+    inline = not engine.parallel
+    with _spool_folder() as spool_dir:
+        reads = _read_all(engine, parts, spool_dir, settings, reading)
+        checks = source.checks()
+        for read in reads:
+            checks.add(read.checks)
+        checks.finish(needing=list(needing), column=answer_column)
+        keys = pa.concat_tables([read.keys for read in reads])
+        if started is not None:
+            started(keys.num_rows)
+        schema = common_schema([s for read in reads for s in read.schemas]) if reads else None
+        item_schema = schema if keep.mode != "none" else None
+        # Without items kept, only the labels whose own aggregate reads extras keep them.
+        keep_extras = None if keep.mode != "none" else _reading_extras(the_plan)
+        deadline = None if settings.deadline is None else time.time() + settings.deadline
+        job = Job.of(
+            the_plan, settings, portable=not inline, keep_extras=keep_extras, deadline=deadline
+        )
+        sink = _Sink(
+            labels,
+            keep,
+            reads,
+            item_schema,
+            tick,
+            counted=not inline,
+            reading_extras=_reading_extras(the_plan),
+        )
+        tasks = [
+            Task(
+                score_part_task,
+                (job, part, read, item_schema, sink.emit_for(read.index) if inline else None),
+                _where(part),
+            )
+            for part, read in zip(parts, reads)
+        ]
+        try:
+            if labels:
+                run_tasks(
+                    engine,
+                    tasks,
+                    retries=settings.retries,
+                    deadline=settings.deadline,
+                    on_done=lambda index, result: sink.done(index, result, parts),
+                )
+            else:  # only corpus metrics: the items, unscored here
+                for index, (part, read) in enumerate(zip(parts, reads)):
+                    items = None
+                    if item_schema is not None:
+                        items = [_item_columns(b, item_schema) for b in _batches_of(part, read)]
+                    sink.done(index, ScoredPart({}, items, read.n_rows), parts)
+            table = sink.table(keys)
+        except BaseException:
+            sink.abort()
+            raise
+        finally:
+            release_memo(job.token)
+    return SourceRun(table, source.sha256 or _digest_of(reads), sum(r.n_rows for r in reads))
+
+
+def _digest_of(reads: Sequence[PartRead]) -> str | None:
+    return reads[0].sha256 if len(reads) == 1 else None
+
+
+def _reading_extras(the_plan: RunPlan) -> frozenset[str]:
+    from .._metric import Metric
+
+    return frozenset(
+        pm.label for pm in the_plan.metrics if type(pm.metric).aggregate is not Metric.aggregate
+    )
+
+
+def _parts(source: Source, engine: Engine) -> list[Part]:
+    size = sum(os.path.getsize(path) for path, _ in source.files)
+    count = -(-size // PART_BYTES)
+    if engine.parallel:
+        count = max(count, (engine.workers or 1) * PARTS_PER_WORKER)
+    if count <= 1 and len(source.files) == 1:
+        return [source.whole()]
+    return source.parts(max(1, count))
+
+
+def _where(part: Part) -> str:
+    piece = part.pieces[0]
+    if piece.row_groups is not None:
+        return f"{piece.name} row groups {piece.row_groups[0]}-{piece.row_groups[-1]}"
+    if piece.start or piece.stop is not None:
+        return f"{piece.name} from line {piece.first_line}"
+    return piece.name
+
+
+@contextlib.contextmanager
+def _spool_folder() -> Iterator[str]:
+    folder = tempfile.mkdtemp(prefix="itemscore-spool-")  # 0700: the run's own
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _read_all(
+    engine: Engine,
+    parts: Sequence[Part],
+    spool_dir: str,
+    settings: RunSettings,
+    reading: Callable[[int], None] | None,
+) -> list[PartRead]:
+    """The read pass: every part's keys, in order (a lost read is done here instead)."""
+    reads: list[PartRead | None] = [None] * len(parts)
+    rows = 0
+    inline = not engine.parallel
+
+    def more(count: int) -> None:
+        nonlocal rows
+        rows += count
+        if reading is not None:
+            reading(rows)
+
+    def done(index: int, result: Any) -> None:
+        if isinstance(result, Lost):  # the worker died reading: read it here
+            result = read_part_task(parts[index], spool_dir, more)
+        elif not inline:
+            more(result.n_rows)
+        reads[index] = result
+
+    follow = more if inline else None
+    tasks = [Task(read_part_task, (part, spool_dir, follow), _where(part)) for part in parts]
+    run_tasks(engine, tasks, retries=settings.retries, deadline=None, on_done=done)
+    return [read for read in reads if read is not None]
+
+
+class _Sink:
+    """Where scored parts go, in order: the score columns, and the items as ``keep`` says.
+
+    With ``keep.mode == "parquet"`` every batch is appended to the items file as it arrives,
+    score columns whole; memory keeps the scores without their ``extra`` texts (those are in
+    the file), but for the labels whose own aggregate reads them.
+    """
+
+    def __init__(
+        self,
+        labels: Sequence[str],
+        keep: Keep,
+        reads: Sequence[PartRead],
+        schema: pa.Schema | None,
+        tick: Callable[[int], None],
+        *,
+        counted: bool,
+        reading_extras: frozenset[str] = frozenset(),
+    ) -> None:
+        self.labels = list(labels)
+        self.keep = keep
+        self.reads = list(reads)
+        self.schema = schema
+        self.tick = tick
+        self.counted = counted
+        self.scores: dict[str, list[pa.StructArray]] = {label: [] for label in labels}
+        self.items: list[pa.RecordBatch] = []
+        self.pending: dict[int, ScoredPart] = {}
+        self.next = 0
+        self.writer: ItemsWriter | None = None
+        #: Labels whose extras stay only in the items file.
+        self.light = frozenset(labels) - reading_extras if keep.mode == "parquet" else frozenset()
+
+    def emit_for(self, index: int) -> Callable[[ScoredPart], None]:
+        """The callback of an in-process task: its batches go straight where they belong."""
+
+        def emit(scored: ScoredPart) -> None:
+            self._take(scored)
+            self.tick(scored.n_rows * len(self.labels))
+
+        return emit
+
+    def done(self, index: int, result: Any, parts: Sequence[Part]) -> None:
+        """A task ended: keep its part, in order, once the parts before it are kept."""
+        read = self.reads[index]
+        if isinstance(result, (Lost, ShardFailed)):
+            result = self._failed(parts[index], read, result.reason)
+        elif self.counted:
+            self.tick(read.n_rows * len(self.labels))
+        self.pending[index] = result
+        while self.next in self.pending:
+            self._take(self.pending.pop(self.next))
+            self.next += 1
+
+    def _failed(self, part: Part, read: PartRead, reason: str) -> ScoredPart:
+        """A part whose task was lost: its items get errors (and are read here, if kept)."""
+        items = None
+        if self.schema is not None:
+            items = [_item_columns(batch, self.schema) for batch in _batches_of(part, read)]
+        column = filled(read.n_rows, Status.ERROR, reason)
+        scores = {label: [column] for label in self.labels}
+        if items is not None and len(items) != 1:  # one score array per item batch
+            scores = {label: _split(column, items) for label in self.labels}
+        return ScoredPart(scores, items, read.n_rows)
+
+    def _take(self, scored: ScoredPart) -> None:
+        if scored.items is not None and self.keep.mode == "parquet":
+            assert self.keep.path is not None
+            if self.writer is None:
+                self.writer = ItemsWriter(self.keep.path, self.labels)
+            for index, batch in enumerate(scored.items):
+                self.writer.write(
+                    batch, {label: scored.scores[label][index] for label in self.labels}
+                )
+        elif scored.items is not None and self.keep.mode == "memory":
+            self.items.extend(scored.items)
+        for label in self.labels:
+            arrays = scored.scores.get(label, [])
+            light = label in self.light
+            self.scores[label].extend(_without_extras(a) if light else a for a in arrays)
+
+    def table(self, keys: pa.Table) -> RunTable:
+        """The run table of everything taken."""
+        scores = {
+            label: pa.chunked_array(arrays, SCORE_TYPE) for label, arrays in self.scores.items()
+        }
+        if self.keep.mode == "none":
+            return RunTable(keys, scores, None)
+        if self.keep.mode == "memory":
+            if self.items:
+                return RunTable(
+                    keys, scores, ItemSource.of_arrow(pa.Table.from_batches(self.items))
+                )
+            return RunTable(keys, scores, ItemSource.of_list([]))
+        assert self.keep.path is not None
+        if self.writer is None:  # nothing scored (no item-level metric): items only
+            self.writer = ItemsWriter(self.keep.path, [])
+        self.writer.close()
+        return RunTable(keys, scores, ItemSource.of_parquet(self.keep.path), light=self.light)
+
+    def abort(self) -> None:
+        """Give up the items file being written."""
+        if self.writer is not None:
+            self.writer.abort()
+
+
+def _item_columns(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """A batch's item columns in the source's common schema (no line numbers, no reasons)."""
+    conformed = conform(batch, schema)
+    return conformed.drop_columns([c for c in (LINE, ERROR) if c in conformed.schema.names])
+
+
+def _split(column: pa.StructArray, items: Sequence[pa.RecordBatch]) -> list[pa.StructArray]:
+    out, start = [], 0
+    for batch in items:
+        out.append(column.slice(start, batch.num_rows))
+        start += batch.num_rows
+    return out
