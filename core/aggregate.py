@@ -1669,6 +1669,8 @@ def coverage_receipt(
         if method not in RATIO_METHODS:
             return {}
         n = estimate.n
+        if not 0.0 <= estimate.value <= 1.0:  # not a share (a custom mean's interval)
+            return {}
         k = round(estimate.value * n)
         if abs(k - estimate.value * n) > 1e-9 * n:
             return {}

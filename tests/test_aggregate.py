@@ -1194,3 +1194,9 @@ def test_macro_mean_of_constant_groups_is_not_zero_width() -> None:
     assert est.high - est.low > 0.3
     expected = aggregate.macro_mean([0.1] * 3 + [0.7] * 3, ["a"] * 3 + ["b"] * 3)
     assert expected.low == expected.high  # unbounded: no spread, no width, as mean() gives
+
+
+def test_a_custom_mean_whose_method_ratio_knows_gets_no_receipt_and_no_error() -> None:
+    """A custom aggregate's normal interval over lengths (value 16, n 4) is not a share."""
+    estimate = Estimate(value=16.0, low=10.0, high=22.0, n=4, method="normal")
+    assert aggregate.coverage_receipt(estimate, kind="ratio") == {}

@@ -366,7 +366,7 @@ def test_default_export_skips_xlsx_with_a_notice(result: RunResult, tmp_path: Pa
     names = [p.name for p in written]
     assert "results.xlsx" not in names
     assert [n for n in names if n in BUILTIN_FORMATS.values()] == [
-        f for f in BUILTIN_FORMATS.values() if f not in ("results.xlsx", "items.jsonl")
+        f for f in BUILTIN_FORMATS.values() if f not in ("results.xlsx", "items.jsonl", "eee")
     ]
     assert not (tmp_path / "one" / "results.xlsx").exists()
     assert len(notices) == 1
