@@ -207,6 +207,17 @@ class ArrowScoreColumn(ScoreColumn):
     def __reduce__(self) -> tuple[Any, ...]:
         return (ArrowScoreColumn, (self.label, self.arrow))
 
+    def scored_values(self) -> Any:
+        """The values of the scored (ok and fail) items, in order, as a numpy array.
+
+        A million Python floats would cost more memory than the whole column.
+        """
+        if self._values is not None:
+            return super().scored_values()
+        codes = np.frombuffer(self.states, dtype=np.int8)
+        values = np.asarray(self.arrow.field("value").to_numpy(zero_copy_only=False), np.float64)
+        return values[codes <= 1]
+
     def counts(self) -> dict[Status, int]:
         """Items in each of the four states."""
         codes = np.frombuffer(self.states, dtype=np.int8)

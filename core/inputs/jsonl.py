@@ -6,7 +6,7 @@ or a lone surrogate escape is an error naming ``FILE:LINE:COLUMN``. A line may b
 ``max_line_bytes`` long (64 MiB unless set): a longer one, or a stream that never ends a line,
 is an error naming its line, found without holding more than about that much.
 
-The file is read in blocks of whole lines (8 MiB). A block is parsed by pyarrow's JSON reader
+The file is read in blocks of whole lines (2 MiB). A block is parsed by pyarrow's JSON reader
 when that is certain to give what the row path gives (every line an object starting at its
 first byte, no line nested deeper than pyarrow can take, one row per line, every text valid
 UTF-8 and every array whole, every column of a kind the Arrow path converts); otherwise, and
@@ -53,7 +53,7 @@ STREAM = "lines"
 #: The bounds this reader keeps (reader options).
 BOUNDS = ("max_line_bytes", "max_columns")
 
-_BLOCK = 8 << 20  # bytes read at a time: large enough to amortise, small enough to stream
+_BLOCK = 2 << 20  # bytes read at a time: large enough to amortise, small enough to stream
 #: Whether blocks may be parsed by pyarrow (the tests switch it off to compare the paths).
 ARROW = True
 # pyarrow's JSON parser recurses: it crashes on a line nested about 30,000 levels deep. A line
