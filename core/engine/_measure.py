@@ -427,6 +427,8 @@ def _measure(
         "aggregation": src.kind or aggregation_of(pm),
     }
     named = {REDUCER_EXTRA.format(src.reducer): 1.0} if src.reducer is not None else {}
+    if src.attempts is not None and questions is not None:
+        named.update(attempt_extra(src.attempts, questions, ctx.confidence))
     if src.error is not None:
         return Measurement(**common, error=src.error, extra=named or EMPTY)
     by_group: dict[str, Measurement] = {}
@@ -464,8 +466,6 @@ def _measure(
     elif ctx.group is not None and common["n"] < SMALL_GROUP:
         extra["small_group"] = 1.0
     extra.update(named)
-    if src.attempts is not None and questions is not None:
-        extra.update(attempt_extra(src.attempts, questions, ctx.confidence))
     return Measurement(
         **common,
         value=value,

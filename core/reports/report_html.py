@@ -42,6 +42,8 @@ from ._summary import (
     labels_of,
     macro_of,
     method_name,
+    n_text,
+    reducer_name,
     small_group_note,
 )
 from ._text import printable, visible
@@ -102,7 +104,9 @@ if(text){var hay=[it.id,it.output,it.expected,it.input,it.group,it.model].join('
 labels.forEach(function(l){var s=it.scores[l];if(s&&s[2])hay+=' '+s[2];});
 if(hay.toLowerCase().indexOf(text)<0)return;}
 total++;if(n>=shown)return;n++;
-var tr=document.createElement('tr');cell(tr,it.id);cell(tr,it.model||'');cell(tr,it.group||'');
+var tr=document.createElement('tr');
+cell(tr,it.attempt==null?it.id:it.id+' \u00b7 attempt '+it.attempt);
+cell(tr,it.model||'');cell(tr,it.group||'');
 cell(tr,it.output===null?'(no output)':it.output,'text');cell(tr,it.expected||'','text');
 labels.forEach(function(l){var s=it.scores[l];
 if(metric&&l!==metric){return;}
@@ -223,7 +227,11 @@ def _measurement_section(result: RunResult, label: str, colours: dict[Any, str])
     for model, measurements in result.by_model.items():
         for m in measurements.values():
             if m.metric == label:
-                rows.append((model if model is not None else "all items", colours[model], m))
+                who = model if model is not None else "all items"
+                reducer = reducer_name(m)
+                if reducer is not None:
+                    who = f"{who} · {reducer}"
+                rows.append((who, colours[model], m))
     if not rows:
         return ""
     name = display_name(result, label)
@@ -247,7 +255,7 @@ def _measurement_section(result: RunResult, label: str, colours: dict[Any, str])
         out.append(
             f'<tr><td>{_e(model_name)}</td><td class="num">{_e(value)}</td>'
             f'<td class="num">{interval}</td><td>{_e(method_name(m.ci_method))}</td>'
-            f'<td class="num">{m.n}</td>'
+            f'<td class="num">{_e(n_text(m))}</td>'
             + "".join(f'<td class="num">{m.counts.get(s, 0)}</td>' for s in Status)
             + f"<td>{_state_bar(m)}</td></tr>"
         )
@@ -281,7 +289,7 @@ def _group_table(rows: Sequence[tuple[str, str, Measurement]]) -> str:
         if not m.groups:
             continue
         cells: list[tuple[str, float | None, float | None, float | None, str]] = [
-            (POOLED_NAME, m.value, m.ci_low, m.ci_high, str(m.n))
+            (POOLED_NAME, m.value, m.ci_low, m.ci_high, n_text(m))
         ]
         macro = macro_of(m)
         if macro is not None:
@@ -291,7 +299,7 @@ def _group_table(rows: Sequence[tuple[str, str, Measurement]]) -> str:
             small = is_small_group(gm)
             flagged = flagged or small
             cells.append((group + (f" {SMALL_GROUP_MARK}" if small else ""), gm.value,
-                          gm.ci_low, gm.ci_high, str(gm.n)))  # fmt: skip
+                          gm.ci_low, gm.ci_high, n_text(gm)))  # fmt: skip
         for what, shown, lo, hi, n in cells:
             out.append(
                 f'<tr><td>{_e(model_name)}</td><td>{_e(what)}</td><td class="num">{_num(shown)}'
@@ -364,8 +372,9 @@ def _item_json(
             else _cut(text, cut)
         )
     model, group = item.model, item.group
+    attempt = "" if item.attempt is None else f'"attempt": {item.attempt}, '
     return (
-        f'{{"id": {_string(printable(item.id))}, '
+        f'{{"id": {_string(printable(item.id))}, {attempt}'
         f'"model": {"null" if model is None else _string(printable(model))}, '
         f'"group": {"null" if group is None else _string(printable(group))}, '
         f'"input": {texts[0]}, "output": {texts[1]}, "expected": {texts[2]}, '
@@ -380,10 +389,14 @@ def _items_data(result: RunResult, labels: list[str]) -> tuple[str, int]:
     """
     names: dict[str, str] = {}
     cut = [0]
-    items = ", ".join(
-        _item_json(item, scores, names, cut)
-        for item, scores in islice(score_rows(result), MAX_ITEMS)
-    )
+    rows = list(islice(score_rows(result), MAX_ITEMS))
+    if any(item.attempt is not None for item, _ in rows):
+        # Attempts sit under their question: questions in order of appearance, then attempts.
+        first: dict[tuple[str | None, str], int] = {}
+        for index, (item, _) in enumerate(rows):
+            first.setdefault((item.model, item.id), index)
+        rows.sort(key=lambda row: (first[(row[0].model, row[0].id)], row[0].attempt or 0))
+    items = ", ".join(_item_json(item, scores, names, cut) for item, scores in rows)
     head = json.dumps(
         {
             "labels": [printable(x) for x in labels],
