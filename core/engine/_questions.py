@@ -27,7 +27,7 @@ from ._table import RunTable
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["LabelAttempts", "Questions", "attempt_extra", "question_frame"]
+__all__ = ["LabelAttempts", "Questions", "attempt_extra", "question_columns", "question_frame"]
 
 _OK, _FAIL, _SKIP, _ERROR = 0, 1, 2, 3
 
@@ -406,6 +406,38 @@ def attempt_extra(
         if agree.low is not None and agree.high is not None:
             out["agreement_low"], out["agreement_high"] = float(agree.low), float(agree.high)
     return {k: v for k, v in out.items() if math.isfinite(v)}
+
+
+def question_columns(result: Any) -> dict[str, list[Any]]:
+    """The columns of ``RunResult.questions_df()``: one row per question of ``result``.
+
+    Each item-level label's metric is configured again from the result's configuration to
+    learn whether it says right or wrong; one that is not installed here is taken as right
+    or wrong when its headline measurement is a ratio.
+    """
+    from .._plan import plan_metrics
+
+    table = result.table
+    questions = Questions.of(table)
+    found: list[LabelAttempts] = []
+    for entry in result.metric_configs:
+        label = entry["label"]
+        if label not in table.scores:
+            continue
+        try:
+            spec = {"name": entry["name"], "label": label, **entry.get("options", {})}
+            metric = plan_metrics([spec])[0].metric
+            if metric.is_corpus:
+                continue
+            binary = metric.aggregation == "ratio"
+            normalizer = getattr(metric, "normalizer", None)
+        except Exception:  # noqa: BLE001 - not installed here: what the measurement says
+            headline = result.measurements.get(f"{result.suite_id}.{label}")
+            binary, normalizer = headline is not None and headline.aggregation == "ratio", None
+        found.append(
+            LabelAttempts.of(questions, table, label, binary=binary, normalizer=normalizer)
+        )
+    return question_frame(questions, found)
 
 
 def question_frame(questions: Questions, attempts: Sequence[LabelAttempts]) -> dict[str, list[Any]]:
