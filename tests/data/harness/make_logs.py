@@ -690,7 +690,13 @@ def make_more_lm_eval_logs(out: Path) -> None:
 if __name__ == "__main__":
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    which = sys.argv[1:] or ["inspect", "lm-eval", "inspect-cases", "lm-eval-cases", "inspect-epochs"]
+    which = sys.argv[1:] or [
+        "inspect",
+        "lm-eval",
+        "inspect-cases",
+        "lm-eval-cases",
+        "inspect-epochs",
+    ]
     if "inspect" in which:
         make_inspect_logs(HERE / "inspect")
     if "lm-eval" in which:
