@@ -283,6 +283,7 @@ def _question_sides(
     if same:
         questions[1] = questions[0]
     columns: list[dict[str, Any]] = [{}, {}]
+    codings: list[dict[Any, Any]] = [{}, {}]  # each side's answer codes, shared by its labels
     attempts_of = (result.table.has("attempt"), other.table.has("attempt"))
     entries: list[_Entry] = []
     for label in labels:
@@ -310,7 +311,12 @@ def _question_sides(
                     continue
                 if found[side] is None:
                     found[side] = LabelAttempts.of(
-                        qs, run.table, label, binary=binary, normalizer=normalizer
+                        qs,
+                        run.table,
+                        label,
+                        binary=binary,
+                        normalizer=normalizer,
+                        codings=codings[side],
                     )
                 try:
                     reduced.append(found[side].reduce(spec))  # type: ignore[union-attr]

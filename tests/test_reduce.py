@@ -189,6 +189,18 @@ def test_majority_picks_the_most_frequent_answer_and_ties_go_to_the_first_given(
     assert (heads - starts).tolist() == want
 
 
+@pytest.mark.parametrize("widest", [8, 40])
+def test_majority_counts_and_sorting_agree_on_every_question(widest: int) -> None:
+    """Few attempts per question are counted pairwise, many sorted: the same rule both ways."""
+    rng = np.random.default_rng(widest)
+    answers = [list(rng.integers(0, 5, int(rng.integers(1, widest + 1)))) for _ in range(300)]
+    answers[0] = list(rng.integers(0, 5, widest))
+    attempts = attempts_of([[True] * len(a) for a in answers], answers=answers)
+    starts = attempts.offsets[:-1]
+    want = [_counter_majority([int(x) for x in a]) for a in answers]
+    assert (reduce_majority(attempts) - starts).tolist() == want
+
+
 def test_majority_votes_on_normalised_answers_and_scores_the_winner() -> None:
     """'Paris', 'paris.' and 'Lyon': Paris wins (normalised as exact_match does), and is right."""
     outputs = ["Lyon", "Paris", "paris.", "Lyon ", "PARIS"]

@@ -189,6 +189,7 @@ class _Sources:
         plain = not table.has("attempt") and [s.name for s in self.specs] == ["mean"]
         self.questions = None if plain else Questions.of(table)
         self._question_table: RunTable | None = None
+        self._codings: dict[Any, Any] = {}  # the outputs' answer codes, shared by the labels
 
     @property
     def attempts(self) -> bool:
@@ -224,6 +225,7 @@ class _Sources:
                     pm.label,
                     binary=pm.metric.aggregation == "ratio",
                     normalizer=getattr(pm.metric, "normalizer", None),
+                    codings=self._codings,
                 )
             shown = label_attempts if self.attempts else None
             if pm.is_corpus:
@@ -257,7 +259,8 @@ class _Sources:
         """A measurement that is an error as a whole, counted by question with attempts."""
         if attempts is None:
             return attrs.evolve(self._plain(pm, key, reducer), error=error, corpus=False)
-        return attrs.evolve(self._clustered(pm, key, reducer, attempts), error=error)
+        clustered = self._clustered(pm, key, reducer, attempts, with_clusters=False)
+        return attrs.evolve(clustered, error=error)
 
     def _reduced(
         self,
@@ -295,7 +298,13 @@ class _Sources:
         )
 
     def _clustered(
-        self, pm: PlannedMetric, key: str, reducer: str | None, attempts: LabelAttempts
+        self,
+        pm: PlannedMetric,
+        key: str,
+        reducer: str | None,
+        attempts: LabelAttempts,
+        *,
+        with_clusters: bool = True,
     ) -> _Source:
         """A metric with its own aggregate under ``mean``: every attempt, questions as clusters.
 
@@ -307,9 +316,8 @@ class _Sources:
         from ._reduce import resolve_reducer as find
 
         of_question = self.questions.of_row
-        if self.clusters is not None:
-            clusters: Sequence[str | None] = self.clusters
-        else:
+        clusters: Sequence[str | None] | None = self.clusters
+        if clusters is None and with_clusters:
             clusters = [str(q) for q in of_question.tolist()]
         means = from_arrow(pm.label, attempts.reduce(find("mean"))[0])
         return _Source(

@@ -157,8 +157,14 @@ class LabelAttempts:
         *,
         binary: bool,
         normalizer: Callable[[str], str] | None = None,
+        codings: dict[Any, Any] | None = None,
     ) -> LabelAttempts:
-        """``label``'s attempts in ``table``; ``binary``: the metric says right or wrong."""
+        """``label``'s attempts in ``table``; ``binary``: the metric says right or wrong.
+
+        ``codings``: where the outputs' answer codes are kept for the other labels of the
+        same table (a dict per table; ``None``: for this label only).
+        """
+        kept: dict[Any, Any] = {} if codings is None else codings
         column = table.scores[label]
         arrow = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
         if not isinstance(arrow, pa.StructArray):  # no rows
@@ -180,7 +186,7 @@ class LabelAttempts:
         attempt_values = values[rows]
 
         def answers() -> NDArray[np.int64]:
-            return _answer_codes(table, arrow, rows, normalizer)
+            return _answer_codes(table, arrow, rows, normalizer, kept)
 
         attempts = Attempts(offsets, ok, attempt_values, binary, answers)
         empty_state = np.full(n, -1, dtype=np.int8)
@@ -329,40 +335,69 @@ def _answer_codes(
     column: pa.StructArray,
     rows: NDArray[np.intp],
     normalizer: Callable[[str], str] | None,
+    codings: dict[Any, Any],
 ) -> NDArray[np.int64]:
-    """Each scored attempt's normalised answer as a code (see :meth:`Attempts.answers`)."""
+    """Each scored attempt's normalised answer as a code (see :meth:`Attempts.answers`).
+
+    Every distinct text is normalised once; the metrics of a run whose normalisers are equal
+    share one coding of the outputs, kept in ``codings`` (one dict per run table).
+    """
     import json
 
     from ..text import Normalizer
 
     normalize = normalizer if callable(normalizer) else Normalizer()
-    (outputs,) = table.item_fields(("output",))
-    picked = rows.tolist()
-    answers: list[str | None] = [outputs[i] for i in picked]
+    out = _output_codes(table, normalize, codings)[rows]
     extras = column.field("extra")
-    if extras.null_count < len(extras):
+    if extras.null_count < len(extras) and rows.size:
         import pyarrow.compute as pc
 
-        marked = pc.match_substring(extras, '"extracted"').to_numpy(zero_copy_only=False)
-        at_rows = marked[rows] if rows.size else marked[:0]
-        hits = np.flatnonzero(np.asarray(at_rows, dtype=bool))
-        if hits.size:
-            texts = extras.take(pa.array(rows[hits])).to_pylist()
-            for position, text in zip(hits.tolist(), texts):
+        # Scores repeat their extra texts: look for an extracted answer in each text once.
+        encoded = extras.dictionary_encode()
+        texts = encoded.dictionary
+        marked = np.flatnonzero(
+            np.asarray(pc.match_substring(texts, '"extracted"').to_numpy(zero_copy_only=False))
+        )
+        if marked.size:
+            memo = codings.setdefault(("normal", normalize), {})
+            of_text = np.full(len(texts), -1, dtype=np.int64)
+            for position, text in zip(marked.tolist(), texts.take(pa.array(marked)).to_pylist()):
                 found = json.loads(text)
                 if "extracted" in found:
-                    answers[position] = found["extracted"]
-    codes: dict[str | None, int] = {None: 0}
-    normal: dict[str, int] = {}
-    out = np.empty(len(answers), dtype=np.int64)
-    for index, answer in enumerate(answers):
-        code = codes.get(answer)
-        if code is None:
-            key = normalize(answer) if isinstance(answer, str) else str(answer)
-            code = normal.setdefault(key, len(normal) + 1)
-            codes[answer] = code
-        out[index] = code
+                    of_text[position] = _code_of(found["extracted"], normalize, memo)
+            at = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)[rows]
+            extracted = np.where(at >= 0, of_text[np.maximum(at, 0)], -1)
+            out = np.where(extracted >= 0, extracted, out)
     return out
+
+
+def _code_of(answer: Any, normalize: Callable[[str], str], memo: dict[str, int]) -> int:
+    """The code of one answer in the coding ``memo`` (normalised text -> code; 0: none)."""
+    if not isinstance(answer, str):
+        return 0
+    return memo.setdefault(normalize(answer), len(memo) + 1)
+
+
+def _output_codes(
+    table: RunTable, normalize: Callable[[str], str], codings: dict[Any, Any]
+) -> NDArray[np.int64]:
+    """The code of every row's output under ``normalize`` (0: a failed request)."""
+    found = codings.get(("codes", normalize))
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    encoded = codings.get("texts")
+    if encoded is None:
+        (outputs,) = table.item_fields(("output",))
+        encoded = codings["texts"] = pa.array(outputs, pa.string()).dictionary_encode()
+    memo = codings.setdefault(("normal", normalize), {})
+    uniques = encoded.dictionary.to_pylist()
+    of_unique = np.fromiter(
+        (_code_of(text, normalize, memo) for text in uniques), np.int64, len(uniques)
+    )
+    indices = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    codes = np.where(indices >= 0, of_unique[np.maximum(indices, 0)] if len(uniques) else 0, 0)
+    codes = codings[("codes", normalize)] = np.asarray(codes, dtype=np.int64)
+    return codes
 
 
 def attempt_extra(

@@ -235,6 +235,42 @@ def reduce_majority(attempts: Attempts) -> NDArray[np.intp]:
     n = attempts.ok.size
     if n == 0:
         return np.zeros(0, dtype=np.intp)
+    widest = int(attempts.sizes.max())
+    if widest <= _PADDED_WIDEST:
+        return _majority_padded(attempts, widest)
+    return _majority_sorted(attempts)
+
+
+#: Up to this many attempts per question, majority compares each question's answers pairwise.
+_PADDED_WIDEST = 32
+#: Cells of the pairwise comparison made at once.
+_PADDED_BLOCK = 1 << 24
+
+
+def _majority_padded(attempts: Attempts, widest: int) -> NDArray[np.intp]:
+    """Majority by counting, for each attempt, the question's attempts with its answer.
+
+    An answer given equally often by every one of its attempts has one count, so the first
+    attempt holding the largest count (``argmax`` takes the first) is the earliest attempt of
+    the most frequent answer: the rule of :func:`reduce_majority`, without sorting.
+    """
+    n_questions = attempts.n_questions
+    grid = np.full((n_questions, widest), -1, dtype=np.int64)
+    grid[attempts.question, attempts.position] = attempts.answers()
+    present = grid >= 0
+    out = np.empty(n_questions, dtype=np.intp)
+    step = max(1, _PADDED_BLOCK // (widest * widest))
+    for start in range(0, n_questions, step):
+        block = grid[start : start + step]
+        counts = (block[:, :, None] == block[:, None, :]).sum(axis=2)
+        counts[~present[start : start + step]] = -1
+        out[start : start + step] = np.argmax(counts, axis=1)
+    return attempts.offsets[:-1] + out
+
+
+def _majority_sorted(attempts: Attempts) -> NDArray[np.intp]:
+    """Majority by sorting the (question, answer) pairs: for questions with many attempts."""
+    n = attempts.ok.size
     question, answers = attempts.question, attempts.answers()
     # Stable: within one (question, answer), attempts stay in attempt order.
     order = np.lexsort((answers, question))
@@ -277,29 +313,35 @@ def pass_at_k(n: NDArray[np.int64], c: NDArray[np.int64], k: int) -> NDArray[np.
     Computed as the Codex paper does (Chen et al. 2021, fig. 3), ``1 - prod(1 - k /
     arange(n - c + 1, n + 1))``, once per distinct ``(n, c)``: the same float, bit for bit.
     """
-    out = np.ones(n.size, dtype=np.float64)
-    pairs, where = np.unique(np.stack([n, c]), axis=1, return_inverse=True)
-    values = np.ones(pairs.shape[1], dtype=np.float64)
-    for j in range(pairs.shape[1]):
-        total, right = int(pairs[0, j]), int(pairs[1, j])
+    pairs, where = _distinct_pairs(n, c)
+    values = np.ones(len(pairs), dtype=np.float64)
+    for j, (total, right) in enumerate(pairs):
         if total - right >= k:
             values[j] = 1.0 - np.prod(1.0 - k / np.arange(total - right + 1, total + 1))
-    out[:] = values[where.reshape(-1)]
-    return out
+    return values[where]
 
 
 def pass_power_k(n: NDArray[np.int64], c: NDArray[np.int64], k: int) -> NDArray[np.float64]:
     """``C(c, k) / C(n, k)`` per question: k attempts drawn without replacement all right."""
-    out = np.zeros(n.size, dtype=np.float64)
-    pairs, where = np.unique(np.stack([n, c]), axis=1, return_inverse=True)
-    values = np.zeros(pairs.shape[1], dtype=np.float64)
-    for j in range(pairs.shape[1]):
-        total, right = int(pairs[0, j]), int(pairs[1, j])
+    pairs, where = _distinct_pairs(n, c)
+    values = np.zeros(len(pairs), dtype=np.float64)
+    steps = np.arange(k, dtype=np.float64)
+    for j, (total, right) in enumerate(pairs):
         if right >= k:
-            steps = np.arange(k, dtype=np.float64)
             values[j] = float(np.prod((right - steps) / (total - steps)))
-    out[:] = values[where.reshape(-1)]
-    return out
+    return values[where]
+
+
+def _distinct_pairs(
+    n: NDArray[np.int64], c: NDArray[np.int64]
+) -> tuple[list[tuple[int, int]], NDArray[np.intp]]:
+    """The distinct ``(n, c)`` pairs, and which one each question has."""
+    if n.size == 0:
+        return [], np.zeros(0, dtype=np.intp)
+    width = int(n.max()) + 1
+    keys, where = np.unique(n * width + c, return_inverse=True)
+    pairs = [(int(key) // width, int(key) % width) for key in keys.tolist()]
+    return pairs, where.reshape(-1).astype(np.intp)
 
 
 def reduce_pass_at(attempts: Attempts, k: int) -> NDArray[np.float64]:
