@@ -190,6 +190,7 @@ class _Sources:
         self.questions = None if plain else Questions.of(table)
         self._question_table: RunTable | None = None
         self._codings: dict[Any, Any] = {}  # the outputs' answer codes, shared by the labels
+        self._keys: Any = None
 
     @property
     def attempts(self) -> bool:
@@ -207,6 +208,17 @@ class _Sources:
         if self._question_table is None:
             self._question_table = self.questions.table({})
         return self._question_table
+
+    def _question_keys(self) -> Any:
+        """The questions' rows by model, groups and clusters (read once for every source)."""
+        if self._keys is None:
+            table = self._q_table()
+            self._keys = (
+                model_rows(table),
+                table.key("group") if table.has("group") else None,
+                table.key("cluster") if table.has("cluster") else None,
+            )
+        return self._keys
 
     def of(self, pm: PlannedMetric) -> list[_Source]:
         """The sources of ``pm``'s measurements: one per reducer, the first the headline's."""
@@ -274,7 +286,6 @@ class _Sources:
         """The questions with ``spec``'s question-level scores."""
         column_name = key
         table = self._q_table().with_scores({column_name: reduced})
-        self._question_table = table
         kind: str | None = None
         bounds = pm.metric.value_bounds
         if not picked:
@@ -283,14 +294,14 @@ class _Sources:
                 pm.metric.aggregation == "ratio" or aggregation_of(pm) == "custom"
             ):
                 bounds = (0.0, 1.0)  # shares of right attempts
-        q_models = model_rows(table)
+        q_models, q_groups, q_clusters = self._question_keys()
         return _Source(
             key,
             table,
             column_name,
             q_models,
-            table.key("group") if table.has("group") else None,
-            table.key("cluster") if table.has("cluster") else None,
+            q_groups,
+            q_clusters,
             kind=kind,
             bounds=bounds,
             reducer=reducer,

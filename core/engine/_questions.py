@@ -44,6 +44,15 @@ def _codes(column: pa.ChunkedArray | pa.Array) -> tuple[NDArray[np.int64], int]:
     return np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64), size + 1
 
 
+def _in_order(of_row: NDArray[np.intp], attempt: NDArray[np.int64]) -> bool:
+    """Whether rows already come question by question, attempts in increasing order."""
+    if of_row.size < 2:
+        return True
+    step = np.diff(of_row)
+    same = step == 0
+    return bool(np.all(step >= 0) and np.all(np.diff(attempt)[same] > 0))
+
+
 def _first_per_owner(owner: NDArray[np.intp], n: int) -> NDArray[np.intp]:
     """Per owner ``0..n-1``, the first position where it appears in ``owner`` (``-1``: none)."""
     out = np.full(n, -1, dtype=np.intp)
@@ -95,7 +104,10 @@ class Questions:
         of_row = rank[inverse.reshape(-1)]
         attempt = table.keys.column("attempt").to_numpy(zero_copy_only=False)
         attempt = np.where(np.isnan(attempt.astype(np.float64)), -1, attempt).astype(np.int64)
-        order = np.lexsort((np.arange(n_rows), attempt, of_row)).astype(np.intp)
+        if _in_order(of_row, attempt):  # each question's attempts together, in order
+            order = np.arange(n_rows, dtype=np.intp)
+        else:
+            order = np.lexsort((np.arange(n_rows), attempt, of_row)).astype(np.intp)
         n = int(by_appearance.size)
         offsets = np.zeros(n + 1, dtype=np.intp)
         np.cumsum(np.bincount(of_row, minlength=n), out=offsets[1:])
@@ -387,7 +399,13 @@ def _output_codes(
         return found  # type: ignore[no-any-return]
     encoded = codings.get("texts")
     if encoded is None:
-        (outputs,) = table.item_fields(("output",))
+        listed = table.items.listed if table.items is not None else None
+        if listed is not None:  # items given from Python: read the field at C speed
+            import operator
+
+            outputs = list(map(operator.attrgetter("output"), listed))
+        else:
+            (outputs,) = table.item_fields(("output",))
         encoded = codings["texts"] = pa.array(outputs, pa.string()).dictionary_encode()
     memo = codings.setdefault(("normal", normalize), {})
     uniques = encoded.dictionary.to_pylist()
