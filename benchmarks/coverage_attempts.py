@@ -11,20 +11,19 @@ Run: ``python benchmarks/coverage_attempts.py``.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 
 
 def main() -> None:
-    sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
         "simulation", Path(__file__).parents[1] / "tests" / "test_attempts.py"
     )
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     simulation = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(simulation)
 
