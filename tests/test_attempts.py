@@ -229,6 +229,32 @@ def test_compare_uses_mcnemar_on_questions_under_majority() -> None:
     assert "default.exact_match" in found
 
 
+def test_a_metric_with_its_own_aggregate_pairs_attempts_but_counts_questions() -> None:
+    """F1 under mean: attempts pair by id and attempt, whole questions resampled.
+
+    n_pairs counts the questions; the attempt pairs are in extra.
+    """
+    result = score(two_models(10, 40), ["f1"])
+    (c,) = compare(result)
+    assert c.n_pairs == 40
+    assert c.extra["n_attempt_pairs"] == 120
+    assert c.method.startswith("cluster-bootstrap")
+
+
+def test_the_comparison_table_names_each_reducer(tmp_path: Path) -> None:
+    """itemscore compare shows a further reducer's comparison as `label [reducer]`."""
+    out = tmp_path / "out"
+    result = score(two_models(11, 30), ["exact_match"], reduce=["mean", "pass@2"])
+    result.save_json(tmp_path / "results.json")
+    run = CliRunner().invoke(
+        cli, ["compare", str(tmp_path / "results.json"), "--out", str(out)], catch_exceptions=False
+    )
+    assert run.exit_code == 0, run.output
+    assert "exact_match [pass@2]" in run.output
+    keys = [row["key"] for row in json.loads((out / "comparison.json").read_text())["comparisons"]]
+    assert keys == ["default.exact_match", "default.exact_match[pass@2]"]
+
+
 def test_a_run_with_epochs_compares_with_a_run_without() -> None:
     """Two runs, one with three attempts per question and one with one: questions pair by id."""
     with_attempts = score(attempts_items(random_right(9, 30, 3, 3)), ["exact_match"])
@@ -335,6 +361,13 @@ def test_rescore_keeps_the_saved_reducers_or_takes_new_ones(tmp_path: Path) -> N
     assert itemscore.rescore(saved).measurements["default.exact_match"].value == 1.0
     again = itemscore.rescore(saved, reduce="min")
     assert again.measurements["default.exact_match"].value == pytest.approx(1 / 3)
+    other = tmp_path / "other"
+    run = CliRunner().invoke(
+        cli, ["rescore", str(out / "results.json"), "--reduce", "min", "--out", str(other)]
+    )
+    assert run.exit_code == 0, run.output
+    rescored = json.loads((other / "results.json").read_text(encoding="utf-8"))
+    assert rescored["settings"]["reduce"] == ["min"]
     verify = CliRunner().invoke(cli, ["verify", str(out / "results.json")])
     assert verify.exit_code == 0, verify.output
 
