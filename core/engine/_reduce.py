@@ -375,6 +375,12 @@ BUILTIN_REDUCERS: Mapping[str, Reducer] = {
 }
 
 
+#: The built-in reducers as :func:`reducers` lists them.
+_BUILT_IN: Mapping[str, tuple[Reducer, str | None]] = {
+    name: (function, None) for name, function in BUILTIN_REDUCERS.items()
+}
+
+
 # -- the registry --------------------------------------------------------------------------------
 
 
@@ -489,12 +495,19 @@ def resolve_reducer(
 ) -> ReducerSpec:
     """The reducer ``name`` names (``"pass@5"``), looked up among the registered ones.
 
+    Without ``available``, a built-in name is found without asking the plugins, so a run
+    that uses only built-in reducers never depends on a plugin's ``itemscore_reducers``.
+
     Raises:
         ConfigError: not a text, no such reducer (with a did-you-mean), ``K`` left as a
             letter, or a number below 1.
+        ItemscoreError: a plugin's ``itemscore_reducers`` failed, when it was asked.
     """
     if available is None:
-        available = reducers()
+        try:
+            return resolve_reducer(name, _BUILT_IN, setting=setting)
+        except ConfigError:
+            available = reducers()
     listed = one_of(available)
     if not isinstance(name, str):
         raise ConfigError(
@@ -535,9 +548,8 @@ def check_reduce(value: object, *, setting: str = "`reduce`") -> tuple[str, ...]
             refuses.
     """
     names = _as_names(value, setting)
-    available = reducers()
     for name in names:
-        resolve_reducer(name, available, setting=setting)
+        resolve_reducer(name, setting=setting)
     return names
 
 
