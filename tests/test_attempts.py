@@ -177,6 +177,22 @@ def test_picking_reducers_give_a_ratio_over_questions() -> None:
         assert (m.ci_low, m.ci_high) == pytest.approx((low, high), abs=1e-12)
 
 
+def test_run_takes_reduce_for_a_suites_items() -> None:
+    """run(suite, rows, reduce=...) reduces the suite's items' attempts like score does."""
+
+    class Twice(itemscore.Suite):
+        suite_id = "twice"
+        metrics = ("exact_match",)
+
+        def items(self, raw: Any) -> list[ItemResult]:
+            return attempts_items([[r, not r] for r in raw])
+
+    result = itemscore.run(Twice(), [True, False, True], reduce=["max", "min"])
+    assert result.measurements["twice.exact_match"].value == 1.0
+    assert result.measurements["twice.exact_match[min]"].value == 0.0
+    assert result.settings.reduce == ("max", "min")
+
+
 # -- comparisons pair questions ----------------------------------------------------------------
 
 
