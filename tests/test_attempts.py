@@ -388,6 +388,14 @@ def test_rescore_keeps_the_saved_reducers_or_takes_new_ones(tmp_path: Path) -> N
     assert verify.exit_code == 0, verify.output
 
 
+def test_rescoring_with_other_reducers_keeps_no_measurement_of_the_old_ones() -> None:
+    """A label recomputed under new reducers loses its measurements under the old ones."""
+    result = score(attempts_items(random_right(12, 10)), ["exact_match"], reduce="mean,pass@2")
+    again = itemscore.rescore(result, reduce="min")
+    assert list(again.measurements) == ["default.exact_match"]
+    assert list(again.by_model[None]) == ["default.exact_match"]
+
+
 # -- the interval covers: a simulation -----------------------------------------------------------
 
 QUESTIONS, REPETITIONS, TRUTH = 200, 2000, 0.6

@@ -292,8 +292,16 @@ def _run_plan(
     measurements, by_model = measure_all(the_plan, table, settings, corpus)
     packages = the_plan.packages()
     if base is not None:
-        measurements = {**base.measurements, **measurements}
-        by_model = {model: {**base.by_model.get(model, {}), **ms} for model, ms in by_model.items()}
+        # A label recomputed keeps none of its old measurements (under other reducers).
+        labels = set(the_plan.labels)
+
+        def others(old: Mapping[str, Any]) -> dict[str, Any]:
+            return {k: m for k, m in old.items() if m.metric not in labels}
+
+        measurements = {**others(base.measurements), **measurements}
+        by_model = {
+            model: {**others(base.by_model.get(model, {})), **ms} for model, ms in by_model.items()
+        }
         packages = {**base.provenance.get("packages", {}), **packages}
     provenance = {
         "created": created.isoformat(timespec="seconds").replace("+00:00", "Z"),
