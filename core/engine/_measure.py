@@ -98,14 +98,20 @@ class _Source:
     attempts with each question a cluster, counted by question.
     """
 
+    #: The measurement's key (``<suite>.<label>``, or with ``[<reducer>]``).
     key: str
+    #: The rows measured: the run table, or the table of questions.
     table: RunTable
+    #: The score column of ``table`` to measure.
     label: str
+    #: Rows of ``table`` by model.
     models: Mapping[str | None, Sequence[int]]
+    #: Each row's group and cluster (``None``: no row has one).
     groups: Sequence[str | None] | None
     clusters: Sequence[str | None] | None
     #: The default aggregate of this kind instead of the metric's own (``None``: its own).
     kind: str | None = None
+    #: The range of the values for that aggregate (shares of right attempts: 0 to 1).
     bounds: tuple[float, float] | None = None
     #: The reducer named in ``extra`` (``None``: none, a run as it always was).
     reducer: str | None = None
