@@ -16,7 +16,7 @@ from itemscore import ItemResult, compare, score
 from itemscore.cli import cli
 
 HARNESS = Path(__file__).parent / "data" / "harness"
-EPOCHS_LOG = HARNESS / "inspect-epochs" / "epochs_qa_scripted-a.eval"
+EPOCHS_LOG = HARNESS / "epochs" / "epochs_qa_scripted-a.eval"
 
 
 def attempts_items(

@@ -11,7 +11,7 @@ virtual environment outside the repository, when a harness changes its log forma
 
 Give folder names to write only those: ``inspect``, ``lm-eval``, ``inspect-cases``,
 ``lm-eval-cases`` (these two hold the cases each harness scores its own way), and
-``inspect-epochs`` (one task over three epochs: attempts).
+``epochs`` (one task over three epochs: attempts).
 
 Both harnesses run offline: the data sets are written here, next to the logs, and the models are
 scripted (inspect_ai's built-in ``mockllm`` with outputs chosen per question; an lm-eval ``LM``
@@ -695,7 +695,7 @@ if __name__ == "__main__":
         "lm-eval",
         "inspect-cases",
         "lm-eval-cases",
-        "inspect-epochs",
+        "epochs",
     ]
     if "inspect" in which:
         make_inspect_logs(HERE / "inspect")
@@ -705,5 +705,5 @@ if __name__ == "__main__":
         make_more_inspect_logs(HERE / "inspect-cases")
     if "lm-eval-cases" in which:
         make_more_lm_eval_logs(HERE / "lm-eval-cases")
-    if "inspect-epochs" in which:
-        make_epochs_logs(HERE / "inspect-epochs")
+    if "epochs" in which:
+        make_epochs_logs(HERE / "epochs")
