@@ -18,6 +18,7 @@ SECTIONS = (
     "bench_reports",
     "bench_judge",
     "bench_compare",
+    "bench_attempts",
 )
 
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from ._result import RunResult
+    from .engine._table import RunTable
 
 __all__ = ["Comparison", "compare", "significant_leaders"]
 
@@ -133,18 +134,31 @@ class Comparison:
 
 
 class _Columns:
-    """A result's run table as compare reads it: ids, models, groups, clusters, scores."""
+    """A run table as compare reads it: ids, models, groups, clusters, scores.
 
-    def __init__(self, result: RunResult) -> None:
-        table = result.table
+    By default the result's own table; for runs with attempts, the table of its questions
+    (or its attempts under ids that name the attempt too).
+    """
+
+    def __init__(
+        self,
+        result: RunResult,
+        table: RunTable | None = None,
+        *,
+        ids: list[str] | None = None,
+        clusters: list[str | None] | None = None,
+        contents_rows: NDArray[np.intp] | None = None,
+    ) -> None:
+        table = result.table if table is None else table
         self.table = table
         self.result = result
         self.n = len(table)
-        self.ids: list[str] = table.key("id")
+        self.ids: list[str] = table.key("id") if ids is None else ids
         self.groups: list[str | None] | None = table.key("group") if table.has("group") else None
-        self.clusters: list[str | None] | None = (
-            table.key("cluster") if table.has("cluster") else None
-        )
+        if clusters is None and table.has("cluster"):
+            clusters = table.key("cluster")
+        self.clusters: list[str | None] | None = clusters
+        self._contents_rows = contents_rows
 
     def scores(self, label: str) -> ScoreColumn:
         return self.table.score(label)
@@ -164,10 +178,183 @@ class _Columns:
         models = self.table.key("model")
         return np.flatnonzero(np.fromiter((m == model for m in models), bool, self.n))
 
+    def question_ids(self, rows: NDArray[np.intp]) -> list[str]:
+        """The question (the plain id) of each of ``rows``."""
+        ids = self.table.key("id")
+        return [ids[i] for i in rows.tolist()]
+
     def contents(self) -> tuple[list[str | None], list[Any]]:
         """Each item's ``input`` and ``expected``: what makes two items with one id the same."""
-        inputs, expected = self.table.item_fields(("input", "expected"))
+        rows = None if self._contents_rows is None else self._contents_rows.tolist()
+        inputs, expected = self.result.table.item_fields(("input", "expected"), rows)
         return inputs, [None if e is None else tuple(e) for e in expected]
+
+
+@attrs.frozen
+class _Entry:
+    """One comparison per pair of models: a label under one reducer, and where its scores are."""
+
+    label: str
+    key: str
+    #: The score column of each side (the label, or a reduced column's name).
+    column_a: str
+    column_b: str
+    #: The measurement key of side b, when it differs (another first reducer).
+    key_b: str | None = None
+    #: The range of the values compared as means (shares of right attempts: 0 to 1).
+    bounds: tuple[float, float] | None = None
+    #: Whether it pairs attempts (a metric with its own aggregate under ``mean``) rather
+    #: than questions.
+    by_attempt: bool = False
+
+
+#: ``(baseline, candidate, rows of a, rows of b, ids on one side only, groups)``.
+_Aligned = tuple[str | None, str | None, "NDArray[np.intp]", "NDArray[np.intp]", int, Any]
+
+
+class _Sides:
+    """The two sides' columns and their rows paired by id, for every pair of models."""
+
+    def __init__(
+        self,
+        col_a: _Columns,
+        col_b: _Columns,
+        pairs: Sequence[tuple[str | None, str | None, str | None, str | None]],
+        several_a: bool,
+        several_b: bool,
+        by_attempt: _Sides | None = None,
+    ) -> None:
+        self.col_a, self.col_b = col_a, col_b
+        self.pairs = pairs
+        self.several_a, self.several_b = several_a, several_b
+        self._by_attempt = by_attempt
+        self._aligned: list[_Aligned] | None = None
+
+    def aligned(self) -> list[_Aligned]:
+        if self._aligned is None:
+            col_a, col_b = self.col_a, self.col_b
+            out: list[_Aligned] = []
+            for model_a, model_b, name_a, name_b in self.pairs:
+                rows_a = col_a.rows_of(model_a, self.several_a)
+                rows_b = col_b.rows_of(model_b, self.several_b)
+                ids_a = [col_a.ids[i] for i in rows_a.tolist()] if self.several_a else col_a.ids
+                ids_b = [col_b.ids[i] for i in rows_b.tolist()] if self.several_b else col_b.ids
+                ia, ib, n_only = _align(ids_a, ids_b)
+                ra, rb = rows_a[ia], rows_b[ib]
+                out.append((name_a, name_b, ra, rb, n_only, _pick(col_a.groups, ra)))
+            self._aligned = out
+        return self._aligned
+
+    def for_entry(self, entry: _Entry) -> _Sides:
+        """The sides an entry pairs: these, or the attempts'."""
+        if entry.by_attempt and self._by_attempt is not None:
+            return self._by_attempt
+        return self
+
+
+def _reduces(result: RunResult) -> bool:
+    """Whether a result's measurements were made over questions rather than its items."""
+    settings = result.settings
+    return result.table.has("attempt") or tuple(getattr(settings, "reduce", ("mean",))) != ("mean",)
+
+
+def _question_sides(
+    result: RunResult,
+    other: RunResult,
+    col_a: _Columns,
+    col_b: _Columns,
+    labels: Sequence[str],
+    pairs: Sequence[tuple[str | None, str | None, str | None, str | None]],
+    several_a: bool,
+    several_b: bool,
+) -> tuple[list[_Entry], _Sides]:
+    """The entries of runs with attempts (or reducers): questions paired by id.
+
+    Each side's attempts are reduced as its measurements were, by each reducer both runs
+    have: the first one's comparison has the key ``<suite>.<label>``, each further one
+    ``<suite>.<label>[<reducer>]``. A metric with its own aggregate under ``mean`` is
+    compared on its attempts paired by id and attempt, each question resampled whole.
+    """
+    from .engine._questions import LabelAttempts, Questions
+    from .engine._reduce import reducer_key, resolve_reducer
+
+    reduce_a = tuple(result.settings.reduce)
+    reduce_b = tuple(other.settings.reduce)
+    shared = [name for name in reduce_a if name in reduce_b]
+    questions = [Questions.of(result.table), Questions.of(other.table)]
+    same = other is result
+    if same:
+        questions[1] = questions[0]
+    columns: list[dict[str, Any]] = [{}, {}]
+    codings: list[dict[Any, Any]] = [{}, {}]  # each side's answer codes, shared by its labels
+    attempts_of = (result.table.has("attempt"), other.table.has("attempt"))
+    entries: list[_Entry] = []
+    for label in labels:
+        metric = _metric_for(result, label, required=True)
+        assert metric is not None
+        binary = metric.aggregation == "ratio"
+        normalizer = getattr(metric, "normalizer", None)
+        custom = (
+            any(m.aggregation == "custom" for m in _measurements_of(result, label)[:1])
+            or type(metric).aggregate is not Metric.aggregate
+        )
+        found: list[LabelAttempts | None] = [None, None]
+        for name in shared:
+            first_a, first_b = reduce_a.index(name) == 0, reduce_b.index(name) == 0
+            key = reducer_key(result.suite_id, label, name, first_a)
+            key_b = reducer_key(other.suite_id, label, name, first_b)
+            if custom and name == "mean" and any(attempts_of):
+                entries.append(_Entry(label, key, label, label, key_b, by_attempt=True))
+                continue
+            spec = resolve_reducer(name)
+            reduced: list[Any] = []
+            for side, (run, qs) in enumerate(zip((result, other), questions)):
+                if side == 1 and same:
+                    reduced.append(reduced[0])
+                    continue
+                if found[side] is None:
+                    found[side] = LabelAttempts.of(
+                        qs,
+                        run.table,
+                        label,
+                        binary=binary,
+                        normalizer=normalizer,
+                        codings=codings[side],
+                    )
+                try:
+                    reduced.append(found[side].reduce(spec))  # type: ignore[union-attr]
+                except Exception:  # noqa: BLE001 - that measurement is an error: nothing to pair
+                    break
+            if len(reduced) < 2:
+                continue
+            columns[0][key] = reduced[0][0]
+            columns[1][key_b if not same else key] = reduced[1][0]
+            picked = reduced[0][1]
+            bounds = (0.0, 1.0) if binary and not picked else None
+            entries.append(_Entry(label, key, key, key_b if not same else key, key_b, bounds))
+    table_a = questions[0].table(columns[0])
+    q_a = _Columns(result, table_a, contents_rows=questions[0].first_row)
+    if same:
+        q_b = q_a
+    else:
+        table_b = questions[1].table(columns[1])
+        q_b = _Columns(other, table_b, contents_rows=questions[1].first_row)
+    by_attempt = None
+    if any(e.by_attempt for e in entries):
+        att_a = _attempt_columns(result)
+        att_b = att_a if same else _attempt_columns(other)
+        by_attempt = _Sides(att_a, att_b, pairs, several_a, several_b)
+    return entries, _Sides(q_a, q_b, pairs, several_a, several_b, by_attempt)
+
+
+def _attempt_columns(result: RunResult) -> _Columns:
+    """A result's attempts under ids naming the attempt, each question (or cluster) a cluster."""
+    table = result.table
+    ids = table.key("id")
+    attempts = table.key("attempt")
+    named = [f"{i}\x1f{a}" for i, a in zip(ids, attempts)]
+    clusters = table.key("cluster") if table.has("cluster") else list(ids)
+    return _Columns(result, table, ids=named, clusters=list(clusters))
 
 
 def _settings(result: RunResult) -> tuple[float, int, str]:
@@ -179,12 +366,25 @@ def _measurements_of(result: RunResult, label: str) -> list[Measurement]:
     return [m for ms in result.by_model.values() for m in ms.values() if m.metric == label]
 
 
-def _kind_of(result: RunResult, label: str) -> Kind:
-    """The test a label's comparison uses, from how its measurements were made."""
-    found = _measurements_of(result, label)
-    aggregation = found[0].aggregation if found else "custom"
-    if aggregation in ("ratio", "mean"):
-        return cast("Kind", aggregation)
+def _kind_of(result: RunResult, other: RunResult, entry: _Entry) -> Kind:
+    """The test of an entry's comparison, from how the measurements of both sides were made.
+
+    A ratio on one side and a mean (of shares of right attempts) on the other compare as
+    means.
+    """
+    kinds = set()
+    sides = [(result, entry.key)]
+    if entry.key_b is not None:  # runs with attempts: both sides' reductions count
+        sides.append((other, entry.key_b))
+    for side, key in sides:
+        found = [m for m in _measurements_of(side, entry.label) if m.key == key]
+        if not found:  # a result written before keys named reducers: the label's first
+            found = _measurements_of(side, entry.label)[:1]
+        kinds.add(found[0].aggregation if found else "custom")
+    if kinds == {"ratio"}:
+        return "ratio"
+    if kinds <= {"ratio", "mean"}:
+        return "mean"
     return "bootstrap"
 
 
@@ -250,6 +450,10 @@ class _Paired:
     higher_is_better: bool
     #: The run's interval method: ``"auto"`` takes the Beta posterior for small ratio tables.
     ci_method: str | None = None
+    #: The range a mean's values lie in (its interval is clipped to it), or ``None``.
+    bounds: tuple[float, float] | None = None
+    #: With attempts paired one by one: the question of each paired row (side a's).
+    questions: list[str] | None = None
 
 
 def _compare_one(p: _Paired, select: NDArray[np.intp] | None) -> Comparison:
@@ -280,10 +484,14 @@ def _compare_one(p: _Paired, select: NDArray[np.intp] | None) -> Comparison:
     elif p.kind == "mean":
         assert p.values_a is not None
         assert p.values_b is not None
-        bounds = None if p.metric is None else p.metric.value_bounds
-        fields = _mean(p.values_a[rows_full], p.values_b[rows_full], clusters, p.confidence, bounds)
+        fields = _mean(
+            p.values_a[rows_full], p.values_b[rows_full], clusters, p.confidence, p.bounds
+        )
     else:
         fields = _bootstrap(p, select, rows_full)
+    if p.questions is not None:  # attempts paired: the questions they answer are the pairs
+        fields["extra"] = {**fields.get("extra", {}), "n_attempt_pairs": float(n)}
+        common["n_pairs"] = len({p.questions[i] for i in rows_full.tolist()})
     return Comparison(**common, **fields)
 
 
@@ -902,15 +1110,15 @@ def compare(
 
     several_a = len(models_a) > 1
     several_b = len(_model_names(other)) > 1 if other is not None else several_a
-    aligned = []
-    for model_a, model_b, name_a, name_b in pairs:
-        rows_a = col_a.rows_of(model_a, several_a)
-        rows_b = col_b.rows_of(model_b, several_b)
-        ids_a = [col_a.ids[i] for i in rows_a.tolist()] if several_a else col_a.ids
-        ids_b = [col_b.ids[i] for i in rows_b.tolist()] if several_b else col_b.ids
-        ia, ib, n_only = _align(ids_a, ids_b)
-        ra, rb = rows_a[ia], rows_b[ib]
-        aligned.append((name_a, name_b, ra, rb, n_only, _pick(col_a.groups, ra)))
+    side_b_result = other if other is not None else result
+    if not _reduces(result) and not _reduces(side_b_result):
+        entries = [_Entry(label, f"{suite_id}.{label}", label, label) for label in labels]
+        sides = _Sides(col_a, col_b, pairs, several_a, several_b)
+    else:
+        entries, sides = _question_sides(
+            result, side_b_result, col_a, col_b, labels, pairs, several_a, several_b
+        )
+    aligned = sides.aligned()
     if labels and all(ra.size == 0 for _, _, ra, _, _, _ in aligned):
         raise ConfigError(
             "The items of the two sides share no id, so there is no pair to compare: compare "
@@ -918,38 +1126,46 @@ def compare(
             + (", and by model within a run)." if other is None else ").")
         )
     if not allow_different_inputs:
-        _check_same_items(col_a, col_b, aligned)
+        _check_same_items(sides.col_a, sides.col_b, aligned)
     out: list[Comparison] = []
-    for label in labels:
-        kind = _kind_of(result, label)
+    for entry in entries:
+        label = entry.label
+        kind = _kind_of(result, side_b_result, entry)
         # A mean's interval is clipped to its metric's value bounds when the metric is here.
         metric = (
             None if kind == "ratio" else _metric_for(result, label, required=kind == "bootstrap")
         )
         higher = _higher_is_better(result, label)
+        own = sides.for_entry(entry)
+        bounds = entry.bounds
+        if bounds is None and metric is not None:
+            bounds = metric.value_bounds
         family: list[Comparison] = []
-        for name_a, name_b, ra, rb, n_only, groups in aligned:
+        for name_a, name_b, ra, rb, n_only, groups in own.aligned():
+            ca, cb = own.col_a, own.col_b
             paired = _Paired(
                 label=label,
-                key=f"{suite_id}.{label}",
+                key=entry.key,
                 kind=kind,
                 metric=metric,
                 baseline=name_a,
                 candidate=name_b,
-                codes_a=col_a.codes(label)[ra],
-                codes_b=col_b.codes(label)[rb],
-                values_a=col_a.values(label)[ra] if kind == "mean" else None,
-                values_b=col_b.values(label)[rb] if kind == "mean" else None,
-                scores_a=_take(col_a.scores(label), ra) if kind == "bootstrap" else None,
-                scores_b=_take(col_b.scores(label), rb) if kind == "bootstrap" else None,
+                codes_a=ca.codes(entry.column_a)[ra],
+                codes_b=cb.codes(entry.column_b)[rb],
+                values_a=ca.values(entry.column_a)[ra] if kind == "mean" else None,
+                values_b=cb.values(entry.column_b)[rb] if kind == "mean" else None,
+                scores_a=_take(ca.scores(entry.column_a), ra) if kind == "bootstrap" else None,
+                scores_b=_take(cb.scores(entry.column_b), rb) if kind == "bootstrap" else None,
                 groups=groups,
-                clusters=_pick(col_a.clusters, ra),
+                clusters=_pick(ca.clusters, ra),
                 n_only=n_only,
                 confidence=level,
                 seed=seed,
                 suite_id=suite_id,
                 higher_is_better=higher,
                 ci_method=result.settings.ci_method,
+                bounds=bounds,
+                questions=own.col_a.question_ids(ra) if entry.by_attempt else None,
             )
             headline = _compare_one(paired, None)
             family.append(attrs.evolve(headline, groups=_by_group(paired, adjust)))
@@ -1077,8 +1293,10 @@ def significant_leaders(result: RunResult) -> dict[str, str]:
         comparisons = compare(result)
     except ConfigError:  # models with nothing to pair, or a metric not installed: no bold
         return {}
+    suite_id = result.suite_id
     for c in comparisons:
-        by_label.setdefault(c.metric, []).append(c)
+        if c.key == f"{suite_id}.{c.metric}":  # a further reducer's comparison bolds nothing
+            by_label.setdefault(c.metric, []).append(c)
     for label, comparisons in by_label.items():
         best = _best_model(result, label, models)
         if best is None:

@@ -53,6 +53,15 @@ _COLUMNS = (
 )
 
 
+def _name(c: Comparison) -> str:
+    """A comparison's metric as tables show it: the label, and a further reducer's name."""
+    head = f".{c.metric}["
+    at = c.key.rfind(head)
+    if at >= 0 and c.key.endswith("]"):
+        return f"{c.metric} [{c.key[at + len(head) : -1]}]"
+    return c.metric
+
+
 def _walk(comparisons: Sequence[Comparison]) -> Iterator[tuple[str | None, Comparison]]:
     """Each headline comparison, followed by its group comparisons."""
     for c in comparisons:
@@ -139,13 +148,15 @@ def comparison_table(comparisons: Sequence[Comparison], *, groups: bool = False)
         )
     table.add_column("pairs", justify="right")
     table.add_column("MDE", justify="right")
+    from rich.markup import escape
+
     for group, c in _walk(comparisons) if groups else ((None, c) for c in comparisons):
         diff = f"{_fixed(c.difference)} [{_fixed(c.ci_low)}, {_fixed(c.ci_high)}]"
         if c.significant:
             diff = f"[bold]{diff}[/bold]"
         pairs = str(c.n_pairs) + (f" (+{c.n_unpaired} left out)" if c.n_unpaired else "")
         table.add_row(
-            c.metric if group is None else f"  {group}",
+            escape(_name(c)) if group is None else f"  {group}",
             str(c.baseline),
             str(c.candidate),
             diff,
@@ -176,7 +187,7 @@ def comparison_tex(comparisons: Sequence[Comparison], *, digits: int = 3) -> str
         r"\midrule",
     ]
     for group, c in _walk(comparisons):
-        name = latex_escape(c.metric if group is None else f"{c.metric}: {group}")
+        name = latex_escape(_name(c) if group is None else f"{_name(c)}: {group}")
         diff = f"{cell(c.difference)} [{cell(c.ci_low)}, {cell(c.ci_high)}]"
         if c.significant:
             diff = rf"\textbf{{{diff}}}"
@@ -236,7 +247,7 @@ def forest_plot(comparisons: Sequence[Comparison]) -> dict[str, bytes]:
         ax.axvline(0.0, color="black", linewidth=0.8, linestyle="--")
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels(
-            [f"{c.metric}: {c.candidate} vs {c.baseline}" for c in reversed(rows)], fontsize=8
+            [f"{_name(c)}: {c.candidate} vs {c.baseline}" for c in reversed(rows)], fontsize=8
         )
         level = f"{100 * rows[0].confidence:g}%" if rows else ""
         ax.set_xlabel(f"difference (candidate - baseline), {level} interval")

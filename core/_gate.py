@@ -127,9 +127,11 @@ def _side(result: RunResult, label: str, which: str) -> tuple[list[str], NDArray
 
 def _range(result: RunResult, label: str) -> tuple[float, float]:
     """The range every score of ``label`` lies in: [0, 1] for a ratio, else the metric's."""
-    from ._compare import _kind_of, _metric_for
+    from ._compare import _metric_for
 
-    if _kind_of(result, label) == "ratio":
+    kinds = {m.aggregation for ms in result.by_model.values() for m in ms.values()
+             if m.metric == label}  # fmt: skip
+    if kinds == {"ratio"}:
         return 0.0, 1.0
     metric = _metric_for(result, label, required=False)
     bounds = None if metric is None else metric.value_bounds

@@ -16,7 +16,7 @@ from ._records import EMPTY, Estimate, ItemResult, ItemScore, MetricResult, Stat
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Metric", "MetricContext"]
+__all__ = ["Metric", "MetricContext", "default_aggregate"]
 
 Aggregation = Literal["ratio", "mean", "geomean"]
 _AGGREGATIONS = ("ratio", "mean", "geomean")
@@ -255,54 +255,64 @@ class Metric:
         interval, or the mean (normal interval) or geometric mean of the scored values. Skip
         and error are excluded from every denominator.
         """
-        from . import aggregate
-        from ._columns import ScoreColumn
-
-        column = scores if isinstance(scores, ScoreColumn) else ScoreColumn.from_scores("", scores)
-        clusters = ctx.clusters
-        if clusters is not None and all(c is None for c in clusters):
-            clusters = None
-        if self.aggregation == "ratio":
-            method = _method_for(ctx.ci_method, aggregate.RATIO_METHODS, "wilson")
-            if clusters is not None:
-                successes, scored_clusters = column.scored_outcomes(clusters)
-                return aggregate.cluster_ratio(
-                    successes, scored_clusters, method=method, confidence=ctx.confidence
-                )
-            counts = column.counts()
-            ok, fail = counts[Status.OK], counts[Status.FAIL]
-            return aggregate.ratio(ok, ok + fail, method=method, confidence=ctx.confidence)
-        values = column.scored_values()
-        method = _method_for(ctx.ci_method, aggregate.MEAN_METHODS, "normal")
-        if self.aggregation == "mean" and clusters is not None:
-            scored_clusters = column.scored_clusters(clusters)
-            return aggregate.cluster_mean(
-                values, scored_clusters, confidence=ctx.confidence, bounds=self.value_bounds
-            )
-        if self.aggregation == "mean":
-            estimate = aggregate.mean(
-                values,
-                method=method,
-                confidence=ctx.confidence,
-                seed=ctx.seed,
-                bounds=self.value_bounds,
-            )
-        else:
-            geo_method = method if method in aggregate.GEOMEAN_METHODS else "normal"
-            estimate = aggregate.geomean(values, method=geo_method, confidence=ctx.confidence)
-        return self._clipped(estimate)
-
-    def _clipped(self, estimate: Estimate) -> Estimate:
-        """``estimate`` with its interval clipped to ``value_bounds``."""
-        if self.value_bounds is None or estimate.low is None or estimate.high is None:
-            return estimate
-        lowest, highest = self.value_bounds
-        return attrs.evolve(
-            estimate, low=max(estimate.low, lowest), high=min(estimate.high, highest)
-        )
+        return default_aggregate(scores, ctx, self.aggregation, self.value_bounds)
 
     def __repr__(self) -> str:
         return f"<{type(self).__qualname__} {getattr(self, 'metric_id', '?')!r}>"
+
+
+def default_aggregate(
+    scores: Sequence[ItemScore],
+    ctx: MetricContext,
+    aggregation: str,
+    bounds: tuple[float, float] | None,
+) -> Estimate:
+    """The default aggregate of ``scores`` as ``aggregation`` says, values within ``bounds``.
+
+    What :meth:`Metric.aggregate` does for a metric that does not override it; a run that
+    reduces attempts to shares (a ratio metric's attempts averaged per question) calls it
+    with ``"mean"`` and the bounds ``(0, 1)``.
+    """
+    from . import aggregate
+    from ._columns import ScoreColumn
+
+    column = scores if isinstance(scores, ScoreColumn) else ScoreColumn.from_scores("", scores)
+    clusters = ctx.clusters
+    if clusters is not None and all(c is None for c in clusters):
+        clusters = None
+    if aggregation == "ratio":
+        method = _method_for(ctx.ci_method, aggregate.RATIO_METHODS, "wilson")
+        if clusters is not None:
+            successes, scored_clusters = column.scored_outcomes(clusters)
+            return aggregate.cluster_ratio(
+                successes, scored_clusters, method=method, confidence=ctx.confidence
+            )
+        counts = column.counts()
+        ok, fail = counts[Status.OK], counts[Status.FAIL]
+        return aggregate.ratio(ok, ok + fail, method=method, confidence=ctx.confidence)
+    values = column.scored_values()
+    method = _method_for(ctx.ci_method, aggregate.MEAN_METHODS, "normal")
+    if aggregation == "mean" and clusters is not None:
+        scored_clusters = column.scored_clusters(clusters)
+        return aggregate.cluster_mean(
+            values, scored_clusters, confidence=ctx.confidence, bounds=bounds
+        )
+    if aggregation == "mean":
+        estimate = aggregate.mean(
+            values, method=method, confidence=ctx.confidence, seed=ctx.seed, bounds=bounds
+        )
+    else:
+        geo_method = method if method in aggregate.GEOMEAN_METHODS else "normal"
+        estimate = aggregate.geomean(values, method=geo_method, confidence=ctx.confidence)
+    return _clipped(estimate, bounds)
+
+
+def _clipped(estimate: Estimate, bounds: tuple[float, float] | None) -> Estimate:
+    """``estimate`` with its interval clipped to ``bounds``."""
+    if bounds is None or estimate.low is None or estimate.high is None:
+        return estimate
+    lowest, highest = bounds
+    return attrs.evolve(estimate, low=max(estimate.low, lowest), high=min(estimate.high, highest))
 
 
 @functools.lru_cache(maxsize=256)

@@ -19,7 +19,7 @@ from ._metric import Metric
 from ._registry import MetricInfo, Registry, default_registry
 from ._spec import MetricLike, MetricSpec
 
-__all__ = ["PlannedMetric", "RunPlan", "plan", "plan_metrics"]
+__all__ = ["PlannedMetric", "RunPlan", "plan", "plan_metrics", "reduce_of"]
 
 
 @attrs.frozen
@@ -68,6 +68,9 @@ class RunPlan:
 
     #: The metrics, in the order their measurements are reported.
     metrics: tuple[PlannedMetric, ...]
+    #: How attempts are reduced (checked reducer names, the first one the headline's);
+    #: ``None``: the plan does not say, and the run's ``reduce`` (default ``"mean"``) holds.
+    reduce: tuple[str, ...] | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -190,10 +193,33 @@ def plan_metrics(
     return list(plan(metrics, extra_metrics, registry=registry).metrics)
 
 
+def reduce_of(asked: object, metrics: object) -> tuple[str, ...] | None:
+    """The reducers of a run: ``reduce=`` of ``score``/``run``/``rescore``, else its plan's.
+
+    Returns ``None`` when neither says (the run's default, ``"mean"``, or a saved run's own).
+
+    Raises:
+        ConfigError: a bad reducer, or a plan with other reducers than ``reduce=``.
+    """
+    from .engine._reduce import check_reduce
+
+    planned = metrics.reduce if isinstance(metrics, RunPlan) else None
+    if asked is None:
+        return planned
+    names = check_reduce(asked)
+    if planned is not None and planned != names:
+        raise ConfigError(
+            f"The reducers are given twice: the plan has {list(planned)!r} and `reduce` "
+            f"{list(names)!r}. Give them once, in plan(..., reduce=...) or in `reduce`."
+        )
+    return names
+
+
 def plan(
     metrics: Iterable[MetricLike] | RunPlan,
     extra_metrics: Iterable[MetricLike] = (),
     *,
+    reduce: str | Iterable[str] | None = None,
     registry: Registry | None = None,
 ) -> RunPlan:
     """Resolve and configure the metrics of a run once, checking labels; score nothing.
@@ -204,6 +230,9 @@ def plan(
             with ``extra_metrics`` added).
         extra_metrics: More metrics; repeats of ``metrics`` (same label, metric and options)
             are dropped rather than scored twice.
+        reduce: How each question's attempts are reduced: a reducer name (``"mean"``,
+            ``"pass@5"``...) or a list of them, the first giving the headline measurement;
+            ``None``: the run's ``reduce`` (default ``"mean"``).
         registry: Where to find metrics (default: every installed one).
 
     Returns:
@@ -213,8 +242,13 @@ def plan(
         UnknownMetricError: a name no installed metric has.
         OptionError: an unknown option or a bad value.
         ConfigError: two metrics with one label, or an extra metric that reuses a bound
-            metric's label with other options, or no metric at all.
+            metric's label with other options, or no metric at all; an unknown reducer.
     """
+    from .engine._reduce import check_reduce
+
+    reducers = None if reduce is None else check_reduce(reduce)
+    if isinstance(metrics, RunPlan) and reducers is None:
+        reducers = metrics.reduce
     registry = registry or default_registry()
     planned: list[PlannedMetric] = []
     by_label: dict[str, PlannedMetric] = {}
@@ -251,4 +285,4 @@ def plan(
             planned.append(pm)
     if not planned:
         raise ConfigError("No metrics to score: name at least one, e.g. metrics=['exact_match'].")
-    return RunPlan(tuple(planned))
+    return RunPlan(tuple(planned), reducers)

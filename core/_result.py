@@ -160,6 +160,20 @@ class RunResult:
 
         return items_df(self)
 
+    def questions_df(self) -> Any:
+        """A pandas DataFrame with one row per question (needs ``itemscore[pandas]``).
+
+        A question is the items of one ``model`` and ``id`` (its attempts). Columns: ``id``,
+        ``model``, ``group``, ``cluster``, ``attempts`` (every state), then per item-level
+        label ``<label>:attempts`` (scored attempts), ``<label>:mean`` (their mean: the share
+        right for a right-or-wrong metric) and ``<label>:agreement`` (the share of them that
+        agree with the most frequent verdict; none with fewer than 2).
+        """
+        from ._frames import _pandas
+        from .engine._questions import question_columns
+
+        return _pandas("RunResult.questions_df()").DataFrame(question_columns(self))
+
     def measurements_df(self) -> Any:
         """A pandas DataFrame with one row per measurement and group (``group`` ``None``: all).
 

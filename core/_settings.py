@@ -93,6 +93,21 @@ def _check_seconds(instance: Any, attribute: attrs.Attribute[Any], value: Any) -
         )
 
 
+def _to_reduce(value: Any) -> Any:
+    """A reducer name or a list of them as a tuple (the names are checked by the validator)."""
+    if isinstance(value, list):
+        return tuple(value)
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(","))
+    return value
+
+
+def _check_reduce(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    from .engine._reduce import check_reduce
+
+    check_reduce(value)
+
+
 def _check_seed(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ConfigError(f"`seed` ({value!r}) must be an integer.")
@@ -132,10 +147,19 @@ class RunSettings:
     #: Seconds the whole run may take; shards not done by then get ``error`` scores.
     #: ``None``: no limit.
     deadline: float | None = attrs.field(default=None, validator=_check_seconds)
+    #: How each question's attempts are reduced to one score before aggregation, in order:
+    #: the first reducer gives the measurement ``<suite>.<label>``, each further one
+    #: ``<suite>.<label>[<reducer>]`` (``"mean"``, ``"max"``, ``"min"``, ``"majority"``,
+    #: ``"maj@K"``, ``"pass@K"``, ``"pass^K"``, ``"at_least:K"`` or a plugin's).
+    reduce: tuple[str, ...] = attrs.field(
+        default=("mean",), converter=_to_reduce, validator=_check_reduce
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form saved in ``results.json``."""
-        return attrs.asdict(self)
+        data = attrs.asdict(self)
+        data["reduce"] = list(self.reduce)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunSettings:
@@ -145,4 +169,13 @@ class RunSettings:
             ConfigError: a value out of range or of the wrong type.
         """
         known = {f.name for f in attrs.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        given = {k: v for k, v in data.items() if k in known}
+        reduce = given.pop("reduce", None)
+        settings = cls(**given)
+        if reduce is not None:
+            from .engine._reduce import shape_of_reduce
+
+            # Saved results load without the plugins that added their reducers: only the
+            # shape is checked here; a run that reduces again looks the names up.
+            object.__setattr__(settings, "reduce", shape_of_reduce(_to_reduce(reduce)))
+        return settings

@@ -79,13 +79,15 @@ def safe_text(text: object) -> Text:
 
 
 def _row(m: Measurement, name: str | Text) -> list[Any]:
+    from .reports._summary import n_text
+
     counts = m.counts
     return [
         safe_text(name) if isinstance(name, str) else name,
         format_value(m.value),
         format_interval(m.ci_low, m.ci_high),
         safe_text(method_name(m.ci_method)),
-        str(m.n),
+        n_text(m),
         str(counts.get(Status.OK, 0)),
         str(counts.get(Status.FAIL, 0)),
         str(counts.get(Status.SKIP, 0)),
@@ -114,9 +116,11 @@ def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
         MACRO_NAME,
         POOLED_NAME,
         SMALL_GROUP_MARK,
+        TIMES,
         bold_cells,
         is_small_group,
         macro_of,
+        reducer_name,
         small_group_note,
     )
 
@@ -130,6 +134,9 @@ def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
         for m in measurements.values():
             grouped = by_group and bool(m.groups)
             head = safe_text(m.metric)
+            reducer = reducer_name(m)
+            if reducer is not None:
+                head.append(f" [{reducer}]")
             if grouped:
                 head.append(f" · {POOLED_NAME}")
             row = _row(m, head)
@@ -163,6 +170,8 @@ def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
         notes = [BOLD_NOTE.format(level=f"{confidence * 100:g}%")] if any_bold else []
         if flagged:
             notes.append(small_group_note())
+        if any("n_attempts" in m.extra for m in measurements.values()):
+            notes.append(f"n: questions {TIMES} attempts per question; \\[reducer]: how reduced.")
         note = "\n".join(notes) or None
         table = Table(
             title=safe_text(title),

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ._records import ItemResult, ItemScore
     from ._result import RunResult
 
-__all__ = ["ExportWriter", "hookimpl", "hookspec"]
+__all__ = ["ExportWriter", "Reducer", "hookimpl", "hookspec"]
 
 #: Marks a hook specification (used by itemscore itself).
 hookspec = pluggy.HookspecMarker("itemscore")
@@ -32,6 +32,9 @@ hookimpl = pluggy.HookimplMarker("itemscore")
 
 #: An export writer: ``writer(result, path)`` writes ``result`` to ``path``.
 ExportWriter = Callable[["RunResult", Path], None]
+#: A reducer: ``reducer(attempts)`` (or ``reducer(attempts, k)`` for a name with ``K``) returns
+#: one entry per question: a float score, or the index of the attempt that stands for it.
+Reducer = Callable[..., Any]
 
 
 @hookspec
@@ -81,4 +84,22 @@ def itemscore_export_formats() -> Mapping[str, ExportWriter]:  # type: ignore[em
     the file becomes ``DIR/results.<name>`` once every report has been written. A name is
     letters, digits and ``_ . + -`` (no path separator, no ``..``); another is an error that
     names the plugin.
+    """
+
+
+@hookspec
+def itemscore_reducers() -> Mapping[str, Reducer]:  # type: ignore[empty-body]
+    """Return extra reducers by name: ``{"best_of@K": best_of}``.
+
+    A reducer turns one metric's scores of a question's attempts into one score for the
+    question (see ``docs/attempts.md``). It is called with an
+    :class:`~itemscore.engine._reduce.Attempts` (``offsets``, ``ok``, ``values``, ``sizes``,
+    ``successes``, ``question``, ``position``, ``credit``, ``answers()``), and with the number
+    ``k`` when its name ends in ``@K``, ``^K`` or ``:K`` (``--reduce best_of@3`` calls
+    ``best_of(attempts, 3)``; a question with fewer than ``k`` scored attempts is an error
+    for it). It returns one entry per question: a float array of scores (``NaN``: no score,
+    an error), or an integer array of the attempt standing for each question (``-1``: none).
+
+    A name is letters, digits and ``_``, optionally ending in ``@K``, ``^K`` or ``:K``; a name
+    that is built in or added by another plugin is an error that names both.
     """

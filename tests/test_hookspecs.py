@@ -20,6 +20,7 @@ HOOKS = (
     "itemscore_item_scored",
     "itemscore_run_finished",
     "itemscore_export_formats",
+    "itemscore_reducers",
 )
 
 

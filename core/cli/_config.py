@@ -42,6 +42,7 @@ CONFIG_KEYS: tuple[str, ...] = (
     "workers",
     "dask",
     "retries",
+    "reduce",
     "out",
     "reports",
     "by_group",
@@ -191,6 +192,8 @@ class _Reader:
         elif key in ("confidence", "seed", "workers", "retries"):
             # Checked by the library's RunSettings; the pipeline reports it at this node.
             setattr(request, key, node_value(node))
+        elif key == "reduce":
+            request.reduce = self.reduce_list(node)
         elif key == "by_group":
             value = node_value(node)
             if not isinstance(value, bool):
@@ -200,6 +203,14 @@ class _Reader:
             request.out = self.folder / self.text(key, node)
         elif key == "reports":
             request.reports = self.report_list(node)
+
+    def reduce_list(self, node: yaml.Node) -> str | list[str]:
+        """``reduce:`` as a name or a list of names (the library checks the names)."""
+        import yaml
+
+        if isinstance(node, yaml.SequenceNode):
+            return [self.text("reduce", entry) for entry in node.value]
+        return self.text("reduce", node)
 
     def metric_list(self, key: str, node: yaml.Node) -> list[MetricEntry]:
         import yaml

@@ -62,6 +62,7 @@ SETTING_FLAGS = {
     "workers": "--workers",
     "dask": "--dask",
     "retries": "--retries",
+    "reduce": "--reduce",
 }
 
 
@@ -108,7 +109,7 @@ def check_settings(request: RunRequest) -> dict[str, Any]:
     from itemscore._settings import RunSettings, resolve_workers
 
     values: dict[str, Any] = {}
-    for key in ("confidence", "ci_method", "seed", "retries"):
+    for key in ("confidence", "ci_method", "seed", "retries", "reduce"):
         value = getattr(request, key)
         if value is None:
             continue

@@ -91,6 +91,8 @@ class RunRequest:
     dask: str | None = None
     #: How often a shard whose worker was lost is tried again; ``None``: the library's default.
     retries: int | None = None
+    #: How each question's attempts are reduced (``--reduce`` and ``reduce:``), as written.
+    reduce: str | list[str] | None = None
     #: Folder for the reports.
     out: Path | None = None
     #: Report formats; ``None``: all.

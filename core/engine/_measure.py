@@ -14,13 +14,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+import numpy as np
+import pyarrow as pa
 
 from .._columns import ScoreColumn
 from .._exceptions import describe_exception
-from .._metric import Metric, MetricContext
+from .._metric import Metric, MetricContext, default_aggregate
 from .._plan import PlannedMetric, RunPlan
 from .._records import EMPTY, Estimate, Measurement, MetricResult, Status
 from .._settings import RunSettings
+from ._questions import LabelAttempts, Questions, attempt_extra
+from ._reduce import REDUCER_EXTRA, reducer_key, resolve_reducer
+from ._scores import from_arrow
 from ._table import RunTable
 
 __all__ = ["SMALL_GROUP", "aggregation_of", "compute_corpus", "measure_all"]
@@ -83,6 +88,45 @@ def _pick(values: Sequence[Any] | None, rows: Sequence[int] | None) -> Any:
     return [values[i] for i in rows]
 
 
+@attrs.frozen(eq=False)
+class _Source:
+    """What one measurement of a metric is made over: which table, column, kind and key.
+
+    Without attempts and with the default reducer the source is the run table itself, as it
+    always was. Otherwise it is the table of questions with one reducer's question-level
+    column; or, for a metric with its own aggregate reduced by ``mean``, the run table's
+    attempts with each question a cluster, counted by question.
+    """
+
+    #: The measurement's key (``<suite>.<label>``, or with ``[<reducer>]``).
+    key: str
+    #: The rows measured: the run table, or the table of questions.
+    table: RunTable
+    #: The score column of ``table`` to measure.
+    label: str
+    #: Rows of ``table`` by model.
+    models: Mapping[str | None, Sequence[int]]
+    #: Each row's group and cluster (``None``: no row has one).
+    groups: Sequence[str | None] | None
+    clusters: Sequence[str | None] | None
+    #: The default aggregate of this kind instead of the metric's own (``None``: its own).
+    kind: str | None = None
+    #: The range of the values for that aggregate (shares of right attempts: 0 to 1).
+    bounds: tuple[float, float] | None = None
+    #: The reducer named in ``extra`` (``None``: none, a run as it always was).
+    reducer: str | None = None
+    #: The label's attempts, for the attempt numbers in ``extra``.
+    attempts: LabelAttempts | None = None
+    #: With attempt rows: the question of each row, and the question-level scores that give
+    #: ``n`` and ``counts``.
+    of_question: Any = None
+    question_scores: ScoreColumn | None = None
+    #: Set when the whole measurement is an error (a reducer that raised or does not apply).
+    error: str | None = None
+    #: Whether a corpus metric's results apply (the run table's own rows).
+    corpus: bool = False
+
+
 def measure_all(
     plan: RunPlan,
     table: RunTable,
@@ -91,38 +135,235 @@ def measure_all(
 ) -> tuple[dict[str, Measurement], dict[str | None, dict[str, Measurement]]]:
     """Every measurement of a run: pooled, and one dict per model.
 
+    With attempts (items with one ``model`` and ``id`` and several ``attempt``), each
+    item-level metric's attempts are first reduced to one score per question by every
+    reducer of ``settings.reduce`` (:mod:`._reduce`), and the question is the unit of the
+    measurement: of its ``n``, its counts, its interval, its groups and clusters.
+
     Returns:
         The headline measurements (pooled over models when there are several) and the
         measurements of each model, in order of the models' first appearance.
     """
     models = model_rows(table)
-    groups = table.key("group") if table.has("group") else None
-    clusters = table.key("cluster") if table.has("cluster") else None
     base = MetricContext(
         suite_id=settings.suite_id, confidence=settings.confidence,
         ci_method=settings.ci_method, seed=settings.seed, concurrency=settings.concurrency,
     )  # fmt: skip
+    sources = _Sources(plan, table, settings, models)
+    by_label = {pm.label: sources.of(pm) for pm in plan.metrics}
 
-    def measure(rows: Sequence[int] | None, model: str | None) -> dict[str, Measurement]:
-        subset = _Subset(rows, _pick(groups, rows), _pick(clusters, rows))
+    def measure(model: str | None, whole: bool) -> dict[str, Measurement]:
         out: dict[str, Measurement] = {}
         for pm in plan.metrics:
-            column = table.score(pm.label)
-            if rows is not None:
-                column = column.take(rows)
-            ctx = attrs.evolve(base, label=pm.label, model=model)
-            pooled = rows is None and len(models) > 1
-            result = None if pooled else corpus.get((pm.label, model))
-            m = _measure(pm, column, table, subset, ctx, corpus=result)
-            out[m.key] = m
+            for src in by_label[pm.label]:
+                rows = None if whole else list(src.models.get(model, ()))
+                column = src.table.score(src.label)
+                if rows is not None:
+                    column = column.take(rows)
+                subset = _Subset(rows, _pick(src.groups, rows), _pick(src.clusters, rows))
+                ctx = attrs.evolve(base, label=pm.label, model=model)
+                pooled = whole and len(models) > 1
+                result = None if pooled or not src.corpus else corpus.get((pm.label, model))
+                m = _measure(pm, src, column, subset, ctx, corpus=result)
+                out[m.key] = m
         return out
 
     if len(models) <= 1:
         model = next(iter(models), None)
-        headline = measure(None, model)
+        headline = measure(model, True)
         return headline, {model: headline}
-    by_model = {model: measure(rows, model) for model, rows in models.items()}
-    return measure(None, None), by_model
+    by_model = {model: measure(model, False) for model in models}
+    return measure(None, True), by_model
+
+
+class _Sources:
+    """The measurement sources of each metric of a run (see :class:`_Source`)."""
+
+    def __init__(
+        self,
+        plan: RunPlan,
+        table: RunTable,
+        settings: RunSettings,
+        models: Mapping[str | None, Sequence[int]],
+    ) -> None:
+        self.table = table
+        self.suite_id = settings.suite_id
+        self.models = models
+        self.specs = [resolve_reducer(name) for name in settings.reduce]
+        self.groups = table.key("group") if table.has("group") else None
+        self.clusters = table.key("cluster") if table.has("cluster") else None
+        plain = not table.has("attempt") and [s.name for s in self.specs] == ["mean"]
+        self.questions = None if plain else Questions.of(table)
+        self._question_table: RunTable | None = None
+        self._codings: dict[Any, Any] = {}  # the outputs' answer codes, shared by the labels
+        self._keys: Any = None
+
+    @property
+    def attempts(self) -> bool:
+        return self.questions is not None and self.questions.has_attempts
+
+    def _plain(self, pm: PlannedMetric, key: str, reducer: str | None) -> _Source:
+        """The run table's own rows, as every run without attempts is measured."""
+        return _Source(
+            key, self.table, pm.label, self.models, self.groups, self.clusters,
+            reducer=reducer, corpus=True,
+        )  # fmt: skip
+
+    def _q_table(self) -> RunTable:
+        assert self.questions is not None
+        if self._question_table is None:
+            self._question_table = self.questions.table({})
+        return self._question_table
+
+    def _question_keys(self) -> Any:
+        """The questions' rows by model, groups and clusters (read once for every source)."""
+        if self._keys is None:
+            table = self._q_table()
+            self._keys = (
+                model_rows(table),
+                table.key("group") if table.has("group") else None,
+                table.key("cluster") if table.has("cluster") else None,
+            )
+        return self._keys
+
+    def of(self, pm: PlannedMetric) -> list[_Source]:
+        """The sources of ``pm``'s measurements: one per reducer, the first the headline's."""
+        out: list[_Source] = []
+        label_attempts: LabelAttempts | None = None
+        for index, spec in enumerate(self.specs):
+            key = reducer_key(self.suite_id, pm.label, spec.name, index == 0)
+            named = spec.name if (self.attempts or index > 0 or spec.name != "mean") else None
+            if self.questions is None or (spec.name == "mean" and not self.attempts):
+                out.append(self._plain(pm, key, named))
+                continue
+            if label_attempts is None:
+                label_attempts = LabelAttempts.of(
+                    self.questions,
+                    self.table,
+                    pm.label,
+                    binary=pm.metric.aggregation == "ratio",
+                    normalizer=getattr(pm.metric, "normalizer", None),
+                    codings=self._codings,
+                )
+            shown = label_attempts if self.attempts else None
+            if pm.is_corpus:
+                if spec.name == "mean":
+                    out.append(attrs.evolve(self._plain(pm, key, named), attempts=shown))
+                else:
+                    reason = _corpus_reason(pm, spec.name)
+                    out.append(self._failed(pm, key, named, reason, shown))
+                continue
+            if spec.name == "mean" and aggregation_of(pm) == "custom":
+                out.append(self._clustered(pm, key, named, label_attempts))
+                continue
+            try:
+                reduced, picked = label_attempts.reduce(spec)
+            except Exception as exc:  # noqa: BLE001 - a failed reducer spoils one measurement
+                reason = f"The reducer {spec.name!r} failed on {pm.label!r}: "
+                reason += describe_exception(exc)
+                out.append(self._failed(pm, key, named, reason, shown))
+                continue
+            out.append(self._reduced(pm, key, named, reduced, picked, shown))
+        return out
+
+    def _failed(
+        self,
+        pm: PlannedMetric,
+        key: str,
+        reducer: str | None,
+        error: str,
+        attempts: LabelAttempts | None,
+    ) -> _Source:
+        """A measurement that is an error as a whole, counted by question with attempts."""
+        if attempts is None:
+            return attrs.evolve(self._plain(pm, key, reducer), error=error, corpus=False)
+        clustered = self._clustered(pm, key, reducer, attempts, with_clusters=False)
+        return attrs.evolve(clustered, error=error)
+
+    def _reduced(
+        self,
+        pm: PlannedMetric,
+        key: str,
+        reducer: str | None,
+        reduced: pa.StructArray,
+        picked: bool,
+        attempts: LabelAttempts | None,
+    ) -> _Source:
+        """The questions with ``spec``'s question-level scores."""
+        column_name = key
+        table = self._q_table().with_scores({column_name: reduced})
+        kind: str | None = None
+        bounds = pm.metric.value_bounds
+        if not picked:
+            kind = _kind_of_values(pm, reduced)
+            if kind == "mean" and (
+                pm.metric.aggregation == "ratio" or aggregation_of(pm) == "custom"
+            ):
+                bounds = (0.0, 1.0)  # shares of right attempts
+        q_models, q_groups, q_clusters = self._question_keys()
+        return _Source(
+            key,
+            table,
+            column_name,
+            q_models,
+            q_groups,
+            q_clusters,
+            kind=kind,
+            bounds=bounds,
+            reducer=reducer,
+            attempts=attempts,
+        )
+
+    def _clustered(
+        self,
+        pm: PlannedMetric,
+        key: str,
+        reducer: str | None,
+        attempts: LabelAttempts,
+        *,
+        with_clusters: bool = True,
+    ) -> _Source:
+        """A metric with its own aggregate under ``mean``: every attempt, questions as clusters.
+
+        Its aggregate sees every scored attempt (F1 over all answers given), with each
+        question a cluster (or the items' own clusters, in which questions nest), so that its
+        interval rests on questions; ``n`` and the counts are the questions'.
+        """
+        assert self.questions is not None
+        from ._reduce import resolve_reducer as find
+
+        of_question = self.questions.of_row
+        clusters: Sequence[str | None] | None = self.clusters
+        if clusters is None and with_clusters:
+            clusters = [str(q) for q in of_question.tolist()]
+        means = from_arrow(pm.label, attempts.reduce(find("mean"))[0])
+        return _Source(
+            key, self.table, pm.label, self.models, self.groups, clusters,
+            reducer=reducer, attempts=attempts, of_question=of_question, question_scores=means,
+        )  # fmt: skip
+
+
+def _kind_of_values(pm: PlannedMetric, reduced: pa.StructArray) -> str:
+    """How question-level values are aggregated.
+
+    As a ratio when each is 0 or 1 (and the metric is right or wrong), else as the metric's
+    mean or geometric mean (of shares in [0, 1], for a ratio metric).
+    """
+    own = pm.metric.aggregation
+    if own == "geomean":
+        return "geomean"
+    if own == "ratio":
+        values = reduced.field("value").drop_null().to_numpy(zero_copy_only=False)
+        return "ratio" if bool(np.all((values == 0.0) | (values == 1.0))) else "mean"
+    return "mean"
+
+
+def _corpus_reason(pm: PlannedMetric, reducer: str) -> str:
+    return (
+        f"The reducer {reducer!r} does not apply to {pm.label!r}: a corpus metric scores all "
+        "rows at once, so there is no score per question to reduce; its measurement is the "
+        "one under 'mean' (every attempt a row)."
+    )
 
 
 def model_rows(table: RunTable) -> dict[str | None, list[int]]:
@@ -139,13 +380,19 @@ def model_rows(table: RunTable) -> dict[str | None, list[int]]:
 
 def _estimate(
     pm: PlannedMetric,
+    src: _Source,
     scores: ScoreColumn,
-    table: RunTable,
     rows: Sequence[int] | None,
     ctx: MetricContext,
     corpus: MetricResult | str | None,
 ) -> Estimate:
-    """The metric's estimate for these scores: its aggregate, or a corpus metric's result."""
+    """The estimate for these scores.
+
+    The metric's aggregate (or the default one of the source's kind), or a corpus metric's
+    result.
+    """
+    if src.kind is not None:
+        return default_aggregate(scores, ctx, src.kind, src.bounds)
     if not pm.is_corpus:
         estimate = pm.metric.aggregate(scores, ctx)
         if not isinstance(estimate, Estimate):
@@ -154,7 +401,7 @@ def _estimate(
             )
         return estimate
     if corpus is None:  # a group, or several models pooled: compute over those rows
-        outputs, expected = table.item_fields(("output", "expected"), rows)
+        outputs, expected = src.table.item_fields(("output", "expected"), rows)
         corpus = compute_corpus(pm, outputs, expected)
     if isinstance(corpus, str):
         raise _CorpusError(corpus)
@@ -162,19 +409,38 @@ def _estimate(
     return Estimate(value=corpus.value, n=n, confidence=ctx.confidence, extra=corpus.extra)
 
 
+def _questions_of(src: _Source, scores: ScoreColumn, rows: Sequence[int] | None) -> Any:
+    """The scored questions of a subset (indices into the questions), and its counts."""
+    if src.of_question is None:
+        codes = np.frombuffer(bytes(scores.states), dtype=np.int8)
+        picked = np.arange(len(codes)) if rows is None else np.asarray(rows, dtype=np.intp)
+        return picked[codes <= 1], None
+    assert src.question_scores is not None
+    of_row = src.of_question if rows is None else src.of_question[np.asarray(rows, np.intp)]
+    questions = np.unique(of_row)
+    column = src.question_scores.take(questions.tolist())
+    codes = np.frombuffer(bytes(column.states), dtype=np.int8)
+    return questions[codes <= 1], column.counts()
+
+
 def _measure(
     pm: PlannedMetric,
+    src: _Source,
     scores: ScoreColumn,
-    table: RunTable,
     subset: _Subset,
     ctx: MetricContext,
     *,
     corpus: MetricResult | str | None = None,
 ) -> Measurement:
     counts = scores.counts()
+    questions = None
+    if src.attempts is not None or src.of_question is not None:
+        questions, question_counts = _questions_of(src, scores, subset.rows)
+        if question_counts is not None:
+            counts = question_counts
     metric = pm.metric
     common: dict[str, Any] = {
-        "key": f"{ctx.suite_id}.{pm.label}",
+        "key": src.key,
         "suite": ctx.suite_id,
         "metric": pm.label,
         "model": ctx.model,
@@ -183,8 +449,13 @@ def _measure(
         "counts": counts,
         "higher_is_better": metric.higher_is_better,
         "reproducibility_class": metric.reproducibility_class,
-        "aggregation": aggregation_of(pm),
+        "aggregation": src.kind or aggregation_of(pm),
     }
+    named = {REDUCER_EXTRA.format(src.reducer): 1.0} if src.reducer is not None else {}
+    if src.attempts is not None and questions is not None:
+        named.update(attempt_extra(src.attempts, questions, ctx.confidence))
+    if src.error is not None:
+        return Measurement(**common, error=src.error, extra=named or EMPTY)
     by_group: dict[str, Measurement] = {}
     if subset.groups is not None:
         members: dict[str, list[int]] = {}
@@ -196,29 +467,31 @@ def _measure(
             rows = indices if subset.rows is None else [subset.rows[i] for i in indices]
             by_group[group] = _measure(
                 pm,
+                src,
                 scores.take(indices),
-                table,
                 _Subset(rows, None, _pick(subset.clusters, indices)),
                 attrs.evolve(ctx, group=group),
             )
     try:
         estimate = _estimate(
-            pm, scores, table, subset.rows, attrs.evolve(ctx, clusters=subset.clusters), corpus
+            pm, src, scores, subset.rows, attrs.evolve(ctx, clusters=subset.clusters), corpus
         )
         value = None if estimate.value is None else float(estimate.value)
         if value is not None and not math.isfinite(value):
             raise ValueError(f"aggregate returned a non-finite value ({value!r})")
     except _CorpusError as exc:
-        return Measurement(**common, groups=by_group, error=str(exc))
+        return Measurement(**common, groups=by_group, error=str(exc), extra=named or EMPTY)
     except Exception as exc:  # noqa: BLE001 - one failed aggregate spoils one measurement
-        return Measurement(**common, groups=by_group, error=describe_exception(exc))
+        error = describe_exception(exc)
+        return Measurement(**common, groups=by_group, error=error, extra=named or EMPTY)
     extra = {k: float(v) for k, v in estimate.extra.items()} if estimate.extra else {}
     extra.update(_receipt(pm, scores, estimate, ctx.seed))
     if by_group:
         assert subset.groups is not None
-        extra.update(_macro(pm, scores, subset.groups, by_group, ctx.confidence))
+        extra.update(_macro(pm, src, scores, subset.groups, by_group, ctx.confidence))
     elif ctx.group is not None and common["n"] < SMALL_GROUP:
         extra["small_group"] = 1.0
+    extra.update(named)
     return Measurement(
         **common,
         value=value,
@@ -251,6 +524,7 @@ def _receipt(
 
 def _macro(
     pm: PlannedMetric,
+    src: _Source,
     scores: ScoreColumn,
     groups: Sequence[str | None],
     by_group: Mapping[str, Measurement],
@@ -270,8 +544,7 @@ def _macro(
 
     from .. import aggregate
 
-    metric = pm.metric
-    kind = aggregation_of(pm)
+    kind = src.kind or aggregation_of(pm)
     if kind in ("ratio", "mean"):
         values: Sequence[float]
         if kind == "ratio":
@@ -279,7 +552,7 @@ def _macro(
             bounds: tuple[float, float] | None = (0.0, 1.0)
         else:
             values, scored_groups = scores.scored_values(), scores.scored_clusters(groups)
-            bounds = metric.value_bounds
+            bounds = src.bounds if src.kind is not None else pm.metric.value_bounds
         estimate = aggregate.macro_mean(values, scored_groups, confidence=confidence, bounds=bounds)
         if estimate.value is None:
             return {}

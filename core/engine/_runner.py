@@ -21,7 +21,7 @@ from typing import Any, TypeGuard, cast
 import pyarrow as pa
 
 from .._exceptions import ConfigError
-from .._plan import RunPlan, plan
+from .._plan import RunPlan, plan, reduce_of
 from .._records import ItemResult, MetricResult, Status
 from .._registry import Registry
 from .._settings import RunSettings, resolve_workers
@@ -65,6 +65,7 @@ def _prepare(
     retries: int,
     item_timeout: float | None,
     deadline: float | None,
+    reduce: tuple[str, ...] | None = None,
 ) -> tuple[RunSettings, ExecutorSpec]:
     """The run's typed settings and its executor (not started); every option checked."""
     spec = resolve_executor(executor, workers=resolve_workers(workers), client=client)
@@ -79,6 +80,7 @@ def _prepare(
         retries=retries,
         item_timeout=item_timeout,
         deadline=deadline,
+        **({} if reduce is None else {"reduce": reduce}),
     )
     return settings, spec
 
@@ -310,8 +312,16 @@ def _run_plan(
     measurements, by_model = measure_all(the_plan, table, settings, corpus)
     packages = the_plan.packages()
     if base is not None:
-        measurements = {**base.measurements, **measurements}
-        by_model = {model: {**base.by_model.get(model, {}), **ms} for model, ms in by_model.items()}
+        # A label recomputed keeps none of its old measurements (under other reducers).
+        labels = set(the_plan.labels)
+
+        def others(old: Mapping[str, Any]) -> dict[str, Any]:
+            return {k: m for k, m in old.items() if m.metric not in labels}
+
+        measurements = {**others(base.measurements), **measurements}
+        by_model = {
+            model: {**others(base.by_model.get(model, {})), **ms} for model, ms in by_model.items()
+        }
         packages = {**base.provenance.get("packages", {}), **packages}
     provenance = {
         "created": created.isoformat(timespec="seconds").replace("+00:00", "Z"),
@@ -371,6 +381,7 @@ def score(
     retries: int = 1,
     item_timeout: float | None = None,
     deadline: float | None = None,
+    reduce: str | Iterable[str] | None = None,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
 ) -> Any:
@@ -404,6 +415,10 @@ def score(
         retries: How often a shard whose worker was lost is tried again (default once).
         item_timeout: Seconds a metric may take on one item before it is an ``error``.
         deadline: Seconds the whole run may take; shards not done by then are errors.
+        reduce: How each question's attempts (items with one ``model`` and ``id`` and
+            several ``attempt``) are reduced to one score: a reducer name or a list of them
+            (``["mean", "pass@5"]``); the first gives ``<suite>.<label>``, each further one
+            ``<suite>.<label>[<reducer>]``. ``None``: the plan's, else ``"mean"``.
         progress: ``progress(done, total)`` as scoring advances.
         registry: Where to find metrics (default: every installed one).
 
@@ -416,6 +431,7 @@ def score(
         suite_id=suite_id, confidence=confidence, ci_method=ci_method, seed=seed,
         concurrency=concurrency, executor=executor, workers=workers, client=client,
         retries=retries, item_timeout=item_timeout, deadline=deadline,
+        reduce=reduce_of(reduce, metrics),
     )  # fmt: skip
     the_plan = plan(metrics, extra_metrics, registry=registry)
     if is_paths(items):
@@ -492,6 +508,7 @@ def run(
     retries: int = 1,
     item_timeout: float | None = None,
     deadline: float | None = None,
+    reduce: str | Iterable[str] | None = None,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
 ) -> Any:
@@ -515,6 +532,7 @@ def run(
         retries: How often a shard whose worker was lost is tried again (default once).
         item_timeout: Seconds a metric may take on one item before it is an ``error``.
         deadline: Seconds the whole run may take; shards not done by then are errors.
+        reduce: How each question's attempts are reduced (see :func:`score`).
         progress: ``progress(done, total)`` as scoring advances.
         registry: Where to find metrics (default: every installed one).
 
@@ -526,6 +544,7 @@ def run(
         suite_id=suite.suite_id, confidence=confidence, ci_method=ci_method, seed=seed,
         concurrency=concurrency, executor=executor, workers=workers, client=client,
         retries=retries, item_timeout=item_timeout, deadline=deadline,
+        reduce=reduce_of(reduce, extra_metrics),
     )  # fmt: skip
     if isinstance(extra_metrics, RunPlan):
         extra_metrics = extra_metrics.metrics  # configured already: used as they are
@@ -549,14 +568,15 @@ def rescore(
     retries: int = 1,
     item_timeout: float | None = None,
     deadline: float | None = None,
+    reduce: str | Iterable[str] | None = None,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
 ) -> Any:
     """Add or recompute metrics on saved results, without the model.
 
     Scores and measurements of labels not named are kept as they were. ``metrics=None``
-    recomputes every metric of the result. ``confidence``, ``ci_method`` and ``seed`` default
-    to the result's own settings.
+    recomputes every metric of the result. ``confidence``, ``ci_method``, ``seed`` and
+    ``reduce`` default to the result's own settings.
 
     Raises:
         ConfigError: a bad configuration, found before any item is scored.
@@ -569,6 +589,7 @@ def rescore(
         seed=old.seed if seed is None else seed,
         concurrency=concurrency, executor=executor, workers=workers, client=client,
         retries=retries, item_timeout=item_timeout, deadline=deadline,
+        reduce=reduce_of(reduce, metrics) or old.reduce,
     )  # fmt: skip
     if metrics is None:
         metrics = [

@@ -577,8 +577,11 @@ def check_unique_ids(items: Sequence[ItemResult]) -> None:
     Raises:
         InputError: an item that is not an ``ItemResult``, or an id seen twice for one model.
     """
-    if set(map(type, items)) <= {ItemResult} and len({item.id for item in items}) == len(items):
-        return  # the common case, checked in two passes at C speed
+    if set(map(type, items)) <= {ItemResult}:
+        if len({item.id for item in items}) == len(items):
+            return  # the common case, checked in two passes at C speed
+        if len({(item.model, item.id, item.attempt) for item in items}) == len(items):
+            return  # attempts at questions (or several models), each (model, id, attempt) once
     Converter().convert(Rows("", list(items), range(1, len(items) + 1), "row"))
 
 

@@ -73,8 +73,9 @@ def item_json(
         parts.append(f'{name}: ["{STATUS_NAMES[code]}", {shown}, {_text(reason, limit, cut)}]')
     expected = " | ".join(item.expected) if item.expected else None
     model, group = item.model, item.group
+    attempt = "" if item.attempt is None else f'"attempt": {item.attempt}, '
     return (
-        f'{{"id": {_string(printable(item.id))}, '
+        f'{{"id": {_string(printable(item.id))}, {attempt}'
         f'"model": {"null" if model is None else _string(printable(model))}, '
         f'"group": {"null" if group is None else _string(printable(group))}, '
         f'"input": {_text(item.input, limit, cut)}, "output": {_text(item.output, limit, cut)}, '
@@ -101,7 +102,14 @@ def items_document(
     """
     names: dict[str, str] = {}
     cut = [0]
-    held = [item_json(item, scores, limit, cut, names) for item, scores in islice(rows, max_items)]
+    taken = list(islice(rows, max_items))
+    if any(item.attempt is not None for item, _ in taken):
+        # Attempts sit under their question: questions in order of appearance, then attempts.
+        first: dict[tuple[str | None, str], int] = {}
+        for index, (item, _) in enumerate(taken):
+            first.setdefault((item.model, item.id), index)
+        taken.sort(key=lambda row: (first[(row[0].model, row[0].id)], row[0].attempt or 0))
+    held = [item_json(item, scores, limit, cut, names) for item, scores in taken]
     head = json.dumps(
         {
             "labels": [printable(x) for x in labels],

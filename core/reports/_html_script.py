@@ -161,7 +161,8 @@ function draw(result){
 while(body.firstChild)body.removeChild(body.firstChild);
 result.items.forEach(function(it,n){
 var tr=document.createElement('tr');
-cell(tr,String(result.positions[n]+1),'num');cell(tr,it.id);cell(tr,it.model||'');
+cell(tr,String(result.positions[n]+1),'num');
+cell(tr,it.attempt==null?it.id:it.id+' \u00b7 attempt '+it.attempt);cell(tr,it.model||'');
 cell(tr,it.group||'');cell(tr,it.input===null?'':it.input,'text');
 cell(tr,it.output===null?'(no output)':it.output,'text');cell(tr,it.expected||'','text');
 labels.forEach(function(l){if(view.metric&&l!==view.metric)return;

@@ -22,7 +22,10 @@ __all__ = [
     "labels_of",
     "macro_of",
     "method_name",
+    "n_text",
+    "reducer_name",
     "small_group_note",
+    "summary_columns",
     "summary_rows",
 ]
 
@@ -76,6 +79,47 @@ _METHOD_NAMES: dict[str, str] = {
 }
 
 
+#: The columns ``summary.csv`` and the Summary sheet add for a run with attempts.
+ATTEMPT_COLUMNS: tuple[str, ...] = ("reducer", "attempts", "n_attempts")
+
+
+def reducer_name(m: Measurement) -> str | None:
+    """The reducer of a measurement of a run with attempts (or of a further reducer)."""
+    from ..engine._reduce import reducer_of
+
+    return reducer_of(m.extra)
+
+
+#: Between questions and attempts in ``n`` (a multiplication sign), and between the fewest
+#: and most attempts per question (an en dash).
+TIMES, RANGE = "\u00d7", "\u2013"
+
+
+def attempts_text(m: Measurement) -> str | None:
+    """Attempts per question: ``"3"``, ``"1-3"`` (an en dash) when they vary, else ``None``."""
+    low, high = m.extra.get("attempts_min"), m.extra.get("attempts_max")
+    if low is None or high is None:
+        return None
+    return f"{low:g}" if low == high else f"{low:g}{RANGE}{high:g}"
+
+
+def n_text(m: Measurement) -> str:
+    """A measurement's n for tables: ``"5 x 3"`` (questions times attempts) with attempts."""
+    attempts = attempts_text(m)
+    return str(m.n) if attempts is None else f"{m.n} {TIMES} {attempts}"
+
+
+def summary_columns(result: RunResult) -> tuple[str, ...]:
+    """The columns of ``summary.csv`` and of the Summary sheet.
+
+    :data:`SUMMARY_COLUMNS`, and for a run with attempts (or further reducers) the reducer,
+    the attempts per question and the scored attempts of each row.
+    """
+    if any(reducer_name(m) is not None for ms in result.by_model.values() for m in ms.values()):
+        return SUMMARY_COLUMNS + ATTEMPT_COLUMNS
+    return SUMMARY_COLUMNS
+
+
 def is_small_group(m: Measurement) -> bool:
     """Whether a group measurement has fewer scored items than the runner's threshold."""
     return bool(m.extra.get("small_group"))
@@ -109,9 +153,10 @@ def _macro_row(m: Measurement) -> dict[str, Any] | None:
     if macro is None:
         return None
     value, low, high, _ = macro
-    return {**dict.fromkeys(SUMMARY_COLUMNS), "suite": m.suite, "metric": m.metric,
-            "model": m.model, "value": value, "ci_low": low, "ci_high": high,
-            "confidence": m.confidence, "n": m.n, "aggregation": "macro"}  # fmt: skip
+    return {**dict.fromkeys(SUMMARY_COLUMNS + ATTEMPT_COLUMNS), "suite": m.suite,
+            "metric": m.metric, "model": m.model, "value": value, "ci_low": low,
+            "ci_high": high, "confidence": m.confidence, "n": m.n, "aggregation": "macro",
+            "reducer": reducer_name(m)}  # fmt: skip
 
 
 def _summary_row(m: Measurement, group: str | None) -> dict[str, Any]:
@@ -135,6 +180,9 @@ def _summary_row(m: Measurement, group: str | None) -> dict[str, Any]:
         "error_message": m.error,
         "aggregation": aggregation,
         "small_group": small,
+        "reducer": reducer_name(m),
+        "attempts": attempts_text(m),
+        "n_attempts": int(m.extra["n_attempts"]) if "n_attempts" in m.extra else None,
     }
 
 
@@ -161,7 +209,8 @@ def summary_rows(result: RunResult) -> list[dict[str, Any]]:
             for group, gm in m.groups.items():
                 rows.append(_summary_row(gm, group))
         for c in (c for c in per_success if c.model == model):  # n: the successes
-            rows.append({**dict.fromkeys(SUMMARY_COLUMNS), "suite": result.suite_id,
+            rows.append({**dict.fromkeys(SUMMARY_COLUMNS + ATTEMPT_COLUMNS),
+                         "suite": result.suite_id,
                          "metric": c.label, "model": c.model, "group": c.group, "value": c.value,
                          "ci_method": "none", "confidence": confidence_of(result),
                          "n": c.successes})  # fmt: skip

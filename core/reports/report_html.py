@@ -67,6 +67,8 @@ from ._summary import (
     labels_of,
     macro_of,
     method_name,
+    n_text,
+    reducer_name,
     small_group_note,
     summary_rows,
 )
@@ -131,7 +133,7 @@ def _counts_table(rows: Sequence[_Row]) -> str:
             f'<tr><td>{_swatch(colour)}{esc(model_name)}</td><td class="num">{esc(value)}</td>'
             f'<td class="num">{interval(m.value, m.ci_low, m.ci_high)}</td>'
             f"<td>{esc(method_name(m.ci_method))}</td>"
-            f'<td class="num">{m.n}</td>'
+            f'<td class="num">{esc(n_text(m))}</td>'
             + "".join(f'<td class="num">{m.counts.get(s, 0)}</td>' for s in Status)
             + f"<td>{state_bar(_counts(m))}</td></tr>"
         )
@@ -238,7 +240,7 @@ def _groups(rows: Sequence[_Row], name: str) -> str:
             text += (
                 _num_cell(m.value if m.error is None else None, shown)
                 + f'<td class="num">{interval(m.value, m.ci_low, m.ci_high)}</td>'
-                + _num_cell(m.n, str(m.n))
+                + _num_cell(m.n, n_text(m))
             )
         return text
 
@@ -288,7 +290,9 @@ def _measurement_section(result: RunResult, label: str, colours: Mapping[Any, st
     for model, measurements in result.by_model.items():
         for m in measurements.values():
             if m.metric == label:
-                rows.append((_name(model), colours[model], m))
+                reducer = reducer_name(m)
+                who = _name(model) if reducer is None else f"{_name(model)} · {reducer}"
+                rows.append((who, colours[model], m))
     if not rows:
         return ""
     name = display_name(result, label)

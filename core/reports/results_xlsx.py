@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from .._records import ItemResult
 from .._result import RunResult
 from ._rows import STATUS_NAMES, Score, score_rows
-from ._summary import SUMMARY_COLUMNS, summary_rows
+from ._summary import summary_columns, summary_rows
 
 if TYPE_CHECKING:
     from xlsxwriter.format import Format
@@ -144,20 +144,21 @@ def _write_summary(book: Workbook, header_fmt: Format, result: RunResult) -> Non
     summary.set_column(1, 1, 18.0)
     summary.set_column(2, 2, 14.0)
     summary.set_column(3, 3, 12.0)
-    summary.set_column(4, len(SUMMARY_COLUMNS) - 1, 10.0)
+    columns = summary_columns(result)
+    summary.set_column(4, len(columns) - 1, 10.0)
     formats: list[Format | None] = []
-    for column in SUMMARY_COLUMNS:
+    for column in columns:
         if column in ("value", "ci_low", "ci_high"):
             formats.append(decimal)
         elif column == "confidence":
             formats.append(percent)
-        elif column in ("n", "ok", "fail", "skip", "error", "small_group"):
+        elif column in ("n", "ok", "fail", "skip", "error", "small_group", "n_attempts"):
             formats.append(integer)
         else:
             formats.append(None)
-    _row(summary, 0, SUMMARY_COLUMNS, [header_fmt] * len(SUMMARY_COLUMNS))
+    _row(summary, 0, columns, [header_fmt] * len(columns))
     for r, row in enumerate(summary_rows(result), 1):
-        _row(summary, r, [row[c] for c in SUMMARY_COLUMNS], formats)
+        _row(summary, r, [row[c] for c in columns], formats)
 
 
 def write(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .._result import RunResult
 from ._files import open_report
-from ._summary import SUMMARY_COLUMNS, summary_rows
+from ._summary import summary_columns, summary_rows
 
 __all__ = ["FILENAME", "guard_cell", "summary_csv", "write"]
 
@@ -51,10 +51,11 @@ def _quote(cell: str) -> str:
 
 def summary_csv(result: RunResult) -> str:
     """The text of ``summary.csv``: the summary rows with a header."""
-    lines = [",".join(SUMMARY_COLUMNS)]
+    columns = summary_columns(result)
+    lines = [",".join(columns)]
     for row in summary_rows(result):
         cells = []
-        for column in SUMMARY_COLUMNS:
+        for column in columns:
             value = row[column]
             if isinstance(value, float):
                 cells.append(_number(value))

@@ -15,6 +15,7 @@ the caption names the groups with fewer scored items than the runner's threshold
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from .._records import Measurement
@@ -24,14 +25,16 @@ from ._summary import (
     BOLD_NOTE,
     MACRO_NAME,
     POOLED_NAME,
+    RANGE,
+    TIMES,
     bold_cells,
     confidence_of,
     display_name,
-    find,
     is_small_group,
-    labels_of,
     macro_of,
     method_name,
+    n_text,
+    reducer_name,
 )
 from ._text import one_line
 
@@ -129,6 +132,25 @@ def _group_notes(result: RunResult, grouped: bool) -> str:
     return text
 
 
+def _columns(result: RunResult) -> list[tuple[str, str, str | None]]:
+    """The table's columns: ``(label, key, reducer)`` per measurement, in first-seen order."""
+    out: dict[str, tuple[str, str, str | None]] = {}
+    for measurements in result.by_model.values():
+        for m in measurements.values():
+            out.setdefault(m.key, (m.metric, m.key, reducer_name(m)))
+    return list(out.values())
+
+
+def _n_tex(m: Measurement) -> str:
+    r"""n for the table: ``5$\times$3`` (questions times attempts) with attempts."""
+    return tex_text(n_text(m)).replace(f" {TIMES} ", r"$\times$").replace(RANGE, "--")
+
+
+def find_key(measurements: Mapping[str, Measurement], key: str) -> Measurement | None:
+    """One model's measurement of ``key``, or ``None``."""
+    return measurements.get(key)
+
+
 def latex_table(result: RunResult, *, digits: int = 3) -> str:
     r"""The text of ``table.tex``: a booktabs table in a ``table`` float with caption and label.
 
@@ -136,17 +158,23 @@ def latex_table(result: RunResult, *, digits: int = 3) -> str:
     A measurement without a value shows ``--``; one whose aggregate failed shows ``error``.
     """
     models = list(result.by_model)
-    labels = labels_of(result)
-    bold = bold_cells(result, digits=digits)
+    columns = _columns(result)
+    labels = [key for _, key, _ in columns]
+    bold = {
+        (model, f"{result.suite_id}.{label}") for model, label in bold_cells(result, digits=digits)
+    }
     confidence = confidence_of(result)
-    header = ["Model", *(tex_text(display_name(result, label)) for label in labels)]
+    header = ["Model"]
+    for label, _, reducer in columns:
+        name = tex_text(display_name(result, label))
+        header.append(name if reducer is None else f"{name} [{tex_text(reducer)}]")
     sub_header = [""]
     uniform_n: dict[str, bool] = {}
     for label in labels:
-        found = [find(result.by_model[model], label) for model in models]
+        found = [find_key(result.by_model[model], label) for model in models]
         present = [m for m in found if m is not None]
         methods = sorted({method_name(m.ci_method) for m in present})
-        ns = {m.n for m in present}
+        ns = {_n_tex(m) for m in present}
         uniform_n[label] = len(ns) == 1
         text = tex_text("/".join(methods))
         if uniform_n[label]:
@@ -159,7 +187,7 @@ def latex_table(result: RunResult, *, digits: int = 3) -> str:
         intervals = [""]
         macros = [""]
         for label in labels:
-            m = find(result.by_model[model], label)
+            m = find_key(result.by_model[model], label)
             macros.append(_macro_cell(m, digits))
             if m is None:
                 values.append("")
@@ -176,7 +204,7 @@ def latex_table(result: RunResult, *, digits: int = 3) -> str:
                 values.append(rf"\textbf{{{text}}}" if (model, label) in bold else text)
             below = _interval(m.ci_low, m.ci_high, digits)
             if not uniform_n[label]:
-                below = f"{below} n={m.n}".strip()
+                below = f"{below} n={_n_tex(m)}".strip()
             intervals.append(_small(below) if below else "")
         body.append(" & ".join(values) + r" \\")
         if any(intervals):

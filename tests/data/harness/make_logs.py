@@ -10,7 +10,8 @@ virtual environment outside the repository, when a harness changes its log forma
     /tmp/harness-venv/bin/python tests/data/harness/make_logs.py   # sets HF_*_OFFLINE=1
 
 Give folder names to write only those: ``inspect``, ``lm-eval``, ``inspect-cases``,
-``lm-eval-cases`` (the last two hold the cases each harness scores its own way).
+``lm-eval-cases`` (these two hold the cases each harness scores its own way), and
+``epochs`` (one task over three epochs: attempts).
 
 Both harnesses run offline: the data sets are written here, next to the logs, and the models are
 scripted (inspect_ai's built-in ``mockllm`` with outputs chosen per question; an lm-eval ``LM``
@@ -277,6 +278,52 @@ def make_more_inspect_logs(out: Path) -> None:
         model = get_model("scripted/scripted-a", custom_outputs=answer, memoize=False)
         (log,) = eval(task, model=model, log_dir=str(raw), display="none", fail_on_error=False)
         _keep(log.location, out)
+    shutil.rmtree(raw)
+
+
+#: Five short-answer questions asked three times each: (id, question, target, answer per epoch).
+EPOCHS_QA = [
+    ("e1", "What is the capital of Spain?", "Madrid", ["Madrid", "Madrid", "Madrid"]),
+    ("e2", "What is two plus two?", "4", ["4", "5", "4"]),
+    ("e3", "Which planet is red?", "Mars", ["Venus", "Mars", "Jupiter"]),
+    ("e4", "What is the boiling point of water in Celsius?", "100", ["90", "80", "70"]),
+    ("e5", "Who painted the Mona Lisa?", "Leonardo", ["Leonardo", "Leonardo", "Raphael"]),
+]
+
+
+def make_epochs_logs(out: Path) -> None:
+    """One task of five questions over three epochs, scored with match(): attempts."""
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.model import ModelOutput, get_model
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate
+
+    _register_scripted_provider()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    raw = out / "raw"
+    task = Task(
+        name="epochs_qa",
+        dataset=MemoryDataset([Sample(id=i, input=q, target=t) for i, q, t, _ in EPOCHS_QA]),
+        solver=generate(),
+        scorer=match(),
+        epochs=3,
+    )
+    calls: dict[str, int] = {}
+
+    def answer(messages: Any, tools: Any, tool_choice: Any, config: Any) -> Any:
+        prompt = messages[-1].text
+        for i, q, _, texts in EPOCHS_QA:
+            if q in prompt:
+                calls[i] = calls.get(i, 0) + 1
+                return ModelOutput.from_content(model="mockllm", content=texts[calls[i] - 1])
+        raise AssertionError(f"no scripted answer for {prompt!r}")
+
+    model = get_model("scripted/scripted-a", custom_outputs=answer, memoize=False)
+    (log,) = eval(task, model=model, log_dir=str(raw), display="none", max_samples=1)
+    _keep(log.location, out)
     shutil.rmtree(raw)
 
 
@@ -643,7 +690,13 @@ def make_more_lm_eval_logs(out: Path) -> None:
 if __name__ == "__main__":
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    which = sys.argv[1:] or ["inspect", "lm-eval", "inspect-cases", "lm-eval-cases"]
+    which = sys.argv[1:] or [
+        "inspect",
+        "lm-eval",
+        "inspect-cases",
+        "lm-eval-cases",
+        "epochs",
+    ]
     if "inspect" in which:
         make_inspect_logs(HERE / "inspect")
     if "lm-eval" in which:
@@ -652,3 +705,5 @@ if __name__ == "__main__":
         make_more_inspect_logs(HERE / "inspect-cases")
     if "lm-eval-cases" in which:
         make_more_lm_eval_logs(HERE / "lm-eval-cases")
+    if "epochs" in which:
+        make_epochs_logs(HERE / "epochs")
