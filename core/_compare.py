@@ -756,6 +756,26 @@ def compare(
             id differ (unless ``allow_different_inputs``); a metric whose own aggregate must be
             recomputed but is not installed.
     """
+    return _comparisons(
+        result, other, baseline=baseline, metrics=metrics, adjust=adjust,
+        confidence=confidence, seed=seed, allow_different_inputs=allow_different_inputs,
+        with_groups=True,
+    )  # fmt: skip
+
+
+def _comparisons(
+    result: RunResult,
+    other: RunResult | str | None,
+    *,
+    baseline: str | None,
+    metrics: Sequence[str] | None,
+    adjust: str,
+    confidence: float | None,
+    seed: int | None,
+    allow_different_inputs: bool,
+    with_groups: bool,
+) -> list[Comparison]:
+    """:func:`compare`; ``with_groups=False`` leaves the group comparisons out (bold cells)."""
     adjust = _check_adjust(adjust)
     if isinstance(other, str):
         if baseline is not None and baseline != other:
@@ -874,7 +894,9 @@ def compare(
                 higher_is_better=higher,
             )
             headline = _compare_one(paired, None)
-            family.append(attrs.evolve(headline, groups=_by_group(paired, adjust)))
+            if with_groups:
+                headline = attrs.evolve(headline, groups=_by_group(paired, adjust))
+            family.append(headline)
         out.extend(_adjusted(family, adjust))
     return out
 
@@ -996,7 +1018,10 @@ def significant_leaders(result: RunResult) -> dict[str, str]:
     leaders: dict[str, str] = {}
     by_label: dict[str, list[Comparison]] = {}
     try:
-        comparisons = compare(result)
+        comparisons = _comparisons(
+            result, None, baseline=None, metrics=None, adjust="holm", confidence=None,
+            seed=None, allow_different_inputs=False, with_groups=False,
+        )  # fmt: skip
     except ConfigError:  # models with nothing to pair, or a metric not installed: no bold
         return {}
     for c in comparisons:

@@ -120,7 +120,7 @@ def _show(results: Sequence[RunResult], view: _View, written: Sequence[Path]) ->
 
     console = make_console()
     for result in results:
-        for table in result_tables(result, by_group=view.by_group):
+        for table in result_tables(result, by_group=view.by_group, width=console.width):
             console.print(table)
     if written:
         from ._app import terminal_text

@@ -20,6 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from .._derived import annotate
 from .._plan import RunPlan, plan
 from .._records import ItemResult, MetricResult, Status
 from .._registry import Registry
@@ -293,6 +294,10 @@ def _run_plan(
         measurements = {**base.measurements, **measurements}
         by_model = {model: {**base.by_model.get(model, {}), **ms} for model, ms in by_model.items()}
         packages = {**base.provenance.get("packages", {}), **packages}
+    # How each metric's measurements are named and shown, and what it derives from them.
+    planned = {pm.label: (pm.metric, pm.metric_id) for pm in the_plan.metrics}
+    measurements = annotate(planned, measurements)
+    by_model = {model: annotate(planned, ms) for model, ms in by_model.items()}
     provenance = {
         "created": created.isoformat(timespec="seconds").replace("+00:00", "Z"),
         "duration_s": round(time.perf_counter() - started, 6),

@@ -353,6 +353,7 @@ class LlmJudge(Metric):
     """
 
     metric_id = "llm_judge"
+    display_name = "LLM judge"
     description = (
         "An LLM grades each output against a rubric over an OpenAI-compatible endpoint; "
         "pass/fail as a ratio, 1-5 or 1-10 as a mean rescaled to [0, 1]."
