@@ -66,18 +66,7 @@ demo: $(PACKAGE_STAMP)
 	$(BIN)/itemscore demo
 
 # The HTML report of the demo data, to open in a browser.
-report-# pdflatex compiles table.tex and comparison.tex in the tests, in one- and two-column articles
-# (Debian's packages: booktabs is in texlive-latex-recommended; as root, installed when missing;
-# otherwise those tests are skipped and say so).
-$(TEX_STAMP): $(BIN)/python
-	@if command -v pdflatex >/dev/null && kpsewhich booktabs.sty >/dev/null; then :; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-			--no-install-recommends texlive-latex-base texlive-latex-recommended; \
-	else echo "pdflatex is missing: the LaTeX compilation tests will be skipped"; fi
-	touch $@
-
-demo: $(PACKAGE_STAMP)
+report-demo: $(PACKAGE_STAMP)
 	$(BIN)/itemscore demo --out out/demo >/dev/null
 	@ls out/demo/*/report.html
 

@@ -101,6 +101,12 @@ class Comparison:
     #: Secondary numbers: discordant pairs, clusters, design effect, resamples...
     extra: Mapping[str, float] = attrs.field(default=EMPTY, converter=_freeze)
 
+    def _repr_html_(self) -> str:
+        """The comparison and its groups as an HTML table, for notebooks."""
+        from .reports._notebook import comparison_html
+
+        return comparison_html(self)
+
     @property
     def significant(self) -> bool:
         """Whether the adjusted p-value is below ``1 - confidence``."""

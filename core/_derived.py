@@ -43,7 +43,7 @@ def _derive(metric: Metric, own: Measurement, ms: Mapping[str, Measurement]) -> 
                 metric=label,
                 model=own.model,
                 error=describe_exception(exc),
-            )  # fmt: skip
+            )
         }
     return attrs.evolve(own, derived=derived) if derived else own
 

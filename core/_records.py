@@ -458,4 +458,5 @@ class Measurement:
         """The measurement as an HTML table, for notebooks."""
         from .reports._notebook import measurement_html
 
-        return measurement_html(self)
+        text: str = measurement_html(self)
+        return text

@@ -148,6 +148,12 @@ class RunResult:
         """The metric labels of the run, in configuration order."""
         return [m["label"] for m in self.metric_configs]
 
+    def _repr_html_(self) -> str:
+        """The measurements as an HTML table, for notebooks."""
+        from .reports._notebook import result_html
+
+        return result_html(self)
+
     def items_df(self) -> Any:
         """A pandas DataFrame with one row per item and metric (needs ``itemscore[pandas]``).
 

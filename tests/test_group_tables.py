@@ -138,7 +138,9 @@ def test_table_tex_adds_the_macro_line_and_names_small_groups(result: RunResult)
         macro = f"{m.extra['macro']:.2f}"
         interval = f"{{[}}{m.extra['macro_low']:.2f}, {m.extra['macro_high']:.2f}{{]}}"
         line = next(x for x in tex.splitlines() if x.startswith(rf"\quad {MACRO_NAME}"))
-        assert macro in tex and interval in tex and line
+        assert macro in tex
+        assert interval in tex
+        assert line
         assert tex_text(model) in tex
     note = next(line for line in tex.splitlines() if "Note:" in line)
     assert f"Values are over {POOLED_NAME}" in note
@@ -157,7 +159,7 @@ def test_table_tex_of_an_ungrouped_run_has_no_macro_line() -> None:
 
 def test_report_html_has_the_group_table_with_labels_and_flags(result: RunResult) -> None:
     page = report_html(result)
-    m = result.by_model["a"]["grouped.exact_match"]
+    result.by_model["a"]["grouped.exact_match"]
     assert f"<td>a</td><td>{POOLED_NAME}</td>" in page
     assert f"<td>a</td><td>{MACRO_NAME} (mean of 3 groups)</td>" in page
     assert "micro" not in page

@@ -48,9 +48,11 @@ def test_four_metrics_fit_one_column_unscaled() -> None:
 
 
 def test_a_small_table_is_one_column_models_as_rows() -> None:
-    """Two short model names and two metrics: a plain ``table``, models as rows; four metrics
-    no longer fit that way, and the same numbers are transposed (metrics as rows)."""
-    data = [ItemResult(id=str(i), model=m, output="a", expected="a") for m in "ab" for i in range(9)]
+    """Two short model names and two metrics: a plain ``table``, models as rows.
+
+    Four metrics no longer fit that way: the same numbers are transposed (metrics as rows).
+    """
+    data = [ItemResult(id=str(i), model=m, output="a", expected="a") for m in "ab" for i in "123"]
     tex = latex_table(itemscore.score(data, ["exact_match", "answered_rate"], suite_id="qa"))
     assert r"\begin{table}[htbp]" in tex
     assert "Layout: models as rows" in tex

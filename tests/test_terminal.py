@@ -103,7 +103,8 @@ def test_one_table_per_model_with_counts() -> None:
     assert [str(t.title) for t in tables] == ["s · a", "s · b"]
     text = render(tables[0])
     m = result.by_model["a"]["s.exact_match"]
-    assert m.ci_low is not None and m.ci_high is not None
+    assert m.ci_low is not None
+    assert m.ci_high is not None
     # Interval width ~0.85: one decimal past its first digit, two decimals.
     # n = 2 scored (1 ok, 1 fail), 1 skipped for want of an answer key, 0 errors.
     assert line_with(text, "exact_match") == [
@@ -322,7 +323,9 @@ def test_tables_fit_the_width_and_never_cut_a_number(width: int, by_group: bool)
         for m in result.by_model[model].values():
             shown = [m, *m.groups.values()] if by_group else [m]
             for x in shown:
-                assert x.value is not None and x.ci_low is not None and x.ci_high is not None
+                assert x.value is not None
+                assert x.ci_low is not None
+                assert x.ci_high is not None
                 d = _format.decimals_for(x.value, x.ci_low, x.ci_high)
                 for number in (x.ci_low, x.ci_high):
                     assert _format.fixed(number, d) in text, x

@@ -143,8 +143,11 @@ def direction_arrow(higher_is_better: bool) -> str:
 
 
 def axis_label(name: str, higher_is_better: bool, unit: str | None = None) -> str:
-    """A plot axis: the quantity, its unit and which way is better (``cost (USD), lower is
-    better``).
+    """A plot axis: the quantity, its unit and which way is better.
+
+    Example:
+        >>> axis_label("cost", False, "USD")
+        'cost (USD), lower is better'
     """
     shown = f"{name} ({unit})" if unit else name
     return f"{shown}, {direction(higher_is_better)}"
