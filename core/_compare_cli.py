@@ -62,7 +62,9 @@ def _warn(message: str) -> None:
     show_default=True,
     help="Multiple-comparison adjustment of the p-values.",
 )
-@click.option("--by-group", is_flag=True, help="Add one row per group to the table.")
+@click.option(
+    "--by-group", is_flag=True, help="Add one row per group to the table and comparison.tex."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
 @click.option(
     "--out",
@@ -113,7 +115,7 @@ def compare_command(
     written = []
     if out is not None:
         sources = [str(results)] + ([str(other)] if other is not None else [])
-        written = write_comparison(comparisons, out, sources)
+        written = write_comparison(comparisons, out, sources, groups=by_group)
     if as_json:
         click.echo(json.dumps([c.to_dict() for c in comparisons], indent=1, allow_nan=False))
         return

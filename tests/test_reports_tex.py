@@ -14,6 +14,7 @@ import pytest
 
 import itemscore
 from itemscore import ItemResult, RunResult
+from itemscore._compare_out import comparison_tex
 from itemscore.reports.table_tex import COLUMN_PT, TEXT_PT, latex_table, run_label
 
 PDFLATEX = shutil.which("pdflatex")
@@ -139,11 +140,26 @@ def _grouped_two_models() -> RunResult:
     return itemscore.score(data, ["exact_match", "f1", "cost"], suite_id="mmlu")
 
 
+def _three_models() -> RunResult:
+    data = [
+        ItemResult(id=str(i), model=m, output=("Paris", "Rome")[(i + k) % (2 + k) == 0],
+                   expected="Paris")
+        for k, m in enumerate(MODELS)
+        for i in range(60)
+    ]  # fmt: skip
+    return itemscore.score(data, ["exact_match", "token_f1", "answered_rate"], suite_id="qa")
+
+
 CASES = {
     "four-metrics": lambda: latex_table(four_metrics()),
     "two-models": lambda: latex_table(four_metrics(MODELS[:2])),
     "with-cost": lambda: latex_table(_grouped_two_models()),
     "by-group": lambda: latex_table(_grouped_two_models(), groups=True),
+    "comparison": lambda: comparison_tex(itemscore.compare(_grouped_two_models())),
+    "comparison-groups": lambda: comparison_tex(
+        itemscore.compare(_grouped_two_models()), groups=True
+    ),
+    "comparison-three": lambda: comparison_tex(itemscore.compare(_three_models())),
 }
 
 

@@ -67,10 +67,10 @@ COLUMN_PT = 219.0
 TEXT_PT = 345.0
 #: ``\tabcolsep`` set by the table.
 _TABCOLSEP = 4.0
-#: Width of one character in pt: 0.5 em of ``\small`` (9 pt) and of ``\scriptsize`` (7 pt),
-#: as Computer Modern's digits; a little more than its letters and brackets take on average
-#: (checked against pdflatex's widths in the tests).
-_CHAR_PT = {"small": 9.0 * 0.5, "script": 7.0 * 0.5}
+#: Width of one character in pt: 0.53 em of ``\small`` (9 pt) and of ``\scriptsize`` (7 pt),
+#: a little more than Computer Modern's digits (0.5 em) and than its letters and brackets take
+#: on average (checked against pdflatex's widths in the tests).
+_CHAR_PT = {"small": 9.0 * 0.53, "script": 7.0 * 0.53}
 
 #: The file this format writes.
 FILENAME = "table.tex"
@@ -125,7 +125,7 @@ def _cell_lines(cell: str) -> list[tuple[str, str]]:
         size = "script" if r"\scriptsize" in part else "small"
         text = re.sub(r"\\text(bf|it)\{([^}]*)\}", r"\2", part)
         text = text.replace(r"\scriptsize", "").replace("{[}", "[").replace("{]}", "]")
-        text = re.sub(r"\\(begin|end)\{tabular\}(\[b\])?(\{@\{\}[lcr]@\{\}\})?", "", text)
+        text = re.sub(r"\\(begin|end)\{tabular\}(\[[bt]\])?(\{@\{\}[lcr]@\{\}\})?", "", text)
         text = re.sub(r"\\text[a-z]+\{\}", "x", text)
         text = re.sub(r"\\(.)", r"\1", text).replace("{", "").replace("}", "")
         lines.append((size, text.strip()))
