@@ -152,9 +152,9 @@ def comparison_table(comparisons: Sequence[Comparison], *, groups: bool = False)
     ):  # fmt: skip
         table.add_column(
             Text(name),
-            justify=justify,
+            justify=justify,  # type: ignore[arg-type]
             no_wrap=not wrap,
-            overflow="fold",  # type: ignore[arg-type]
+            overflow="fold",
         )
     for group, c in _walk(comparisons) if groups else ((None, c) for c in comparisons):
         diff = Text(_difference_text(c), style="bold" if c.significant else "")
