@@ -585,6 +585,10 @@ class ProgressBar:
         """``rows`` read so far (the total is not known until the end of the file)."""
         self._bar.update(self._task, completed=rows, total=None, description="reading")
 
+    def stage(self, description: str) -> None:
+        """A step after scoring whose length is unknown (the paired tests, the reports)."""
+        self._bar.update(self._task, completed=0, total=None, description=description)
+
 
 @contextmanager
 def progress_bar(enabled: bool, description: str = "scoring") -> Iterator[ProgressBar | None]:

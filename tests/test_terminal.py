@@ -362,3 +362,50 @@ def test_bold_marks_a_significant_lead_in_the_side_by_side_table() -> None:
     text, _ = _shown(result, 200, False)
     assert "Bold: the model's lead" in text
     assert "↓ lower is better." in text
+
+
+def test_bold_cells_are_decided_once_per_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every table of a run asks for the bold cells; the paired tests run once."""
+    import itemscore._compare as compare_module
+    from itemscore.reports._summary import bold_cells
+    from itemscore.reports.table_tex import latex_table
+
+    calls = []
+    real = compare_module.significant_leaders
+
+    def counting(result: Any) -> Any:
+        calls.append(result)
+        return real(result)
+
+    monkeypatch.setattr(compare_module, "significant_leaders", counting)
+    result = _mmlu_like_run(60)
+    first = bold_cells(result)
+    result_tables(result, width=100)
+    latex_table(result)
+    assert bold_cells(result) == first
+    assert len(calls) == 1
+    assert bold_cells(_mmlu_like_run(60)) == first  # another result is decided afresh
+    assert len(calls) == 2
+
+
+def test_the_bar_names_the_steps_after_scoring(tmp_path: pathlib.Path) -> None:
+    """After scoring, the bar says it is writing the reports, not sitting full and silent."""
+    from itemscore._spec import MetricSpec
+    from itemscore.cli._pipeline import score_request
+    from itemscore.cli._request import MetricEntry, RunRequest
+
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(f'{{"output": "x{i}"}}\n' for i in range(20)), encoding="utf-8")
+    stages: list[str] = []
+
+    class Spy:
+        def __call__(self, done: int, total: int) -> None:
+            pass
+
+        def stage(self, description: str) -> None:
+            stages.append(description)
+
+    request = RunRequest(data=data, out=tmp_path / "out", reports=["csv"])
+    request.metrics.append(MetricEntry(MetricSpec("answered_rate"), "-m answered_rate"))
+    score_request(request, progress=Spy())  # type: ignore[arg-type]
+    assert stages == ["writing the reports"]

@@ -130,6 +130,17 @@ def _show(results: Sequence[RunResult], view: _View, written: Sequence[Path]) ->
         click.echo(terminal_text(f"Wrote {names} to {folder}"), err=True)
 
 
+def _decide_bold(result: RunResult, view: _View, progress: Any) -> None:
+    """The paired tests behind the tables' bold cells, while the bar says so (cached)."""
+    if view.as_json or view.quiet or len(result.by_model) < 2:
+        return
+    from itemscore.reports._summary import bold_cells
+
+    if progress is not None:
+        progress.stage(f"comparing {len(result.by_model)} models (paired tests)")
+    bold_cells(result)
+
+
 def json_for_terminal(document: Any, **options: Any) -> str:
     r"""``document`` as JSON whose text is safe on a terminal, and the same JSON value.
 
@@ -338,6 +349,7 @@ def _run_request(request: RunRequest, view: _View) -> None:
             reading=None if progress is None else progress.reading,
             notice=view.notice,
         )
+        _decide_bold(result, view, progress)
     _show([result], view, written)
     _finish(result, request, view)
 

@@ -259,6 +259,10 @@ def score_request(
                 "rows": len(items),
             },
         )
+        if export is not None:
+            stage = getattr(progress, "stage", None)
+            if stage is not None:  # the bar is full: say what the wait is for
+                stage("writing the reports")
         paths = export.finish(result) if export is not None else []
     except BaseException:
         if export is not None:
@@ -393,6 +397,10 @@ def rescore_results(
             from itemscore._checks import check_ci_support
 
             check_ci_support(result, request.ci_method, notice=notice)
+        if export is not None:
+            stage = getattr(progress, "stage", None)
+            if stage is not None:  # the bar is full: say what the wait is for
+                stage("writing the reports")
         paths = export.finish(result) if export is not None else []
     except BaseException:
         if export is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -234,9 +235,21 @@ def bold_cells(result: RunResult, *, digits: int = 3) -> set[tuple[str | None, s
     """
     if len(result.by_model) < 2:
         return set()
+    key = id(result)
+    cached = _BOLD.get(key)
+    if cached is not None and cached[0]() is result:
+        return set(cached[1])
     from .._compare import significant_leaders
 
-    return {(model, label) for label, model in significant_leaders(result).items()}
+    cells = frozenset((model, label) for label, model in significant_leaders(result).items())
+    # Every table of a run asks (terminal, table.tex, report.html...): decide once per result.
+    _BOLD[key] = (weakref.ref(result), cells)
+    weakref.finalize(result, _BOLD.pop, key, None)
+    return set(cells)
+
+
+#: The bold cells decided for each live result, by ``id``.
+_BOLD: dict[int, tuple[weakref.ref[RunResult], frozenset[tuple[str | None, str]]]] = {}
 
 
 #: The note under a table with bold cells: which test decided them.
