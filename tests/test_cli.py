@@ -829,3 +829,26 @@ def test_module_entry_point(
         runpy.run_module("itemscore", run_name="__main__")
     assert info.value.code == 0
     assert capsys.readouterr().out.strip() == f"itemscore, version {itemscore.__version__}"
+
+
+def test_limit_reads_the_first_rows_and_says_so(tmp_path: Path) -> None:
+    """--limit N scores the first N rows, says so on stderr and in results.json's provenance."""
+    import json as _json
+
+    data = tmp_path / "big.jsonl"
+    data.write_text(
+        "".join(f'{{"id": "{i}", "output": "a", "expected": "a"}}\n' for i in range(5000)),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        cli, ["score", str(data), "-m", "exact_match", "--limit", "7", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "--limit 7: read only the first 7 rows" in result.stderr
+    saved = _json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert saved["provenance"]["data"]["rows"] == 7
+    assert saved["provenance"]["data"]["limit"] == 7
+    assert saved["measurements"][0]["n"] == 7
+    bad = CliRunner().invoke(cli, ["score", str(data), "-m", "exact_match", "--limit", "0"])
+    assert bad.exit_code == 2

@@ -235,7 +235,8 @@ def _out_options(func: Any) -> Any:
                 multiple=True,
                 metavar="FORMAT",
                 help="Write only these report formats with --out (repeatable): json, items, "
-                "csv, tex, xlsx or a plugin's format. Default: all.",
+                "jsonl, csv, tex, xlsx, html (report.html), eee, md (an lm-eval-style Markdown "
+                "table) or a plugin's format. Default: all but jsonl and md.",
             ),
             click.option(
                 "--by-group",
@@ -290,6 +291,16 @@ def _stat_options(func: Any) -> Any:
     ):
         func = option(func)
     return func
+
+
+def _limit_option(func: Any) -> Any:
+    return click.option(
+        "--limit",
+        type=click.IntRange(min=1),
+        metavar="N",
+        help="Read only the first N rows of the data, for a quick look at a big file (said on "
+        "stderr and in results.json's provenance).",
+    )(func)
 
 
 def _read_options(pairs: Sequence[str]) -> dict[str, str]:
@@ -403,6 +414,7 @@ def _run_request(request: RunRequest, view: _View) -> None:
     help="An option of the format's reader, repeatable, e.g. --read-option scorer=match "
     "(inspect) or --read-option filter=flexible-extract (lm-eval).",
 )
+@_limit_option
 @_stat_options
 @_out_options
 def score(
@@ -427,6 +439,7 @@ def score(
     by_group: bool | None,
     as_json: bool,
     quiet: bool,
+    limit: int | None,
 ) -> None:
     """Score a file of model outputs with the metrics named by -m.
 
@@ -461,6 +474,7 @@ def score(
         out=out,
         reports=list(reports) or None,
         by_group=by_group,
+        limit=limit,
     )
     if config is None or metric_specs:
         request.source = "the command line" if config is None else f"{config} and the command line"
@@ -469,6 +483,7 @@ def score(
 
 @click.command("run", context_settings=CONTEXT)
 @click.argument("config", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_limit_option
 @_stat_options
 @_out_options
 def run_command(
@@ -484,6 +499,7 @@ def run_command(
     by_group: bool | None,
     as_json: bool,
     quiet: bool,
+    limit: int | None,
 ) -> None:
     """Score the data named in a YAML configuration file.
 
@@ -509,6 +525,7 @@ def run_command(
         out=out,
         reports=list(reports) or None,
         by_group=by_group,
+        limit=limit,
     )
     _run_request(request, _View(request.by_group, as_json, quiet))
 

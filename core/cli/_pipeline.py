@@ -8,6 +8,7 @@ that name where the request wrote the part at fault, and sends warnings to ``not
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -186,10 +187,12 @@ def read_request_items(
     assert request.data is not None
     name = request.data_name or None
     options: dict[str, Any] = dict(request.read_options)
+    limit = request.limit
     try:
         if suite is not None and type(suite).items is not Suite.items:
             source = read_rows(request.data, request.format, name=name, **options)
-            return list(suite.items(row for chunk in source for row in chunk.rows))
+            rows = (row for chunk in source for row in chunk.rows)
+            return list(suite.items(itertools.islice(rows, limit) if limit is not None else rows))
         items: list[ItemResult] = []
         for chunk in iter_items(
             request.data,
@@ -203,6 +206,9 @@ def read_request_items(
             items += chunk
             if reading is not None:
                 reading(len(items))
+            if limit is not None and len(items) >= limit:  # a quick look: read no further
+                del items[limit:]
+                break
         return items
     except OptionError as exc:
         if exc.option not in options:
@@ -235,6 +241,12 @@ def score_request(
     suite, planned, settings = prepared.suite, prepared.planned, prepared.settings
     items = read_request_items(request, suite, reading)
     name = request.data_name or os.fspath(request.data)
+    if request.limit is not None:
+        notice(
+            f"Note: --limit {request.limit}: read only the first {len(items)} rows of {name}; "
+            "the numbers describe those rows, not the whole file (results.json's provenance "
+            "says so too)."
+        )
     check_answer_keys(
         items, planned, source=name, column=request.columns.get("expected", "expected")
     )
@@ -257,6 +269,7 @@ def score_request(
                 "path": name,
                 "sha256": file_digest(request.data),
                 "rows": len(items),
+                **({} if request.limit is None else {"limit": request.limit}),
             },
         )
         if export is not None:
