@@ -595,16 +595,34 @@ def rescore(
     help="The data file the results were computed from: check its SHA-256 too.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit code says it all.")
-def verify(results: Path, data: Path | None, quiet: bool) -> None:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the verdict as JSON on stdout: agree, measurements, differences.",
+)
+def verify(results: Path, data: Path | None, quiet: bool, as_json: bool) -> None:
     """Recompute every measurement of a results.json from its saved items.
 
     Exits 0 when every number agrees, 1 when any differs (each difference is printed).
     """
     from ._pipeline import verify_results
 
-    view = _View(quiet=quiet)
+    view = _View(quiet=quiet or as_json, as_json=as_json)
     _warn_broken_plugins(view)
     again, differences = verify_results(results, data=data, notice=view.notice)
+    if as_json:
+        document = {
+            "results": os.fspath(results),
+            "agree": not differences,
+            "measurements": sum(len(ms) for ms in again.by_model.values()),
+            "data_checked": data is not None,
+            "differences": list(differences),
+        }
+        click.echo(json_for_terminal(document, indent=2))
+        if differences:
+            sys.exit(1)
+        return
     if differences:
         if not quiet:
             from ._app import terminal_text
