@@ -6,6 +6,7 @@ they get the helpers through the fixtures, and name the types under ``TYPE_CHECK
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 import uuid
@@ -18,6 +19,10 @@ import pytest
 
 import itemscore
 from itemscore._entrypoints import AUTOLOAD_ENV
+
+# A defaults file in the home folder of whoever runs the tests must not change their numbers;
+# the tests of that file set up one of their own (tests/test_cli_user_config.py).
+os.environ["ITEMSCORE_NO_USER_CONFIG"] = "1"
 
 METRICS_GROUP = "itemscore.metrics"
 PLUGINS_GROUP = "itemscore.plugins"

@@ -204,7 +204,7 @@ def _finish(result: RunResult, request: RunRequest, view: _View) -> None:
     from ._app import terminal_text
     from ._outcome import error_summary, seed_unused
 
-    if request.seed is not None and seed_unused(result):
+    if request.seed is not None and "seed" not in request.user_defaults and seed_unused(result):
         where = request.setting_where.get("seed")
         asked = f"{where}: `seed: {request.seed}`" if where else f"--seed {request.seed}"
         view.notice(
@@ -294,6 +294,15 @@ def _stat_options(func: Any) -> Any:
 
 
 def _limit_option(func: Any) -> Any:
+    """``--limit``, and the user's defaults file (``--no-user-config``, ``--verbose``)."""
+    func = click.option(
+        "-v", "--verbose", is_flag=True, help="Say which settings came from the defaults file."
+    )(func)
+    func = click.option(
+        "--no-user-config",
+        is_flag=True,
+        help="Ignore the defaults file (see below); so does ITEMSCORE_NO_USER_CONFIG=1.",
+    )(func)
     return click.option(
         "--limit",
         type=click.IntRange(min=1),
@@ -301,6 +310,34 @@ def _limit_option(func: Any) -> Any:
         help="Read only the first N rows of the data, for a quick look at a big file (said on "
         "stderr and in results.json's provenance).",
     )(func)
+
+
+class _WithDefaults(click.Command):
+    """A scoring command whose help ends with where its defaults come from (read when shown)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from ._user_config import describe
+
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(describe())
+
+
+def _user_defaults(request: RunRequest, *, skip: bool) -> None:
+    from ._user_config import apply_user_defaults
+
+    apply_user_defaults(request, skip=skip)
+
+
+def _say_defaults(request: RunRequest, view: _View) -> None:
+    """For ``--verbose``: the defaults still in force once the command line has spoken."""
+    from ._user_config import USER_KEYS, user_config_path
+
+    taken = [f"{k} ({request.setting_where[k]})" for k in USER_KEYS if k in request.user_defaults]
+    if taken:
+        view.notice(f"Defaults from {user_config_path()}: {', '.join(taken)}.")
+    else:
+        view.notice(f"No defaults taken from {user_config_path()}.")
 
 
 def _read_options(pairs: Sequence[str]) -> dict[str, str]:
@@ -322,6 +359,7 @@ def _override(request: RunRequest, **values: Any) -> None:
         if value is not None:
             setattr(request, key, value)
             request.setting_where.pop(key, None)  # the command line wins, and is the place
+            request.user_defaults.discard(key)
 
 
 def _warn_serial_retries(request: RunRequest, view: _View) -> None:
@@ -335,6 +373,8 @@ def _warn_serial_retries(request: RunRequest, view: _View) -> None:
     if not isinstance(retries, int) or isinstance(retries, bool) or retries <= 0:
         return  # 0 changes nothing; a bad value is the settings check's error
     if request.workers is not None or request.dask is not None:
+        return
+    if "retries" in request.user_defaults:  # a default for the runs that have workers
         return
     where = request.setting_where.get("retries")
     asked = f"{where}: `retries: {retries}`" if where is not None else f"--retries {retries}"
@@ -368,7 +408,7 @@ def _run_request(request: RunRequest, view: _View) -> None:
 # -- the commands --------------------------------------------------------------------------
 
 
-@click.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT, cls=_WithDefaults)
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "-m",
@@ -440,6 +480,8 @@ def score(
     as_json: bool,
     quiet: bool,
     limit: int | None,
+    no_user_config: bool,
+    verbose: bool,
 ) -> None:
     """Score a file of model outputs with the metrics named by -m.
 
@@ -450,6 +492,7 @@ def score(
     from ._config import load_config
 
     request = load_config(config) if config is not None else RunRequest()
+    _user_defaults(request, skip=no_user_config)
     request.data, request.data_name = file, os.fspath(file)
     request.metrics += _cli_entries(metric_specs)
     request.extra_metrics += _extra_entries(extra_metrics)
@@ -478,10 +521,12 @@ def score(
     )
     if config is None or metric_specs:
         request.source = "the command line" if config is None else f"{config} and the command line"
+    if verbose:
+        _say_defaults(request, _View(quiet=quiet))
     _run_request(request, _View(request.by_group, as_json, quiet))
 
 
-@click.command("run", context_settings=CONTEXT)
+@click.command("run", context_settings=CONTEXT, cls=_WithDefaults)
 @click.argument("config", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_limit_option
 @_stat_options
@@ -500,6 +545,8 @@ def run_command(
     as_json: bool,
     quiet: bool,
     limit: int | None,
+    no_user_config: bool,
+    verbose: bool,
 ) -> None:
     """Score the data named in a YAML configuration file.
 
@@ -509,6 +556,7 @@ def run_command(
     from ._config import load_config
 
     request = load_config(config)
+    _user_defaults(request, skip=no_user_config)
     if request.data is None:
         raise ConfigError(
             f"{config}:1:1: the configuration has no `data` key; name the file of outputs, "
@@ -527,6 +575,8 @@ def run_command(
         by_group=by_group,
         limit=limit,
     )
+    if verbose:
+        _say_defaults(request, _View(quiet=quiet))
     _run_request(request, _View(request.by_group, as_json, quiet))
 
 
