@@ -35,6 +35,36 @@ __all__ = ["demo", "rescore", "run_command", "score", "verify"]
 # -- shared pieces ---------------------------------------------------------------------------
 
 
+def complete_metrics(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of ``-m``: the installed metrics' ids (and entry-point names)."""
+    from click.shell_completion import CompletionItem
+
+    from itemscore._registry import default_registry
+
+    head, sep, last = incomplete.rpartition(",")  # --extra-metrics a,b,<TAB>
+    prefix = head + sep
+    found: dict[str, str] = {}
+    for info in default_registry().infos():
+        for name in (info.id, info.entry_point):
+            if name and name.startswith(last) and info.status == "ok":
+                cls = info.cls
+                found.setdefault(name, cls.description if cls is not None else "")
+    return [CompletionItem(prefix + name, help=text) for name, text in sorted(found.items())]
+
+
+def complete_reports(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of ``--report``: every format this installation can write."""
+    from click.shell_completion import CompletionItem
+
+    from itemscore.reports import available_formats
+
+    return [
+        CompletionItem(name, help=filename)
+        for name, filename in available_formats().items()
+        if name.startswith(incomplete)
+    ]
+
+
 @attrs.define
 class _View:
     """How to show a run: table, JSON or nothing."""
@@ -234,6 +264,7 @@ def _out_options(func: Any) -> Any:
                 "reports",
                 multiple=True,
                 metavar="FORMAT",
+                shell_complete=complete_reports,
                 help="Write only these report formats with --out (repeatable): json, items, "
                 "jsonl, csv, tex, xlsx, html (report.html), eee, md (an lm-eval-style Markdown "
                 "table) or a plugin's format. Default: all but jsonl and md.",
@@ -416,6 +447,7 @@ def _run_request(request: RunRequest, view: _View) -> None:
     "metric_specs",
     multiple=True,
     metavar="SPEC",
+    shell_complete=complete_metrics,
     help="A metric, repeatable: NAME[@LABEL][:KEY=VALUE,...], e.g. "
     "-m 'f1:average=weighted,labels=[positive,negative]'.",
 )
@@ -424,7 +456,13 @@ def _run_request(request: RunRequest, view: _View) -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A YAML file with metrics and other settings; command-line options win.",
 )
-@click.option("--extra-metrics", multiple=True, metavar="NAME,...", help="More metrics by name.")
+@click.option(
+    "--extra-metrics",
+    multiple=True,
+    metavar="NAME,...",
+    shell_complete=complete_metrics,
+    help="More metrics by name.",
+)
 @click.option("--suite", metavar="ID", help="Suite id for measurement keys; an installed "
               "suite of that id adds its bound metrics and reads the rows its way.")  # fmt: skip
 @click.option(
@@ -588,6 +626,7 @@ def run_command(
     "metric_specs",
     multiple=True,
     metavar="SPEC",
+    shell_complete=complete_metrics,
     help="A metric to add or recompute (repeatable); a saved metric named without options "
     "keeps its saved options. None: recompute every saved metric.",
 )
