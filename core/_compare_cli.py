@@ -121,7 +121,8 @@ def compare_command(
         return
     from ._terminal import make_console
 
-    make_console().print(comparison_table(comparisons, groups=by_group))
+    console = make_console()
+    console.print(comparison_table(comparisons, groups=by_group, width=console.width))
     if written:
         _warn(f"Wrote {', '.join(p.name for p in written)} to {out}.")
         if not plot_available():

@@ -102,7 +102,7 @@ def comparison_csv(comparisons: Sequence[Comparison]) -> str:
     return buffer.getvalue()
 
 
-def _methods_note(comparisons: Sequence[Comparison]) -> str:
+def _methods_note(comparisons: Sequence[Comparison], *, mde: bool = False) -> str:
     methods = sorted({c.method for _, c in _walk(comparisons) if c.method != "none"})
     if not comparisons:
         return ""
@@ -111,7 +111,8 @@ def _methods_note(comparisons: Sequence[Comparison]) -> str:
     adjust = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no"}[first.adjustment]
     return (
         f"Difference = candidate - baseline, {level} interval; methods: {', '.join(methods)}; "
-        f"{adjust} adjustment across model pairs (and across groups)."
+        f"{adjust} adjustment across model pairs (and across groups)"
+        + ("; MDE: the smallest difference detected with 80% power." if mde else ".")
     )
 
 
@@ -125,53 +126,85 @@ def _difference_text(c: Comparison) -> str:
     return f"{_format.format_signed(c.difference, d)} {interval}".strip()
 
 
-def comparison_table(comparisons: Sequence[Comparison], *, groups: bool = False) -> Any:
-    """A rich table: the difference with its interval, p-values, which model is better.
+def comparison_table(
+    comparisons: Sequence[Comparison], *, groups: bool = False, width: int = 120
+) -> Any:
+    """The comparisons for the terminal, in the widest layout that fits ``width`` columns.
 
-    Columns: metric, baseline, candidate, difference [interval], p, adjusted p, the model the
-    difference favours (``candidate``, ``baseline`` or ``--``), pairs, MDE. Numbers follow
-    :mod:`itemscore.reports._format` and never wrap (a model's name may). A difference
-    significant after adjustment is bold; the caption says how it was computed and marks the
-    metrics where lower is better.
+    ``wide``: metric, baseline, candidate, difference [interval], p, adjusted p, the side the
+    difference favours (``candidate``, ``baseline`` or ``--``), pairs, the items left out (when
+    any), MDE. ``narrow``: the pair under the metric, the interval under the difference, the
+    adjusted p, the side, pairs. Narrower still: one block of lines per comparison. Numbers
+    follow :mod:`itemscore.reports._format` and are never cut. A difference significant after
+    adjustment is bold; the caption says how it was computed and marks the metrics where
+    lower is better.
     """
+    from rich import box
+    from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
-    from ._terminal import safe_text
+    from ._terminal import _width_of, safe_text
 
     lower = sorted({c.metric for c in comparisons if not c.higher_is_better})
-    caption = _methods_note(comparisons)
+    caption = _methods_note(comparisons, mde=True)
     if lower:
         caption += f" Lower is better (↓) for {', '.join(lower)}."
-    table = Table(caption=safe_text(caption), caption_justify="left")
-    for name, justify, wrap in (
-        ("metric", "left", False), ("baseline", "left", True), ("candidate", "left", True),
-        ("difference [interval]", "right", False), ("p", "right", False),
-        ("adj. p", "right", False), ("better", "left", False), ("pairs", "right", False),
-        ("MDE", "right", False),
-    ):  # fmt: skip
-        table.add_column(
-            Text(name),
-            justify=justify,  # type: ignore[arg-type]
-            no_wrap=not wrap,
-            overflow="fold",
-        )
-    for group, c in _walk(comparisons) if groups else ((None, c) for c in comparisons):
-        diff = Text(_difference_text(c), style="bold" if c.significant else "")
-        pairs = str(c.n_pairs) + (f" (+{c.n_unpaired} left out)" if c.n_unpaired else "")
+    shown = list(_walk(comparisons) if groups else ((None, c) for c in comparisons))
+    left_out = any(c.n_unpaired for _, c in shown)
+
+    def name_of(group: str | None, c: Comparison) -> str:
         name = c.metric + ("" if c.higher_is_better else " ↓")
-        table.add_row(
-            safe_text(name if group is None else f"  {group}"),
-            safe_text(str(c.baseline)),
-            safe_text(str(c.candidate)),
-            diff,
-            _format.format_p(c.p_value, none="--"),
-            _format.format_p(c.p_adjusted, none="--"),
-            _side(c),
-            pairs,
-            "--" if c.mde is None else _format.fixed(c.mde, _decimals(c)),
-        )
-    return table
+        return name if group is None else f"  {group}"
+
+    def diff_of(c: Comparison, below: bool) -> Text:
+        d = _decimals(c)
+        text = Text(_format.format_signed(c.difference, d), style="bold" if c.significant else "")
+        interval = _format.format_interval(c.ci_low, c.ci_high, d)
+        if interval:
+            text.append(("\n" if below else " ") + interval)
+        return text
+
+    def table_of(columns: list[tuple[str, str]]) -> Table:
+        table = Table(caption=safe_text(caption), caption_justify="left", box=box.SIMPLE_HEAD)
+        for name, justify in columns:
+            table.add_column(Text(name), justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        return table
+
+    wide = table_of(
+        [("metric", "left"), ("baseline", "left"), ("candidate", "left"),
+         ("difference [interval]", "right"), ("p", "right"), ("adj. p", "right"),
+         ("better", "left"), ("pairs", "right"),
+         *([("left out", "right")] if left_out else []), ("MDE", "right")]
+    )  # fmt: skip
+    narrow = table_of(
+        [("metric", "left"), ("difference", "right"), ("adj. p", "right"), ("better", "left"),
+         ("pairs", "right")]
+    )  # fmt: skip
+    for group, c in shown:
+        p, adjusted = (_format.format_p(x, none="--") for x in (c.p_value, c.p_adjusted))
+        mde = "--" if c.mde is None else _format.fixed(c.mde, _decimals(c))
+        wide.add_row(
+            safe_text(name_of(group, c)), safe_text(str(c.baseline)), safe_text(str(c.candidate)),
+            diff_of(c, False), p, adjusted, _side(c), str(c.n_pairs),
+            *([str(c.n_unpaired)] if left_out else []), mde,
+        )  # fmt: skip
+        pair = safe_text(name_of(group, c))
+        pair.append(f"\n{c.candidate} vs {c.baseline}", style="dim")
+        narrow.add_row(pair, diff_of(c, True), adjusted, _side(c), str(c.n_pairs))
+    for table in (wide, narrow):
+        if _width_of(table) <= width:
+            return table
+    lines: list[Any] = []
+    for group, c in shown:
+        lines.append(safe_text(f"{name_of(group, c)}: {c.candidate} vs {c.baseline}"))
+        line = Text("    ")
+        line.append_text(diff_of(c, False))
+        adjusted = _format.format_p(c.p_adjusted, none="--")
+        line.append(f"  adj. p {adjusted}  better: {_side(c)}  pairs {c.n_pairs}")
+        lines.append(line)
+    lines.append(safe_text(caption))
+    return Group(*lines)
 
 
 def _side(c: Comparison) -> str:
