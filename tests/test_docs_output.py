@@ -38,6 +38,18 @@ FILES = {
     "outputs.jsonl": '{"id": "1", "output": "Paris", "expected": "Paris"}\n'
     '{"id": "2", "output": {"text": "Rome"}, "expected": "Rome"}\n',
     "out.jsonl": '{"id": "1", "output": "a", "expected": "a"}\n',
+    "qa.jsonl": "".join(
+        f'{{"id": "{i}", "model": "alpha", "output": "{o}", "expected": {e}, "group": "{g}"}}\n'
+        for i, (o, e, g) in enumerate(
+            [
+                ("Paris", '"paris"', "geo"),
+                ("Rome", '"Rome"', "geo"),
+                ("H2O", '"h2o"', "sci"),
+                ("CO2", '"O2"', "sci"),
+                ("Mars", "null", "sci"),
+            ]
+        )
+    ),
 }
 
 
@@ -56,7 +68,9 @@ def _run(
     args: list[str], folder: Path, monkeypatch: pytest.MonkeyPatch, width: int = 100
 ) -> tuple[str, int]:
     monkeypatch.chdir(folder)
-    out = CliRunner().invoke(cli, args, env={"COLUMNS": str(width), "NO_COLOR": "1"})
+    # No third-party plugin: the examples show what an installation of itemscore alone prints.
+    env = {"COLUMNS": str(width), "NO_COLOR": "1", "ITEMSCORE_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    out = CliRunner().invoke(cli, args, env=env)
     return out.output, out.exit_code
 
 
@@ -116,3 +130,28 @@ def test_the_docs_have_checked_examples() -> None:
     commands = " ".join(body for _, _, _, body, _ in SESSIONS)
     for command in ("itemscore demo", "itemscore metrics show", "itemscore compare"):
         assert f"$ {command}" in commands
+
+
+def _latex_example() -> str:
+    import itemscore
+    from itemscore.reports.table_tex import latex_table
+
+    data = [
+        itemscore.ItemResult(id=str(i), model=m, output=o, expected=e)
+        for m, outputs in (("alpha", "aabab"), ("beta_2 & co", "abbbb"))
+        for i, (o, e) in enumerate(zip(outputs, "aabaa"))
+    ]
+    return latex_table(itemscore.score(data, ["exact_match", "answered_rate"], suite_id="qa"))
+
+
+def test_the_table_tex_example_is_what_latex_table_writes() -> None:
+    """docs/cli.md's ``latex`` block is table.tex for the run it describes."""
+    page = ROOT / "docs" / "cli.md"
+    text = page.read_text(encoding="utf-8")
+    block = re.search(r"^```latex\n(.*?)^```$", text, flags=re.M | re.S)
+    assert block is not None
+    now = _latex_example()
+    if UPDATE and block.group(1) != now:
+        page.write_text(text[: block.start(1)] + now + text[block.end(1) :], encoding="utf-8")
+        return
+    assert block.group(1) == now, "docs/cli.md: the table.tex example is out of date"
