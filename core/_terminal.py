@@ -237,9 +237,12 @@ def _table(
     from rich.table import Table
 
     table = Table(
-        title=None if title is None else safe_text(title), box=box.SIMPLE_HEAD,
-        title_justify="left", caption=caption, caption_justify="left",
-    )  # fmt: skip
+        title=None if title is None else safe_text(title),
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        caption=None if caption is None else safe_text(caption),
+        caption_justify="left",
+    )
     for i, (header, justify) in enumerate(columns):
         # Only a name may wrap, between words, and only in the narrow layouts.
         wrap = wrap_names and i == 0

@@ -284,7 +284,9 @@ def _stack_lines(lines: list[str], align: str = "r") -> str:
     return rf"\begin{{tabular}}[t]{{@{{}}{align}@{{}}}}" + r" \\ ".join(lines) + r"\end{tabular}"
 
 
-def latex_table(result: RunResult, *, groups: bool = False) -> str:
+def latex_table(
+    result: RunResult, *, groups: bool = False, transpose: bool | None = None
+) -> str:
     r"""The text of ``table.tex``: a booktabs table, its caption, a note and a label.
 
     In each column the cells :func:`~itemscore.reports._summary.bold_cells` names are bold.
@@ -292,13 +294,18 @@ def latex_table(result: RunResult, *, groups: bool = False) -> str:
 
     Args:
         result: The run.
-        groups: Add one row per group under each model (transposed: stacked in the cells).
+        groups: Add one row per group under each model (never transposed).
+        transpose: ``False``: models as rows, ``True``: metrics as rows, whatever the widths;
+            ``None``: by the rule above.
     """
     rows, labels, bold, small = _grid(result, groups)
     wide = estimate_width(rows)
     transposed = None if groups else _transposed(rows)
     tall = estimate_width(transposed) if transposed is not None else float("inf")
-    if wide <= COLUMN_PT:
+    if transpose is not None:
+        chosen = transposed if transpose and transposed is not None else rows
+        env = "table" if estimate_width(chosen) <= COLUMN_PT else "table*"
+    elif wide <= COLUMN_PT:
         chosen, env = rows, "table"
     elif transposed is not None and tall <= COLUMN_PT:
         chosen, env = transposed, "table"
