@@ -471,18 +471,22 @@ def _yes(value: bool) -> str:
     return "yes" if value else "no"
 
 
-def metrics_tables(infos: Sequence[MetricInfo]) -> list[Table]:
-    """The installed metrics as a table, and the broken plugins (with their error) as another."""
+#: The narrowest a description column may be before the metrics list is stacked.
+_DESCRIPTION_MIN = 40
+
+
+def metrics_tables(infos: Sequence[MetricInfo], *, width: int = 120) -> list[Table]:
+    """The installed metrics as a table, and the broken plugins (with their error) as another.
+
+    Descriptions wrap between words, never cut. When the fixed columns (id, entry point,
+    package, class, higher better) leave less than 40 columns for them, each metric's facts
+    are stacked in one column beside its description instead.
+    """
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title="Installed metrics", box=box.SIMPLE_HEAD, title_justify="left")
-    table.add_column("id", no_wrap=True)
-    table.add_column("entry point", no_wrap=True)
-    table.add_column("package")
-    table.add_column("class", no_wrap=True)
-    table.add_column("higher\nbetter", no_wrap=True)
-    table.add_column("description", min_width=30, ratio=1)
+    rows = []
     broken = Table(title="Broken plugins", box=box.SIMPLE_HEAD, title_justify="left")
     for name in ("entry point", "package", "target"):
         broken.add_column(name, no_wrap=True)
@@ -496,14 +500,39 @@ def metrics_tables(infos: Sequence[MetricInfo]) -> list[Table]:
             )
             continue
         cls = info.cls
-        table.add_row(
-            safe_text(info.id or ""),
-            safe_text(info.entry_point or f"({info.source})"),
-            safe_text(package),
-            safe_text(cls.reproducibility_class),
-            _yes(cls.higher_is_better),
-            safe_text(cls.description),
+        rows.append(
+            (
+                info.id or "",
+                info.entry_point or f"({info.source})",
+                package,
+                cls.reproducibility_class,
+                _yes(cls.higher_is_better),
+                cls.description,
+            )
         )
+    headers = ("id", "entry point", "package", "class", "higher\nbetter")
+    fixed = [max([len(r[i]) for r in rows] + [len(h) for h in headers[i].split("\n")])
+             for i in range(5)]  # fmt: skip
+    table = Table(title="Installed metrics", box=box.SIMPLE_HEAD, title_justify="left")
+    if sum(fixed) + 2 * 6 + _DESCRIPTION_MIN <= width:
+        for header in headers:
+            table.add_column(header, no_wrap=True)
+        table.add_column("description", ratio=1, overflow="fold")
+        for row in rows:
+            table.add_row(*(safe_text(x) for x in row))
+    else:
+        table.add_column("metric", no_wrap=True)
+        table.add_column("description", ratio=1, overflow="fold")
+        for metric_id, entry_point, package, kind, higher, description in rows:
+            facts = safe_text(metric_id)
+            facts.stylize("bold")
+            direction = "higher is better" if higher == "yes" else "lower is better"
+            lines = [f"entry point {entry_point}" if entry_point != metric_id else "", package,
+                     kind, direction]  # fmt: skip
+            for line in lines:
+                if line:
+                    facts.append_text(Text("\n" + printable(line), style="dim"))
+            table.add_row(facts, safe_text(description))
     return [table, broken] if broken.row_count else [table]
 
 

@@ -409,3 +409,24 @@ def test_the_bar_names_the_steps_after_scoring(tmp_path: pathlib.Path) -> None:
     request.metrics.append(MetricEntry(MetricSpec("answered_rate"), "-m answered_rate"))
     score_request(request, progress=Spy())  # type: ignore[arg-type]
     assert stages == ["writing the reports"]
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 120])
+def test_the_metrics_list_wraps_descriptions_and_cuts_nothing(width: int) -> None:
+    """`itemscore metrics` at 60-120 columns: every word of every description, no ellipsis."""
+    from itemscore import Registry
+
+    infos = [i for i in Registry().infos() if i.status == "ok" and i.cls is not None]
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system=None)
+    for table in metrics_tables(infos, width=width):
+        console.print(table)
+    text = buffer.getvalue()
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= width
+    words = set(text.split())
+    for info in infos:
+        assert info.cls is not None
+        assert info.id in words
+        missing = [w for w in info.cls.description.split() if w not in words]
+        assert missing == [], (info.id, missing)

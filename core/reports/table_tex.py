@@ -284,9 +284,7 @@ def _stack_lines(lines: list[str], align: str = "r") -> str:
     return rf"\begin{{tabular}}[t]{{@{{}}{align}@{{}}}}" + r" \\ ".join(lines) + r"\end{tabular}"
 
 
-def latex_table(
-    result: RunResult, *, groups: bool = False, transpose: bool | None = None
-) -> str:
+def latex_table(result: RunResult, *, groups: bool = False, transpose: bool | None = None) -> str:
     r"""The text of ``table.tex``: a booktabs table, its caption, a note and a label.
 
     In each column the cells :func:`~itemscore.reports._summary.bold_cells` names are bold.
