@@ -28,6 +28,7 @@ __all__ = [
     "format_p",
     "format_signed",
     "format_value",
+    "method_name",
     "shared_decimals",
     "with_unit",
 ]
@@ -151,3 +152,19 @@ def axis_label(name: str, higher_is_better: bool, unit: str | None = None) -> st
     """
     shown = f"{name} ({unit})" if unit else name
     return f"{shown}, {direction(higher_is_better)}"
+
+
+#: How tables name the interval methods.
+_METHOD_NAMES: dict[str, str] = {
+    "wilson": "Wilson",
+    "clopper-pearson": "Clopper-Pearson",
+    "normal": "normal",
+    "t": "t",
+    "bootstrap": "bootstrap",
+    "none": "no interval",
+}
+
+
+def method_name(method: str) -> str:
+    """How tables name an interval method: ``Wilson``, ``t``, ``bootstrap``..."""
+    return _METHOD_NAMES.get(method, method)

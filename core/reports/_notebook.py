@@ -8,10 +8,18 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from . import _format
-from ._summary import method_name
+# Only the formatting and escaping modules: the records this renders import this module.
+from ._format import (
+    decimals_for,
+    direction,
+    format_interval,
+    format_p,
+    format_signed,
+    format_value,
+    method_name,
+)
 from ._text import printable
 
 if TYPE_CHECKING:
@@ -41,15 +49,15 @@ _HEADER = ("metric", "model", "value", "interval", "method", "n", "ok", "fail", 
 
 
 def _row(m: Measurement, name: str, bold: bool = False) -> list[str]:
-    d = _format.decimals_for(m.value, m.ci_low, m.ci_high)
-    value = "error" if m.error else _format.format_value(m.value, d, unit=m.unit)
+    d = decimals_for(m.value, m.ci_low, m.ci_high)
+    value = "error" if m.error else format_value(m.value, d, unit=m.unit)
     value = f"<b>{_text(value)}</b>" if bold else _text(value)
     counts = [str(m.counts.get(s, 0)) for s in ("ok", "fail", "skip", "error")]  # type: ignore[call-overload]
     return [
         _text(name) + ("" if m.higher_is_better else " ↓"),
         _text("" if m.model is None else m.model),
         value,
-        _text(_format.format_interval(m.ci_low, m.ci_high, d)),
+        _text(format_interval(m.ci_low, m.ci_high, d)),
         _text(method_name(m.ci_method)),
         str(m.n),
         *counts,
@@ -61,22 +69,19 @@ def measurement_html(m: Measurement) -> str:
     rows = [_row(m, m.name)]
     rows += [_row(g, f"  {name}") for name, g in m.groups.items()]
     rows += [_row(d, d.name) for d in m.derived.values()]
-    note = f"{_format.direction(m.higher_is_better)}; {m.confidence * 100:g}% interval"
+    note = f"{direction(m.higher_is_better)}; {m.confidence * 100:g}% interval"
     if m.error:
         note += f"; the aggregate failed: {_text(m.error)}"
     return _table(_HEADER, rows, _text(f"{m.key}: ") + note)
 
 
-def result_html(result: RunResult) -> str:
-    """Every model's measurements, bold where a model's lead is significant."""
-    from ._summary import bold_cells, derived_of
-
-    bold = bold_cells(result)
+def result_html(result: RunResult, bold: set[tuple[str | None, str]] | frozenset[Any]) -> str:
+    """Every model's measurements, ``bold`` where a model's lead is significant."""
     rows = []
     for model, ms in result.by_model.items():
         for m in ms.values():
             rows.append(_row(m, m.name, (model, m.metric) in bold))
-        rows += [_row(d, d.name) for d in derived_of(ms)]
+        rows += [_row(d, d.name) for m in ms.values() for d in m.derived.values()]
     n_items = len(result.items)
     caption = _text(f"{result.suite_id}: {n_items} items, {len(result.by_model)} model(s)")
     if bold:
@@ -89,19 +94,19 @@ def comparison_html(c: Comparison) -> str:
     header = ("metric", "baseline", "candidate", "difference", "interval", "p", "adj. p", "pairs")
 
     def row(name: str, x: Comparison) -> list[str]:
-        d = _format.decimals_for(x.difference, x.ci_low, x.ci_high)
-        diff = _text(_format.format_signed(x.difference, d))
+        d = decimals_for(x.difference, x.ci_low, x.ci_high)
+        diff = _text(format_signed(x.difference, d))
         return [
             _text(name), _text(x.baseline), _text(x.candidate),
             f"<b>{diff}</b>" if x.significant else diff,
-            _text(_format.format_interval(x.ci_low, x.ci_high, d)),
-            _text(_format.format_p(x.p_value)), _text(_format.format_p(x.p_adjusted)),
+            _text(format_interval(x.ci_low, x.ci_high, d)),
+            _text(format_p(x.p_value)), _text(format_p(x.p_adjusted)),
             str(x.n_pairs),
         ]  # fmt: skip
 
     rows = [row(c.metric, c), *(row(f"  {g}", x) for g, x in c.groups.items())]
     caption = (
-        f"difference = candidate - baseline ({_format.direction(c.higher_is_better)}); "
+        f"difference = candidate - baseline ({direction(c.higher_is_better)}); "
         f"{c.confidence * 100:g}% interval; {_text(c.method)}"
     )
     return _table(header, rows, caption)

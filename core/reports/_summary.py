@@ -8,6 +8,7 @@ from typing import Any
 
 from .._records import Measurement, Status
 from .._result import RunResult
+from ._format import method_name
 
 __all__ = [
     "BOLD_NOTE",
@@ -57,16 +58,6 @@ POOLED_NAME = "all items"
 MACRO_NAME = "mean of groups"
 #: The mark tables put after the name of a group with few scored items.
 SMALL_GROUP_MARK = "†"
-
-#: How tables name the interval methods.
-_METHOD_NAMES: dict[str, str] = {
-    "wilson": "Wilson",
-    "clopper-pearson": "Clopper-Pearson",
-    "normal": "normal",
-    "t": "t",
-    "bootstrap": "bootstrap",
-    "none": "no interval",
-}
 
 
 def is_small_group(m: Measurement) -> bool:
@@ -205,11 +196,6 @@ def unit_of(result: RunResult, label: str) -> str | None:
             if m.metric == label:
                 return m.unit
     return None
-
-
-def method_name(method: str) -> str:
-    """How tables name an interval method: ``Wilson``, ``t``, ``bootstrap``..."""
-    return _METHOD_NAMES.get(method, method)
 
 
 def _best_rows(values: Sequence[float | None], higher_is_better: bool, digits: int) -> set[int]:
