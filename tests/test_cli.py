@@ -572,11 +572,13 @@ def test_run_reads_a_config_relative_to_its_folder(tmp_path: Path) -> None:
 
 
 def test_demo_needs_no_arguments() -> None:
-    """`itemscore demo` scores both bundled suites and prints a table per model."""
+    """`itemscore demo` scores both bundled suites and prints their models side by side."""
     proc = run_cli("demo")
     assert proc.returncode == 0, proc.stderr
-    for title in ("demo_qa · model-a", "demo_qa · model-b", "demo_sentiment · model-a"):
+    for title in ("demo_qa · value [95% interval] per model", "demo_sentiment · value"):
         assert title in proc.stdout
+    header = next(line for line in proc.stdout.splitlines() if "model-a" in line)
+    assert "model-b" in header
     assert "token_f1" in proc.stdout
     assert "accuracy" in proc.stdout
 

@@ -185,12 +185,14 @@ def _macro(m: Measurement | None, decimals: int) -> str:
 
 
 def run_label(result: RunResult) -> str:
-    """``tab:itemscore-<suite>-<6 hex digits>``, from the suite, models, metrics and data."""
+    """``tab:itemscore-<suite>-<6 hex digits>``, from the suite, the models and the metrics.
+
+    The same run gives the same label from the command line and from Python; two tables of
+    one paper that show different models or metrics get different ones.
+    """
     import hashlib
 
-    data = result.provenance.get("data") if isinstance(result.provenance, dict) else None
-    digest = data.get("sha256", "") if isinstance(data, dict) else ""
-    parts = [result.suite_id, *map(str, result.by_model), *labels_of(result), str(digest)]
+    parts = [result.suite_id, *map(str, result.by_model), *labels_of(result)]
     tag = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:6]
     suite = _LABEL_UNSAFE.sub("-", result.suite_id).strip("-") or "results"
     return f"tab:itemscore-{suite}-{tag}"
