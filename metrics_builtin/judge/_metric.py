@@ -34,6 +34,9 @@ from itemscore.metrics_builtin.judge._redact import redact_text, usable_secrets
 if TYPE_CHECKING:  # asyncio, ssl and the HTTP session load when a judgment is first requested
     import asyncio
 
+    import numpy as np
+    from numpy.typing import NDArray
+
     from itemscore.metrics_builtin.judge._http import JudgeSession, Reply
 
 __all__ = ["LlmJudge"]
@@ -779,6 +782,28 @@ class LlmJudge(Metric):
             value=base.value, low=base.low, high=base.high, n=base.n, method=base.method,
             confidence=base.confidence, extra=extra,
         )  # fmt: skip
+
+    def paired_bootstrap(
+        self,
+        scores_a: Sequence[ItemScore | None],
+        scores_b: Sequence[ItemScore | None],
+        ctx: MetricContext,
+        *,
+        n_resamples: int = 2000,
+        clusters: Sequence[str | None] | None = None,
+    ) -> tuple[float | None, float | None, NDArray[np.float64], NDArray[np.float64]]:
+        """Both sides' pass rate (or mean verdict) on the pairs scored on both, resampled.
+
+        The headline is the default ratio or mean of the per-item values (1/0 for pass/fail):
+        their paired means, vectorised, instead of calling the aggregate (with its usage and
+        agreement figures) once per resample.
+        """
+        from itemscore.metrics_builtin._paired_means import paired_means
+
+        def value(score: ItemScore) -> float:
+            return float(score.value) if score.value is not None else math.nan
+
+        return paired_means(scores_a, scores_b, value, n_resamples, ctx.seed, clusters)
 
     def _scale_point(self, verdict: Any) -> float:
         """The judge's verdict on an item as a scale point (a mean of samples rounds half up)."""
