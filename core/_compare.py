@@ -685,11 +685,18 @@ def _loop_resamples(
         weights = resample_weights(n, stop - start, ctx.seed + start, clusters)
         for row, counts in enumerate(weights, start):
             index = np.repeat(np.arange(n), counts).tolist()
-            a = metric.aggregate([scores_a[i] for i in index], ctx).value
-            b = metric.aggregate([scores_b[i] for i in index], ctx).value
+            a = metric.aggregate(_resampled(scores_a, index), ctx).value
+            b = metric.aggregate(_resampled(scores_b, index), ctx).value
             out_a[row] = math.nan if a is None else a
             out_b[row] = math.nan if b is None else b
     return out_a, out_b
+
+
+def _resampled(scores: Sequence[ItemScore], index: list[int]) -> Sequence[ItemScore]:
+    """The scores at ``index``: a score column stays a column (no record built per item)."""
+    if isinstance(scores, ScoreColumn):
+        return scores.take(index)
+    return [scores[i] for i in index]
 
 
 # --------------------------------------------------------------------------- pairing
