@@ -92,16 +92,21 @@ def compare_command(
 
     if out is not None and out.exists() and not out.is_dir():
         raise _BadInput(f"--out {out}: exists and is not a folder.")
+    from ._terminal import progress_bar, progress_wanted
+
     first = _load(results)
     second = _load(other) if other is not None else None
     try:
-        comparisons = compare(
-            first,  # type: ignore[arg-type]
-            second,  # type: ignore[arg-type]
-            baseline=baseline,
-            metrics=list(labels) or None,
-            adjust=adjust,
-        )
+        with progress_bar(progress_wanted(json_output=as_json), "comparing") as bar:
+            if bar is not None:  # the paired tests of a large run take a while: say so
+                bar.stage("comparing the models (paired tests)")
+            comparisons = compare(
+                first,  # type: ignore[arg-type]
+                second,  # type: ignore[arg-type]
+                baseline=baseline,
+                metrics=list(labels) or None,
+                adjust=adjust,
+            )
     except ConfigError as exc:
         names = f"{results}" + (f", {other}" if other is not None else "")
         raise _BadInput(f"{names}: {exc}") from exc
