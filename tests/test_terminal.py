@@ -430,3 +430,18 @@ def test_the_metrics_list_wraps_descriptions_and_cuts_nothing(width: int) -> Non
         assert info.id in words
         missing = [w for w in info.cls.description.split() if w not in words]
         assert missing == [], (info.id, missing)
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 120])
+def test_demo_fits_the_terminal(width: int) -> None:
+    """`itemscore demo --by-group` at 60-120 columns: no line too long, nothing cut."""
+    from click.testing import CliRunner
+
+    from itemscore.cli import cli
+
+    out = CliRunner().invoke(cli, ["demo", "--by-group"], env={"COLUMNS": str(width)})
+    assert out.exit_code == 0, out.output
+    assert "…" not in out.stdout
+    assert max(len(line) for line in out.stdout.splitlines()) <= width
+    for header in ("model-a", "model-b", "exact_match", "token_f1", "accuracy"):
+        assert header in out.stdout
