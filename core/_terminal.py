@@ -442,6 +442,11 @@ def result_tables(
     several = len(models) > 1
     candidates = [x for x in LAYOUTS if several or not x.startswith("columns")]
     if layout is not None:
+        if layout not in candidates:
+            raise ValueError(
+                f"`layout` ({layout!r}) must be one of {', '.join(map(repr, candidates))}"
+                + (" (the columns layouts need several models)." if several else ".")
+            )
         candidates = [layout]
     from .reports._summary import bold_cells
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import itemscore
 from itemscore.cli import cli
 
 ROOT = Path(__file__).parents[1]
@@ -68,8 +69,7 @@ def _run(
     args: list[str], folder: Path, monkeypatch: pytest.MonkeyPatch, width: int = 100
 ) -> tuple[str, int]:
     monkeypatch.chdir(folder)
-    # No third-party plugin: the examples show what an installation of itemscore alone prints.
-    env = {"COLUMNS": str(width), "NO_COLOR": "1", "ITEMSCORE_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env = {"COLUMNS": str(width), "NO_COLOR": "1"}
     out = CliRunner().invoke(cli, args, env=env)
     return out.output, out.exit_code
 
@@ -110,9 +110,14 @@ SESSIONS = _sessions()
 )
 def test_console_example_is_what_the_command_prints(
     page: Path, line: int, setup: str | None, body: str, width: int, tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest,
 ) -> None:  # fmt: skip
     monkeypatch.delenv("ITEMSCORE_DEBUG", raising=False)
+    # No third-party plugin, whatever this process loaded before: the examples show what an
+    # installation of itemscore alone prints.
+    monkeypatch.setenv("ITEMSCORE_DISABLE_PLUGIN_AUTOLOAD", "1")
+    itemscore.reset_registry()
+    request.addfinalizer(itemscore.reset_registry)
     for name, content in FILES.items():
         (tmp_path / name).write_text(content, encoding="utf-8")
     if setup == "demo":

@@ -20,21 +20,15 @@ from pathlib import Path
 
 from itemscore._exceptions import ConfigError
 
-from ._config import _Reader
+from ._config import CONFIG_KEYS, _Reader
 from ._request import RunRequest
 
 __all__ = ["IGNORE_ENV", "USER_KEYS", "apply_user_defaults", "user_config_path"]
 
-#: The settings the defaults file may hold.
-USER_KEYS: tuple[str, ...] = (
-    "ci_method",
-    "confidence",
-    "seed",
-    "workers",
-    "dask",
-    "retries",
-    "reports",
-    "by_group",
+#: The settings the defaults file may hold: those of a run configuration that say how to run,
+#: from ``ci_method`` on, but ``out`` (where the data, metrics and reports go is each run's own).
+USER_KEYS: tuple[str, ...] = tuple(
+    key for key in CONFIG_KEYS[CONFIG_KEYS.index("ci_method") :] if key != "out"
 )
 #: Set to 1 (or true, yes) to ignore the defaults file.
 IGNORE_ENV = "ITEMSCORE_NO_USER_CONFIG"
