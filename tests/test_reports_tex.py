@@ -188,3 +188,25 @@ def test_pdflatex_typesets_hostile_names_as_text(tmp_path: Path) -> None:
     log = _compile(tmp_path, latex_table(result))
     assert "/etc/passwd" not in log.replace("textbackslash", "")
     assert "(/etc/" not in log  # no file was opened
+
+
+def test_by_group_on_the_command_line_adds_the_group_rows(tmp_path: Path) -> None:
+    """`score --by-group --out` writes table.tex with one row per group; without it, none."""
+    from click.testing import CliRunner
+
+    from itemscore.cli import cli
+
+    data = tmp_path / "d.jsonl"
+    data.write_text(
+        "".join(
+            f'{{"id": "{i}", "output": "a", "expected": "a", "group": "g{i % 2}"}}\n'
+            for i in range(8)
+        ),
+        encoding="utf-8",
+    )
+    for flag, shown in (("--by-group", True), (None, False)):
+        out = tmp_path / f"out-{shown}"
+        args = ["score", str(data), "-m", "exact_match", "--out", str(out), "--report", "tex"]
+        result = CliRunner().invoke(cli, [*args, *([flag] if flag else [])])
+        assert result.exit_code == 0, result.output
+        assert (r"\quad g0" in (out / "table.tex").read_text(encoding="utf-8")) is shown

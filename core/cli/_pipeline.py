@@ -271,6 +271,7 @@ def score_request(
                 "rows": len(items),
                 **({} if request.limit is None else {"limit": request.limit}),
             },
+            by_group=True if request.by_group else None,  # table.tex gets the group rows too
         )
         if export is not None:
             stage = getattr(progress, "stage", None)

@@ -383,6 +383,11 @@ def _higher(result: RunResult, label: str) -> bool:
 
 
 def write(result: RunResult, path: Path) -> None:
-    """Write ``table.tex`` for ``result`` to ``path``."""
+    """Write ``table.tex`` for ``result`` to ``path``.
+
+    With the group rows when the run was asked for them (``--by-group``, recorded as
+    ``provenance["by_group"]``).
+    """
+    groups = bool(result.provenance.get("by_group")) if result.provenance else False
     with open_report(path) as handle:
-        handle.write(latex_table(result))
+        handle.write(latex_table(result, groups=groups))
