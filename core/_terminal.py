@@ -80,6 +80,13 @@ def safe_text(text: object) -> Text:
     return Text(printable(str(text)))
 
 
+def _lines_text(text: str) -> Text:
+    """Several lines of notes as plain text: each line escaped, the line breaks kept."""
+    from rich.text import Text
+
+    return Text("\n".join(printable(line) for line in text.split("\n")))
+
+
 #: The layouts of a result table, widest first: :func:`result_tables` takes the first that
 #: fits the width. ``columns``: one column per model; ``wide``: one table per model, a column
 #: per count; ``folded``: the four counts in one column; ``narrow``: intervals under values;
@@ -240,7 +247,7 @@ def _table(
         title=None if title is None else safe_text(title),
         box=box.SIMPLE_HEAD,
         title_justify="left",
-        caption=None if caption is None else safe_text(caption),
+        caption=None if caption is None else _lines_text(caption),
         caption_justify="left",
     )
     for i, (header, justify) in enumerate(columns):

@@ -445,3 +445,13 @@ def test_demo_fits_the_terminal(width: int) -> None:
     assert max(len(line) for line in out.stdout.splitlines()) <= width
     for header in ("model-a", "model-b", "exact_match", "token_f1", "accuracy"):
         assert header in out.stdout
+
+
+def test_notes_under_a_table_are_lines_not_escapes() -> None:
+    """The bold note and the small-group note are two lines, not one with a visible escape."""
+    result = _mmlu_like_run(60)
+    text, _ = _shown(result, 200, by_group=True)
+    assert "\\x0a" not in text
+    lines = text.splitlines()
+    assert any(line.startswith("Bold: the model's lead") for line in lines)
+    assert any(line.startswith("† fewer than 30 scored items") for line in lines)
