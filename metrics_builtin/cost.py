@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from itemscore import (
     Estimate,
@@ -16,10 +16,7 @@ from itemscore import (
     OptionError,
     Status,
 )
-
-if TYPE_CHECKING:  # numpy loads with a comparison, not with the listing
-    import numpy as np
-    from numpy.typing import NDArray
+from itemscore.metrics_builtin._value_bootstrap import ValueMeansBootstrap
 
 __all__ = ["Cost", "cost_per_success"]
 
@@ -33,7 +30,7 @@ def _lookup(metadata: Mapping[str, Any], path: Sequence[str]) -> Any:
     return value
 
 
-class Cost(Metric):
+class Cost(ValueMeansBootstrap, Metric):
     """The system's own cost per item (dollars, tokens, seconds...), averaged; lower is better.
 
     The cost is read from the item's metadata field ``field`` (``cost`` by default, a column
@@ -144,23 +141,6 @@ class Cost(Metric):
             if g in success.groups
         }
         return {name: derived(own, success, groups)}
-
-    def paired_bootstrap(
-        self,
-        scores_a: Sequence[ItemScore | None],
-        scores_b: Sequence[ItemScore | None],
-        ctx: MetricContext,
-        *,
-        n_resamples: int = 2000,
-        clusters: Sequence[str | None] | None = None,
-    ) -> tuple[float | None, float | None, NDArray[np.float64], NDArray[np.float64]]:
-        """Both sides' mean cost on the pairs scored on both, and on the same resamples."""
-        from itemscore.metrics_builtin._paired_means import paired_means
-
-        def value(score: ItemScore) -> float:
-            return float(score.value) if score.value is not None else math.nan
-
-        return paired_means(scores_a, scores_b, value, n_resamples, ctx.seed, clusters)
 
 
 def cost_per_success(cost: Measurement, success: Measurement) -> float | None:

@@ -20,6 +20,7 @@ from itemscore import (
     MetricContext,
     OptionError,
 )
+from itemscore.metrics_builtin._value_bootstrap import ValueMeansBootstrap
 from itemscore.metrics_builtin.judge._cache import (
     CacheUnusable,
     JudgeCacheWarning,
@@ -33,9 +34,6 @@ from itemscore.metrics_builtin.judge._redact import redact_text, usable_secrets
 
 if TYPE_CHECKING:  # asyncio, ssl and the HTTP session load when a judgment is first requested
     import asyncio
-
-    import numpy as np
-    from numpy.typing import NDArray
 
     from itemscore.metrics_builtin.judge._http import JudgeSession, Reply
 
@@ -285,7 +283,7 @@ def _merge_patch(target: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, 
     return merged
 
 
-class LlmJudge(Metric):
+class LlmJudge(ValueMeansBootstrap, Metric):
     """An LLM grades each output against a rubric through an OpenAI-compatible endpoint.
 
     Each item's input, output and valid answers (when present) go with the rubric to
@@ -454,7 +452,7 @@ class LlmJudge(Metric):
         self.price_out = price_out
         self.human_field = human_field
         self.count_failed = count_failed
-        self.aggregation = "ratio" if self.scale.pass_fail else "mean"  # type: ignore[misc,assignment]
+        self.aggregation = "ratio" if self.scale.pass_fail else "mean"  # type: ignore[misc]
         self.structured = True
         self._system = _SYSTEM.format(rubric=self.rubric, scale=self.scale.describe())
         #: The encoded body around the user message, by whether ``response_format`` is sent.
@@ -782,28 +780,6 @@ class LlmJudge(Metric):
             value=base.value, low=base.low, high=base.high, n=base.n, method=base.method,
             confidence=base.confidence, extra=extra,
         )  # fmt: skip
-
-    def paired_bootstrap(
-        self,
-        scores_a: Sequence[ItemScore | None],
-        scores_b: Sequence[ItemScore | None],
-        ctx: MetricContext,
-        *,
-        n_resamples: int = 2000,
-        clusters: Sequence[str | None] | None = None,
-    ) -> tuple[float | None, float | None, NDArray[np.float64], NDArray[np.float64]]:
-        """Both sides' pass rate (or mean verdict) on the pairs scored on both, resampled.
-
-        The headline is the default ratio or mean of the per-item values (1/0 for pass/fail):
-        their paired means, vectorised, instead of calling the aggregate (with its usage and
-        agreement figures) once per resample.
-        """
-        from itemscore.metrics_builtin._paired_means import paired_means
-
-        def value(score: ItemScore) -> float:
-            return float(score.value) if score.value is not None else math.nan
-
-        return paired_means(scores_a, scores_b, value, n_resamples, ctx.seed, clusters)
 
     def _scale_point(self, verdict: Any) -> float:
         """The judge's verdict on an item as a scale point (a mean of samples rounds half up)."""
