@@ -168,6 +168,7 @@ def test_value_bounds_clip_the_mean_interval() -> None:
 def test_display_name_defaults_to_the_id_and_is_recorded() -> None:
     """display_name defaults to the metric id; the run records a chosen one, or the user's label."""
     from itemscore import register, score
+    from itemscore._registry import unregister
 
     class Plain(Metric):
         metric_id = "test_metric_plain_name"
@@ -184,8 +185,11 @@ def test_display_name_defaults_to_the_id_and_is_recorded() -> None:
     assert Plain.display_name == "test_metric_plain_name"
     assert Named.display_name == "Named metric"
     register(Named)
-    specs = [Plain, Named, {"name": "test_metric_named", "label": "mine"}]
-    result = score([ItemResult(id="1", output="x")], specs)
+    try:
+        specs = [Plain, Named, {"name": "test_metric_named", "label": "mine"}]
+        result = score([ItemResult(id="1", output="x")], specs)
+    finally:
+        unregister("test_metric_named")
     ms = {m.metric: m for m in result.measurements.values()}
     assert ms["test_metric_plain_name"].name == "test_metric_plain_name"
     assert ms["test_metric_named"].display_name == "Named metric"
