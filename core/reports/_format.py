@@ -127,10 +127,17 @@ def format_signed(value: float | None, decimals: int, *, none: str = "—") -> s
 
 
 def format_p(p: float | None, *, none: str = "—") -> str:
-    """A p-value: ``<0.001`` below a thousandth, else three decimals."""
-    if p is None:
+    """A p-value: three significant digits below 0.1, three decimals above, ``<0.0001`` below.
+
+    Example:
+        >>> format_p(0.0123), format_p(0.5), format_p(3e-7)
+        ('0.0123', '0.500', '<0.0001')
+    """
+    if p is None or not math.isfinite(p):
         return none
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+    if p < 1e-4:
+        return "<0.0001"
+    return f"{p:.3g}" if p < 0.1 else f"{p:.3f}"
 
 
 def direction(higher_is_better: bool) -> str:
