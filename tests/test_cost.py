@@ -178,7 +178,7 @@ def test_cost_per_success_in_summary_and_terminal() -> None:
         console.print(table)
     text = console.export_text()
     assert "Cost per success (exact_match)" in text
-    assert "$0.600" in text
+    assert "$0.6000" in text
 
 
 def test_paired_bootstrap_matches_the_loop_over_its_own_aggregate() -> None:

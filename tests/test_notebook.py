@@ -74,7 +74,7 @@ def test_measurement_shows_groups_and_direction() -> None:
     assert "  x ↓" in shown
     assert "  y ↓" in shown
     assert "lower is better" in page
-    assert "$0.000700" in shown
+    assert "$0.0007000" in shown  # no spread: four significant digits
 
 
 def test_comparison_shows_the_difference_and_its_test() -> None:

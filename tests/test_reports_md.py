@@ -45,7 +45,7 @@ def test_one_row_per_measurement_and_group_with_the_direction() -> None:
     head = {(r[1], r[2]): r for r in rows[1:] if r[1]}
     assert head[("small|v1", "Exact match")][3] == "↑"  # the pipe in the name stays in its cell
     assert head[("large", "Cost")][3] == "↓"
-    assert head[("large", "Cost")][4] == "$0.000800"
+    assert head[("large", "Cost")][4] == "$0.0008000"  # no spread: four significant digits
     assert ("large", "Cost per success (exact_match)") in head
     assert [r[2] for r in rows[1:4]] == ["Exact match", "- algebra", "- history"]
     m = result.by_model["large"]["qa.exact_match"]

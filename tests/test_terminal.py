@@ -75,11 +75,11 @@ def line_with(text: str, needle: str) -> list[str]:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(None, "—"), (0.5, "0.500"), (1 / 3, "0.333"), (0.000512, "0.000512"), (35.21, "35.2")],
+    [(None, "—"), (0.5, "0.5000"), (1 / 3, "0.3333"), (0.000512, "0.0005120"), (35.21, "35.21")],
     ids=["none", "half", "third", "small", "large"],
 )
 def test_format_value(value: float | None, text: str) -> None:
-    """A value alone has three significant digits; a missing value is a dash."""
+    """A value alone has four significant digits; a missing value is a dash."""
     assert format_value(value) == text
 
 

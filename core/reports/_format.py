@@ -4,7 +4,8 @@ One rule for the terminal, LaTeX, markdown, HTML and the plots (CSV and JSON kee
 float exactly): a value is written to the decimal place its interval can tell apart. The
 place is that of the interval width's first significant digit, plus one: ``0.712 [0.683,
 0.739]`` (width 0.056: three decimals), ``0.000502 [0.000491, 0.000513]`` (width 0.00002: six),
-``35 [29, 41]`` on a 0-100 scale. A value without an interval gets three significant digits.
+``35 [29, 41]`` on a 0-100 scale. A value without an interval gets four significant digits,
+as report.html's per-item values do.
 Values shown side by side (one metric across models) share the finest of their places, so
 0.0005 and 0.0008 are never both ``0.001``.
 
@@ -36,7 +37,7 @@ __all__ = [
 #: The most decimals any number is written with.
 MAX_DECIMALS = 10
 #: Significant digits of a value that has no interval.
-_SIGNIFICANT = 3
+_SIGNIFICANT = 4
 
 #: Units written as a sign before the number.
 _CURRENCY = {"USD": "$", "$": "$", "EUR": "€", "€": "€", "GBP": "£", "£": "£"}
@@ -50,7 +51,7 @@ def _place(x: float) -> int:
 def decimals_for(value: float | None, low: float | None = None, high: float | None = None) -> int:
     """Decimals to write ``value`` with: one past the interval width's first digit.
 
-    Without an interval (or one of zero width), three significant digits of the value; zero
+    Without an interval (or one of zero width), four significant digits of the value; zero
     or no value, three decimals.
 
     Example:
@@ -62,14 +63,14 @@ def decimals_for(value: float | None, low: float | None = None, high: float | No
     elif value is not None and math.isfinite(value) and value != 0:
         digits = _SIGNIFICANT - 1 - _place(value)
     else:
-        digits = _SIGNIFICANT
+        digits = _SIGNIFICANT - 1
     return max(0, min(MAX_DECIMALS, digits))
 
 
 def shared_decimals(rows: Iterable[tuple[float | None, float | None, float | None]]) -> int:
     """The decimals for values shown together: the finest any of ``(value, low, high)`` needs."""
     found = [decimals_for(v, lo, hi) for v, lo, hi in rows if v is not None]
-    return max(found) if found else _SIGNIFICANT
+    return max(found) if found else _SIGNIFICANT - 1
 
 
 def fixed(value: float, decimals: int) -> str:
