@@ -13,9 +13,10 @@ PACKAGE_STAMP := $(VENV)/.installed
 PACKAGE_FILES := $(VENV)/.package-files
 DEV_STAMP     := $(VENV)/.dev-installed
 BROWSER_STAMP := $(VENV)/.chromium
+TEX_STAMP     := $(VENV)/.texlive
 # What lint, typecheck, pytest, docs-build and bench need. Append a layer's stamp here, above
 # the rules: make expands a rule's prerequisites where it reads the rule.
-TEST_SETUP    := $(DEV_STAMP) $(BROWSER_STAMP)
+TEST_SETUP    := $(DEV_STAMP) $(BROWSER_STAMP) $(TEX_STAMP)
 
 .PHONY: demo report-demo test lint typecheck pytest docs-build bench docs clean FORCE
 
@@ -48,6 +49,17 @@ $(BROWSER_STAMP): $(BIN)/python
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	else echo "chromium is missing: the report.html rendering tests will be skipped"; fi
+	touch $@
+
+# pdflatex compiles table.tex and comparison.tex in the tests, in one- and two-column articles
+# (Debian's packages: booktabs is in texlive-latex-recommended; as root, installed when missing;
+# otherwise those tests are skipped and say so).
+$(TEX_STAMP): $(BIN)/python
+	@if command -v pdflatex >/dev/null && kpsewhich booktabs.sty >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends texlive-latex-base texlive-latex-recommended; \
+	else echo "pdflatex is missing: the LaTeX compilation tests will be skipped"; fi
 	touch $@
 
 demo: $(PACKAGE_STAMP)

@@ -105,6 +105,12 @@ class Comparison:
     #: Secondary numbers: discordant pairs, clusters, design effect, resamples...
     extra: Mapping[str, float] = attrs.field(default=EMPTY, converter=_freeze)
 
+    def _repr_html_(self) -> str:
+        """The comparison and its groups as an HTML table, for notebooks."""
+        from .reports._notebook import comparison_html
+
+        return comparison_html(self)
+
     @property
     def significant(self) -> bool:
         """Whether the adjusted p-value is below ``1 - confidence``."""
@@ -964,11 +970,18 @@ def _loop_resamples(
         weights = resample_weights(n, stop - start, ctx.seed + start, clusters)
         for row, counts in enumerate(weights, start):
             index = np.repeat(np.arange(n), counts).tolist()
-            a = metric.aggregate([scores_a[i] for i in index], ctx).value
-            b = metric.aggregate([scores_b[i] for i in index], ctx).value
+            a = metric.aggregate(_resampled(scores_a, index), ctx).value
+            b = metric.aggregate(_resampled(scores_b, index), ctx).value
             out_a[row] = math.nan if a is None else a
             out_b[row] = math.nan if b is None else b
     return out_a, out_b
+
+
+def _resampled(scores: Sequence[ItemScore], index: list[int]) -> Sequence[ItemScore]:
+    """The scores at ``index``: a score column stays a column (no record built per item)."""
+    if isinstance(scores, ScoreColumn):
+        return scores.take(index)
+    return [scores[i] for i in index]
 
 
 # --------------------------------------------------------------------------- pairing
@@ -1041,6 +1054,26 @@ def compare(
             id differ (unless ``allow_different_inputs``); a metric whose own aggregate must be
             recomputed but is not installed.
     """
+    return _comparisons(
+        result, other, baseline=baseline, metrics=metrics, adjust=adjust,
+        confidence=confidence, seed=seed, allow_different_inputs=allow_different_inputs,
+        with_groups=True,
+    )  # fmt: skip
+
+
+def _comparisons(
+    result: RunResult,
+    other: RunResult | str | None,
+    *,
+    baseline: str | None,
+    metrics: Sequence[str] | None,
+    adjust: str,
+    confidence: float | None,
+    seed: int | None,
+    allow_different_inputs: bool,
+    with_groups: bool,
+) -> list[Comparison]:
+    """:func:`compare`; ``with_groups=False`` leaves the group comparisons out (bold cells)."""
     adjust = _check_adjust(adjust)
     if isinstance(other, str):
         if baseline is not None and baseline != other:
@@ -1168,7 +1201,9 @@ def compare(
                 questions=own.col_a.question_ids(ra) if entry.by_attempt else None,
             )
             headline = _compare_one(paired, None)
-            family.append(attrs.evolve(headline, groups=_by_group(paired, adjust)))
+            if with_groups:
+                headline = attrs.evolve(headline, groups=_by_group(paired, adjust))
+            family.append(headline)
         out.extend(_adjusted(family, adjust))
     return out
 
@@ -1290,7 +1325,10 @@ def significant_leaders(result: RunResult) -> dict[str, str]:
     leaders: dict[str, str] = {}
     by_label: dict[str, list[Comparison]] = {}
     try:
-        comparisons = compare(result)
+        comparisons = _comparisons(
+            result, None, baseline=None, metrics=None, adjust="holm", confidence=None,
+            seed=None, allow_different_inputs=False, with_groups=False,
+        )  # fmt: skip
     except ConfigError:  # models with nothing to pair, or a metric not installed: no bold
         return {}
     suite_id = result.suite_id

@@ -62,7 +62,9 @@ def _warn(message: str) -> None:
     show_default=True,
     help="Multiple-comparison adjustment of the p-values.",
 )
-@click.option("--by-group", is_flag=True, help="Add one row per group to the table.")
+@click.option(
+    "--by-group", is_flag=True, help="Add one row per group to the table and comparison.tex."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
 @click.option(
     "--out",
@@ -90,16 +92,21 @@ def compare_command(
 
     if out is not None and out.exists() and not out.is_dir():
         raise _BadInput(f"--out {out}: exists and is not a folder.")
+    from ._terminal import progress_bar, progress_wanted
+
     first = _load(results)
     second = _load(other) if other is not None else None
     try:
-        comparisons = compare(
-            first,  # type: ignore[arg-type]
-            second,  # type: ignore[arg-type]
-            baseline=baseline,
-            metrics=list(labels) or None,
-            adjust=adjust,
-        )
+        with progress_bar(progress_wanted(json_output=as_json), "comparing") as bar:
+            if bar is not None:  # the paired tests of a large run take a while: say so
+                bar.stage("comparing the models (paired tests)")
+            comparisons = compare(
+                first,  # type: ignore[arg-type]
+                second,  # type: ignore[arg-type]
+                baseline=baseline,
+                metrics=list(labels) or None,
+                adjust=adjust,
+            )
     except ConfigError as exc:
         names = f"{results}" + (f", {other}" if other is not None else "")
         raise _BadInput(f"{names}: {exc}") from exc
@@ -113,13 +120,14 @@ def compare_command(
     written = []
     if out is not None:
         sources = [str(results)] + ([str(other)] if other is not None else [])
-        written = write_comparison(comparisons, out, sources)
+        written = write_comparison(comparisons, out, sources, groups=by_group)
     if as_json:
         click.echo(json.dumps([c.to_dict() for c in comparisons], indent=1, allow_nan=False))
         return
     from ._terminal import make_console
 
-    make_console().print(comparison_table(comparisons, groups=by_group))
+    console = make_console()
+    console.print(comparison_table(comparisons, groups=by_group, width=console.width))
     if written:
         _warn(f"Wrote {', '.join(p.name for p in written)} to {out}.")
         if not plot_available():

@@ -11,7 +11,7 @@ import attrs
 
 from ._exceptions import ConfigError
 from ._options import OptionInfo, check_options, option_infos
-from ._records import EMPTY, Estimate, ItemResult, ItemScore, MetricResult, Status
+from ._records import EMPTY, Estimate, ItemResult, ItemScore, Measurement, MetricResult, Status
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -97,6 +97,12 @@ class Metric:
     #: The range every value lies in, e.g. ``(0.0, 1.0)``: the default mean's interval is
     #: clipped to it, so a normal interval near 1 never reaches past 1. ``None``: unbounded.
     value_bounds: ClassVar[tuple[float, float] | None] = None
+    #: How tables name the metric (``"Exact match"``); defaults to :attr:`metric_id`. A label
+    #: the user chose is shown as chosen.
+    display_name: ClassVar[str]
+    #: The unit of the values (``"USD"``, ``"tokens"``, ``"s"``), shown next to the numbers;
+    #: ``None`` for a pure number. An instance may set it from its options.
+    unit: str | None = None
     #: For ``async def score_item``: how many items this metric scores at once (a metric
     #: calling a rate-limited service sets it from its options). ``None``: the run's
     #: ``concurrency``.
@@ -115,6 +121,12 @@ class Metric:
             raise ConfigError(
                 f"{cls.__qualname__}.metric_id ({metric_id!r}) must be a non-empty name of "
                 "letters, digits, '_', '-' or '.'."
+            )
+        if metric_id is not None and not cls.__dict__.get("display_name"):
+            cls.display_name = metric_id
+        elif not isinstance(getattr(cls, "display_name", ""), str):
+            raise ConfigError(
+                f"{cls.__qualname__}.display_name ({cls.display_name!r}) must be a string."
             )
         if cls.aggregation not in _AGGREGATIONS:
             raise ConfigError(
@@ -256,6 +268,25 @@ class Metric:
         and error are excluded from every denominator.
         """
         return default_aggregate(scores, ctx, self.aggregation, self.value_bounds)
+
+    def derived_measurements(
+        self, own: Measurement, others: Mapping[str, Measurement]
+    ) -> Mapping[str, Measurement]:
+        """Numbers derived from this metric's measurement and the run's others; none by default.
+
+        Called once per model after every measurement of the run is made; what it returns is
+        recorded in ``own.derived`` (and so in results.json), and every report shows it as a
+        row of its own, without knowing the metric. ``cost`` derives the cost of one success
+        this way.
+
+        Args:
+            own: This metric's measurement (one model, with its groups).
+            others: The run's other measurements of the same model, by label, in run order.
+
+        Returns:
+            Derived measurements by label (``ci_method="none"`` when they have no interval).
+        """
+        return {}
 
     def __repr__(self) -> str:
         return f"<{type(self).__qualname__} {getattr(self, 'metric_id', '?')!r}>"

@@ -439,3 +439,24 @@ class Measurement:
     groups: Mapping[str, Measurement] = attrs.field(default=EMPTY, converter=_freeze_mapping)
     #: Set when the metric's aggregate raised: the exception type and message.
     error: str | None = None
+    #: How tables name the measurement: the metric's ``display_name`` when its label is its
+    #: id, the label as written otherwise (``None``: the label).
+    display_name: str | None = None
+    #: The unit of the value (``"USD"`` for a cost in dollars), ``None`` for a pure number.
+    unit: str | None = None
+    #: Numbers the metric derives from this measurement and the run's others, as
+    #: measurements of their own (the cost of one success, by ``cost``), by label; see
+    #: :meth:`itemscore.Metric.derived_measurements`.
+    derived: Mapping[str, Measurement] = attrs.field(default=EMPTY, converter=_freeze_mapping)
+
+    @property
+    def name(self) -> str:
+        """The name tables show: :attr:`display_name`, else the label."""
+        return self.display_name or self.metric
+
+    def _repr_html_(self) -> str:
+        """The measurement as an HTML table, for notebooks."""
+        from .reports._notebook import measurement_html
+
+        text: str = measurement_html(self)
+        return text

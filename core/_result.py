@@ -149,6 +149,15 @@ class RunResult:
         """The metric labels of the run, in configuration order."""
         return [m["label"] for m in self.metric_configs]
 
+    def _repr_html_(self) -> str:
+        """The measurements as an HTML table, for notebooks."""
+        from ._compare import significant_leaders
+        from .reports._notebook import result_html
+
+        leaders = significant_leaders(self) if len(self.by_model) > 1 else {}
+        text: str = result_html(self, {(model, label) for label, model in leaders.items()})
+        return text
+
     def items_df(self) -> Any:
         """A pandas DataFrame with one row per item and metric (needs ``itemscore[pandas]``).
 

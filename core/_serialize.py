@@ -135,6 +135,9 @@ def measurement_to_dict(m: Measurement) -> dict[str, Any]:
         "extra": json_safe(m.extra),
         "groups": {g: measurement_to_dict(gm) for g, gm in m.groups.items()},
         "error": m.error,
+        "display_name": m.display_name,
+        "unit": m.unit,
+        "derived": {label: measurement_to_dict(d) for label, d in m.derived.items()},
     }
 
 
@@ -158,6 +161,9 @@ def measurement_from_dict(data: Mapping[str, Any]) -> Measurement:
         extra=data.get("extra") or {},
         groups={g: measurement_from_dict(gm) for g, gm in (data.get("groups") or {}).items()},
         error=data.get("error"),
+        display_name=data.get("display_name"),
+        unit=data.get("unit"),
+        derived={k: measurement_from_dict(d) for k, d in (data.get("derived") or {}).items()},
     )
 
 

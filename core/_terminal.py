@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
+import attrs
+
 from ._docgen import describe_aggregation
 from ._records import Measurement, Status
 from ._result import RunResult
-from .reports._summary import method_name
+from .reports import _format
+from .reports._summary import confidence_of, method_name
 from .reports._text import printable
 
 if TYPE_CHECKING:
@@ -23,6 +27,7 @@ if TYPE_CHECKING:
     from ._registry import MetricInfo
 
 __all__ = [
+    "LAYOUTS",
     "format_interval",
     "format_value",
     "make_console",
@@ -37,7 +42,6 @@ __all__ = [
 #: ``progress(done, total)``, as the runner calls it.
 ProgressCallback = Callable[[int, int], None]
 
-_DIGITS = 4
 _MIN_WIDTH = 120  # rich's default of 80 columns for pipes and files squeezes the tables
 
 
@@ -55,16 +59,14 @@ def make_console(file: TextIO | None = None) -> Console:
     return console
 
 
-def format_value(value: float | None) -> str:
-    """A measurement's value for the terminal: four decimals, or an em dash for none."""
-    return "—" if value is None else f"{value:.{_DIGITS}f}"
+def format_value(value: float | None, decimals: int | None = None) -> str:
+    """A measurement's value for the terminal (see :mod:`itemscore.reports._format`)."""
+    return _format.format_value(value, decimals)
 
 
-def format_interval(low: float | None, high: float | None) -> str:
-    """``[low, high]`` with four decimals, or an empty string when there is no interval."""
-    if low is None or high is None:
-        return ""
-    return f"[{low:.{_DIGITS}f}, {high:.{_DIGITS}f}]"
+def format_interval(low: float | None, high: float | None, decimals: int | None = None) -> str:
+    """``[low, high]``, or an empty string when there is no interval."""
+    return _format.format_interval(low, high, decimals)
 
 
 def safe_text(text: object) -> Text:
@@ -78,139 +80,434 @@ def safe_text(text: object) -> Text:
     return Text(printable(str(text)))
 
 
-def _row(m: Measurement, name: str | Text) -> list[Any]:
-    from .reports._summary import n_text
-
-    counts = m.counts
-    return [
-        safe_text(name) if isinstance(name, str) else name,
-        format_value(m.value),
-        format_interval(m.ci_low, m.ci_high),
-        safe_text(method_name(m.ci_method)),
-        n_text(m),
-        str(counts.get(Status.OK, 0)),
-        str(counts.get(Status.FAIL, 0)),
-        str(counts.get(Status.SKIP, 0)),
-        str(counts.get(Status.ERROR, 0)),
-        safe_text(m.error) if m.error else "",
-    ]
-
-
-def result_tables(result: RunResult, *, by_group: bool = False) -> list[Table]:
-    """One table per model: each measurement with its interval, method, n and the four counts.
-
-    With ``by_group``, a grouped measurement's own row is labelled ``pooled (micro)`` (all its
-    items at once) and followed by a ``macro`` row (the unweighted mean over its groups, with its
-    interval) and one row per group; a group with fewer scored items than the runner's threshold
-    is marked with a dagger, explained in a note under the table. The last column holds the
-    error of a measurement whose aggregate failed; it is left out when there is none. Every
-    text from the data (suite, model, label, group, error) is shown as plain text.
-    """
-    from rich import box
-    from rich.table import Table
+def _lines_text(text: str) -> Text:
+    """Several lines of notes as plain text: each line escaped, the line breaks kept."""
     from rich.text import Text
 
-    from .metrics_builtin.cost import cost_per_success_rows
+    return Text("\n".join(printable(line) for line in text.split("\n")))
+
+
+#: The layouts of a result table, widest first: :func:`result_tables` takes the first that
+#: fits the width. ``columns``: one column per model; ``wide``: one table per model, a column
+#: per count; ``folded``: the four counts in one column; ``narrow``: intervals under values;
+#: ``stacked``: one block of lines per measurement, which fits any width.
+LAYOUTS = ("columns", "columns-narrow", "wide", "folded", "narrow", "stacked")
+
+
+@attrs.frozen
+class _Cell:
+    """One measurement as a table shows it."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    method: str
+    n: str | None  # "40", or "40 x 3" (questions times attempts)
+    counts: tuple[int, int, int, int] | None  # ok, fail, skip, error
+    unit: str | None = None
+    bold: bool = False
+    error: str | None = None
+
+
+@attrs.frozen
+class _Row:
+    """One line of a result table: a name and one cell per model (``None``: no measurement)."""
+
+    name: str
+    kind: str  # "metric", "macro", "group", "derived"
+    cells: tuple[_Cell | None, ...]
+    small: bool = False
+
+    @property
+    def decimals(self) -> int:
+        return _format.shared_decimals((c.value, c.low, c.high) for c in self.cells if c)
+
+
+def _cell(m: Measurement, bold: bool = False) -> _Cell:
+    from .reports._summary import n_text
+
+    counts = tuple(m.counts.get(s, 0) for s in (Status.OK, Status.FAIL, Status.SKIP, Status.ERROR))
+    derived = m.ci_method == "none" and not any(counts)
+    return _Cell(
+        value=m.value, low=m.ci_low, high=m.ci_high, method=method_name(m.ci_method),
+        n=n_text(m), counts=None if derived else counts,  # type: ignore[arg-type]
+        unit=m.unit, bold=bold, error=m.error,
+    )  # fmt: skip
+
+
+def _rows(
+    result: RunResult,
+    models: Sequence[str | None],
+    by_group: bool,
+    bold: set[tuple[str | None, str]],
+) -> list[_Row]:
+    """Every line of the tables of ``models``: metrics, then derived measurements."""
     from .reports._summary import (
-        BOLD_NOTE,
         MACRO_NAME,
         POOLED_NAME,
-        SMALL_GROUP_MARK,
-        TIMES,
-        bold_cells,
+        derived_of,
         is_small_group,
         macro_of,
         reducer_name,
-        small_group_note,
     )
 
-    per_success = cost_per_success_rows(result)
-    tables: list[Table] = []
-    confidence = float(result.config.get("confidence", 0.95))
-    bold = bold_cells(result)
-    for model, measurements in result.by_model.items():
-        rows: list[tuple[list[Any], bool]] = []
-        flagged = False
-        for m in measurements.values():
-            grouped = by_group and bool(m.groups)
-            head = safe_text(m.metric)
-            reducer = reducer_name(m)
-            if reducer is not None:
-                head.append(f" [{reducer}]")
-            if grouped:
-                head.append(f" · {POOLED_NAME}")
-            row = _row(m, head)
-            if (model, m.metric) in bold:
-                row[1] = Text(row[1], style="bold")
-            rows.append((row, False))
-            if not grouped:
-                continue
-            macro = macro_of(m)
-            if macro is not None:
-                value, low, high, n_groups = macro
-                label = f"  {MACRO_NAME} (mean of {n_groups} groups)"
-                interval = format_interval(low, high)
-                rows.append(
-                    ([label, format_value(value), interval, "", "", "", "", "", "", ""], False)
-                )
-            for group, gm in m.groups.items():
-                group_name = safe_text(f"  {group}")
-                if is_small_group(gm):
-                    group_name.append(f" {SMALL_GROUP_MARK}")
-                    flagged = True
-                rows.append((_row(gm, group_name), True))
-        for c in per_success:  # what one success cost; n: the successes
-            if c.model == model and (c.group is None or by_group):
-                name = f"{c.label} ({c.success})" if c.group is None else f"  {c.group}"
-                cells: list[Any] = [safe_text(name), format_value(c.value), "", ""]
-                rows.append(([*cells, str(c.successes), "", "", "", "", ""], c.group is not None))
-        with_errors = any(cells[-1] for cells, _ in rows)
-        title = f"{result.suite_id}" + (f" · {model}" if model is not None else "")
-        any_bold = any((model, m.metric) in bold for m in measurements.values())
-        notes = [BOLD_NOTE.format(level=f"{confidence * 100:g}%")] if any_bold else []
-        if flagged:
-            notes.append(small_group_note())
-        if any("n_attempts" in m.extra for m in measurements.values()):
-            notes.append(f"n: questions {TIMES} attempts per question; \\[reducer]: how reduced.")
-        note = "\n".join(notes) or None
-        table = Table(
-            title=safe_text(title),
-            box=box.SIMPLE_HEAD,
-            title_justify="left",
-            caption=note,
-            caption_justify="left",
+    per_model = [result.by_model.get(model, {}) for model in models]
+    rows: list[_Row] = []
+
+    def add(label: str, found: list[Measurement | None], kind: str) -> None:
+        grouped = by_group and any(m is not None and m.groups for m in found)
+        reducer = next((reducer_name(m) for m in found if m is not None), None)
+        name = label + (f" [{reducer}]" if reducer is not None else "")
+        name += f" · {POOLED_NAME}" if grouped else ""
+        if any(m is not None and not m.higher_is_better for m in found):
+            name += " ↓"
+        cells = tuple(
+            None if m is None else _cell(m, (model, m.metric) in bold and reducer is None)
+            for model, m in zip(models, found)
         )
-        table.add_column("metric", no_wrap=True)
-        table.add_column("value", justify="right", no_wrap=True)
-        table.add_column(f"{confidence * 100:g}% interval", justify="right", no_wrap=True)
-        table.add_column("method", no_wrap=True)
-        for name in ("n", "ok", "fail", "skip", "error"):
-            table.add_column(name, justify="right")
-        if with_errors:
-            table.add_column("aggregate error", overflow="fold")
-        for cells, is_group in rows:
-            shown = cells if with_errors else cells[:-1]
-            table.add_row(*shown, style="dim" if is_group else None)
-        tables.append(table)
-    return tables
+        rows.append(_Row(name, kind, cells))
+        if not grouped:
+            return
+        macros = [None if m is None or m.error else macro_of(m) for m in found]
+        if any(macros):
+            n_groups = max(x[3] for x in macros if x is not None)
+            rows.append(_Row(f"  {MACRO_NAME} ({n_groups})", "macro", tuple(
+                None if x is None else _Cell(x[0], x[1], x[2], "", None, None,
+                                             unit=next(m.unit for m in found if m is not None))
+                for x in macros
+            )))  # fmt: skip
+        names = sorted({g for m in found if m is not None for g in m.groups})
+        for group in names:
+            gms = [None if m is None else m.groups.get(group) for m in found]
+            small = any(g is not None and is_small_group(g) for g in gms)
+            cells = tuple(None if g is None else _cell(g) for g in gms)
+            rows.append(_Row(f"  {group}", "group", cells, small))
+
+    keys: dict[str, str] = {}  # every measurement's key (a reducer's own), first seen first
+    for ms in per_model:
+        for key, m in ms.items():
+            keys.setdefault(key, m.metric)
+    for key, label in keys.items():
+        add(label, [ms.get(key) for ms in per_model], "metric")
+    derived: dict[str, list[Measurement | None]] = {}
+    for i, ms in enumerate(per_model):
+        for d in derived_of(ms):
+            derived.setdefault(d.metric, [None] * len(models))[i] = d
+    for found in derived.values():
+        head = next(d for d in found if d is not None)
+        add(head.name, found, "derived")
+    return rows
+
+
+def _value_text(cell: _Cell | None, decimals: int) -> Text:
+    from rich.text import Text
+
+    if cell is None:
+        return Text("")
+    if cell.error is not None:
+        return Text("error", style="red")
+    return Text(
+        _format.format_value(cell.value, decimals, unit=cell.unit),
+        style="bold" if cell.bold else "",
+    )
+
+
+def _interval_text(cell: _Cell | None, decimals: int) -> str:
+    if cell is None:
+        return ""
+    return _format.format_interval(cell.low, cell.high, decimals)
+
+
+def _counts_text(cell: _Cell | None) -> str:
+    if cell is None or cell.counts is None:
+        return ""
+    return "/".join(str(c) for c in cell.counts)
+
+
+def _joined(values: Sequence[str]) -> str:
+    """One value when every model has it, else each model's, joined by ``/``."""
+    shown = [v for v in values if v != ""]
+    if not shown:
+        return ""
+    return shown[0] if len(set(shown)) == 1 else "/".join(values)
+
+
+def _name_text(row: _Row) -> Text:
+    from .reports._summary import SMALL_GROUP_MARK
+
+    text = safe_text(row.name)
+    if row.small:
+        text.append(f" {SMALL_GROUP_MARK}")
+    return text
+
+
+def _table(
+    title: str | None,
+    caption: str | None,
+    columns: Sequence[tuple[str, str]],
+    wrap_names: bool = False,
+) -> Table:
+    from rich import box
+    from rich.table import Table
+
+    table = Table(
+        title=None if title is None else safe_text(title),
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        caption=None if caption is None else _lines_text(caption),
+        caption_justify="left",
+    )
+    for i, (header, justify) in enumerate(columns):
+        # Only a name may wrap, between words, and only in the narrow layouts.
+        wrap = wrap_names and i == 0
+        table.add_column(
+            safe_text(header), justify=justify, no_wrap=not wrap,  # type: ignore[arg-type]
+            overflow="fold" if wrap else "ellipsis",
+        )  # fmt: skip
+    return table
+
+
+def _model_columns_table(
+    result: RunResult,
+    rows: Sequence[_Row],
+    models: Sequence[str | None],
+    stacked: bool,
+    caption: str | None,
+) -> Table:
+    """Models as columns: one row per metric (and group), a cell per model."""
+    level = f"{confidence_of(result) * 100:g}%"
+    columns = [("metric", "left")]
+    columns += [(str(model), "right") for model in models]
+    if not stacked:
+        columns.append(("method", "left"))
+    columns.append(("n", "right"))
+    not_scored = any(
+        c is not None and c.counts is not None and (c.counts[2] or c.counts[3])
+        for r in rows for c in r.cells
+    )  # fmt: skip
+    if not_scored:
+        columns += [("skip", "right"), ("error", "right")]
+    title = f"{result.suite_id} · value [{level} interval] per model"
+    table = _table(title, caption, columns, wrap_names=stacked)
+    for row in rows:
+        d = row.decimals
+        cells: list[Any] = [_name_text(row)]
+        for cell in row.cells:
+            value = _value_text(cell, d)
+            interval = _interval_text(cell, d)
+            if interval:
+                value.append(("\n" if stacked else " ") + interval)
+            cells.append(value)
+        present = [c for c in row.cells if c is not None]
+        if not stacked:
+            cells.append(_joined([c.method for c in present]))
+        cells.append(_joined(["" if c.n is None else c.n for c in row.cells if c]))
+        if not_scored:
+            for i in (2, 3):
+                cells.append(_joined([str(c.counts[i]) for c in present if c.counts is not None]))
+        table.add_row(*cells, style="dim" if row.kind == "group" else None)
+    return table
+
+
+def _model_table(
+    result: RunResult,
+    rows: Sequence[_Row],
+    model: str | None,
+    layout: str,
+    caption: str | None,
+) -> Any:
+    """One model's measurements in the ``wide``, ``folded``, ``narrow`` or ``stacked`` layout."""
+    from rich.console import Group
+    from rich.text import Text
+
+    title = result.suite_id + (f" · {model}" if model is not None else "")
+    level = f"{confidence_of(result) * 100:g}% interval"
+    if layout == "stacked":
+        parts: list[Any] = [Text(f"{printable(title)} · value [{level}]", style="bold")]
+        for row in rows:
+            cell = row.cells[0]
+            if cell is None:
+                continue
+            d = row.decimals
+            parts.append(_name_text(row))
+            line = Text("    ")
+            line.append_text(_value_text(cell, d))
+            interval = _interval_text(cell, d)
+            if interval:
+                line.append(f" {interval}")
+            if cell.method:
+                line.append(f" {cell.method}")
+            parts.append(line)
+            counts = [] if cell.n is None else [f"n {cell.n}"]
+            if cell.counts is not None:
+                names = ("ok", "fail", "skip", "error")
+                counts += [f"{name} {c}" for name, c in zip(names, cell.counts)]
+            if counts:
+                parts.append(Text("    " + " · ".join(counts)))
+        if caption:
+            parts.append(Text(caption))
+        return Group(*parts)
+    columns = [("metric", "left"), ("value", "right")]
+    if layout != "narrow":
+        columns += [(level, "right"), ("method", "left")]
+    columns.append(("n", "right"))
+    if layout == "wide":
+        columns += [(name, "right") for name in ("ok", "fail", "skip", "error")]
+    else:
+        columns.append(("ok/fail/skip/error", "right"))
+    table = _table(title, caption, columns, wrap_names=layout == "narrow")
+    for row in rows:
+        cell = row.cells[0]
+        if cell is None:
+            continue
+        d = row.decimals
+        value = _value_text(cell, d)
+        cells: list[Any] = [_name_text(row), value]
+        interval = _interval_text(cell, d)
+        if layout == "narrow":
+            below = f"{interval} {cell.method}".strip() if interval else ""
+            if below:
+                value.append("\n" + below)
+        else:
+            cells += [interval, cell.method]
+        cells.append("" if cell.n is None else cell.n)
+        if layout == "wide":
+            cells += [str(c) for c in cell.counts] if cell.counts else [""] * 4
+        else:
+            cells.append(_counts_text(cell))
+        table.add_row(*cells, style="dim" if row.kind == "group" else None)
+    return table
+
+
+def _caption(result: RunResult, rows: Sequence[_Row], *, methods: bool = False) -> str | None:
+    from .reports._summary import BOLD_NOTE, TIMES, small_group_note
+
+    notes = []
+    if methods:  # the layout has no method column: say it once per metric
+        used: dict[str, list[str]] = {}
+        for r in rows:
+            if r.kind == "metric":
+                for c in r.cells:
+                    name = r.name.removesuffix(" ↓")
+                    if c is not None and c.method and name not in used.setdefault(c.method, []):
+                        used[c.method].append(name)
+        if used:
+            said = "; ".join(f"{m}: {', '.join(names)}" for m, names in used.items())
+            notes.append(f"Interval methods: {said}.")
+    if any(c is not None and c.bold for r in rows for c in r.cells):
+        notes.append(BOLD_NOTE.format(level=f"{confidence_of(result) * 100:g}%"))
+    if any(c is not None and c.n is not None and TIMES in c.n for r in rows for c in r.cells):
+        notes.append(f"n: questions {TIMES} attempts; [reducer]: how attempts were reduced.")
+    if any(r.name.endswith(" ↓") for r in rows):
+        notes.append("↓ lower is better.")
+    if any(r.small for r in rows):
+        notes.append(small_group_note())
+    for r in rows:
+        for c in r.cells:
+            if c is not None and c.error is not None:
+                notes.append(f"{r.name.strip()}: the aggregate failed: {printable(c.error)}")
+    return "\n".join(notes) or None
+
+
+def _width_of(renderable: Any) -> int:
+    """The columns ``renderable`` needs to show every number and header uncut.
+
+    Numbers and headers never wrap, so their columns need their widest cell; a name column
+    that may wrap (the narrow layouts) needs only its longest word.
+    """
+    from rich.console import Console
+    from rich.measure import Measurement as Measure
+    from rich.table import Table
+
+    console = Console(width=10_000, file=io.StringIO(), color_system=None)
+    options = console.options
+    full = Measure.get(console, options, renderable).maximum
+    if not isinstance(renderable, Table) or renderable.columns[0].no_wrap:
+        return full
+    cells = [renderable.columns[0].header, *renderable.columns[0].cells]
+    widest = max(Measure.get(console, options, c).maximum for c in cells)
+    longest_word = max(Measure.get(console, options, c).minimum for c in cells)
+    return full - widest + longest_word
+
+
+def result_tables(
+    result: RunResult, *, by_group: bool = False, width: int = 120, layout: str | None = None
+) -> list[Any]:
+    """The run's tables: the widest layout of :data:`LAYOUTS` that fits ``width`` columns.
+
+    With several models the first choice puts the models side by side (one row per metric,
+    one column per model: value and interval, then method, n, and the skip and error counts
+    when any); a layout for one model at a time (one table each) comes next when that is too
+    wide. No layout ever cuts a number or a header: each is tried at its full width, and
+    the ``stacked`` one, which wraps between words only, fits any width.
+
+    With ``by_group``, a grouped measurement's own row is its value over all items, followed
+    by the mean of its groups (with its interval) and one row per group; a group with fewer
+    scored items than the runner's threshold is marked with a dagger, explained under the
+    table. A measurement whose aggregate failed shows ``error``, its message under the table.
+    Derived measurements (the cost of one success) follow the metrics. Every text from the
+    data (suite, model, label, group, error) is shown as plain text.
+
+    Args:
+        result: The run.
+        by_group: Add the group rows.
+        width: The columns available (the console's width).
+        layout: One of :data:`LAYOUTS` to use whatever the width (tests, ``--layout``).
+    """
+    models = list(result.by_model) or [None]
+    several = len(models) > 1
+    candidates = [x for x in LAYOUTS if several or not x.startswith("columns")]
+    if layout is not None:
+        if layout not in candidates:
+            raise ValueError(
+                f"`layout` ({layout!r}) must be one of {', '.join(map(repr, candidates))}"
+                + (" (the columns layouts need several models)." if several else ".")
+            )
+        candidates = [layout]
+    from .reports._summary import bold_cells
+
+    bold = bold_cells(result)
+    all_rows = _rows(result, models, by_group, bold) if several else None
+    for i, choice in enumerate(candidates):
+        last = i == len(candidates) - 1
+        if choice.startswith("columns"):
+            assert all_rows is not None
+            caption = _caption(result, all_rows, methods=choice == "columns-narrow")
+            table = _model_columns_table(
+                result, all_rows, models, choice == "columns-narrow", caption
+            )
+            if last or _width_of(table) <= width:
+                return [table]
+            continue
+        tables = []
+        for model in models:
+            rows = _rows(result, [model], by_group, bold)
+            tables.append(_model_table(result, rows, model, choice, _caption(result, rows)))
+        if last or all(_width_of(t) <= width for t in tables):
+            return tables
+    raise AssertionError("the stacked layout fits any width")  # pragma: no cover
 
 
 def _yes(value: bool) -> str:
     return "yes" if value else "no"
 
 
-def metrics_tables(infos: Sequence[MetricInfo]) -> list[Table]:
-    """The installed metrics as a table, and the broken plugins (with their error) as another."""
+#: The narrowest a description column may be before the metrics list is stacked.
+_DESCRIPTION_MIN = 40
+
+
+def metrics_tables(infos: Sequence[MetricInfo], *, width: int = 120) -> list[Table]:
+    """The installed metrics as a table, and the broken plugins (with their error) as another.
+
+    Descriptions wrap between words, never cut. When the fixed columns (id, entry point,
+    package, class, higher better) leave less than 40 columns for them, each metric's facts
+    are stacked in one column beside its description instead.
+    """
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title="Installed metrics", box=box.SIMPLE_HEAD, title_justify="left")
-    table.add_column("id", no_wrap=True)
-    table.add_column("entry point", no_wrap=True)
-    table.add_column("package")
-    table.add_column("class", no_wrap=True)
-    table.add_column("higher\nbetter", no_wrap=True)
-    table.add_column("description", min_width=30, ratio=1)
+    rows = []
     broken = Table(title="Broken plugins", box=box.SIMPLE_HEAD, title_justify="left")
     for name in ("entry point", "package", "target"):
         broken.add_column(name, no_wrap=True)
@@ -224,14 +521,39 @@ def metrics_tables(infos: Sequence[MetricInfo]) -> list[Table]:
             )
             continue
         cls = info.cls
-        table.add_row(
-            safe_text(info.id or ""),
-            safe_text(info.entry_point or f"({info.source})"),
-            safe_text(package),
-            safe_text(cls.reproducibility_class),
-            _yes(cls.higher_is_better),
-            safe_text(cls.description),
+        rows.append(
+            (
+                info.id or "",
+                info.entry_point or f"({info.source})",
+                package,
+                cls.reproducibility_class,
+                _yes(cls.higher_is_better),
+                cls.description,
+            )
         )
+    headers = ("id", "entry point", "package", "class", "higher\nbetter")
+    fixed = [max([len(r[i]) for r in rows] + [len(h) for h in headers[i].split("\n")])
+             for i in range(5)]  # fmt: skip
+    table = Table(title="Installed metrics", box=box.SIMPLE_HEAD, title_justify="left")
+    if sum(fixed) + 2 * 6 + _DESCRIPTION_MIN <= width:
+        for header in headers:
+            table.add_column(header, no_wrap=True)
+        table.add_column("description", ratio=1, overflow="fold")
+        for row in rows:
+            table.add_row(*(safe_text(x) for x in row))
+    else:
+        table.add_column("metric", no_wrap=True)
+        table.add_column("description", ratio=1, overflow="fold")
+        for metric_id, entry_point, package, kind, higher, description in rows:
+            facts = safe_text(metric_id)
+            facts.stylize("bold")
+            direction = "higher is better" if higher == "yes" else "lower is better"
+            lines = [f"entry point {entry_point}" if entry_point != metric_id else "", package,
+                     kind, direction]  # fmt: skip
+            for line in lines:
+                if line:
+                    facts.append_text(Text("\n" + printable(line), style="dim"))
+            table.add_row(facts, safe_text(description))
     return [table, broken] if broken.row_count else [table]
 
 
@@ -315,6 +637,10 @@ class ProgressBar:
     def reading(self, rows: int) -> None:
         """``rows`` read so far (the total is not known until the end of the file)."""
         self._bar.update(self._task, completed=rows, total=None, description="reading")
+
+    def stage(self, description: str) -> None:
+        """A step after scoring whose length is unknown (the paired tests, the reports)."""
+        self._bar.update(self._task, completed=0, total=None, description=description)
 
 
 @contextmanager

@@ -32,6 +32,7 @@ class Accuracy(AnswerMatchMetric):
     """
 
     metric_id = "accuracy"
+    display_name = "Accuracy"
     description = (
         "Classification accuracy; with `labels`, a free-form answer that mentions exactly one "
         "label counts as that label."

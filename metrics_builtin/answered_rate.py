@@ -14,6 +14,7 @@ class AnsweredRate(Metric):
     """
 
     metric_id = "answered_rate"
+    display_name = "Answered rate"
     description = "Share of items the model answered (a non-null output); needs no answer key."
     required_inputs = ()
     aggregation = "ratio"

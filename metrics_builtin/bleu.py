@@ -42,6 +42,7 @@ class Bleu(SacrebleuMetric):
     """
 
     metric_id = "bleu"
+    display_name = "BLEU"
     description = (
         "Corpus BLEU (sacrebleu, 0-100) from per-sentence statistics; needs itemscore[text]."
     )

@@ -289,6 +289,7 @@ class Brier(_Calibration):
     """
 
     metric_id = "brier"
+    display_name = "Brier score"
     description = (
         "Brier score of the confidence in metadata (`confidence`): mean squared error of the "
         "reported probabilities; lower is better."
@@ -387,6 +388,7 @@ class Ece(_Calibration):
     """
 
     metric_id = "ece"
+    display_name = "ECE"
     description = (
         "Expected calibration error of the confidence in metadata (`confidence`), equal-width "
         "or equal-mass bins; lower is better."

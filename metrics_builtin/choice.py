@@ -50,6 +50,7 @@ class Choice(Metric):
     """
 
     metric_id = "choice"
+    display_name = "Choice accuracy"
     description = (
         "Share of multiple-choice rows answered with exactly the right letter(s), graded as "
         "inspect_ai's choice(); choices from the `choices` column."

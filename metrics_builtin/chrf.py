@@ -31,6 +31,7 @@ class Chrf(SacrebleuMetric):
     """
 
     metric_id = "chrf"
+    display_name = "chrF"
     description = (
         "Corpus chrF/chrF++ (sacrebleu, 0-100) from per-sentence statistics; needs itemscore[text]."
     )

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import Any
 
 from itemscore import (
     Estimate,
@@ -18,11 +16,9 @@ from itemscore import (
     OptionError,
     Status,
 )
+from itemscore.metrics_builtin._value_bootstrap import ValueMeansBootstrap
 
-if TYPE_CHECKING:  # the run result and its serialisation load with a run, not with the listing
-    from itemscore import RunResult
-
-__all__ = ["Cost", "CostPerSuccess", "cost_per_success", "cost_per_success_rows"]
+__all__ = ["Cost", "cost_per_success"]
 
 
 def _lookup(metadata: Mapping[str, Any], path: Sequence[str]) -> Any:
@@ -34,7 +30,7 @@ def _lookup(metadata: Mapping[str, Any], path: Sequence[str]) -> Any:
     return value
 
 
-class Cost(Metric):
+class Cost(ValueMeansBootstrap, Metric):
     """The system's own cost per item (dollars, tokens, seconds...), averaged; lower is better.
 
     The cost is read from the item's metadata field ``field`` (``cost`` by default, a column
@@ -42,16 +38,21 @@ class Cost(Metric):
     number, or a string holding one, is the item's value (``ok``); an item without the field
     (or NaN) is skipped; anything else, or a negative cost, is that item's ``error``. The
     headline number is the mean with a normal interval (bounded below by 0); the
-    measurement's ``extra`` holds ``total``, the sum over scored items, from which reports
-    compute ``cost_per_success`` (total cost / items another metric scored ok).
+    measurement's ``extra`` holds ``total``, the sum over scored items. The run derives
+    ``<label>_per_success`` from it (total cost / items another metric scored ok, per model
+    and group), which every report shows as a row of its own. Comparisons use a vectorised
+    paired bootstrap of the two means.
 
     Args:
         field: The metadata field holding each item's cost; dots read nested mappings.
-        success: The metric (label) whose ok items are the successes of `cost_per_success`
-            in reports; none: the run's first other metric.
+        success: The metric (label) whose ok items are the successes of `cost_per_success`;
+            none: the run's first other metric for which higher is better.
+        unit: The unit of the costs, shown next to the numbers ("USD" shows as $0.0012;
+            "tokens" as 412 tokens); null for none.
     """
 
     metric_id = "cost"
+    display_name = "Cost"
     description = (
         "Mean per-item cost of the system under test, read from metadata (`cost`); lower is better."
     )
@@ -61,7 +62,9 @@ class Cost(Metric):
     aggregation = "mean"
     # No upper bound, so no value_bounds (it needs two finite ends): the low end is clipped below.
 
-    def __init__(self, *, field: str = "cost", success: str | None = None) -> None:
+    def __init__(
+        self, *, field: str = "cost", success: str | None = None, unit: str | None = "USD"
+    ) -> None:
         path = field.split(".")
         if not field or not all(path):
             raise OptionError(
@@ -70,6 +73,7 @@ class Cost(Metric):
             )
         self.field = field
         self.success = success
+        self.unit = unit or None
         self._path = tuple(path)
 
     def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
@@ -105,6 +109,39 @@ class Cost(Metric):
             extra={**estimate.extra, "total": total},
         )  # fmt: skip
 
+    def derived_measurements(
+        self, own: Measurement, others: Mapping[str, Measurement]
+    ) -> Mapping[str, Measurement]:
+        """``<label>_per_success``: what one success cost, per model and per group.
+
+        The successes are the ok items of the ``success`` option's metric, or of the run's
+        first other metric for which higher is better; none such: nothing is derived. ``n``
+        is the number of successes; there is no interval.
+        """
+        label = self.success
+        if label is None:
+            label = next((m.metric for m in others.values() if m.higher_is_better), None)
+        success = others.get(label) if label is not None else None
+        if success is None:
+            return {}
+        name = f"{own.metric}_per_success"
+
+        def derived(cost: Measurement, hits: Measurement, groups: dict[str, Measurement]) -> Any:
+            return Measurement(
+                key=f"{own.suite}.{name}", suite=own.suite, metric=name, model=own.model,
+                value=cost_per_success(cost, hits), n=hits.counts.get(Status.OK, 0),
+                confidence=own.confidence, higher_is_better=False, unit=self.unit,
+                display_name=f"{own.display_name or own.metric} per success ({hits.metric})",
+                groups=groups,
+            )  # fmt: skip
+
+        groups = {
+            g: derived(gm, success.groups[g], {})
+            for g, gm in own.groups.items()
+            if g in success.groups
+        }
+        return {name: derived(own, success, groups)}
+
 
 def cost_per_success(cost: Measurement, success: Measurement) -> float | None:
     """Total cost divided by the items ``success`` scored ok, or ``None`` when undefined.
@@ -126,70 +163,3 @@ def cost_per_success(cost: Measurement, success: Measurement) -> float | None:
     if total is None:
         total = cost.value * cost.n
     return float(total) / successes
-
-
-@attrs.frozen(kw_only=True)
-class CostPerSuccess:
-    """What one success cost, for one cost measurement, model and group (a report row)."""
-
-    #: ``"<cost label>_per_success"``: how reports name the row.
-    label: str
-    #: The cost measurement's label.
-    cost: str
-    #: The label of the metric whose ok items are the successes.
-    success: str
-    #: The model (``None`` for items without one).
-    model: str | None
-    #: The group (``None`` for the headline).
-    group: str | None
-    #: Total cost / successes; ``None`` without a success.
-    value: float | None
-    #: The success metric's ok items.
-    successes: int
-
-
-def _pairs(result: RunResult) -> list[tuple[str, str]]:
-    """(cost label, success label) for every ``cost`` metric of the run that has a partner."""
-    entries = [m for m in result.config.get("metrics", []) if isinstance(m, Mapping)]
-    costs = [m for m in entries if m.get("name") == "cost"]
-    cost_labels = {m.get("label") for m in costs}
-    others = [m.get("label") for m in entries if m.get("label") not in cost_labels]
-    pairs = []
-    for m in costs:
-        success = (m.get("options") or {}).get("success") or next(iter(others), None)
-        if isinstance(success, str) and isinstance(m.get("label"), str):
-            pairs.append((m["label"], success))
-    return pairs
-
-
-def cost_per_success_rows(result: RunResult) -> list[CostPerSuccess]:
-    """``cost_per_success`` for every cost metric of ``result``, per model, then per group.
-
-    The successes are the ok items of the cost metric's ``success`` option, or of the run's
-    first metric that is not a cost. Empty when the run has no cost metric, or no other one.
-    """
-    rows: list[CostPerSuccess] = []
-    for cost_label, success_label in _pairs(result):
-        for model, measurements in result.by_model.items():
-            by_label = {m.metric: m for m in measurements.values()}
-            cost, success = by_label.get(cost_label), by_label.get(success_label)
-            if cost is None or success is None:
-                continue
-            pairs = [(None, cost, success)] + [
-                (group, gm, success.groups[group])
-                for group, gm in cost.groups.items()
-                if group in success.groups
-            ]
-            for group, c, s in pairs:
-                rows.append(
-                    CostPerSuccess(
-                        label=f"{cost_label}_per_success",
-                        cost=cost_label,
-                        success=success_label,
-                        model=model,
-                        group=group,
-                        value=cost_per_success(c, s),
-                        successes=s.counts.get(Status.OK, 0),
-                    )
-                )
-    return rows

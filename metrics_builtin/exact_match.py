@@ -47,6 +47,7 @@ class ExactMatch(AnswerMatchMetric):
     """
 
     metric_id = "exact_match"
+    display_name = "Exact match"
     description = "Share of rows where the output equals a reference answer after normalisation."
 
     def __init__(

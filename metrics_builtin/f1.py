@@ -64,6 +64,8 @@ class F1(NormalizedMetric[_Prepared]):
         "Classification precision, recall, and F1 over the gold labels (macro-averaged by default)."
     )
     aggregation = "ratio"  # unused: aggregate() is F1's own
+    display_name = "F1"
+    value_bounds = (0.0, 1.0)
 
     def __init__(
         self,

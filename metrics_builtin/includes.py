@@ -35,6 +35,7 @@ class Includes(NormalizedMetric[tuple[_Answer, ...]]):
     """
 
     metric_id = "includes"
+    display_name = "Includes"
     description = "Share of rows whose output contains a reference answer after normalisation."
     aggregation = "ratio"
 

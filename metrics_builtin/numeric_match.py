@@ -41,6 +41,7 @@ class NumericMatch(NormalizedMetric[tuple[tuple[str, Number], ...]]):
     """
 
     metric_id = "numeric_match"
+    display_name = "Numeric match"
     description = (
         "Share of rows whose (last) number equals the numeric reference answer, within "
         "tolerances; thousands separators, fractions, percentages and units understood."

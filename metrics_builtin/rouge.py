@@ -83,6 +83,7 @@ class Rouge(Metric):
     """
 
     metric_id = "rouge"
+    display_name = "ROUGE"
     description = (
         "ROUGE-1/2/L/Lsum precision, recall or F of each output (Google's rouge-score), "
         "averaged; needs itemscore[text]."

@@ -31,6 +31,7 @@ class Ter(SacrebleuMetric):
     """
 
     metric_id = "ter"
+    display_name = "TER"
     description = (
         "Corpus TER (sacrebleu) from per-sentence statistics; lower is better; "
         "needs itemscore[text]."

@@ -109,6 +109,7 @@ class TokenF1(NormalizedMetric[tuple[_Reference, ...]]):
     """
 
     metric_id = "token_f1"
+    display_name = "Token F1"
     description = (
         "Token-overlap F1 between output and reference (SQuAD-style), averaged over rows; "
         "characters count as tokens in Chinese, Japanese, Thai, and Burmese."

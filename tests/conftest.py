@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,10 @@ import pytest
 
 import itemscore
 from itemscore._entrypoints import AUTOLOAD_ENV
+
+# A defaults file in the home folder of whoever runs the tests must not change their numbers;
+# the tests of that file set up one of their own (tests/test_cli_user_config.py).
+os.environ["ITEMSCORE_NO_USER_CONFIG"] = "1"
 
 METRICS_GROUP = "itemscore.metrics"
 PLUGINS_GROUP = "itemscore.plugins"

@@ -572,11 +572,13 @@ def test_run_reads_a_config_relative_to_its_folder(tmp_path: Path) -> None:
 
 
 def test_demo_needs_no_arguments() -> None:
-    """`itemscore demo` scores both bundled suites and prints a table per model."""
+    """`itemscore demo` scores both bundled suites and prints their models side by side."""
     proc = run_cli("demo")
     assert proc.returncode == 0, proc.stderr
-    for title in ("demo_qa · model-a", "demo_qa · model-b", "demo_sentiment · model-a"):
+    for title in ("demo_qa · value [95% interval] per model", "demo_sentiment · value"):
         assert title in proc.stdout
+    header = next(line for line in proc.stdout.splitlines() if "model-a" in line)
+    assert "model-b" in header
     assert "token_f1" in proc.stdout
     assert "accuracy" in proc.stdout
 
@@ -829,3 +831,26 @@ def test_module_entry_point(
         runpy.run_module("itemscore", run_name="__main__")
     assert info.value.code == 0
     assert capsys.readouterr().out.strip() == f"itemscore, version {itemscore.__version__}"
+
+
+def test_limit_reads_the_first_rows_and_says_so(tmp_path: Path) -> None:
+    """--limit N scores the first N rows, says so on stderr and in results.json's provenance."""
+    import json as _json
+
+    data = tmp_path / "big.jsonl"
+    data.write_text(
+        "".join(f'{{"id": "{i}", "output": "a", "expected": "a"}}\n' for i in range(5000)),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        cli, ["score", str(data), "-m", "exact_match", "--limit", "7", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "--limit 7: read only the first 7 rows" in result.stderr
+    saved = _json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert saved["provenance"]["data"]["rows"] == 7
+    assert saved["provenance"]["data"]["limit"] == 7
+    assert saved["measurements"][0]["n"] == 7
+    bad = CliRunner().invoke(cli, ["score", str(data), "-m", "exact_match", "--limit", "0"])
+    assert bad.exit_code == 2

@@ -112,6 +112,22 @@ def test_verify_agrees_then_finds_a_tampered_number(tmp_path: Path) -> None:
     bad = run_cli("verify", results)
     assert bad.returncode == 1
     assert "`value` is" in bad.stdout
+    as_json = run_cli("verify", results, "--json")
+    assert as_json.returncode == 1
+    verdict = json.loads(as_json.stdout)
+    assert verdict["agree"] is False
+    assert verdict["results"] == str(results)
+    assert len(verdict["differences"]) == 1
+    assert "`value` is" in verdict["differences"][0]
+    results.write_text(text, encoding="utf-8")
+    fine = run_cli("verify", results, "--json")
+    loaded = itemscore.RunResult.load_json(results)
+    count = sum(len(ms) for ms in loaded.by_model.values())  # one per model
+    assert fine.returncode == 0, fine.stderr
+    assert json.loads(fine.stdout) == {
+        "results": str(results), "agree": True, "measurements": count, "data_checked": False,
+        "differences": [],
+    }  # fmt: skip
 
 
 def test_verify_recomputes_every_items_score_and_notes_a_missing_hash(tmp_path: Path) -> None:

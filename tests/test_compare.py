@@ -608,3 +608,33 @@ def test_every_fallback_gives_plain_floats() -> None:
                 value = getattr(c, name)
                 assert value is None or type(value) is float, (c.method, name, type(value))
             assert all(type(v) is float for v in c.extra.values()), c.extra
+
+
+def test_the_loop_bootstrap_gives_the_same_resamples_from_a_score_column() -> None:
+    """A metric's own aggregate resampled from score columns: the floats of the list path."""
+    import numpy as np
+
+    from itemscore import Estimate, ItemScore, Metric, MetricContext
+    from itemscore._columns import ScoreColumn
+    from itemscore._compare import _loop_resamples
+
+    class OwnMean(Metric):
+        metric_id = "test_compare_own_mean"
+        aggregation = "mean"
+
+        def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+            return self.ok(float(len(item.output or "")))
+
+        def aggregate(self, scores: Any, ctx: MetricContext) -> Estimate:
+            return super().aggregate(scores, ctx)
+
+    metric = OwnMean()
+    a = [metric.ok(float(i % 7)) for i in range(50)] + [metric.skip("x")]
+    b = [metric.ok(float(i % 5)) for i in range(50)] + [metric.fail(0.0)]
+    ctx = MetricContext(seed=3)
+    listed = _loop_resamples(metric, a, b, ctx, 40, None)
+    columns = _loop_resamples(
+        metric, ScoreColumn.from_scores("m", a), ScoreColumn.from_scores("m", b), ctx, 40, None
+    )
+    assert np.array_equal(listed[0], columns[0], equal_nan=True)
+    assert np.array_equal(listed[1], columns[1], equal_nan=True)

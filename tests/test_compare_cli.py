@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import itemscore
-from itemscore import RunResult, compare
+from itemscore import ItemResult, RunResult, compare
 from itemscore._compare_cli import compare_command
 from itemscore._compare_out import comparison_csv, comparison_rows, comparison_tex
 
@@ -32,7 +32,8 @@ def test_table_shows_every_metric_with_interval_and_note(saved: Path) -> None:
     out = invoke(saved)
     assert out.exit_code == 0, out.output  # type: ignore[attr-defined]
     text = out.output  # type: ignore[attr-defined]
-    for word in ("accuracy", "f1", "answered_rate", "-0.300 [-0.494, -0.072]", "mcnemar-exact"):
+    # The interval is 0.42 wide: two decimals, one past its first digit.
+    for word in ("accuracy", "f1", "answered_rate", "-0.30 [-0.49, -0.07]", "mcnemar-exact"):
         assert word in text
     assert "Holm" in text
     assert "books" not in text
@@ -65,7 +66,7 @@ def test_out_writes_every_file(saved: Path, tmp_path: Path) -> None:
     tex = (out_dir / "comparison.tex").read_text()
     assert r"\begin{table}" in tex
     assert r"\caption{" in tex
-    assert r"\textbf{-0.300" in tex
+    assert r"\textbf{-0.30}" in tex
     document = json.loads((out_dir / "comparison.json").read_text())
     assert document["sources"] == [str(saved)]
 
@@ -117,3 +118,23 @@ def test_rows_and_csv_are_flat(saved: Path) -> None:
     parsed = list(csv.DictReader(comparison_csv(comparisons).splitlines()))
     assert float(parsed[0]["difference"]) == comparisons[0].difference
     assert r"answered\_rate" in comparison_tex(comparisons)
+
+
+def test_forest_plot_has_an_axis_per_metric_and_marks_a_costlier_candidate_worse() -> None:
+    """Each metric has its own labelled axis; a significant cost increase is drawn as worse."""
+    from itemscore._compare_out import PLOT_COLOURS, forest_plot
+
+    data = [
+        ItemResult(id=str(i), model=m, output="a" if i % (2 + k) else "b", expected="a",
+                   metadata={"cost": 0.0004 * (1 + k) * (1 + (i % 3) / 10)})
+        for k, m in enumerate(("small", "large"))
+        for i in range(80)
+    ]  # fmt: skip
+    comparisons = compare(itemscore.score(data, ["exact_match", "cost"]))
+    cost = next(c for c in comparisons if c.metric == "cost")
+    assert cost.better == "small"  # large costs more on every item
+    svg = forest_plot(comparisons)["svg"].decode()
+    assert "exact_match: difference (candidate - baseline); → candidate better" in svg
+    assert "cost: difference (candidate - baseline); ← candidate better (lower is better)" in svg
+    assert PLOT_COLOURS["worse"].lower() in svg.lower()
+    assert "candidate significantly worse" in svg

@@ -9,7 +9,7 @@ import pytest
 from statsmodels.stats.weightstats import DescrStatsW
 
 from itemscore import ItemResult, Measurement, OptionError, Status, score
-from itemscore.metrics_builtin.cost import Cost, cost_per_success, cost_per_success_rows
+from itemscore.metrics_builtin.cost import Cost, cost_per_success
 
 
 def item(i: int, cost: Any, output: str = "a", expected: str = "a", **more: Any) -> ItemResult:
@@ -113,27 +113,54 @@ def grouped_run(**cost_options: Any) -> Any:
     return score(rows, ["exact_match", "answered_rate", {"name": "cost", **cost_options}])
 
 
-def test_cost_per_success_rows_per_model_and_group() -> None:
-    """One row per model (then its groups), dividing by the first other metric's ok items."""
-    rows = cost_per_success_rows(grouped_run())
-    assert [(r.model, r.group) for r in rows] == [
-        ("m1", None), ("m1", "g0"), ("m1", "g1"), ("m2", None), ("m2", "g0"), ("m2", "g1"),
-    ]  # fmt: skip
-    head = rows[0]
-    assert (head.label, head.cost, head.success) == ("cost_per_success", "cost", "exact_match")
-    assert head.value == pytest.approx(3.0 / 3)
-    assert head.successes == 3
-    assert rows[1].value is None  # group g0: no exact match
-    assert rows[2].value == pytest.approx(1.5 / 3)
+def derived(result: Any, model: str) -> Measurement:
+    ms = result.by_model[model]
+    return ms["default.cost"].derived["cost_per_success"]
+
+
+def test_cost_per_success_is_derived_per_model_and_group() -> None:
+    """The run records the cost of one success per model and group, by the first other metric."""
+    result = grouped_run()
+    for model in ("m1", "m2"):
+        head = derived(result, model)
+        assert head.metric == "cost_per_success"
+        assert head.display_name == "Cost per success (exact_match)"
+        assert head.value == pytest.approx(3.0 / 3)
+        assert head.n == 3
+        assert head.unit == "USD"
+        assert head.higher_is_better is False
+        assert list(head.groups) == ["g0", "g1"]
+        assert head.groups["g0"].value is None  # group g0: no exact match
+        assert head.groups["g1"].value == pytest.approx(1.5 / 3)
+
+
+def test_cost_per_success_survives_results_json(tmp_path: Any) -> None:
+    """What was derived is saved: a loaded result shows it without the metric being configured."""
+    from itemscore import RunResult
+
+    result = grouped_run()
+    result.save_json(tmp_path / "results.json")
+    again = RunResult.load_json(tmp_path / "results.json")
+    assert derived(again, "m1") == derived(result, "m1")
 
 
 def test_cost_per_success_names_its_success_metric() -> None:
-    """The `success` option picks the metric; a run with only costs has no rows."""
-    rows = cost_per_success_rows(grouped_run(success="answered_rate"))
-    assert rows[0].success == "answered_rate"
-    assert rows[0].value == pytest.approx(3.0 / 6)
+    """The `success` option picks the metric; a run with only costs derives nothing."""
+    head = derived(grouped_run(success="answered_rate"), "m1")
+    assert head.display_name == "Cost per success (answered_rate)"
+    assert head.value == pytest.approx(3.0 / 6)
     only_cost = score([item(0, 1.0)], ["cost"])
-    assert cost_per_success_rows(only_cost) == []
+    assert only_cost.measurements["default.cost"].derived == {}
+
+
+def test_success_defaults_to_a_metric_where_higher_is_better() -> None:
+    """A second cost (lower is better) is never the success metric."""
+    rows = [item(i, 0.1 * (i + 1), output="a" if i % 2 else "b") for i in range(4)]
+    specs = [{"name": "cost", "label": "c1"}, {"name": "cost", "label": "c2"}, "exact_match"]
+    result = score(rows, specs)
+    head = result.measurements["default.c1"].derived["c1_per_success"]
+    assert head.display_name == "c1 per success (exact_match)"
+    assert head.value == pytest.approx(1.0 / 2)
 
 
 def test_cost_per_success_in_summary_and_terminal() -> None:
@@ -149,4 +176,25 @@ def test_cost_per_success_in_summary_and_terminal() -> None:
     console = Console(width=200, record=True)
     for table in result_tables(result):
         console.print(table)
-    assert "cost_per_success (exact_match)" in console.export_text()
+    text = console.export_text()
+    assert "Cost per success (exact_match)" in text
+    assert "$0.6000" in text
+
+
+def test_paired_bootstrap_matches_the_loop_over_its_own_aggregate() -> None:
+    """The vectorised comparison gives the means the metric's own aggregate gives."""
+    from itemscore import compare
+
+    rows = [
+        ItemResult(id=f"i{i}", output="a", model=model, metadata={"cost": c * (1 + (i % 5) / 10)})
+        for model, c in (("a", 0.001), ("b", 0.0015))
+        for i in range(40)
+    ]
+    result = score(rows, ["cost"])
+    (c,) = compare(result)
+    assert c.value_a == pytest.approx(result.by_model["a"]["default.cost"].value, rel=1e-12)
+    assert c.value_b == pytest.approx(result.by_model["b"]["default.cost"].value, rel=1e-12)
+    assert c.method == "paired-bootstrap"
+    assert c.extra["n_resamples"] == 2000
+    assert c.ci_low is not None
+    assert c.ci_low > 0

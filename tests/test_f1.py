@@ -385,3 +385,19 @@ def test_arbitrary_unicode_never_errors(
         assert measurement.error is None
         if measurement.value is not None:
             assert 0.0 <= measurement.value <= 1.0
+
+
+def test_mean_over_groups_interval_stays_within_zero_and_one() -> None:
+    """F1 near 1 in every group: the interval of the mean over groups never passes 1.0."""
+    data = []
+    for g in range(3):
+        for i in range(12):
+            gold = "pos" if i % 2 else "neg"
+            wrong = {"pos": "neg", "neg": "pos"}[gold]
+            output = gold if i else wrong
+            data.append(ItemResult(id=f"{g}-{i}", group=f"g{g}", output=output, expected=gold))
+    result = score(data, [{"name": "f1", "labels": ["pos", "neg"]}])
+    m = result.measurements["default.f1"]
+    assert all(gm.ci_high == 1.0 for gm in m.groups.values())  # each group's reaches 1
+    assert m.extra["macro_low"] < m.extra["macro"] < m.extra["macro_high"]
+    assert m.extra["macro_high"] == 1.0

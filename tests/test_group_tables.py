@@ -13,8 +13,9 @@ import itemscore
 from itemscore import ItemResult, RunResult
 from itemscore._terminal import format_interval, format_value, result_tables
 from itemscore.engine._measure import SMALL_GROUP
+from itemscore.reports._format import decimals_for
 from itemscore.reports._html_numbers import number
-from itemscore.reports._summary import summary_rows
+from itemscore.reports._summary import MACRO_NAME, POOLED_NAME, summary_rows
 from itemscore.reports.report_html import report_html
 from itemscore.reports.summary_csv import summary_csv
 from itemscore.reports.table_tex import latex_table, tex_text
@@ -42,7 +43,7 @@ def result() -> RunResult:
 def render(result: RunResult, *, by_group: bool) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=200, color_system=None)
-    for table in result_tables(result, by_group=by_group):
+    for table in result_tables(result, by_group=by_group, layout="wide"):
         console.print(table)
     return buffer.getvalue()
 
@@ -61,16 +62,19 @@ def test_terminal_labels_pooled_and_macro_rows_and_flags_small_groups(result: Ru
         m = result.by_model[model]["grouped.exact_match"]
         title = lines.index(next(line for line in lines if line.strip() == f"grouped · {model}"))
         table = lines[title:]
-        pooled = next(line for line in table if "exact_match · pooled (micro)" in line)
-        assert format_value(m.value) in pooled
-        assert format_interval(m.ci_low, m.ci_high) in pooled
-        macro = next(line for line in table if "macro (mean of 3 groups)" in line)
-        assert format_value(m.extra["macro"]) in macro
-        assert format_interval(m.extra["macro_low"], m.extra["macro_high"]) in macro
+        pooled = next(line for line in table if f"exact_match · {POOLED_NAME}" in line)
+        d = decimals_for(m.value, m.ci_low, m.ci_high)
+        assert format_value(m.value, d) in pooled
+        assert format_interval(m.ci_low, m.ci_high, d) in pooled
+        macro = next(line for line in table if f"{MACRO_NAME} (3)" in line)
+        d = decimals_for(m.extra["macro"], m.extra["macro_low"], m.extra["macro_high"])
+        assert format_value(m.extra["macro"], d) in macro
+        assert format_interval(m.extra["macro_low"], m.extra["macro_high"], d) in macro
         assert m.extra["macro"] != pytest.approx(m.value)  # the two really differ here
         small = next(line for line in table if re.search(r"^\s+small\b", line))
         assert "small †" in small
-        assert format_value(m.groups["small"].value) in small
+        g = m.groups["small"]
+        assert format_value(g.value, decimals_for(g.value, g.ci_low, g.ci_high)) in small
         big = next(line for line in table if re.search(r"^\s+big\b", line))
         assert "†" not in big
         assert "tiny & <b>5%</b>_{x} †" in text
@@ -79,15 +83,16 @@ def test_terminal_labels_pooled_and_macro_rows_and_flags_small_groups(result: Ru
 
 def test_terminal_without_groups_is_unchanged(result: RunResult) -> None:
     text = render(result, by_group=False)
-    assert "pooled" not in text
-    assert "macro" not in text
+    assert POOLED_NAME not in text
+    assert MACRO_NAME not in text
     assert "†" not in text
     plain = itemscore.score(
         [ItemResult(id=str(i), output="yes", expected="yes", group="g") for i in range(40)],
         ["exact_match"],
     )
     grouped = render(plain, by_group=True)
-    assert "pooled (micro)" in grouped
+    assert POOLED_NAME in grouped
+    assert "micro" not in grouped  # F1's word: its value over all items is a macro average
     assert "†" not in grouped  # 40 items: not small
 
 
@@ -128,20 +133,21 @@ def test_summary_csv_of_an_ungrouped_run_leaves_the_new_columns_empty() -> None:
 
 
 def test_table_tex_adds_the_macro_line_and_names_small_groups(result: RunResult) -> None:
-    tex = latex_table(result)
+    tex = latex_table(result, groups=True)
     for model in ("a", "b"):
         m = result.by_model[model]["grouped.exact_match"]
-        macro = (
-            f"{{\\scriptsize macro {m.extra['macro']:.3f} "
-            f"{{[}}{m.extra['macro_low']:.3f}, {m.extra['macro_high']:.3f}{{]}}}}"
-        )
+        macro = f"{m.extra['macro']:.2f}"
+        interval = f"{{[}}{m.extra['macro_low']:.2f}, {m.extra['macro_high']:.2f}{{]}}"
+        line = next(x for x in tex.splitlines() if x.startswith(rf"\quad {MACRO_NAME}"))
         assert macro in tex
-        assert f"{tex_text(model)} & {m.value:.3f}" in tex
-    caption = next(line for line in tex.splitlines() if line.startswith(r"\caption"))
-    assert "Values are pooled (micro)" in caption
-    assert f"fewer than {SMALL_GROUP} scored items" in caption
-    assert f"small, {tex_text(TINY)}." in caption
-    assert r"tiny \& \textless{}b\textgreater{}5\%" in caption
+        assert interval in tex
+        assert line
+        assert tex_text(model) in tex
+    note = next(line for line in tex.splitlines() if "Note:" in line)
+    assert f"Values are over {POOLED_NAME}" in note
+    assert f"fewer than {SMALL_GROUP} scored items" in note
+    assert f"small, {tex_text(TINY)}." in note
+    assert r"tiny \& \textless{}b\textgreater{}5\%" in note
     assert "<b>" not in tex
 
 
@@ -157,10 +163,11 @@ def test_report_html_has_the_group_table_with_labels_and_flags(result: RunResult
     page = report_html(result)
     a = result.by_model["a"]["grouped.exact_match"]
     b = result.by_model["b"]["grouped.exact_match"]
-    assert "<tr><td>pooled (micro)</td>" in page
+    assert f"<tr><td>{POOLED_NAME}</td>" in page
+    assert "micro" not in page
     macro_a = number(a.extra["macro"], a.extra["macro_low"], a.extra["macro_high"])
     macro_b = number(b.extra["macro"], b.extra["macro_low"], b.extra["macro_high"])
-    row = re.search(r"<tr><td>macro \(mean of 3 groups\)</td>(.*?)</tr>", page)
+    row = re.search(rf"<tr><td>{MACRO_NAME} \(mean of 3 groups\)</td>(.*?)</tr>", page)
     assert row is not None
     assert re.findall(r'<td class="num">([^<]*)</td>', row.group(1))[::2] == [macro_a, macro_b]
     assert '<td data-v="small">small †</td>' in page

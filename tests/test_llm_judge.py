@@ -757,3 +757,26 @@ def test_payload_is_the_encoded_request_body(structured: bool) -> None:
     metric.structured = structured
     item = ItemResult(id="a", input='q "x"\n', output="\u4f60\u597d \\ \u0001", expected=["r"])
     assert metric.payload(item) == encode_body(metric.request_body(metric.messages(item)))
+
+
+def test_comparing_two_judged_models_resamples_the_verdicts_vectorised(
+    server: StubServer, script: Script
+) -> None:
+    """compare() bootstraps the per-item verdicts (2000 resamples), not the aggregate in a loop."""
+    from itemscore import compare
+
+    for i in range(0, 40, 3):
+        script.replies[f"<item-{i}> by b"] = [StubReply.verdict("fail", "wrong")]
+    rows = [
+        ItemResult(id=f"q{i}", model=model, input=f"question {i}",
+                   output=f"answer <item-{i}> by {model}", expected=[f"reference {i}"])
+        for model in ("a", "b")
+        for i in range(40)
+    ]  # fmt: skip
+    result = score(rows, [judge(server)])
+    (c,) = compare(result)
+    assert c.method == "paired-bootstrap"
+    assert c.extra["n_resamples"] == 2000
+    assert c.value_a == pytest.approx(result.by_model["a"]["default.llm_judge"].value)
+    assert c.value_b == pytest.approx(result.by_model["b"]["default.llm_judge"].value)
+    assert c.value_b == pytest.approx(1 - 14 / 40)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from typing import Any
 
 import pytest
 from scipy import stats
@@ -161,3 +162,60 @@ def test_value_bounds_clip_the_mean_interval() -> None:
     assert bounded.high == 1.0
     assert bounded.low == free.low
     assert bounded.value == free.value
+
+
+@pytest.mark.usefixtures("fresh_registry")
+def test_display_name_defaults_to_the_id_and_is_recorded() -> None:
+    """display_name defaults to the metric id; the run records a chosen one, or the user's label."""
+    from itemscore import register, score
+    from itemscore._registry import unregister
+
+    class Plain(Metric):
+        metric_id = "test_metric_plain_name"
+        required_inputs = ()
+
+        def score_item(self, item: ItemResult, ctx: MetricContext) -> Any:
+            return self.ok()
+
+    class Named(Plain):
+        metric_id = "test_metric_named"
+        display_name = "Named metric"
+        unit = "tokens"
+
+    assert Plain.display_name == "test_metric_plain_name"
+    assert Named.display_name == "Named metric"
+    register(Named)
+    try:
+        specs = [Plain, Named, {"name": "test_metric_named", "label": "mine"}]
+        result = score([ItemResult(id="1", output="x")], specs)
+    finally:
+        unregister("test_metric_named")
+    ms = {m.metric: m for m in result.measurements.values()}
+    assert ms["test_metric_plain_name"].name == "test_metric_plain_name"
+    assert ms["test_metric_named"].display_name == "Named metric"
+    assert ms["test_metric_named"].unit == "tokens"
+    assert ms["mine"].name == "mine"  # the user's label wins over the metric's name
+
+
+def test_a_failing_derivation_spoils_only_its_own_row() -> None:
+    """derived_measurements raising: an error row in ``derived``, the measurement intact."""
+    from itemscore import score
+
+    class Deriving(Metric):
+        metric_id = "test_metric_deriving"
+        required_inputs = ()
+
+        def score_item(self, item: ItemResult, ctx: MetricContext) -> Any:
+            return self.ok()
+
+        def derived_measurements(self, own: Any, others: Any) -> Any:
+            raise ZeroDivisionError("nothing to divide")
+
+    m = score([ItemResult(id="1", output="x")], [Deriving]).measurements[
+        "default.test_metric_deriving"
+    ]
+    assert m.value == 1.0
+    (row,) = m.derived.values()
+    assert row.metric == "test_metric_deriving_derived"
+    assert row.error is not None
+    assert "ZeroDivisionError: nothing to divide" in row.error

@@ -339,8 +339,8 @@ def test_the_example_plugin_is_loaded_and_offers_markdown(tmp_path: Path) -> Non
         ItemResult(id="3", output="x", expected=None, group="us"),
     ]
     result = itemscore.score(items, ["starts_with"], suite_id="geo")
-    path = tmp_path / "results.md"
-    formats["md"](result, path)
+    path = tmp_path / "results.mdtable"
+    formats["mdtable"](result, path)
     lines = path.read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("| measurement |")
     rows = {line.split(" | ")[0].lstrip("| "): line for line in lines[2:]}

@@ -154,7 +154,7 @@ def _paired(n: int, right_a: int, right_b: int) -> RunResult:
 
 def test_bold_only_for_a_significant_lead() -> None:
     """A lead the paired test finds significant is bold, with a note naming the test."""
-    tex = latex_table(_paired(60, 60, 30))
+    tex = latex_table(_paired(60, 60, 30), transpose=False)
     rows = _rows(tex)
     assert rows["a"][0].startswith(r"\textbf{1.000}")
     assert rows["b"][0].startswith("0.500")
@@ -164,7 +164,7 @@ def test_bold_only_for_a_significant_lead() -> None:
 
 def test_failed_aggregate_shows_error_and_no_bold(result: RunResult) -> None:
     """A measurement whose aggregate raised shows `error` and takes no part in bolding."""
-    rows = _rows(latex_table(result))
+    rows = _rows(latex_table(result, transpose=False))
     assert rows["a"][2] == r"\textit{error}"
     assert rows["b"][2] == r"\textit{error}"
 
@@ -189,9 +189,9 @@ def test_table_escapes_labels_and_models() -> None:
 
 def test_table_is_booktabs_with_one_column_per_measurement(result: RunResult) -> None:
     """tabular with l + one r per measurement, booktabs rules, one row per model."""
-    tex = latex_table(result)
+    tex = latex_table(result, transpose=False)
     assert r"\begin{tabular}{lrrr}" in tex
-    assert tex.index(r"\begin{table}") < tex.index(r"\caption{") < tex.index(r"\label{tab:")
+    assert tex.index(r"\begin{table") < tex.index(r"\caption{") < tex.index(r"\label{tab:")
     for rule in (r"\toprule", r"\midrule", r"\bottomrule", r"\end{tabular}"):
         assert rule in tex
     assert list(_rows(tex)) == ["a", "b"]
@@ -366,7 +366,9 @@ def test_default_export_skips_xlsx_with_a_notice(result: RunResult, tmp_path: Pa
     names = [p.name for p in written]
     assert "results.xlsx" not in names
     assert [n for n in names if n in BUILTIN_FORMATS.values()] == [
-        f for f in BUILTIN_FORMATS.values() if f not in ("results.xlsx", "items.jsonl", "eee")
+        f
+        for f in BUILTIN_FORMATS.values()
+        if f not in ("results.xlsx", "items.jsonl", "results.md", "eee")
     ]
     assert not (tmp_path / "one" / "results.xlsx").exists()
     assert len(notices) == 1

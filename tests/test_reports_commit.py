@@ -171,7 +171,7 @@ def test_a_folder_copied_with_links_followed_is_refused_with_the_fix(
             shutil.rmtree(report)
         else:
             report.unlink(missing_ok=True)
-    (copy / "results.md").unlink(missing_ok=True)
+    (copy / "results.mdtable").unlink(missing_ok=True)
     export(result_for("new"), copy)
     assert RunResult.load_json(copy / "results.json").suite_id == "new"
     assert leftovers(copy) == []

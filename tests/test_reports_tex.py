@@ -14,12 +14,15 @@ import pytest
 
 import itemscore
 from itemscore import ItemResult, RunResult
-from itemscore.reports.table_tex import latex_table
+from itemscore._compare_out import comparison_tex
+from itemscore.reports.table_tex import COLUMN_PT, TEXT_PT, latex_table, run_label
 
 PDFLATEX = shutil.which("pdflatex")
-needs_pdflatex = pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed")
-#: \columnwidth of a one-column article at 10pt (the widest a table may be unscaled).
-ONE_COLUMN_PT = 345.0
+needs_pdflatex = pytest.mark.skipif(
+    PDFLATEX is None or shutil.which("kpsewhich") is None,
+    reason="pdflatex (texlive-latex-base, texlive-latex-recommended) is not installed: the "
+    "Makefile's .venv/.texlive layer installs it as root",
+)
 MODELS = ("gpt-4o-mini-2024", "llama-3.1-70b", "mistral-large")
 
 
@@ -35,60 +38,80 @@ def four_metrics(models: tuple[str, ...] = MODELS, suite: str = "squad_v1") -> R
     return itemscore.score(data, metrics, suite_id=suite)
 
 
-def _plain(cell: str) -> tuple[str, float]:
-    """A cell's visible characters and their width per character in pt (conservative)."""
-    small = r"\scriptsize" in cell
-    text = re.sub(r"\\text(bf|it)\{([^}]*)\}", r"\2", cell)
-    text = text.replace(r"{\scriptsize ", "").replace("{[}", "[").replace("{]}", "]")
-    text = re.sub(r"\\text[a-z]+\{\}", "x", text)
-    text = re.sub(r"\\(.)", r"\1", text).replace("{", "").replace("}", "")
-    # \small is 9pt and \scriptsize 6pt inside it; 0.55 em covers digits (0.5 em) and text.
-    return text.strip(), (6.0 if small else 9.0) * 0.55
-
-
-def estimated_width(tex: str, tabcolsep: float = 4.0) -> float:
-    """The natural width of the tabular in pt, from its cells' characters."""
-    body = tex.split(r"\toprule")[1].split(r"\bottomrule")[0]
-    widths: dict[int, float] = {}
-    for line in body.splitlines():
-        if not line.endswith(r"\\"):
-            continue
-        for column, cell in enumerate(line[: -len(r"\\")].split(" & ")):
-            text, per_char = _plain(cell)
-            widths[column] = max(widths.get(column, 0.0), len(text) * per_char)
-    return sum(widths.values()) + 2 * tabcolsep * len(widths)
-
-
 def test_four_metrics_fit_one_column_unscaled() -> None:
-    """Four metrics and three models fit a one-column article without scaling (estimate)."""
+    """Four metrics and three models: no scaling, and a layout whose estimate fits its float."""
     tex = latex_table(four_metrics())
-    assert estimated_width(tex) <= ONE_COLUMN_PT
-    # Narrower columns (two-column papers) scale the table down, never overflow.
-    assert r"\resizebox{\ifdim\width>\columnwidth\columnwidth\else\width\fi}{!}" in tex
+    assert r"\resizebox" not in tex
+    assert "graphicx" not in tex
+    env = "table*" if r"\begin{table*}" in tex else "table"
+    estimate = float(re.search(r"estimated (\d+)pt wide", tex).group(1))  # type: ignore[union-attr]
+    assert estimate <= (COLUMN_PT if env == "table" else TEXT_PT)
+
+
+def test_a_small_table_is_one_column_models_as_rows() -> None:
+    """Two short model names and two metrics: a plain ``table``, models as rows.
+
+    Four metrics no longer fit that way: the same numbers are transposed (metrics as rows).
+    """
+    data = [ItemResult(id=str(i), model=m, output="a", expected="a") for m in "ab" for i in "123"]
+    tex = latex_table(itemscore.score(data, ["exact_match", "answered_rate"], suite_id="qa"))
+    assert r"\begin{table}[htbp]" in tex
+    assert "Layout: models as rows" in tex
+    tex = latex_table(four_metrics(("a", "b"), suite="qa"))
+    assert r"\begin{table}[htbp]" in tex
+    assert "Layout: metrics as rows" in tex
 
 
 def test_table_names_metrics_methods_and_n() -> None:
-    """Display names in the header, then each column's interval method and n."""
+    """Display names in the header (words stacked), then each column's interval method and n."""
+    tex = latex_table(four_metrics(("a", "b")))
+    body = tex.split(r"\toprule")[1]
+    assert r"Exact \\ match" in body
+    assert r"Token \\ F1" in body
+    assert body.count(r"{\scriptsize Wilson} \\ {\scriptsize n=30}") == 3
+    assert r"{\scriptsize normal} \\ {\scriptsize n=30}" in body
+
+
+def test_caption_is_one_sentence_and_the_label_comes_from_the_run() -> None:
+    """One sentence of caption, a note under the table, a label that differs between runs."""
     tex = latex_table(four_metrics())
-    header, sub_header = tex.split(r"\toprule")[1].strip().splitlines()[:2]
-    assert header == r"Model & Exact match & Token F1 & Answered rate & Accuracy \\"
-    assert sub_header.count(r"{\scriptsize Wilson, n=30}") == 3
-    assert r"{\scriptsize normal, n=30}" in sub_header
-    assert r"\caption{Results on squad\_v1:" in tex
-    assert r"\label{tab:itemscore-squad-v1}" in tex
+    caption = next(line for line in tex.splitlines() if line.startswith(r"\caption"))
+    assert caption == r"\caption{Results on squad\_v1.}"
+    assert r"\footnotesize\raggedright Note: Each value has its 95\% confidence interval" in tex
+    label = run_label(four_metrics())
+    assert label.startswith("tab:itemscore-squad-v1-")
+    assert rf"\label{{{label}}}" in tex
+    assert run_label(four_metrics(MODELS[:2])) != label
+
+
+def test_group_rows_on_request() -> None:
+    """``groups=True`` adds each group's row (with its n) and the mean over groups."""
+    data = [
+        ItemResult(id=str(i), model=m, group=("algebra", "history")[i % 2], output="a",
+                   expected="a" if i % 3 else "b")
+        for m in ("a", "b") for i in range(40)
+    ]  # fmt: skip
+    result = itemscore.score(data, ["exact_match"], suite_id="g")
+    plain, grouped = latex_table(result), latex_table(result, groups=True)
+    assert "algebra" not in plain
+    assert r"\quad algebra" in grouped
+    assert r"\quad mean of groups" in grouped
+    assert "n=20" in grouped
 
 
 def _compile(folder: Path, tex: str, *, twocolumn: bool = False) -> str:
     assert PDFLATEX is not None
+    folder.mkdir(exist_ok=True)
     (folder / "table.tex").write_text(tex, encoding="utf-8")
     options = "[twocolumn]" if twocolumn else ""
+    tabular = tex[tex.index(r"\begin{tabular}{") : tex.index("\\par\\smallskip")]
     (folder / "paper.tex").write_text(
         rf"\documentclass{options}{{article}}"
-        "\n\\usepackage[T1]{fontenc}\\usepackage{booktabs}\\usepackage{graphicx}\n"
-        r"\let\origresizebox\resizebox"
-        r"\renewcommand{\resizebox}[3]{\sbox0{#3}\typeout{NATURAL=\the\wd0}"
-        r"\typeout{COLUMN=\the\columnwidth}\origresizebox{#1}{#2}{#3}}"
-        "\n\\begin{document}\n\\input{table.tex}\n\\end{document}\n",
+        "\n\\usepackage[T1]{fontenc}\\usepackage{booktabs}\n\\begin{document}\n"
+        r"\sbox0{\small\setlength{\tabcolsep}{4pt}" + tabular + "}"
+        r"\typeout{NATURAL=\the\wd0}\typeout{COLUMN=\the\columnwidth}"
+        r"\typeout{TEXT=\the\textwidth}"
+        "\n\\input{table.tex}\n\\end{document}\n",
         encoding="utf-8",
     )
     proc = subprocess.run(
@@ -107,17 +130,54 @@ def _pt(log: str, name: str) -> float:
     return float(re.search(rf"{name}=([0-9.]+)pt", log).group(1))  # type: ignore[union-attr]
 
 
+def _grouped_two_models() -> RunResult:
+    data = [
+        ItemResult(id=str(i), model=m, group=f"subject_{i % 6}", output="Paris",
+                   expected="Paris" if i % 4 else "Rome", metadata={"cost": 0.0004 * (1 + k)})
+        for k, m in enumerate(("gpt-4o-mini-2024", "llama-3.1-70b"))
+        for i in range(120)
+    ]  # fmt: skip
+    return itemscore.score(data, ["exact_match", "f1", "cost"], suite_id="mmlu")
+
+
+def _three_models() -> RunResult:
+    data = [
+        ItemResult(id=str(i), model=m, output=("Paris", "Rome")[(i + k) % (2 + k) == 0],
+                   expected="Paris")
+        for k, m in enumerate(MODELS)
+        for i in range(60)
+    ]  # fmt: skip
+    return itemscore.score(data, ["exact_match", "token_f1", "answered_rate"], suite_id="qa")
+
+
+CASES = {
+    "four-metrics": lambda: latex_table(four_metrics()),
+    "two-models": lambda: latex_table(four_metrics(MODELS[:2])),
+    "with-cost": lambda: latex_table(_grouped_two_models()),
+    "by-group": lambda: latex_table(_grouped_two_models(), groups=True),
+    "comparison": lambda: comparison_tex(itemscore.compare(_grouped_two_models())),
+    "comparison-groups": lambda: comparison_tex(
+        itemscore.compare(_grouped_two_models()), groups=True
+    ),
+    "comparison-three": lambda: comparison_tex(itemscore.compare(_three_models())),
+}
+
+
 @needs_pdflatex
-def test_pdflatex_compiles_it_within_one_column(tmp_path: Path) -> None:
-    """Compiled: no overfull box; unscaled in one column, scaled to fit two columns."""
-    tex = latex_table(four_metrics())
-    log = _compile(tmp_path, tex)
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("twocolumn", [False, True], ids=["one-column", "two-column"])
+def test_pdflatex_compiles_without_an_overfull_box(
+    tmp_path: Path, case: str, twocolumn: bool
+) -> None:
+    """Compiled in one- and two-column articles: no overfull box, and the estimate is generous."""
+    tex = CASES[case]()
+    log = _compile(tmp_path / "paper", tex, twocolumn=twocolumn)
     assert "Overfull" not in log
-    assert _pt(log, "NATURAL") <= _pt(log, "COLUMN")
-    narrow = tmp_path / "two"
-    narrow.mkdir()
-    log = _compile(narrow, tex, twocolumn=True)
-    assert "Overfull" not in log
+    natural = _pt(log, "NATURAL")
+    estimate = float(re.search(r"estimated (\d+)pt wide", tex).group(1))  # type: ignore[union-attr]
+    assert natural <= estimate + 1
+    room = _pt(log, "COLUMN") if r"\begin{table}" in tex else _pt(log, "TEXT")
+    assert natural <= room
 
 
 @needs_pdflatex
@@ -128,3 +188,25 @@ def test_pdflatex_typesets_hostile_names_as_text(tmp_path: Path) -> None:
     log = _compile(tmp_path, latex_table(result))
     assert "/etc/passwd" not in log.replace("textbackslash", "")
     assert "(/etc/" not in log  # no file was opened
+
+
+def test_by_group_on_the_command_line_adds_the_group_rows(tmp_path: Path) -> None:
+    """`score --by-group --out` writes table.tex with one row per group; without it, none."""
+    from click.testing import CliRunner
+
+    from itemscore.cli import cli
+
+    data = tmp_path / "d.jsonl"
+    data.write_text(
+        "".join(
+            f'{{"id": "{i}", "output": "a", "expected": "a", "group": "g{i % 2}"}}\n'
+            for i in range(8)
+        ),
+        encoding="utf-8",
+    )
+    for flag, shown in (("--by-group", True), (None, False)):
+        out = tmp_path / f"out-{shown}"
+        args = ["score", str(data), "-m", "exact_match", "--out", str(out), "--report", "tex"]
+        result = CliRunner().invoke(cli, [*args, *([flag] if flag else [])])
+        assert result.exit_code == 0, result.output
+        assert (r"\quad g0" in (out / "table.tex").read_text(encoding="utf-8")) is shown

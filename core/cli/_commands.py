@@ -35,6 +35,36 @@ __all__ = ["demo", "rescore", "run_command", "score", "verify"]
 # -- shared pieces ---------------------------------------------------------------------------
 
 
+def complete_metrics(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of ``-m``: the installed metrics' ids (and entry-point names)."""
+    from click.shell_completion import CompletionItem
+
+    from itemscore._registry import default_registry
+
+    head, sep, last = incomplete.rpartition(",")  # --extra-metrics a,b,<TAB>
+    prefix = head + sep
+    found: dict[str, str] = {}
+    for info in default_registry().infos():
+        for name in (info.id, info.entry_point):
+            if name and name.startswith(last) and info.status == "ok":
+                cls = info.cls
+                found.setdefault(name, cls.description if cls is not None else "")
+    return [CompletionItem(prefix + name, help=text) for name, text in sorted(found.items())]
+
+
+def complete_reports(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of ``--report``: every format this installation can write."""
+    from click.shell_completion import CompletionItem
+
+    from itemscore.reports import available_formats
+
+    return [
+        CompletionItem(name, help=filename)
+        for name, filename in available_formats().items()
+        if name.startswith(incomplete)
+    ]
+
+
 @attrs.define
 class _View:
     """How to show a run: table, JSON or nothing."""
@@ -120,7 +150,7 @@ def _show(results: Sequence[RunResult], view: _View, written: Sequence[Path]) ->
 
     console = make_console()
     for result in results:
-        for table in result_tables(result, by_group=view.by_group):
+        for table in result_tables(result, by_group=view.by_group, width=console.width):
             console.print(table)
     if written:
         from ._app import terminal_text
@@ -128,6 +158,17 @@ def _show(results: Sequence[RunResult], view: _View, written: Sequence[Path]) ->
         folder = written[0].parent
         names = ", ".join(p.name for p in written)
         click.echo(terminal_text(f"Wrote {names} to {folder}"), err=True)
+
+
+def _decide_bold(result: RunResult, view: _View, progress: Any) -> None:
+    """The paired tests behind the tables' bold cells, while the bar says so (cached)."""
+    if view.as_json or view.quiet or len(result.by_model) < 2:
+        return
+    from itemscore.reports._summary import bold_cells
+
+    if progress is not None:
+        progress.stage(f"comparing {len(result.by_model)} models (paired tests)")
+    bold_cells(result)
 
 
 def json_for_terminal(document: Any, **options: Any) -> str:
@@ -193,7 +234,7 @@ def _finish(result: RunResult, request: RunRequest, view: _View) -> None:
     from ._app import terminal_text
     from ._outcome import error_summary, seed_unused
 
-    if request.seed is not None and seed_unused(result):
+    if request.seed is not None and "seed" not in request.user_defaults and seed_unused(result):
         where = request.setting_where.get("seed")
         asked = f"{where}: `seed: {request.seed}`" if where else f"--seed {request.seed}"
         view.notice(
@@ -223,8 +264,10 @@ def _out_options(func: Any) -> Any:
                 "reports",
                 multiple=True,
                 metavar="FORMAT",
+                shell_complete=complete_reports,
                 help="Write only these report formats with --out (repeatable): json, items, "
-                "csv, tex, xlsx or a plugin's format. Default: all.",
+                "jsonl, csv, tex, xlsx, html (report.html), eee, md (an lm-eval-style Markdown "
+                "table) or a plugin's format. Default: all but jsonl and md.",
             ),
             click.option(
                 "--by-group",
@@ -288,6 +331,53 @@ def _stat_options(func: Any) -> Any:
     return func
 
 
+def _limit_option(func: Any) -> Any:
+    """``--limit``, and the user's defaults file (``--no-user-config``, ``--verbose``)."""
+    func = click.option(
+        "-v", "--verbose", is_flag=True, help="Say which settings came from the defaults file."
+    )(func)
+    func = click.option(
+        "--no-user-config",
+        is_flag=True,
+        help="Ignore the defaults file (see below); so does ITEMSCORE_NO_USER_CONFIG=1.",
+    )(func)
+    return click.option(
+        "--limit",
+        type=click.IntRange(min=1),
+        metavar="N",
+        help="Read only the first N rows of the data, for a quick look at a big file (said on "
+        "stderr and in results.json's provenance).",
+    )(func)
+
+
+class _WithDefaults(click.Command):
+    """A scoring command whose help ends with where its defaults come from (read when shown)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from ._user_config import describe
+
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(describe())
+
+
+def _user_defaults(request: RunRequest, *, skip: bool) -> None:
+    from ._user_config import apply_user_defaults
+
+    apply_user_defaults(request, skip=skip)
+
+
+def _say_defaults(request: RunRequest, view: _View) -> None:
+    """For ``--verbose``: the defaults still in force once the command line has spoken."""
+    from ._user_config import USER_KEYS, user_config_path
+
+    taken = [f"{k} ({request.setting_where[k]})" for k in USER_KEYS if k in request.user_defaults]
+    if taken:
+        view.notice(f"Defaults from {user_config_path()}: {', '.join(taken)}.")
+    else:
+        view.notice(f"No defaults taken from {user_config_path()}.")
+
+
 def _read_options(pairs: Sequence[str]) -> dict[str, str]:
     """``--read-option KEY=VALUE`` pairs as a mapping (the reader checks the keys)."""
     options: dict[str, str] = {}
@@ -307,6 +397,7 @@ def _override(request: RunRequest, **values: Any) -> None:
         if value is not None:
             setattr(request, key, value)
             request.setting_where.pop(key, None)  # the command line wins, and is the place
+            request.user_defaults.discard(key)
 
 
 def _warn_serial_retries(request: RunRequest, view: _View) -> None:
@@ -320,6 +411,8 @@ def _warn_serial_retries(request: RunRequest, view: _View) -> None:
     if not isinstance(retries, int) or isinstance(retries, bool) or retries <= 0:
         return  # 0 changes nothing; a bad value is the settings check's error
     if request.workers is not None or request.dask is not None:
+        return
+    if "retries" in request.user_defaults:  # a default for the runs that have workers
         return
     where = request.setting_where.get("retries")
     asked = f"{where}: `retries: {retries}`" if where is not None else f"--retries {retries}"
@@ -345,6 +438,7 @@ def _run_request(request: RunRequest, view: _View) -> None:
             reading=None if progress is None else progress.reading,
             notice=view.notice,
         )
+        _decide_bold(result, view, progress)
     _show([result], view, written)
     _finish(result, request, view)
 
@@ -352,7 +446,7 @@ def _run_request(request: RunRequest, view: _View) -> None:
 # -- the commands --------------------------------------------------------------------------
 
 
-@click.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT, cls=_WithDefaults)
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "-m",
@@ -360,6 +454,7 @@ def _run_request(request: RunRequest, view: _View) -> None:
     "metric_specs",
     multiple=True,
     metavar="SPEC",
+    shell_complete=complete_metrics,
     help="A metric, repeatable: NAME[@LABEL][:KEY=VALUE,...], e.g. "
     "-m 'f1:average=weighted,labels=[positive,negative]'.",
 )
@@ -368,7 +463,13 @@ def _run_request(request: RunRequest, view: _View) -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A YAML file with metrics and other settings; command-line options win.",
 )
-@click.option("--extra-metrics", multiple=True, metavar="NAME,...", help="More metrics by name.")
+@click.option(
+    "--extra-metrics",
+    multiple=True,
+    metavar="NAME,...",
+    shell_complete=complete_metrics,
+    help="More metrics by name.",
+)
 @click.option("--suite", metavar="ID", help="Suite id for measurement keys; an installed "
               "suite of that id adds its bound metrics and reads the rows its way.")  # fmt: skip
 @click.option(
@@ -398,6 +499,7 @@ def _run_request(request: RunRequest, view: _View) -> None:
     help="An option of the format's reader, repeatable, e.g. --read-option scorer=match "
     "(inspect) or --read-option filter=flexible-extract (lm-eval).",
 )
+@_limit_option
 @_stat_options
 @_out_options
 def score(
@@ -423,6 +525,9 @@ def score(
     by_group: bool | None,
     as_json: bool,
     quiet: bool,
+    limit: int | None,
+    no_user_config: bool,
+    verbose: bool,
 ) -> None:
     """Score a file of model outputs with the metrics named by -m.
 
@@ -433,6 +538,7 @@ def score(
     from ._config import load_config
 
     request = load_config(config) if config is not None else RunRequest()
+    _user_defaults(request, skip=no_user_config)
     request.data, request.data_name = file, os.fspath(file)
     request.metrics += _cli_entries(metric_specs)
     request.extra_metrics += _extra_entries(extra_metrics)
@@ -458,14 +564,18 @@ def score(
         out=out,
         reports=list(reports) or None,
         by_group=by_group,
+        limit=limit,
     )
     if config is None or metric_specs:
         request.source = "the command line" if config is None else f"{config} and the command line"
+    if verbose:
+        _say_defaults(request, _View(quiet=quiet))
     _run_request(request, _View(request.by_group, as_json, quiet))
 
 
-@click.command("run", context_settings=CONTEXT)
+@click.command("run", context_settings=CONTEXT, cls=_WithDefaults)
 @click.argument("config", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_limit_option
 @_stat_options
 @_out_options
 def run_command(
@@ -482,6 +592,9 @@ def run_command(
     by_group: bool | None,
     as_json: bool,
     quiet: bool,
+    limit: int | None,
+    no_user_config: bool,
+    verbose: bool,
 ) -> None:
     """Score the data named in a YAML configuration file.
 
@@ -491,6 +604,7 @@ def run_command(
     from ._config import load_config
 
     request = load_config(config)
+    _user_defaults(request, skip=no_user_config)
     if request.data is None:
         raise ConfigError(
             f"{config}:1:1: the configuration has no `data` key; name the file of outputs, "
@@ -508,7 +622,10 @@ def run_command(
         out=out,
         reports=list(reports) or None,
         by_group=by_group,
+        limit=limit,
     )
+    if verbose:
+        _say_defaults(request, _View(quiet=quiet))
     _run_request(request, _View(request.by_group, as_json, quiet))
 
 
@@ -520,6 +637,7 @@ def run_command(
     "metric_specs",
     multiple=True,
     metavar="SPEC",
+    shell_complete=complete_metrics,
     help="A metric to add or recompute (repeatable); a saved metric named without options "
     "keeps its saved options. None: recompute every saved metric.",
 )
@@ -579,16 +697,34 @@ def rescore(
     help="The data file the results were computed from: check its SHA-256 too.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit code says it all.")
-def verify(results: Path, data: Path | None, quiet: bool) -> None:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the verdict as JSON on stdout: agree, measurements, differences.",
+)
+def verify(results: Path, data: Path | None, quiet: bool, as_json: bool) -> None:
     """Recompute every measurement of a results.json from its saved items.
 
     Exits 0 when every number agrees, 1 when any differs (each difference is printed).
     """
     from ._pipeline import verify_results
 
-    view = _View(quiet=quiet)
+    view = _View(quiet=quiet or as_json, as_json=as_json)
     _warn_broken_plugins(view)
     again, differences = verify_results(results, data=data, notice=view.notice)
+    if as_json:
+        document = {
+            "results": os.fspath(results),
+            "agree": not differences,
+            "measurements": sum(len(ms) for ms in again.by_model.values()),
+            "data_checked": data is not None,
+            "differences": list(differences),
+        }
+        click.echo(json_for_terminal(document, indent=2))
+        if differences:
+            sys.exit(1)
+        return
     if differences:
         if not quiet:
             from ._app import terminal_text

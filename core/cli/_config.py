@@ -61,10 +61,11 @@ def load_config(path: str | os.PathLike[str]) -> RunRequest:
 
 
 class _Reader:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, keys: tuple[str, ...] = CONFIG_KEYS) -> None:
         self.path = path
         self.name = os.fspath(path)
         self.folder = path.parent
+        self.keys = keys
 
     def at(self, node: yaml.Node) -> str:
         mark = node.start_mark
@@ -112,14 +113,14 @@ class _Reader:
                 raise self.fail(
                     key_node,
                     f"a key must be a plain name, not {_node_kind(key_node)}. "
-                    f"Valid keys: {', '.join(CONFIG_KEYS)}.",
+                    f"Valid keys: {', '.join(self.keys)}.",
                 )
             key = key_node.value
-            if key not in CONFIG_KEYS:
+            if key not in self.keys:
                 raise self.fail(
                     key_node,
-                    f"unknown key {key!r}.{did_you_mean(key, CONFIG_KEYS)} "
-                    f"Valid keys: {', '.join(CONFIG_KEYS)}.",
+                    f"unknown key {key!r}.{did_you_mean(key, self.keys)} "
+                    f"Valid keys: {', '.join(self.keys)}.",
                 )
             if key in seen:
                 first = seen[key].start_mark.line + 1

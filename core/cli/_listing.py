@@ -86,7 +86,7 @@ def metrics(ctx: click.Context, as_json: bool) -> None:
     from itemscore._terminal import make_console, metrics_tables
 
     console = make_console()
-    tables = metrics_tables(infos)
+    tables = metrics_tables(infos, width=console.width)
     if broken_plugins:
         table = tables[-1] if len(tables) == 2 else _empty_broken_table(tables)
         for entry in broken_plugins:

@@ -185,7 +185,9 @@ def _suite_items(request: RunRequest, suite: Suite) -> list[ItemResult]:
     options: dict[str, Any] = dict(request.read_options)
     with _read_options_placed(request, options):
         source = read_rows(request.data, request.format, name=request.data_name or None, **options)
-        return list(suite.items(row for chunk in source for row in chunk.rows))
+        rows = (row for chunk in source for row in chunk.rows)
+        limit = request.limit
+        return list(suite.items(itertools.islice(rows, limit) if limit is not None else rows))
 
 
 @contextlib.contextmanager
@@ -275,12 +277,20 @@ def score_request(
         if source is not None:
             result = score_opened(
                 source, planned, suite_id=prepared.suite_id, progress=progress,
-                keep=_keep(export), reading=reading, answer_column=answer_column, **arguments,
+                keep=_keep(export), reading=reading, answer_column=answer_column,
+                limit=request.limit, **arguments,
             )  # fmt: skip
         else:
             assert items is not None
             result = score(items, planned, suite_id=prepared.suite_id, progress=progress,
                            **arguments)  # fmt: skip
+        if request.limit is not None:
+            rows = (result.provenance.get("data") or {}).get("rows", len(result.items))
+            notice(
+                f"Note: --limit {request.limit}: read only the first {rows} rows of "
+                f"{request.data_name or os.fspath(request.data)}; the numbers describe those "
+                "rows, not the whole file (results.json's provenance says so too)."
+            )
         if request.by_group:
             _check_groups(result, source, notice)
         if request.ci_method is not None:
@@ -289,7 +299,12 @@ def score_request(
             result,
             command=list(command) if command is not None else None,
             columns=dict(request.columns),
+            by_group=True if request.by_group else None,  # table.tex gets the group rows too
         )
+        if export is not None:
+            stage = getattr(progress, "stage", None)
+            if stage is not None:  # the bar is full: say what the wait is for
+                stage("writing the reports")
         paths = export.finish(result) if export is not None else []
     except BaseException:
         if export is not None:
@@ -444,6 +459,10 @@ def rescore_results(
             from itemscore._checks import check_ci_support
 
             check_ci_support(result, request.ci_method, notice=notice)
+        if export is not None:
+            stage = getattr(progress, "stage", None)
+            if stage is not None:  # the bar is full: say what the wait is for
+                stage("writing the reports")
         paths = export.finish(result) if export is not None else []
     except BaseException:
         if export is not None:

@@ -99,6 +99,10 @@ class RunRequest:
     reports: list[str] | None = None
     #: Add per-group rows to the tables (and check that there are groups).
     by_group: bool = False
+    #: Read only the first this many rows of the data (``--limit``); ``None``: every row.
+    limit: int | None = None
+    #: The settings taken from the user's defaults file (no warning that one changed nothing).
+    user_defaults: set[str] = attrs.field(factory=set)
     #: What the run as a whole came from, for errors that belong to no single entry.
     source: str = "the command line"
     #: Where each setting was written (``confidence`` -> ``run.yaml:7:13``).

@@ -128,7 +128,10 @@ def _read_spool(path: str) -> Iterator[pa.RecordBatch]:
 
 
 def read_part_task(
-    part: Part, spool_dir: str | None, rows: Callable[[int], None] | None = None
+    part: Part,
+    spool_dir: str | None,
+    rows: Callable[[int], None] | None = None,
+    limit: int | None = None,
 ) -> PartRead:
     """Read one part: check its rows, spool its batches, return its keys.
 
@@ -136,6 +139,7 @@ def read_part_task(
         part: The part.
         spool_dir: The run's private folder for the batches, if this process reaches it.
         rows: For a task run in the caller's process: called with each batch's row count.
+        limit: Read no more than this many rows.
 
     Raises:
         InputError: the part is malformed (naming the file, line and column).
@@ -143,6 +147,8 @@ def read_part_task(
     reader = read_part(part)
     spool = None
     batches: Iterator[pa.RecordBatch] = reader.batches()
+    if limit is not None:
+        batches = _first_rows(batches, limit)
     if spool_dir is not None and os.path.isdir(spool_dir):
         spool = os.path.join(spool_dir, f"part-{part.index:06d}.arrows")
         batches = _write_spool(spool, batches)
@@ -165,6 +171,32 @@ def read_part_task(
         schemas=tuple(schemas),
         spool=spool,
     )
+
+
+def _first_rows(batches: Iterator[pa.RecordBatch], limit: int) -> Iterator[pa.RecordBatch]:
+    """The batches up to the first ``limit`` rows; the reader is closed once they are read."""
+    left = limit
+    try:
+        for batch in batches:
+            if left <= 0:
+                return
+            yield batch if batch.num_rows <= left else batch.slice(0, left)
+            left -= batch.num_rows
+    finally:
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()
+
+
+def _counter(reading: Callable[[int], None]) -> Callable[[int], None]:
+    total = 0
+
+    def more(count: int) -> None:
+        nonlocal total
+        total += count
+        reading(total)
+
+    return more
 
 
 def _batches_of(part: Part, read: PartRead) -> Iterator[pa.RecordBatch]:
@@ -295,6 +327,7 @@ def score_source(
     answer_column: str = "expected",
     reading: Callable[[int], None] | None = None,
     started: Callable[[int], None] | None = None,
+    limit: int | None = None,
 ) -> SourceRun:
     """Read, check and score ``source`` on ``engine``; see the module's docstring.
 
@@ -309,15 +342,19 @@ def score_source(
         answer_column: The column answers are read from (for that check's message).
         reading: Progress of reading (rows read so far).
         started: Called with the number of rows once every check passed, before scoring.
+        limit: Read only the source's first ``limit`` rows (in this process).
 
     Raises:
         InputError: the source is malformed, or fails a whole-source check.
     """
     labels = [pm.label for pm in the_plan.metrics if not pm.is_corpus]
-    parts = _parts(source, engine)
+    parts = _parts(source, engine) if limit is None else [source.whole()]
     inline = not engine.parallel
     with _spool_folder() as spool_dir:
-        reads = _read_all(engine, parts, spool_dir, settings, reading)
+        if limit is None:
+            reads = _read_all(engine, parts, spool_dir, settings, reading)
+        else:  # a quick look: the first rows, read here, and no further
+            reads = [read_part_task(parts[0], spool_dir, reading and _counter(reading), limit)]
         checks = source.checks()
         for read in reads:
             checks.add(read.checks)

@@ -574,6 +574,10 @@ def _macro(
     ]
     if len(halves) == len(found):
         se = math.sqrt(math.fsum((h / z) ** 2 for h in halves)) / len(found)
-        out["macro_low"], out["macro_high"] = out["macro"] - z * se, out["macro"] + z * se
+        low, high = out["macro"] - z * se, out["macro"] + z * se
+        bounds = pm.metric.value_bounds
+        if bounds is not None:  # F1 of every group near 1 never reaches past 1
+            low, high = max(low, bounds[0]), min(high, bounds[1])
+        out["macro_low"], out["macro_high"] = low, high
         out["macro_ci_method[macro-from-group-intervals]"] = 1.0
     return out

@@ -20,6 +20,7 @@ from typing import Any, TypeGuard, cast
 
 import pyarrow as pa
 
+from .._derived import annotate
 from .._exceptions import ConfigError
 from .._plan import RunPlan, plan, reduce_of
 from .._records import ItemResult, MetricResult, Status
@@ -235,6 +236,7 @@ def _run_plan(
     keep: Keep | None = None,
     reading: Callable[[int], None] | None = None,
     answer_column: str = "expected",
+    limit: int | None = None,
 ) -> Any:
     """Score ``source``'s items with ``the_plan`` and build the result.
 
@@ -285,10 +287,12 @@ def _run_plan(
             needing = [pm.label for pm in the_plan.metrics if pm.metric.needs_answer_key]
             ran = score_source(
                 the_plan, source, settings, engine, tick, keep=keep, needing=needing,
-                answer_column=answer_column, reading=reading, started=begin,
+                answer_column=answer_column, reading=reading, started=begin, limit=limit,
             )  # fmt: skip
             table = ran.table
             data = {"path": source.name, "sha256": ran.sha256, "rows": ran.n_rows}
+            if limit is not None:  # the hash is of the bytes read, the first rows' only
+                data["limit"] = limit
         else:
             begin(len(source))
             items = _items_of(source)
@@ -323,6 +327,10 @@ def _run_plan(
             model: {**others(base.by_model.get(model, {})), **ms} for model, ms in by_model.items()
         }
         packages = {**base.provenance.get("packages", {}), **packages}
+    # How each metric's measurements are named and shown, and what it derives from them.
+    planned = {pm.label: (pm.metric, pm.metric_id) for pm in the_plan.metrics}
+    measurements = annotate(planned, measurements)
+    by_model = {model: annotate(planned, ms) for model, ms in by_model.items()}
     provenance = {
         "created": created.isoformat(timespec="seconds").replace("+00:00", "Z"),
         "duration_s": round(time.perf_counter() - started, 6),
@@ -456,6 +464,7 @@ def score_opened(
     keep: Keep,
     reading: Callable[[int], None] | None = None,
     answer_column: str = "expected",
+    limit: int | None = None,
     suite_id: str = "default",
     progress: ProgressCallback | None = None,
     **settings: Any,
@@ -465,6 +474,7 @@ def score_opened(
     The command line's way in: without reports it keeps no item (``Keep("none")``), with
     them it writes ``items.parquet`` of the new report set as the run goes. ``settings`` are
     :func:`score`'s (confidence, ci_method, seed, executor, workers, client, retries...).
+    ``limit``: read only the first rows of the source (a quick look; recorded in provenance).
 
     Raises:
         ConfigError: a bad configuration, found before any item is scored.
@@ -479,7 +489,7 @@ def score_opened(
     the_plan = plan(metrics)
     return _run_plan(
         source, the_plan, run_settings, spec, progress, keep=keep, reading=reading,
-        answer_column=answer_column,
+        answer_column=answer_column, limit=limit,
     )  # fmt: skip
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._records import Measurement, Status
 from .._result import RunResult
+from ._format import method_name
 
 __all__ = [
     "BOLD_NOTE",
@@ -16,6 +18,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "bold_cells",
     "confidence_of",
+    "derived_of",
     "display_name",
     "find",
     "is_small_group",
@@ -27,6 +30,7 @@ __all__ = [
     "small_group_note",
     "summary_columns",
     "summary_rows",
+    "unit_of",
 ]
 
 #: The columns of ``summary.csv`` and of the Summary sheet, in order.
@@ -50,33 +54,13 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "small_group",
 )
 
-#: How tables label the value over all items of a grouped measurement.
-POOLED_NAME = "pooled (micro)"
+#: How tables label the value over all items of a grouped measurement. Not "micro": that
+#: word is F1's, whose value over all items is a macro average over labels.
+POOLED_NAME = "all items"
 #: How tables label the unweighted mean over a measurement's groups.
-MACRO_NAME = "macro"
+MACRO_NAME = "mean of groups"
 #: The mark tables put after the name of a group with few scored items.
 SMALL_GROUP_MARK = "†"
-
-#: How tables name the built-in metrics; any other label is shown as written.
-_DISPLAY_NAMES: dict[str, str] = {
-    "exact_match": "Exact match",
-    "accuracy": "Accuracy",
-    "f1": "F1",
-    "token_f1": "Token F1",
-    "answered_rate": "Answered rate",
-    "cost": "Cost",
-    "llm_judge": "LLM judge",
-}
-
-#: How tables name the interval methods.
-_METHOD_NAMES: dict[str, str] = {
-    "wilson": "Wilson",
-    "clopper-pearson": "Clopper-Pearson",
-    "normal": "normal",
-    "t": "t",
-    "bootstrap": "bootstrap",
-    "none": "no interval",
-}
 
 
 #: The columns ``summary.csv`` and the Summary sheet add for a run with attempts.
@@ -190,17 +174,14 @@ def summary_rows(result: RunResult) -> list[dict[str, Any]]:
     """One row per model and measurement, each followed by its macro row and one row per group.
 
     The keys are :data:`SUMMARY_COLUMNS`; missing values are ``None``. ``aggregation`` says
-    what a row of a grouped measurement holds: ``pooled`` (micro: all its items at once),
-    ``macro`` (the unweighted mean over its groups, with its interval; ``n`` is the pooled
-    one) or ``group``; ``small_group`` is 1 on a group row with fewer scored items than the
-    threshold (30), 0 on the other group rows.
+    what a row of a grouped measurement holds: ``all items`` (every item at once), ``macro``
+    (the unweighted mean over its groups, with its interval; ``n`` is the one over all
+    items) or ``group``; ``small_group`` is 1 on a group row with fewer scored items than
+    the threshold (30), 0 on the other group rows. A model's derived measurements (the cost
+    of one success) follow its measurements, ``aggregation`` ``derived``.
     """
-    # Imported here: the metric module imports itemscore, which imports the reports.
-    from ..metrics_builtin.cost import cost_per_success_rows
-
-    per_success = cost_per_success_rows(result)
     rows: list[dict[str, Any]] = []
-    for model, measurements in result.by_model.items():
+    for measurements in result.by_model.values():
         for m in measurements.values():
             rows.append(_summary_row(m, None))
             macro = _macro_row(m)
@@ -208,13 +189,16 @@ def summary_rows(result: RunResult) -> list[dict[str, Any]]:
                 rows.append(macro)
             for group, gm in m.groups.items():
                 rows.append(_summary_row(gm, group))
-        for c in (c for c in per_success if c.model == model):  # n: the successes
-            rows.append({**dict.fromkeys(SUMMARY_COLUMNS + ATTEMPT_COLUMNS),
-                         "suite": result.suite_id,
-                         "metric": c.label, "model": c.model, "group": c.group, "value": c.value,
-                         "ci_method": "none", "confidence": confidence_of(result),
-                         "n": c.successes})  # fmt: skip
+        for d in derived_of(measurements):
+            rows.append({**_summary_row(d, None), "aggregation": "derived"})
+            for group, gd in d.groups.items():
+                rows.append({**_summary_row(gd, group), "aggregation": "derived"})
     return rows
+
+
+def derived_of(measurements: Mapping[str, Measurement]) -> list[Measurement]:
+    """The derived measurements of one model's measurements, in order (see ``derived``)."""
+    return [d for m in measurements.values() for d in m.derived.values()]
 
 
 def labels_of(result: RunResult) -> list[str]:
@@ -245,22 +229,21 @@ def confidence_of(result: RunResult) -> float:
 
 
 def display_name(result: RunResult, label: str) -> str:
-    """How tables name a measurement: ``Exact match`` for ``exact_match``; labels as written.
-
-    A label that is a built-in metric's id (the metric used once, unlabelled) gets that
-    metric's display name; a label the user chose is shown as chosen.
-    """
-    for entry in result.config.get("metrics", []):
-        if isinstance(entry, Mapping) and entry.get("label") == label:
-            if entry.get("name") == label and label in _DISPLAY_NAMES:
-                return _DISPLAY_NAMES[label]
-            return label
-    return _DISPLAY_NAMES.get(label, label)
+    """How tables name a measurement: its recorded ``display_name``, else the label."""
+    for measurements in result.by_model.values():
+        for m in measurements.values():
+            if m.metric == label:
+                return m.name
+    return label
 
 
-def method_name(method: str) -> str:
-    """How tables name an interval method: ``Wilson``, ``t``, ``bootstrap``..."""
-    return _METHOD_NAMES.get(method, method)
+def unit_of(result: RunResult, label: str) -> str | None:
+    """The unit the measurements of ``label`` record (``None``: a pure number)."""
+    for measurements in result.by_model.values():
+        for m in measurements.values():
+            if m.metric == label:
+                return m.unit
+    return None
 
 
 def _best_rows(values: Sequence[float | None], higher_is_better: bool, digits: int) -> set[int]:
@@ -286,9 +269,21 @@ def bold_cells(result: RunResult, *, digits: int = 3) -> set[tuple[str | None, s
     """
     if len(result.by_model) < 2:
         return set()
+    key = id(result)
+    cached = _BOLD.get(key)
+    if cached is not None and cached[0]() is result:
+        return set(cached[1])
     from .._compare import significant_leaders
 
-    return {(model, label) for label, model in significant_leaders(result).items()}
+    cells = frozenset((model, label) for label, model in significant_leaders(result).items())
+    # Every table of a run asks (terminal, table.tex, report.html...): decide once per result.
+    _BOLD[key] = (weakref.ref(result), cells)
+    weakref.finalize(result, _BOLD.pop, key, None)
+    return set(cells)
+
+
+#: The bold cells decided for each live result, by ``id``.
+_BOLD: dict[int, tuple[weakref.ref[RunResult], frozenset[tuple[str | None, str]]]] = {}
 
 
 #: The note under a table with bold cells: which test decided them.

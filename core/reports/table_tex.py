@@ -1,25 +1,36 @@
-r"""``table.tex``: a LaTeX ``table`` for papers: models as rows, measurements as columns.
+r"""``table.tex``: a LaTeX table for papers that fits a column of a two-column article unscaled.
 
 Each cell holds the value, with its interval below in small type; under each header, the
-interval method and, when every model has the same, the number of scored items n. Every
-string from the data (suite id, model, group, label) is escaped with :func:`latex_escape`
-after :func:`~itemscore.reports._text.one_line`: no text can end the comment, run a command,
-or end a table row. The table needs ``\usepackage{booktabs}`` and ``\usepackage{graphicx}``;
-it is scaled down to ``\columnwidth`` only when wider.
+interval method and, when every model has the same, the number of scored items n. Numbers are
+written by :mod:`._format` (digits from the interval's width, shared down a column). The
+layout is chosen by rule from the widths of its cells (estimated in points, checked with
+pdflatex in the tests):
 
-A grouped measurement's cell holds its pooled (micro) value, over all its items at once; a
-third line gives its macro value (the unweighted mean over the groups) with its interval, and
-the caption names the groups with fewer scored items than the runner's threshold.
+1. models as rows, metrics as columns, in a ``table`` when it fits a two-column article's
+   ``\columnwidth`` (:data:`COLUMN_PT`);
+2. else the same numbers transposed (metrics as rows, models as columns) when that fits;
+3. else the narrower of the two in a ``table*``, across both columns (:data:`TEXT_PT`).
+
+Headers of several words are stacked one word a line. Nothing is ever scaled: no
+``\resizebox``, so the type keeps the size of the paper's. The caption is one sentence; a note
+under the table says what the cells hold, what bold means and which groups are small. The
+label is derived from the run (suite, models, metrics and data), so two tables in one paper
+never share one. The table needs ``\usepackage{booktabs}`` only.
+
+Every string from the data (suite id, model, group, label) is escaped with
+:func:`latex_escape` after :func:`~itemscore.reports._text.one_line`: no text can end the
+comment, run a command, or end a table row. With ``groups=True``, each model's row is
+followed by one row per group.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 
 from .._records import Measurement
 from .._result import RunResult
+from . import _format
 from ._files import open_report
 from ._summary import (
     BOLD_NOTE,
@@ -30,7 +41,9 @@ from ._summary import (
     bold_cells,
     confidence_of,
     display_name,
+    find,
     is_small_group,
+    labels_of,
     macro_of,
     method_name,
     n_text,
@@ -38,7 +51,30 @@ from ._summary import (
 )
 from ._text import one_line
 
-__all__ = ["FILENAME", "latex_escape", "latex_table", "tex_text", "write"]
+__all__ = [
+    "COLUMN_PT",
+    "FILENAME",
+    "TEXT_PT",
+    "estimate_width",
+    "latex_escape",
+    "latex_table",
+    "run_label",
+    "tex_text",
+    "write",
+]
+
+#: The narrowest ``\columnwidth`` of common two-column styles, in pt (ACL's 219.1; article's
+#: two-column 10pt is 229.5 on letter paper, 221 on A4): a ``table`` must fit it.
+COLUMN_PT = 219.0
+#: The narrowest ``\textwidth`` a ``table*`` may meet: a one-column article's (345 pt; a
+#: two-column one has 452 or more), where ``table*`` is a plain ``table``.
+TEXT_PT = 345.0
+#: ``\tabcolsep`` set by the table.
+_TABCOLSEP = 4.0
+#: Width of one character in pt: 0.53 em of ``\small`` (9 pt) and of ``\scriptsize`` (7 pt),
+#: a little more than Computer Modern's digits (0.5 em) and than its letters and brackets take
+#: on average (checked against pdflatex's widths in the tests).
+_CHAR_PT = {"small": 9.0 * 0.53, "script": 7.0 * 0.53}
 
 #: The file this format writes.
 FILENAME = "table.tex"
@@ -86,50 +122,57 @@ def tex_text(text: str) -> str:
     return latex_escape(one_line(text))
 
 
-def _fixed(value: float, digits: int) -> str:
-    text = f"{value:.{digits}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text  # no "-0.000"
+def _cell_lines(cell: str) -> list[tuple[str, str]]:
+    """A cell's lines as (size, visible text): what its width is estimated from."""
+    lines = []
+    for part in re.split(r"\\\\(?![a-z])", cell):
+        size = "script" if r"\scriptsize" in part else "small"
+        text = re.sub(r"\\text(bf|it)\{([^}]*)\}", r"\2", part)
+        text = text.replace(r"\scriptsize", "").replace("{[}", "[").replace("{]}", "]")
+        text = re.sub(r"\\(begin|end)\{tabular\}(\[[bt]\])?(\{@\{\}[lcr]@\{\}\})?", "", text)
+        text = re.sub(r"\\text[a-z]+\{\}", "x", text)
+        text = re.sub(r"\\(.)", r"\1", text).replace("{", "").replace("}", "")
+        lines.append((size, text.strip()))
+    return lines
+
+
+def _width(cell: str) -> float:
+    return max((len(t) * _CHAR_PT[size] for size, t in _cell_lines(cell)), default=0.0)
+
+
+def estimate_width(rows: list[list[str]]) -> float:
+    """The natural width in pt of a tabular of ``rows`` (cells as LaTeX), generously."""
+    widths: dict[int, float] = {}
+    for row in rows:
+        for column, cell in enumerate(row):
+            widths[column] = max(widths.get(column, 0.0), _width(cell))
+    return sum(widths.values()) + 2 * _TABCOLSEP * len(widths)
+
+
+def _stack(text: str, align: str = "c") -> str:
+    """Words stacked one per line in a cell (a header narrower than its words side by side)."""
+    words = text.split(" ")
+    if len(words) < 2:
+        return text
+    return rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}" + r" \\ ".join(words) + r"\end{tabular}"
 
 
 def _small(text: str) -> str:
-    return rf"{{\scriptsize {text}}}"
+    return rf"{{\scriptsize {text}}}" if text else ""
 
 
-def _interval(low: float | None, high: float | None, digits: int) -> str:
-    if low is None or high is None:
-        return ""
-    return f"{{[}}{_fixed(low, digits)}, {_fixed(high, digits)}{{]}}"
+def _value(m: Measurement, decimals: int, bold: bool) -> str:
+    if m.error is not None:
+        return r"\textit{error}"
+    if m.value is None:
+        return "--"
+    text = latex_escape(_format.format_value(m.value, decimals, unit=m.unit))
+    return rf"\textbf{{{text}}}" if bold else text
 
 
-def _macro_cell(m: Measurement | None, digits: int) -> str:
-    macro = None if m is None or m.error is not None else macro_of(m)
-    if macro is None:
-        return ""
-    value, low, high, _ = macro
-    return _small(f"{MACRO_NAME} {_fixed(value, digits)} {_interval(low, high, digits)}".strip())
-
-
-def _group_notes(result: RunResult, grouped: bool) -> str:
-    """The caption's sentences on groups: what the values are, which groups are small."""
-    if not grouped:
-        return ""
-    text = (
-        f" Values are {POOLED_NAME}, over all items of a measurement at once; {MACRO_NAME}: "
-        "the unweighted mean over its groups, with its interval."
-    )
-    small: list[str] = []
-    for measurements in result.by_model.values():
-        for m in measurements.values():
-            small.extend(g for g, gm in m.groups.items() if is_small_group(gm) and g not in small)
-    if small:
-        from ..engine._measure import SMALL_GROUP
-
-        names = ", ".join(tex_text(g) for g in small)
-        text += (
-            f" Groups with fewer than {SMALL_GROUP} scored items, whose values rest on few "
-            f"items: {names}."
-        )
-    return text
+def _n_tex(m: Measurement) -> str:
+    r"""n for the table: ``5$\times$3`` (questions times attempts) with attempts."""
+    return tex_text(n_text(m)).replace(f" {TIMES} ", r"$\times$").replace(RANGE, "--")
 
 
 def _columns(result: RunResult) -> list[tuple[str, str, str | None]]:
@@ -141,110 +184,235 @@ def _columns(result: RunResult) -> list[tuple[str, str, str | None]]:
     return list(out.values())
 
 
-def _n_tex(m: Measurement) -> str:
-    r"""n for the table: ``5$\times$3`` (questions times attempts) with attempts."""
-    return tex_text(n_text(m)).replace(f" {TIMES} ", r"$\times$").replace(RANGE, "--")
+def _interval(m: Measurement | None, decimals: int, with_n: bool) -> str:
+    if m is None or m.error is not None:
+        return ""
+    text = _format.format_interval(m.ci_low, m.ci_high, decimals, brackets=("{[}", "{]}"))
+    if with_n:
+        text = f"{text} n={_n_tex(m)}".strip()
+    return _small(text)
 
 
-def find_key(measurements: Mapping[str, Measurement], key: str) -> Measurement | None:
-    """One model's measurement of ``key``, or ``None``."""
-    return measurements.get(key)
+def _macro(m: Measurement | None, decimals: int) -> str:
+    macro = None if m is None or m.error is not None else macro_of(m)
+    if macro is None:
+        return ""
+    value, low, high, _ = macro
+    interval = _format.format_interval(low, high, decimals, brackets=("{[}", "{]}"))
+    return _stack_lines([_format.fixed(value, decimals), _small(interval)])
 
 
-def latex_table(result: RunResult, *, digits: int = 3) -> str:
-    r"""The text of ``table.tex``: a booktabs table in a ``table`` float with caption and label.
+def run_label(result: RunResult) -> str:
+    """``tab:itemscore-<suite>-<6 hex digits>``, from the suite, the models and the metrics.
+
+    The same run gives the same label from the command line and from Python; two tables of
+    one paper that show different models or metrics get different ones.
+    """
+    import hashlib
+
+    parts = [result.suite_id, *map(str, result.by_model), *labels_of(result)]
+    tag = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:6]
+    suite = _LABEL_UNSAFE.sub("-", result.suite_id).strip("-") or "results"
+    return f"tab:itemscore-{suite}-{tag}"
+
+
+def _grid(
+    result: RunResult, groups: bool
+) -> tuple[list[list[str]], list[str], set[tuple[str | None, str]], list[str]]:
+    """Rows of the models-as-rows table (header, sub-header, body), bold cells, small groups."""
+    models = list(result.by_model)
+    columns = _columns(result)
+    keys = [key for _, key, _ in columns]
+    labels = list(dict.fromkeys(label for label, _, _ in columns))
+    by_key = {key: label for label, key, _ in columns}
+    bold = bold_cells(result)
+    header = [r"Model"]
+    for label, _, reducer in columns:
+        name = tex_text(display_name(result, label))
+        header.append(_stack(name if reducer is None else f"{name} [{tex_text(reducer)}]"))
+    sub_header = [""]
+    uniform_n: dict[str, bool] = {}
+    decimals: dict[str, int] = {}
+    for key in keys:
+        present = [m for m in (result.by_model[x].get(key) for x in models) if m is not None]
+        methods = sorted({method_name(m.ci_method) for m in present})
+        ns = {_n_tex(m) for m in present}
+        uniform_n[key] = len(ns) == 1
+        decimals[key] = _format.shared_decimals((m.value, m.ci_low, m.ci_high) for m in present)
+        lines = [tex_text("/".join(methods))]
+        if uniform_n[key]:
+            lines.append(f"n={next(iter(ns))}")
+        sub_header.append(_stack_lines([_small(x) for x in lines], "c"))
+    body: list[list[str]] = []
+    small: list[str] = []
+    for model in models:
+        name = tex_text(model) if model is not None else r"\textit{all items}"
+        found = [result.by_model[model].get(key) for key in keys]
+        values = [name]
+        intervals = [""]
+        macros = [""]
+        for key, m in zip(keys, found):
+            d = decimals[key]
+            first = key == f"{result.suite_id}.{by_key[key]}"  # not a further reducer's
+            values.append("" if m is None else _value(m, d, first and (model, by_key[key]) in bold))
+            intervals.append(_interval(m, d, not uniform_n[key]))
+            macros.append(_macro(m, d) if groups else "")
+        body.append(values)
+        if any(intervals):
+            body.append(intervals)
+        if any(macros):
+            body.append([r"\quad " + MACRO_NAME, *macros[1:]])
+        if not groups:
+            continue
+        for m in found:
+            if m is not None:
+                flagged = (g for g, gm in m.groups.items() if is_small_group(gm))
+                small.extend(g for g in flagged if g not in small)
+        names = sorted({g for m in found if m is not None for g in m.groups})
+        for group in names:
+            gms = [None if m is None else m.groups.get(group) for m in found]
+            row = [r"\quad " + tex_text(group)]
+            below = [""]
+            for gm in gms:
+                d = 3 if gm is None else _format.decimals_for(gm.value, gm.ci_low, gm.ci_high)
+                row.append("" if gm is None else _value(gm, d, False))
+                below.append(_interval(gm, d, True))
+            body.append(row)
+            body.append(below)
+    return [header, sub_header, *body], labels, bold, small
+
+
+def _transposed(rows: list[list[str]]) -> list[list[str]]:
+    """Metrics as rows: each model's value and interval lines stacked in one cell."""
+    header, sub_header, *body = rows
+    # Group the body into blocks: a model's value row and the small-type rows under it.
+    blocks: list[list[list[str]]] = []
+    for row in body:
+        if row[0] or not blocks:
+            blocks.append([row])
+        else:
+            blocks[-1].append(row)
+    out = [[r"Metric", *(_stack(b[0][0]) for b in blocks)]]
+    for column in range(1, len(header)):
+        name = header[column] + (r" \\ " + sub_header[column] if sub_header[column] else "")
+        cells = []
+        for block in blocks:
+            lines = [r[column] for r in block if r[column]]
+            cells.append(_stack_lines(lines))
+        out.append([_stack_lines([header[column], sub_header[column]], "l"), *cells])
+        del name
+    return out
+
+
+def _stack_lines(lines: list[str], align: str = "r") -> str:
+    lines = [x for x in lines if x]
+    if len(lines) < 2:
+        return lines[0] if lines else ""
+    return rf"\begin{{tabular}}[t]{{@{{}}{align}@{{}}}}" + r" \\ ".join(lines) + r"\end{tabular}"
+
+
+def latex_table(result: RunResult, *, groups: bool = False, transpose: bool | None = None) -> str:
+    r"""The text of ``table.tex``: a booktabs table, its caption, a note and a label.
 
     In each column the cells :func:`~itemscore.reports._summary.bold_cells` names are bold.
     A measurement without a value shows ``--``; one whose aggregate failed shows ``error``.
+
+    Args:
+        result: The run.
+        groups: Add one row per group under each model (never transposed).
+        transpose: ``False``: models as rows, ``True``: metrics as rows, whatever the widths;
+            ``None``: by the rule above.
     """
-    models = list(result.by_model)
-    columns = _columns(result)
-    labels = [key for _, key, _ in columns]
-    bold = {
-        (model, f"{result.suite_id}.{label}") for model, label in bold_cells(result, digits=digits)
-    }
+    rows, labels, bold, small = _grid(result, groups)
+    wide = estimate_width(rows)
+    transposed = None if groups else _transposed(rows)
+    tall = estimate_width(transposed) if transposed is not None else float("inf")
+    if transpose is not None:
+        chosen = transposed if transpose and transposed is not None else rows
+        env = "table" if estimate_width(chosen) <= COLUMN_PT else "table*"
+    elif wide <= COLUMN_PT:
+        chosen, env = rows, "table"
+    elif transposed is not None and tall <= COLUMN_PT:
+        chosen, env = transposed, "table"
+    else:
+        chosen = rows if wide <= tall or transposed is None else transposed
+        env = "table*"
+    is_transposed = chosen is transposed
     confidence = confidence_of(result)
-    header = ["Model"]
-    for label, _, reducer in columns:
-        name = tex_text(display_name(result, label))
-        header.append(name if reducer is None else f"{name} [{tex_text(reducer)}]")
-    sub_header = [""]
-    uniform_n: dict[str, bool] = {}
-    for label in labels:
-        found = [find_key(result.by_model[model], label) for model in models]
-        present = [m for m in found if m is not None]
-        methods = sorted({method_name(m.ci_method) for m in present})
-        ns = {_n_tex(m) for m in present}
-        uniform_n[label] = len(ns) == 1
-        text = tex_text("/".join(methods))
-        if uniform_n[label]:
-            text += f", n={next(iter(ns))}"
-        sub_header.append(_small(text))
-    body: list[str] = []
-    grouped = False
-    for model in models:
-        values = [tex_text(model) if model is not None else r"\textit{all items}"]
-        intervals = [""]
-        macros = [""]
-        for label in labels:
-            m = find_key(result.by_model[model], label)
-            macros.append(_macro_cell(m, digits))
-            if m is None:
-                values.append("")
-                intervals.append("")
-                continue
-            if m.error is not None:
-                values.append(r"\textit{error}")
-                intervals.append("")
-                continue
-            if m.value is None:
-                values.append("--")
-            else:
-                text = _fixed(m.value, digits)
-                values.append(rf"\textbf{{{text}}}" if (model, label) in bold else text)
-            below = _interval(m.ci_low, m.ci_high, digits)
-            if not uniform_n[label]:
-                below = f"{below} n={_n_tex(m)}".strip()
-            intervals.append(_small(below) if below else "")
-        body.append(" & ".join(values) + r" \\")
-        if any(intervals):
-            body.append(" & ".join(intervals) + r" \\")
-        if any(macros):
-            grouped = True
-            body.append(" & ".join(macros) + r" \\")
+    level = f"{confidence * 100:g}\\%"
     suite = tex_text(result.suite_id)
-    label = "tab:itemscore-" + (_LABEL_UNSAFE.sub("-", result.suite_id).strip("-") or "results")
+    grouped = any(m.groups for ms in result.by_model.values() for m in ms.values())
+    note = [
+        f"Each value has its {level} confidence interval below it"
+        + ("; under each metric" if not is_transposed else "; beside each metric")
+        + ", the interval method and n, the number of scored items."
+    ]
+    if bold:
+        note.append(tex_text(BOLD_NOTE.format(level=f"{confidence * 100:g}%")))
+    if grouped and not groups:
+        note.append(f"Values are over {POOLED_NAME}.")
+    if grouped and groups:
+        note.append(
+            f"Values are over {POOLED_NAME}; {MACRO_NAME}: the unweighted mean over the groups, "
+            "with its interval."
+        )
+    if small:
+        from ..engine._measure import SMALL_GROUP
+
+        names = ", ".join(tex_text(g) for g in small)
+        note.append(
+            f"Groups with fewer than {SMALL_GROUP} scored items, whose values rest on few "
+            f"items: {names}."
+        )
+    lower = [tex_text(display_name(result, x)) for x in labels if not _higher(result, x)]
+    if lower:
+        note.append(f"Lower is better for {', '.join(lower)}.")
+    columns = len(chosen[0])
+    spec = "l" + "r" * (columns - 1)
     lines = [
-        f"% itemscore results for suite {suite}: value with its "
-        f"{confidence * 100:g}% interval below; bold: a significant lead (paired test).",
-        r"% Needs \usepackage{booktabs} and \usepackage{graphicx}.",
-        r"\begin{table}[htbp]",
+        f"% itemscore results for suite {suite}: value with its {confidence * 100:g}% interval "
+        "below; bold: a significant lead (paired test).",
+        r"% Needs \usepackage{booktabs}. Layout: "
+        + ("metrics as rows" if is_transposed else "models as rows")
+        + f" in a {env} (estimated {estimate_width(chosen):.0f}pt wide).",
+        rf"\begin{{{env}}}[htbp]",
         r"\centering",
-        rf"\caption{{Results on {suite}: each value with its {confidence * 100:g}\% "
-        r"confidence interval below it; under each metric, the interval method and n, the "
-        r"number of scored items."
-        + (" " + tex_text(BOLD_NOTE.format(level=f"{confidence * 100:g}%")) if bold else "")
-        + _group_notes(result, grouped)
-        + "}",
-        rf"\label{{{label}}}",
         r"\small",
-        r"\setlength{\tabcolsep}{4pt}",
-        r"\resizebox{\ifdim\width>\columnwidth\columnwidth\else\width\fi}{!}{%",
-        r"\begin{tabular}{l" + "r" * len(labels) + "}",
+        rf"\setlength{{\tabcolsep}}{{{_TABCOLSEP:g}pt}}",
+        rf"\begin{{tabular}}{{{spec}}}",
         r"\toprule",
-        " & ".join(header) + r" \\",
-        " & ".join(sub_header) + r" \\",
-        r"\midrule",
-        *body,
+    ]
+    head = 1 if is_transposed else 2
+    lines += [" & ".join(r) + r" \\" for r in chosen[:head]]
+    lines.append(r"\midrule")
+    lines += [" & ".join(r) + r" \\" for r in chosen[head:]]
+    lines += [
         r"\bottomrule",
-        r"\end{tabular}}",
-        r"\end{table}",
+        r"\end{tabular}",
+        r"\par\smallskip",
+        r"\parbox{\linewidth}{\footnotesize\raggedright Note: " + " ".join(note) + "}",
+        rf"\caption{{Results on {suite}.}}",
+        rf"\label{{{run_label(result)}}}",
+        rf"\end{{{env}}}",
         "",
     ]
     return "\n".join(lines)
 
 
+def _higher(result: RunResult, label: str) -> bool:
+    for ms in result.by_model.values():
+        m = find(ms, label)
+        if m is not None:
+            return m.higher_is_better
+    return True
+
+
 def write(result: RunResult, path: Path) -> None:
-    """Write ``table.tex`` for ``result`` to ``path``."""
+    """Write ``table.tex`` for ``result`` to ``path``.
+
+    With the group rows when the run was asked for them (``--by-group``, recorded as
+    ``provenance["by_group"]``).
+    """
+    groups = bool(result.provenance.get("by_group")) if result.provenance else False
     with open_report(path) as handle:
-        handle.write(latex_table(result))
+        handle.write(latex_table(result, groups=groups))

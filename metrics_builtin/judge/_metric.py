@@ -20,6 +20,7 @@ from itemscore import (
     MetricContext,
     OptionError,
 )
+from itemscore.metrics_builtin._value_bootstrap import ValueMeansBootstrap
 from itemscore.metrics_builtin.judge._cache import (
     CacheUnusable,
     JudgeCacheWarning,
@@ -282,7 +283,7 @@ def _merge_patch(target: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, 
     return merged
 
 
-class LlmJudge(Metric):
+class LlmJudge(ValueMeansBootstrap, Metric):
     """An LLM grades each output against a rubric through an OpenAI-compatible endpoint.
 
     Each item's input, output and valid answers (when present) go with the rubric to
@@ -359,6 +360,7 @@ class LlmJudge(Metric):
     """
 
     metric_id = "llm_judge"
+    display_name = "LLM judge"
     description = (
         "An LLM grades each output against a rubric over an OpenAI-compatible endpoint; "
         "pass/fail as a ratio, 1-5 or 1-10 as a mean rescaled to [0, 1]."
@@ -456,7 +458,7 @@ class LlmJudge(Metric):
         self.price_out = price_out
         self.human_field = human_field
         self.count_failed = count_failed
-        self.aggregation = "ratio" if self.scale.pass_fail else "mean"  # type: ignore[misc,assignment]
+        self.aggregation = "ratio" if self.scale.pass_fail else "mean"  # type: ignore[misc]
         self.structured = True
         self._system = _SYSTEM.format(rubric=self.rubric, scale=self.scale.describe())
         #: The encoded body around the user message, by whether ``response_format`` is sent.

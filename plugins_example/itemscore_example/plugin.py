@@ -8,7 +8,7 @@ any module or object with functions named after the hooks and marked with
     example-markdown = "itemscore_example.plugin"
 
 It implements one hook, ``itemscore_export_formats``, so that results can be written as a
-Markdown table (``results.md``) next to the formats itemscore writes itself. It implements no
+Markdown table (``results.mdtable``) next to the formats itemscore writes itself. It implements no
 per-item hook on purpose: a hook nobody implements costs a run nothing.
 """
 
@@ -70,12 +70,12 @@ def write_markdown(result: RunResult, path: Path) -> None:
 
     Args:
         result: A finished run.
-        path: Where to write, e.g. ``out/results.md``.
+        path: Where to write, e.g. ``out/results.mdtable``.
     """
     Path(path).write_text(markdown_table(result), encoding="utf-8")
 
 
 @hookimpl
 def itemscore_export_formats() -> Mapping[str, Callable[[RunResult, Path], None]]:
-    """Offer the ``md`` report format: a Markdown table of the measurements."""
-    return {"md": write_markdown}
+    """Offer the ``mdtable`` report format: a Markdown table of the measurements."""
+    return {"mdtable": write_markdown}

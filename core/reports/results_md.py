@@ -1,0 +1,78 @@
+"""``results.md``: the measurements as a Markdown table, the way lm-eval prints its results.
+
+One row per model and metric (then its groups, with ``--by-group`` rows indented by ``-``):
+suite, model, metric, an arrow for the direction (``↑`` higher is better, ``↓`` lower),
+value, interval and n. Numbers follow :mod:`._format`; a bold value is a significant lead
+(the same paired tests as every table). Pipes and line breaks in names are escaped, so a
+name never opens a new cell or row.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .._records import Measurement
+from .._result import RunResult
+from . import _format
+from ._files import open_report
+from ._summary import BOLD_NOTE, bold_cells, confidence_of, derived_of, method_name
+from ._text import one_line
+
+__all__ = ["FILENAME", "markdown_table", "md_text", "write"]
+
+#: The file this format writes.
+FILENAME = "results.md"
+
+
+def md_text(text: str) -> str:
+    r"""Text from the data for one table cell: one line, ``|`` and ``\`` escaped.
+
+    Example:
+        >>> md_text("a|b\nc")
+        'a\\|b c'
+    """
+    return one_line(text).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _row(suite: str, model: str | None, name: str, m: Measurement, bold: bool) -> str:
+    d = _format.decimals_for(m.value, m.ci_low, m.ci_high)
+    value = "error" if m.error else _format.format_value(m.value, d, unit=m.unit)
+    if bold:
+        value = f"**{value}**"
+    cells = [
+        md_text(suite),
+        md_text("" if model is None else model),
+        md_text(name),
+        _format.direction_arrow(m.higher_is_better),
+        md_text(value),
+        _format.format_interval(m.ci_low, m.ci_high, d),
+        md_text(method_name(m.ci_method)),
+        str(m.n),
+    ]
+    return "|" + "|".join(cells) + "|"
+
+
+def markdown_table(result: RunResult, *, groups: bool = True) -> str:
+    """The text of ``results.md``: a header, one row per measurement (and group), a note."""
+    level = f"{confidence_of(result) * 100:g}%"
+    bold = bold_cells(result)
+    lines = [
+        f"|Suite|Model|Metric| |Value|{level} interval|Method|n|",
+        "|---|---|---|:-:|--:|--:|---|--:|",
+    ]
+    for model, ms in result.by_model.items():
+        for m in [*ms.values(), *derived_of(ms)]:
+            lines.append(_row(result.suite_id, model, m.name, m, (model, m.metric) in bold))
+            if groups:
+                for group, gm in m.groups.items():
+                    lines.append(_row("", None, f" - {group}", gm, False))
+    notes = ["↑ higher is better, ↓ lower is better."]
+    if bold:
+        notes.append(BOLD_NOTE.format(level=level).replace("Bold:", "**Bold**:"))
+    return "\n".join(lines) + "\n\n" + " ".join(notes) + "\n"
+
+
+def write(result: RunResult, path: Path) -> None:
+    """Write ``results.md`` for ``result`` to ``path``."""
+    with open_report(path) as handle:
+        handle.write(markdown_table(result))
