@@ -159,13 +159,14 @@ def read_part_task(
         schemas.setdefault(batch.schema, None)
         if rows is not None:
             rows(batch.num_rows)
+    checks = reader.keys()
+    n_rows = sum(k.num_rows for k in keys)  # of the rows kept (a limit cuts the last batch)
+    empty = keys_of(pa.table({"id": pa.array([], pa.string())}))
     return PartRead(
         index=part.index,
-        keys=pa.concat_tables(keys)
-        if keys
-        else keys_of(pa.table({"id": pa.array([], pa.string())})),
-        checks=reader.keys(),
-        n_rows=reader.n_rows,
+        keys=pa.concat_tables(keys) if keys else empty,
+        checks=checks if checks.num_rows == n_rows else checks.slice(0, n_rows),
+        n_rows=n_rows,
         sha256=reader.sha256,
         n_bytes=reader.n_bytes,
         schemas=tuple(schemas),
