@@ -32,6 +32,7 @@ from ._exceptions import ConfigError, describe_exception, did_you_mean, one_of
 from ._metric import Metric, MetricContext
 from ._records import EMPTY, ItemScore, Measurement
 from .aggregate import _check_confidence, percentile_interval
+from .engine._table import FINGERPRINT
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -189,11 +190,14 @@ class _Columns:
         ids = self.table.key("id")
         return [ids[i] for i in rows.tolist()]
 
-    def contents(self) -> tuple[list[str | None], list[Any]]:
-        """Each item's ``input`` and ``expected``: what makes two items with one id the same."""
-        rows = None if self._contents_rows is None else self._contents_rows.tolist()
-        inputs, expected = self.result.table.item_fields(("input", "expected"), rows)
-        return inputs, [None if e is None else tuple(e) for e in expected]
+    def fingerprints(self) -> NDArray[np.uint64]:
+        """Each item's content fingerprint (its input and answer key, hashed; see the table)."""
+        keys = self.result.table.keys
+        found = keys.column(FINGERPRINT).to_numpy() if FINGERPRINT in keys.schema.names else None
+        if found is None:
+            found = np.zeros(keys.num_rows, dtype=np.uint64)
+        found = np.asarray(found, dtype=np.uint64)
+        return found if self._contents_rows is None else found[self._contents_rows]
 
 
 @attrs.frozen
@@ -1247,24 +1251,29 @@ def _labels(result: RunResult) -> list[str]:
 def _check_same_items(col_a: _Columns, col_b: _Columns, aligned: Sequence[Any]) -> None:
     """Paired items must be the same item: equal ``input`` and ``expected`` on both sides.
 
+    Read from the items' content fingerprints (kept in the run table's keys), so that two
+    runs compare without their items in memory.
+
     Raises:
         ConfigError: some pairs hold different questions or answer keys (the first few named).
     """
-    inputs_a, expected_a = col_a.contents()
-    inputs_b, expected_b = (inputs_a, expected_a) if col_b is col_a else col_b.contents()
+    prints_a = col_a.fingerprints()
+    prints_b = prints_a if col_b is col_a else col_b.fingerprints()
+    low = np.uint64(0xFFFFFFFF)
     differ: list[str] = []
     n_differ = 0
     for _, _, ra, rb, _, _ in aligned:
-        for i, j in zip(ra.tolist(), rb.tolist()):
-            # An item without an answer key on one side is skipped there, never scored
-            # against a different key: only two keys can disagree.
-            key_a, key_b = expected_a[i], expected_b[j]
-            if inputs_a[i] != inputs_b[j] or (
-                key_a is not None and key_b is not None and key_a != key_b
-            ):
-                n_differ += 1
-                if len(differ) < 5 and col_a.ids[i] not in differ:
-                    differ.append(col_a.ids[i])
+        a, b = prints_a[ra], prints_b[rb]
+        keys_a, keys_b = a & low, b & low
+        # An item without an answer key on one side is skipped there, never scored against a
+        # different key: only two keys can disagree. Inputs must agree (a missing one too).
+        bad = ((a >> np.uint64(32)) != (b >> np.uint64(32))) | (
+            (keys_a != 0) & (keys_b != 0) & (keys_a != keys_b)
+        )
+        for i in ra[np.flatnonzero(bad)].tolist():
+            n_differ += 1
+            if len(differ) < 5 and col_a.ids[i] not in differ:
+                differ.append(col_a.ids[i])
     if n_differ:
         shown = ", ".join(repr(i) for i in differ)
         raise ConfigError(

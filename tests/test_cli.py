@@ -854,3 +854,30 @@ def test_limit_reads_the_first_rows_and_says_so(tmp_path: Path) -> None:
     assert saved["measurements"][0]["n"] == 7
     bad = CliRunner().invoke(cli, ["score", str(data), "-m", "exact_match", "--limit", "0"])
     assert bad.exit_code == 2
+
+
+def test_several_harness_logs_are_one_source_with_ids_kept_apart_by_task(tmp_path: Path) -> None:
+    """A folder of inspect logs of two tasks and two models: one run, ids TASK/ID (19.3)."""
+    import shutil
+
+    logs = Path(__file__).parent / "data" / "harness" / "inspect"
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for log in logs.glob("*.json"):
+        shutil.copy(log, folder / log.name)
+    proc = run_cli("score", folder, "-m", "exact_match", "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert {m["model"] for m in summary["measurements"]} >= {"scripted/scripted-a"}
+    out = tmp_path / "out"
+    files = sorted(folder.glob("*.json"))
+    assert run_cli("score", *files, "-m", "exact_match", "--out", out, "-q").returncode == 0
+    items = list(itemscore.RunResult.load_json(out / "results.json").items)
+    assert {item.id.split("/", 1)[0] for item in items} == {item.group for item in items}
+    assert len({(item.model, item.id) for item in items}) == len(items)
+
+
+def test_a_missing_data_file_is_exit_2_naming_it(tmp_path: Path) -> None:
+    proc = run_cli("score", tmp_path / "nope.jsonl", "-m", "exact_match")
+    assert proc.returncode == 2
+    assert "nope.jsonl: no such file or folder" in proc.stderr

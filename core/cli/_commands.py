@@ -443,11 +443,16 @@ def _run_request(request: RunRequest, view: _View) -> None:
     _finish(result, request, view)
 
 
+def _folder_or_glob(path: Path) -> bool:
+    """Whether one FILES argument stands for several files (read as one source)."""
+    return path.is_dir() or (not path.exists() and any(c in os.fspath(path) for c in "*?["))
+
+
 # -- the commands --------------------------------------------------------------------------
 
 
 @click.command(context_settings=CONTEXT, cls=_WithDefaults)
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "-m",
     "--metric",
@@ -503,7 +508,7 @@ def _run_request(request: RunRequest, view: _View) -> None:
 @_stat_options
 @_out_options
 def score(
-    file: Path,
+    files: tuple[Path, ...],
     metric_specs: tuple[str, ...],
     config: Path | None,
     extra_metrics: tuple[str, ...],
@@ -529,9 +534,10 @@ def score(
     no_user_config: bool,
     verbose: bool,
 ) -> None:
-    """Score a file of model outputs with the metrics named by -m.
+    """Score files of model outputs with the metrics named by -m.
 
-    FILE is JSON lines, JSON (a list of objects), CSV, TSV or Parquet.
+    FILES: JSON lines, JSON (a list of objects), CSV, TSV, Parquet or harness logs; several
+    files, a folder or a glob ('runs/*.jsonl') are read as one source, in one format.
     """
     from itemscore.inputs import parse_column_map
 
@@ -539,7 +545,19 @@ def score(
 
     request = load_config(config) if config is not None else RunRequest()
     _user_defaults(request, skip=no_user_config)
-    request.data, request.data_name = file, os.fspath(file)
+    for path in files:
+        if not path.exists() and not _folder_or_glob(path):
+            from itemscore._exceptions import InputError
+            from itemscore.reports._text import printable
+
+            raise InputError(
+                f"{printable(os.fspath(path))}: no such file or folder. Check the path (a glob "
+                "such as 'runs/*.jsonl' is read as every file it matches)."
+            )
+    request.data, request.data_name = files[0], os.fspath(files[0])
+    if len(files) > 1 or _folder_or_glob(files[0]):
+        request.data_files = list(files)
+        request.data_name = ", ".join(map(os.fspath, files))
     request.metrics += _cli_entries(metric_specs)
     request.extra_metrics += _extra_entries(extra_metrics)
     for role, column in parse_column_map(maps).items():

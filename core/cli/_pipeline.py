@@ -215,7 +215,7 @@ def open_request_source(request: RunRequest) -> Source:
     options: dict[str, Any] = dict(request.read_options)
     with _read_options_placed(request, options):
         return open_source(
-            request.data,
+            request.data_files if len(request.data_files) > 1 else request.data,
             request.format,
             columns=request.columns,
             answer_delimiter=request.answer_delimiter,

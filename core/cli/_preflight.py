@@ -68,8 +68,8 @@ def check_out(request: RunRequest, names: Sequence[str], *, own: Sequence[Path] 
     if request.out is None:
         return
     inputs: list[tuple[str, Path]] = []
-    if request.data is not None:
-        inputs.append(("the data file", request.data))
+    for data in request.data_files or ([request.data] if request.data is not None else []):
+        inputs.append(("the data file", data))
     if request.config is not None:
         inputs.append(("the configuration file", request.config))
     try:

@@ -20,6 +20,7 @@ through :meth:`RunTable.codes` and :meth:`RunTable.values`.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -34,6 +35,7 @@ from ._scores import decode_extra, from_arrow
 from ._store import ROW_GROUP, SCORE_PREFIX, ItemsWriter, score_field
 
 __all__ = [
+    "FINGERPRINT",
     "KEY_COLUMNS",
     "ROWS_BATCH",
     "SCORE_PREFIX",
@@ -41,6 +43,7 @@ __all__ = [
     "RunTable",
     "Score",
     "ScoredItems",
+    "fingerprints",
     "keys_of",
     "score_records",
 ]
@@ -63,24 +66,50 @@ _KEY_TYPES = {
 
 
 def keys_of(source: Sequence[ItemResult] | pa.RecordBatch | pa.Table) -> pa.Table:
-    """The key columns of items (a list) or of item columns (Arrow)."""
+    """The key columns of items (a list) or of item columns (Arrow), with their fingerprints."""
     if isinstance(source, (pa.RecordBatch, pa.Table)):
         names = set(source.schema.names)
         n = source.num_rows
-        return pa.table(
-            {
-                key: source.column(key) if key in names else pa.nulls(n, kind)
-                for key, kind in _KEY_TYPES.items()
-            }
-        )
-    return pa.table(
-        {
+        columns = {
+            key: source.column(key) if key in names else pa.nulls(n, kind)
+            for key, kind in _KEY_TYPES.items()
+        }
+        inputs = source.column("input").to_pylist() if "input" in names else [None] * n
+        answers = source.column("expected").to_pylist() if "expected" in names else [None] * n
+    else:
+        columns = {
             key: strings([getattr(item, key) for item in source])
             if kind == pa.string()
             else pa.array([getattr(item, key) for item in source], type=kind)
             for key, kind in _KEY_TYPES.items()
         }
-    )
+        inputs = [item.input for item in source]
+        answers = [item.expected for item in source]
+    columns[FINGERPRINT] = fingerprints(inputs, answers)
+    return pa.table(columns)
+
+
+#: The key column of each item's content fingerprint (see :func:`fingerprints`).
+FINGERPRINT = "fingerprint"
+
+
+def fingerprints(inputs: Sequence[str | None], answers: Sequence[Sequence[str] | None]) -> pa.Array:
+    """Each item's content fingerprint: what says two items with one id are one question.
+
+    64 bits: the CRC-32 of its ``input`` and that of its answer key (``expected``), each
+    ``0`` when missing. Comparisons pair items by id and refuse a pair whose fingerprints
+    differ in a part both sides have.
+    """
+    crc = zlib.crc32
+    out: list[int] = []
+    append = out.append
+    for text, answer in zip(inputs, answers):
+        high = 0 if text is None else crc(text.encode("utf-8", "surrogatepass")) or 1
+        low = 0
+        if answer:
+            low = crc("\x1f".join(answer).encode("utf-8", "surrogatepass")) or 1
+        append((high << 32) | low)
+    return pa.array(out, pa.uint64())
 
 
 class ItemSource:
@@ -394,7 +423,7 @@ class RunTable:
         missing = [label for label in order if score_field(label) not in schema.names]
         if missing:
             raise ValueError(f"{path} holds no scores for {', '.join(map(repr, missing))}.")
-        keys = [k for k in KEY_COLUMNS if k in schema.names]
+        keys = [k for k in (*KEY_COLUMNS, "input", "expected") if k in schema.names]
         table = pq.read_table(path, columns=keys + [score_field(label) for label in order])
         return cls(
             keys_of(table),

@@ -36,7 +36,18 @@ BOUNDS: tuple[str, ...] = ()
 
 def _records(piece: Piece, settings: ReadSettings) -> Any:
     reader = REGISTRY[piece.format].load()
-    return reader(Path(piece.path), **dict(settings.options))
+    records = reader(Path(piece.path), **dict(settings.options))
+    if not settings.qualify_ids:
+        return records
+    qualified = (_qualified(record) for record in records)
+    return list(qualified) if isinstance(records, list) else qualified
+
+
+def _qualified(record: Any) -> Any:
+    """A record whose id names its task too (``TASK/ID``): several logs read together."""
+    if isinstance(record, dict) and record.get("id") is not None and record.get("group"):
+        return {**record, "id": f"{record['group']}/{record['id']}"}
+    return record
 
 
 def _hash(path: str, state: PieceRead) -> tuple[str, int, tuple[int, int]]:

@@ -80,6 +80,9 @@ class ReadSettings:
     options: tuple[tuple[str, Any], ...] = ()
     #: The most rows per batch.
     batch_rows: int = DEFAULT_BATCH_ROWS
+    #: Harness logs read together: each id is qualified by its task (``TASK/ID``), since every
+    #: harness numbers its samples from 1 in every task.
+    qualify_ids: bool = False
 
     def converter(self) -> Converter:
         """A fresh converter with these settings."""
@@ -498,6 +501,7 @@ def open_source(
         limits=bounds,
         options=tuple(options.items()),
         batch_rows=batch_rows,
+        qualify_ids=REGISTRY[fmt].records and len(files) > 1 and "id" not in dict(columns or {}),
     )
     label = name if name is not None else _source_name(path_or_paths)
     return Source(label, fmt, files, settings, copies)
