@@ -255,3 +255,20 @@ def test_workers_and_dask_give_the_serial_numbers(tmp_path: Path) -> None:
     both = run_cli(*args, "--workers", "2", "--dask", "tcp://127.0.0.1:1")
     assert both.returncode == 2
     assert "choose --workers" in both.stderr
+
+
+def test_time_limits_from_the_command_line_are_checked_and_recorded(tmp_path: Path) -> None:
+    """--item-timeout and --deadline reach the run's settings; a bad one names its flag."""
+    out = tmp_path / "o"
+    data = GOLDEN / "small.jsonl"
+    proc = run_cli(
+        "score", data, "-m", "exact_match", "--item-timeout", "5", "--deadline", "600",
+        "--out", out, "-q",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    settings = itemscore.RunResult.load_json(out / "results.json").settings
+    assert (settings.item_timeout, settings.deadline) == (5.0, 600.0)
+    bad = run_cli("score", data, "-m", "exact_match", "--deadline", "-1")
+    assert bad.returncode == 2
+    assert "--deadline" in bad.stderr
+    assert "must be a number of seconds above 0" in bad.stderr

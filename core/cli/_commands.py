@@ -323,7 +323,19 @@ def _stat_options(func: Any) -> Any:
                 type=int,
                 metavar="N",
                 help="With --workers or --dask: try a shard whose worker was lost again, up to "
-                "N times (default 0).",
+                "N times (default 1).",
+            ),
+            click.option(
+                "--item-timeout",
+                type=float,
+                metavar="SECONDS",
+                help="One metric may take this long on one item; past it the item is an error.",
+            ),
+            click.option(
+                "--deadline",
+                type=float,
+                metavar="SECONDS",
+                help="The whole run may take this long; what is not scored by then is an error.",
             ),
         ]
     ):
@@ -403,9 +415,9 @@ def _override(request: RunRequest, **values: Any) -> None:
 def _warn_serial_retries(request: RunRequest, view: _View) -> None:
     """Retries without a parallel executor are a warning: there is no worker to lose.
 
-    The library takes ``retries`` with the serial executor too, where only a shard that fails
-    outside any metric is tried again; from the command line that is almost surely not what
-    was meant, so it is said rather than silently accepted.
+    The library takes ``retries`` with the serial executor too, where it changes nothing (no
+    worker can be lost); from the command line that is almost surely not what was meant, so
+    it is said rather than silently accepted.
     """
     retries = request.retries
     if not isinstance(retries, int) or isinstance(retries, bool) or retries <= 0:
@@ -418,8 +430,8 @@ def _warn_serial_retries(request: RunRequest, view: _View) -> None:
     asked = f"{where}: `retries: {retries}`" if where is not None else f"--retries {retries}"
     view.notice(
         f"Warning: {asked} is for shards scored by workers (--workers N or --dask ADDRESS). "
-        "Without them every item is scored in this process, where no worker can be lost: only "
-        "a shard that fails outside any metric is tried again."
+        "Without them every item is scored in this process, where no worker can be lost: it "
+        "changes nothing."
     )
 
 
@@ -525,6 +537,8 @@ def score(
     workers: str | None,
     dask: str | None,
     retries: int | None,
+    item_timeout: float | None,
+    deadline: float | None,
     out: Path | None,
     reports: tuple[str, ...],
     by_group: bool | None,
@@ -579,6 +593,8 @@ def score(
         workers=_workers(workers),
         dask=dask,
         retries=retries,
+        item_timeout=item_timeout,
+        deadline=deadline,
         out=out,
         reports=list(reports) or None,
         by_group=by_group,
@@ -605,6 +621,8 @@ def run_command(
     workers: str | None,
     dask: str | None,
     retries: int | None,
+    item_timeout: float | None,
+    deadline: float | None,
     out: Path | None,
     reports: tuple[str, ...],
     by_group: bool | None,
@@ -637,6 +655,8 @@ def run_command(
         workers=_workers(workers),
         dask=dask,
         retries=retries,
+        item_timeout=item_timeout,
+        deadline=deadline,
         out=out,
         reports=list(reports) or None,
         by_group=by_group,
@@ -671,6 +691,8 @@ def rescore(
     workers: str | None,
     dask: str | None,
     retries: int | None,
+    item_timeout: float | None,
+    deadline: float | None,
     out: Path | None,
     reports: tuple[str, ...],
     by_group: bool | None,
@@ -693,6 +715,8 @@ def rescore(
         workers=_workers(workers),
         dask=dask,
         retries=retries,
+        item_timeout=item_timeout,
+        deadline=deadline,
         out=out,
         reports=list(reports) or None,
     )

@@ -42,6 +42,8 @@ CONFIG_KEYS: tuple[str, ...] = (
     "workers",
     "dask",
     "retries",
+    "item_timeout",
+    "deadline",
     "reduce",
     "out",
     "reports",
@@ -190,7 +192,7 @@ class _Reader:
                 request.setting_where[f"read_options.{option}"] = self.at(option_node)
         elif key in ("metrics", "extra_metrics"):
             getattr(request, key).extend(self.metric_list(key, node))
-        elif key in ("confidence", "seed", "workers", "retries"):
+        elif key in ("confidence", "seed", "workers", "retries", "item_timeout", "deadline"):
             # Checked by the library's RunSettings; the pipeline reports it at this node.
             setattr(request, key, node_value(node))
         elif key == "reduce":

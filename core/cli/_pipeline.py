@@ -62,6 +62,8 @@ SETTING_FLAGS = {
     "workers": "--workers",
     "dask": "--dask",
     "retries": "--retries",
+    "item_timeout": "--item-timeout",
+    "deadline": "--deadline",
     "reduce": "--reduce",
 }
 
@@ -109,7 +111,8 @@ def check_settings(request: RunRequest) -> dict[str, Any]:
     from itemscore._settings import RunSettings, resolve_workers
 
     values: dict[str, Any] = {}
-    for key in ("confidence", "ci_method", "seed", "retries", "reduce"):
+    settings = ("confidence", "ci_method", "seed", "retries", "item_timeout", "deadline", "reduce")
+    for key in settings:
         value = getattr(request, key)
         if value is None:
             continue

@@ -93,6 +93,10 @@ class RunRequest:
     dask: str | None = None
     #: How often a shard whose worker was lost is tried again; ``None``: the library's default.
     retries: int | None = None
+    #: Seconds one metric may take on one item (``--item-timeout``).
+    item_timeout: float | None = None
+    #: Seconds the whole run may take (``--deadline``).
+    deadline: float | None = None
     #: How each question's attempts are reduced (``--reduce`` and ``reduce:``), as written.
     reduce: str | list[str] | None = None
     #: Folder for the reports.
