@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 SECTIONS = (
+    "bench_pipeline",
     "bench_core",
     "bench_metrics",
     "bench_text_metrics",

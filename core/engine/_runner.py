@@ -16,7 +16,7 @@ import os
 import platform
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import pyarrow as pa
 
@@ -36,6 +36,9 @@ from ._measure import compute_corpus, measure_all, model_rows
 from ._scores import SCORE_TYPE, filled
 from ._table import RunTable, score_records
 from ._tasks import Job, ShardFailed, release_memo, score_items_task
+
+if TYPE_CHECKING:
+    from .._result import RunResult
 
 __all__ = ["ProgressCallback", "rescore", "run", "score", "score_list"]
 
@@ -232,12 +235,12 @@ def _run_plan(
     spec: ExecutorSpec,
     progress: ProgressCallback | None,
     *,
-    base: Any = None,
+    base: RunResult | None = None,
     keep: Keep | None = None,
     reading: Callable[[int], None] | None = None,
     answer_column: str = "expected",
     limit: int | None = None,
-) -> Any:
+) -> RunResult:
     """Score ``source``'s items with ``the_plan`` and build the result.
 
     ``source`` is a table whose items are to be scored (its scores, with ``base``, are the
@@ -392,7 +395,7 @@ def score(
     reduce: str | Iterable[str] | None = None,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
-) -> Any:
+) -> RunResult:
     """Score ``items`` with every metric, each item isolated, and aggregate.
 
     Args:
@@ -468,7 +471,7 @@ def score_opened(
     suite_id: str = "default",
     progress: ProgressCallback | None = None,
     **settings: Any,
-) -> Any:
+) -> RunResult:
     """:func:`score` of an opened source, keeping of its items what ``keep`` says.
 
     The command line's way in: without reports it keeps no item (``Keep("none")``), with
@@ -521,7 +524,7 @@ def run(
     reduce: str | Iterable[str] | None = None,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
-) -> Any:
+) -> RunResult:
     """Score a suite's items with its bound metrics plus ``extra_metrics``.
 
     Args:
@@ -565,7 +568,7 @@ def run(
 
 
 def rescore(
-    result: Any,
+    result: RunResult,
     metrics: Iterable[MetricLike] | RunPlan | None = None,
     *,
     confidence: float | None = None,
@@ -581,7 +584,7 @@ def rescore(
     reduce: str | Iterable[str] | None = None,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
-) -> Any:
+) -> RunResult:
     """Add or recompute metrics on saved results, without the model.
 
     Scores and measurements of labels not named are kept as they were. ``metrics=None``

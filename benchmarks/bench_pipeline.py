@@ -1,0 +1,207 @@
+"""The run table's targets (issue 17): the command line on the 1M-line QA file, end to end.
+
+Each figure is a paired ratio of whole processes, run alternately, medians of the rounds:
+
+- ``itemscore score FILE -m exact_match -m token_f1 -m answered_rate`` (serial, no ``--out``)
+  against ``../shared/bench/pipeline_floor.py FILE`` — a ``json.loads`` loop over the file and
+  the same-rules loop in one process: the sum the target is stated against;
+- ``--workers 2`` against serial; ``--dask`` on a 2-worker local cluster against the pool;
+- with every report (``--out``) against without, and the peak memory of the whole process tree
+  (sampled from ``/proc``, children included) against the file's size; ``items.parquet``'s size
+  against the file's.
+
+``ITEMSCORE_BENCH_PIPELINE=100k`` (or ``1m``, the default) picks the file; ``..._ROUNDS`` the
+rounds (default 3). ``python benchmarks/bench_pipeline.py 10m`` runs the 10M-line check instead
+(ten copies of the 1M file with unique ids, ``--workers auto``, every report).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from _data import qa_file, shared_bench
+
+METRICS = ["-m", "exact_match", "-m", "token_f1", "-m", "answered_rate"]
+ITEMSCORE = str(Path(sys.executable).with_name("itemscore"))
+
+
+def _tree_rss(root: int) -> int:
+    """Resident bytes of ``root`` and every process below it, now."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid, ppid = int(entry), int(fields[1])
+        children.setdefault(ppid, []).append(pid)
+        rss[pid] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo.extend(children.get(pid, []))
+    return total
+
+
+def run(command: list[str]) -> tuple[float, int]:
+    """Seconds and peak resident bytes of the process tree of ``command``."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, _tree_rss(proc.pid))
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, err = proc.communicate()
+    done.set()
+    sampler.join()
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {err.decode()[-2000:]}")
+    return elapsed, peak
+
+
+def paired(a: list[str], b: list[str], rounds: int) -> tuple[list[float], list[float], list[int]]:
+    """Alternate ``a`` and ``b``; the times of each and the peaks of ``a``."""
+    times_a, times_b, peaks = [], [], []
+    for r in range(rounds):
+        order = [(a, times_a), (b, times_b)] if r % 2 == 0 else [(b, times_b), (a, times_a)]
+        for command, times in order:
+            seconds, peak = run(command)
+            times.append(seconds)
+            if command is a:
+                peaks.append(peak)
+    return times_a, times_b, peaks
+
+
+def _ratio(a: list[float], b: list[float]) -> str:
+    ratios = sorted(x / y for x, y in zip(a, b))
+    return (
+        f"{statistics.median(ratios):.2f}x (pairs {ratios[0]:.2f}-{ratios[-1]:.2f}; "
+        f"{statistics.median(a):.1f} s against {statistics.median(b):.1f} s)"
+    )
+
+
+def main() -> None:
+    size = os.environ.get("ITEMSCORE_BENCH_PIPELINE", "1m")
+    rounds = int(os.environ.get("ITEMSCORE_BENCH_PIPELINE_ROUNDS", "3"))
+    path = qa_file(size)
+    shared = shared_bench()
+    assert shared is not None
+    floor = [sys.executable, str(shared / "pipeline_floor.py"), str(path)]
+    serial = [ITEMSCORE, "score", str(path), *METRICS, "-q"]
+    size_mb = path.stat().st_size / 2**20
+    print(f"{path.name}: {size_mb:.0f} MiB, {rounds} rounds, load {os.getloadavg()[0]:.1f}")
+
+    a, b, peaks = paired(serial, floor, rounds)
+    print(f"  serial against the json.loads + same-rules floor: {_ratio(a, b)} (target <= 1.3x)")
+    peak = max(peaks)
+    print(f"  serial peak memory: {peak / 2**20:.0f} MiB ({peak / path.stat().st_size:.2f}x)")
+
+    workers = [*serial, "--workers", "2"]
+    a, b, _ = paired(serial, workers, rounds)
+    print(f"  serial against --workers 2: {_ratio(a, b)} (target >= 1.7x)")
+
+    a, b, _ = paired(
+        [sys.executable, __file__, "--dask", str(path)],
+        [sys.executable, __file__, "--pool", str(path)],
+        rounds,
+    )
+    print(f"  Dask (2 local workers) against the pool (2 workers): {_ratio(a, b)} (target <= 1.3x)")
+
+    with tempfile.TemporaryDirectory(prefix="itemscore-bench-") as folder:
+        out = Path(folder) / "out"
+        with_out = [*serial, "--out", str(out)]
+        a, b, peaks = paired(with_out, serial, rounds)
+        print(f"  with every report against without: {_ratio(a, b)} (target <= 1.3x)")
+        print(
+            f"  with every report, peak memory of the process tree: {max(peaks) / 2**20:.0f} MiB "
+            f"= {max(peaks) / path.stat().st_size:.2f}x the file (target <= 1.5x)"
+        )
+        parquet = (out / "items.parquet").stat().st_size
+        print(
+            f"  items.parquet: {parquet / 2**20:.0f} MiB = "
+            f"{parquet / path.stat().st_size:.2f}x the file (target <= 0.5x)"
+        )
+
+
+def _python_run(path: str, executor: str) -> None:
+    """One run of ``score()`` on ``path`` (the Dask and pool comparison, through the API)."""
+    import itemscore
+    from itemscore.engine._files import Keep
+    from itemscore.engine._runner import score_opened
+    from itemscore.inputs import open_source
+
+    del itemscore
+    with open_source(path) as source:
+        score_opened(
+            source,
+            ["exact_match", "token_f1", "answered_rate"],
+            keep=Keep("none"),
+            executor=executor,
+            workers=2,
+        )
+
+
+def ten_million() -> None:
+    """Ten copies of the 1M file with unique ids, ``--workers auto``, every report."""
+    source = qa_file("1m")
+    with tempfile.TemporaryDirectory(prefix="itemscore-10m-") as folder:
+        big = Path(folder) / "qa-10m.jsonl"
+        with open(source, encoding="utf-8") as handle, open(big, "w", encoding="utf-8") as out:
+            lines = handle.readlines()
+            for copy in range(10):
+                for line in lines:
+                    row = json.loads(line)
+                    row["id"] = f"{row['id']}-{copy}"
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        del lines
+        print(f"{big.name}: {big.stat().st_size / 2**20:.0f} MiB, load {os.getloadavg()[0]:.1f}")
+        report = Path(folder) / "out"
+        seconds, peak = run(
+            [
+                ITEMSCORE,
+                "score",
+                str(big),
+                *METRICS,
+                "--workers",
+                "auto",
+                "--out",
+                str(report),
+                "-q",
+            ]
+        )
+        print(
+            f"  10M lines, --workers auto, every report: {seconds:.0f} s (target < 240 s), "
+            f"peak memory of the process tree {peak / 2**30:.2f} GiB (target < 1.5 GB)"
+        )
+        shutil.rmtree(report, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] in ("--dask", "--pool"):
+        _python_run(sys.argv[2], "dask" if sys.argv[1] == "--dask" else "process")
+    elif sys.argv[1:] == ["10m"]:
+        ten_million()
+    else:
+        main()
