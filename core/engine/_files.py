@@ -39,9 +39,9 @@ from .._records import Status
 from .._schema import ERROR, LINE, batch_to_items, common_schema, conform
 from .._settings import RunSettings
 from ..executors import Engine
-from ..inputs import Part, Source, read_part
+from ..inputs import Part, Source, collector_paused, read_part
 from ._dispatch import Lost, Task, run_tasks
-from ._scores import SCORE_TYPE, filled, to_arrow
+from ._scores import SCORE_TYPE, filled, to_arrow, without_extras
 from ._shard import score_shard
 from ._store import ItemsWriter
 from ._table import ItemSource, RunTable, keys_of
@@ -248,7 +248,12 @@ def score_part_task(
     out = ScoredPart({}, [] if schema is not None else None, 0)
     try:
         for batch in _batches_of(part, read):
-            scored = _score_batch(plan, job, batch, schema)
+            # A batch's items live until it is scored, so with the collector on each
+            # collection would promote them and full passes would walk the run's caches: a
+            # quarter of the 1M-line run (benchmarks/bench_pipeline.py). The collector runs
+            # between batches, where any cyclic garbage a metric left is freed.
+            with collector_paused():
+                scored = _score_batch(plan, job, batch, schema)
             if emit is not None:
                 emit(scored)
                 continue
@@ -272,11 +277,9 @@ def _score_batch(
     errors = batch.column(ERROR) if ERROR in batch.schema.names else None
     scores: dict[str, list[pa.StructArray]] = {}
     for label, column in columns.items():
-        array = to_arrow(column)
+        array = to_arrow(column, extras=job.sends_extras(label))
         if errors is not None and errors.null_count < len(errors):
             array = _unreadable(array, errors)
-        if job.keep_extras is not None and label not in job.keep_extras:
-            array = _without_extras(array)
         scores[label] = [array]
     kept = None if schema is None else [_item_columns(batch, schema)]
     return ScoredPart(scores, kept, batch.num_rows)
@@ -292,13 +295,6 @@ def _unreadable(array: pa.StructArray, errors: pa.Array) -> pa.StructArray:
     reason = pc.if_else(bad, errors, array.field("reason"))
     extra = pc.if_else(bad, pa.scalar(None, pa.string()), array.field("extra"))
     return pa.StructArray.from_arrays([status, value, reason, extra], fields=list(SCORE_TYPE))
-
-
-def _without_extras(array: pa.StructArray) -> pa.StructArray:
-    return pa.StructArray.from_arrays(
-        [array.field(0), array.field(1), array.field(2), pa.nulls(len(array), pa.string())],
-        fields=list(SCORE_TYPE),
-    )
 
 
 # -- the run over a source --------------------------------------------------------------------
@@ -562,7 +558,7 @@ class _Sink:
         for label in self.labels:
             arrays = scored.scores.get(label, [])
             light = label in self.light
-            self.scores[label].extend(_without_extras(a) if light else a for a in arrays)
+            self.scores[label].extend(without_extras(a) if light else a for a in arrays)
 
     def table(self, keys: pa.Table) -> RunTable:
         """The run table of everything taken."""

@@ -34,6 +34,7 @@ __all__ = [
     "filled",
     "from_arrow",
     "to_arrow",
+    "without_extras",
 ]
 
 #: The Arrow type of one label's scores in the run table.
@@ -79,20 +80,36 @@ def encode_extras(extras: Sequence[Mapping[str, Any] | None]) -> list[str | None
     return out
 
 
-def to_arrow(column: ScoreColumn | Sequence[ItemScore]) -> pa.StructArray:
-    """A shard's scores as one :data:`SCORE_TYPE` array."""
+def to_arrow(column: ScoreColumn | Sequence[ItemScore], *, extras: bool = True) -> pa.StructArray:
+    """A shard's scores as one :data:`SCORE_TYPE` array.
+
+    Args:
+        column: The scores.
+        extras: ``False``: leave the ``extra`` mappings out (null), unencoded — a run that keeps
+            no items has no reader for them, and encoding them is a sixth of such a run.
+    """
     if not isinstance(column, ScoreColumn):
         column = ScoreColumn.from_scores("", list(column))
     if isinstance(column, ArrowScoreColumn):
-        return column.arrow
+        return column.arrow if extras else without_extras(column.arrow)
     n = len(column.states)
     status = pa.array(np.frombuffer(bytes(column.states), dtype=np.int8), type=pa.int8())
     values = pa.array(column.values, type=pa.float64())
     reasons = pa.nulls(n, pa.string()) if column.reasons is None else strings(column.reasons)
-    extras = (
-        pa.nulls(n, pa.string()) if column.extras is None else _texts(encode_extras(column.extras))
+    texts = (
+        _texts(encode_extras(column.extras))
+        if extras and column.extras is not None
+        else pa.nulls(n, pa.string())
     )
-    return pa.StructArray.from_arrays([status, values, reasons, extras], fields=list(SCORE_TYPE))
+    return pa.StructArray.from_arrays([status, values, reasons, texts], fields=list(SCORE_TYPE))
+
+
+def without_extras(array: pa.StructArray) -> pa.StructArray:
+    """A :data:`SCORE_TYPE` array with every ``extra`` null."""
+    return pa.StructArray.from_arrays(
+        [array.field(0), array.field(1), array.field(2), pa.nulls(len(array), pa.string())],
+        fields=list(SCORE_TYPE),
+    )
 
 
 def _texts(texts: list[str | None]) -> pa.Array:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pyarrow as pa
 
-from .._columns import ScoreColumn
 from .._exceptions import ConfigError, ItemscoreError, describe_exception
 from .._records import ItemResult
 from ._scores import to_arrow
@@ -77,6 +76,10 @@ class Job:
         blob = pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL) if portable else plan
         keep = None if keep_extras is None else frozenset(keep_extras)
         return cls(blob, settings, uuid.uuid4().hex, keep, deadline)
+
+    def sends_extras(self, label: str) -> bool:
+        """Whether ``label``'s ``extra`` mappings are encoded and sent back."""
+        return self.keep_extras is None or label in self.keep_extras
 
     def memo(self) -> dict[str, Any]:
         """The metrics' caches of this run in this process."""
@@ -139,22 +142,11 @@ def score_items_task(
     plan = job.the_plan()
     try:
         columns = score_shard(plan, items, job.settings, tick, job.memo(), job.deadline)
-        return {label: _sent(label, column, job) for label, column in columns.items()}
+        return {
+            label: to_arrow(column, extras=job.sends_extras(label))
+            for label, column in columns.items()
+        }
     except ItemscoreError:
         raise
     except Exception as exc:  # noqa: BLE001 - a shard's failure costs its items only
         return ShardFailed(f"shard failed: {describe_exception(exc)}")
-
-
-def _sent(label: str, column: ScoreColumn, job: Job) -> pa.StructArray:
-    array = to_arrow(column)
-    if job.keep_extras is not None and label not in job.keep_extras:
-        array = _without_extras(array)
-    return array
-
-
-def _without_extras(array: pa.StructArray) -> pa.StructArray:
-    fields = list(array.type)
-    columns = [array.field(i) for i in range(len(fields))]
-    columns[fields.index(array.type.field("extra"))] = pa.nulls(len(array), pa.string())
-    return pa.StructArray.from_arrays(columns, fields=fields)

@@ -81,6 +81,7 @@ __all__ = [
     "answer_key_error",
     "check_columns",
     "check_unique_ids",
+    "collector_paused",
     "decode",
     "detect_format",
     "is_missing",

@@ -39,12 +39,14 @@ _ANSWER_KINDS = frozenset({str, list, _NONE})
 
 @contextlib.contextmanager
 def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while rows are parsed and built.
+    """Pause the cyclic garbage collector while one chunk of rows or items is worked on.
 
     Parsing and building make many acyclic objects and free none until the chunk is done: a
     collection pass would walk them all for nothing. Measured on the 1M-line QA file, the row
     path costs a quarter more with the collector on, and building items twice as much
-    (``benchmarks/bench_readers.py``). Only itemscore's own loops run inside.
+    (``benchmarks/bench_readers.py``); scoring a file a quarter more
+    (``benchmarks/bench_pipeline.py``). One chunk at a time: what a chunk leaves in cycles is
+    collected when the collector runs again.
     """
     enabled = gc.isenabled()
     gc.disable()
