@@ -51,6 +51,36 @@ def test_json_lines_parts_read_as_the_whole(tmp_path: Path, n: int) -> None:
     assert whole.column("_line").to_pylist()[:3] == [1, 4, 5]
 
 
+def test_rows_are_counted_across_blocks_whatever_starts_a_line(tmp_path: Path) -> None:
+    """Odd lines spread over several read blocks: each part's rows are the whole read's.
+
+    Blank, blank-looking, CRLF and indented lines sit in the middle block only, so blocks
+    with and without them are counted.
+    """
+    import random
+
+    rng = random.Random(7)
+    shapes = ["{}\n", "\n", "  \n", "\r\n", "\t\n", "  {}\n", "{}\r\n", "\r\n\r\n"]
+    out, rows, size = [], 0, 0
+    while size < 5 << 20:  # past two of the reader's 2 MiB blocks
+        odd = 2 << 20 <= size < 3 << 20 and rng.random() < 0.3  # blocks with and without
+        shape = rng.choice(shapes) if odd else "{}\n"
+        line = shape.replace("{}", json.dumps({"output": f"{rows} " + "x" * rng.randrange(200)}))
+        out.append(line)
+        size += len(line)
+        rows += "{}" in shape
+    out.append(json.dumps({"output": f"{rows} last"}))  # no line end
+    path = tmp_path / "shapes.jsonl"
+    path.write_bytes("".join(out).encode())
+    with open_source(path) as source:
+        whole = _table([source.whole()])
+        parts = source.parts(5)
+        assert _table(parts).column("id").to_pylist() == whole.column("id").to_pylist()
+    numbers = [int(text.split()[0]) for text in whole.column("output").to_pylist()]
+    assert numbers == list(range(rows + 1))
+    assert whole.column("id").to_pylist() == [str(k) for k in range(1, rows + 2)]
+
+
 def test_parts_are_picklable(tmp_path: Path) -> None:
     """A part travels to a worker: it pickles, and reads the same there."""
     path = _jsonl(tmp_path / "d.jsonl", LINES)

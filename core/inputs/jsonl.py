@@ -30,7 +30,7 @@ import pyarrow.json as pa_json
 
 from .._exceptions import InputError
 from ._build import RowBuilder, collector_paused
-from ._files import HashedReader, line_too_long
+from ._files import line_too_long
 from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import (
     Rows,
@@ -424,7 +424,7 @@ def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest:
     whole = Piece(path=path, name=name, format=fmt)
     targets = [size * i // k for i in range(1, k)]
     pieces: list[Piece] = []
-    reader = HashedReader(path)
+    reader = open(path, "rb")  # noqa: SIM115 - closed below; the digests hash every byte
     piece_digest = hashlib.sha256()
     start, first_line, first_row = 0, 1, 1
     lines = rows = 0  # of the current piece so far
@@ -495,7 +495,10 @@ def _count(data: bytes, blank: bool) -> tuple[int, int, bool]:
     newlines = data.count(b"\n")
     if newlines == 0:
         return 0, 0, blank and (not data or data.isspace())
-    if any(hint in data for hint in _BLANK_HINTS):
+    # Every line end followed by an object's brace (or by the end of ``data``): no blank line
+    # after the first, known in one pass instead of a search for each hint (a second, measured).
+    braced = data.count(b"\n{") + data.endswith(b"\n") == newlines
+    if not braced and any(hint in data for hint in _BLANK_HINTS):
         first, *middle, last = data.split(b"\n")
         done = 0 if blank and (not first or first.isspace()) else 1
         done += sum(1 for piece in middle if piece and not piece.isspace())
