@@ -65,6 +65,11 @@ def _warn(message: str) -> None:
 @click.option(
     "--by-group", is_flag=True, help="Add one row per group to the table and comparison.tex."
 )
+@click.option(
+    "--allow-different-inputs",
+    is_flag=True,
+    help="Pair items by id even when their input or expected differs between the sides.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
 @click.option(
     "--out",
@@ -78,6 +83,7 @@ def compare_command(
     labels: tuple[str, ...],
     adjust: str,
     by_group: bool,
+    allow_different_inputs: bool,
     as_json: bool,
     out: Path | None,
 ) -> None:
@@ -106,6 +112,7 @@ def compare_command(
                 baseline=baseline,
                 metrics=list(labels) or None,
                 adjust=adjust,
+                allow_different_inputs=allow_different_inputs,
             )
     except ConfigError as exc:
         names = f"{results}" + (f", {other}" if other is not None else "")

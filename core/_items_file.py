@@ -74,14 +74,14 @@ def open_items_file(items_path: Path, results: Path) -> IO[bytes]:
             f"{results}: its items are in {name}, which cannot be read ({exc.strerror or exc}); "
             "copy results.json together with the items file."
         ) from None
-    handle = os.fdopen(fd, "rb")
-    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-        handle.close()
+    # Asked of the descriptor, before a file object: os.fdopen refuses a folder on its own.
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
         raise ResultsFormatError(
             f"{results}: its items file {name} is not a plain file (a folder, a pipe or a "
             "device); itemscore reads only a plain file beside results.json."
         )
-    return handle
+    return os.fdopen(fd, "rb")
 
 
 def _digest(handle: IO[bytes]) -> str:

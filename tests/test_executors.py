@@ -380,6 +380,27 @@ def test_a_worker_killed_while_idle_costs_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("_more_metrics")
+def test_a_worker_killed_mid_shard_once_is_saved_by_the_retry(tmp_path: Path) -> None:
+    """A worker that dies on its first item: its shard is tried again and every item scored."""
+    marker = tmp_path / "died"
+    result = itemscore.score(
+        plain_items(400),
+        [{"name": "dies_once_test", "marker": str(marker), "delay": 0}, "exact_match"],
+        executor="process",
+        workers=2,
+        retries=1,
+        # Bounds the test: a pool left waiting on the dead worker would end in errors here.
+        deadline=120,
+    )
+    assert marker.exists()  # a worker did die, in the middle of its first shard
+    assert [item.id for item in result.items] == [f"i{i}" for i in range(400)]
+    for label in ("dies_once_test", "exact_match"):
+        scores = [item.scores[label] for item in result.items]
+        assert all(s.status is Status.OK for s in scores), {s.reason for s in scores}
+        assert result.measurements[f"default.{label}"].n == 400
+
+
+@pytest.mark.usefixtures("_more_metrics")
 @pytest.mark.parametrize("executor", ["serial", "process", "thread"])
 def test_an_item_that_never_ends_is_an_error_after_item_timeout(executor: str) -> None:
     """item_timeout: the stuck item is an error saying so; every other item is scored."""

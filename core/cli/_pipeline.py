@@ -171,10 +171,30 @@ def resolve_suite(name: str | None, notice: Notice) -> tuple[str, Suite | None]:
     return suite.suite_id, suite
 
 
-def file_digest(path: Path) -> str:
-    """The SHA-256 of a file, in hex."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+def file_digest(path: Path, option: str = "--data") -> str:
+    """The SHA-256 of a regular file (links followed), in hex.
+
+    A stream is refused rather than read: it has no end to hash to (``/dev/zero``, a pipe
+    whose writer never stops), and a pipe without a writer would block its opening.
+
+    Raises:
+        InputError: ``path`` is not a regular file (a pipe, a device, a folder).
+    """
+    import stat
+
+    from itemscore._exceptions import InputError
+
+    # O_NONBLOCK: a FIFO opens at once, writer or not, so that it can be refused.
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise InputError(
+                f"{option} {path}: not a regular file (a pipe, a device or a terminal), so "
+                "it may never end and its SHA-256 cannot be computed. If it carries the data "
+                f"that was scored, save it to a file first and give that file to {option}.",
+                path=os.fspath(path),
+            )
+        digest = hashlib.sha256()
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
