@@ -411,8 +411,9 @@ class LlmJudge(ValueMeansBootstrap, Metric):
             raise OptionError(
                 f"Metric 'llm_judge': the environment variable {api_key_env} (named by "
                 "`api_key_env`) is not set. Set it to the judge endpoint's key, or set "
-                "`api_key_env` to the variable that holds it (none for an endpoint that "
-                "needs no key, such as a local llama.cpp or vLLM server)."
+                "`api_key_env` to the variable that holds it, or to null for an endpoint that "
+                "needs no key, such as a local llama.cpp or vLLM server (`api_key_env=null` "
+                "in -m, `api_key_env: null` in YAML)."
             )
         self.api_key_env = api_key_env
         self.rubric = _read_rubric(rubric, self.scale.pass_fail)
