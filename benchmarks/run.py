@@ -16,6 +16,7 @@ SECTIONS = (
     "bench_text_metrics",
     "bench_cli",
     "bench_inputs",
+    "bench_readers",
     "bench_reports",
     "bench_judge",
     "bench_compare",

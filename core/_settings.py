@@ -15,10 +15,7 @@ import attrs
 
 from ._exceptions import ConfigError, did_you_mean, one_of
 
-__all__ = ["EXECUTOR_NAMES", "RunSettings", "check_ci_method", "resolve_workers"]
-
-#: The executors itemscore ships, by name (``core/executors/`` holds one module each).
-EXECUTOR_NAMES = ("serial", "process", "dask")
+__all__ = ["RunSettings", "check_ci_method", "resolve_workers"]
 
 
 def check_ci_method(method: str, name: str = "`ci_method`") -> None:
