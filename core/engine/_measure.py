@@ -247,8 +247,12 @@ class _Sources:
                 )
             shown = label_attempts if self.attempts else None
             if pm.is_corpus:
-                if spec.name == "mean":
-                    out.append(attrs.evolve(self._plain(pm, key, named), attempts=shown))
+                if spec.name == "mean" and shown is None:
+                    out.append(self._plain(pm, key, named))
+                elif spec.name == "mean":
+                    # compute sees every attempt as a row; n and the counts are the questions'.
+                    clustered = self._clustered(pm, key, named, shown, with_clusters=False)
+                    out.append(attrs.evolve(clustered, corpus=True))
                 else:
                     reason = _corpus_reason(pm, spec.name)
                     out.append(self._failed(pm, key, named, reason, shown))
