@@ -247,15 +247,15 @@ class _Sources:
                 )
             shown = label_attempts if self.attempts else None
             if pm.is_corpus:
-                if spec.name == "mean" and shown is None:
+                if spec.name != "mean":
+                    reason = _corpus_reason(pm, spec.name)
+                    out.append(self._failed(pm, key, named, reason, shown))
+                elif shown is None:
                     out.append(self._plain(pm, key, named))
-                elif spec.name == "mean":
+                else:
                     # compute sees every attempt as a row; n and the counts are the questions'.
                     clustered = self._clustered(pm, key, named, shown, with_clusters=False)
                     out.append(attrs.evolve(clustered, corpus=True))
-                else:
-                    reason = _corpus_reason(pm, spec.name)
-                    out.append(self._failed(pm, key, named, reason, shown))
                 continue
             if spec.name == "mean" and aggregation_of(pm) == "custom":
                 out.append(self._clustered(pm, key, named, label_attempts))
