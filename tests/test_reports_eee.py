@@ -200,3 +200,94 @@ def test_round_trip_inspect_to_eee_to_itemscore_gives_identical_numbers(tmp_path
     assert [(i.id, i.model, i.output, i.expected) for i in back] == [
         (i.id, i.model, i.output, i.expected) for i in result.items
     ]
+
+
+EPOCHS_LOG = HARNESS / "epochs" / "epochs_qa_scripted-a.eval"
+
+
+def _entries(result: RunResult, folder: Path) -> dict[str, dict[str, Any]]:
+    """The evaluation results of a one-model run by id, each checked against the schema."""
+    aggregate = _schema("eval.schema.json")
+    ((record, _),) = _written(result, folder)
+    aggregate.validate(record)
+    return {r["evaluation_result_id"]: r for r in record["evaluation_results"]}
+
+
+def test_attempts_give_the_standard_error_over_questions(tmp_path: Path) -> None:
+    """Epochs are attempts: the standard error is inspect's stderr, over questions, n questions.
+
+    Further reducers have theirs over their question values: pass@2 (Chen et al.'s estimator
+    computed here with scipy) as scipy's sem, min (every attempt right) as a binomial one.
+    """
+    from inspect_ai.log import read_eval_log
+    from scipy.special import comb
+
+    log = read_eval_log(str(EPOCHS_LOG))
+    assert log.results is not None
+    inspect_stderr = log.results.scores[0].metrics["stderr"].value
+    items = itemscore.read_items(EPOCHS_LOG, format="inspect")
+    result = itemscore.score(items, ["exact_match"], suite_id="e", reduce=["mean", "pass@2", "min"])
+    entries = _entries(result, tmp_path)
+    right: dict[str, list[bool]] = {}
+    for item in result.items:  # each attempt's verdict; the reduction is what is checked
+        right.setdefault(item.id, []).append(item.scores["exact_match"].status == "ok")
+    shares = [sum(r) / len(r) for r in right.values()]
+    passes = [1 - comb(len(r) - sum(r), 2) / comb(len(r), 2) for r in right.values()]
+    every = [float(all(r)) for r in right.values()]
+    assert len(right) == 5
+
+    mean = entries["e.exact_match"]["score_details"]["uncertainty"]
+    assert mean["num_samples"] == 5
+    assert mean["standard_error"] == {"value": pytest.approx(inspect_stderr), "method": "analytic"}
+    assert mean["standard_error"]["value"] == pytest.approx(stats.sem(shares), abs=1e-12)
+    assert mean["standard_deviation"] == pytest.approx(stats.tstd(shares), abs=1e-12)
+
+    pass2 = entries["e.exact_match[pass@2]"]["score_details"]
+    assert pass2["score"] == pytest.approx(sum(passes) / 5, abs=1e-12)
+    assert not set(passes) <= {0.0, 1.0}  # a mean of question values, not a ratio
+    se = pass2["uncertainty"]["standard_error"]["value"]
+    assert se == pytest.approx(stats.sem(passes), abs=1e-12)
+
+    low = entries["e.exact_match[min]"]["score_details"]
+    p = sum(every) / 5
+    assert low["score"] == pytest.approx(p, abs=1e-12)
+    assert low["uncertainty"]["standard_error"]["value"] == pytest.approx(
+        math.sqrt(p * (1 - p) / 5), abs=1e-12
+    )
+    assert low["uncertainty"]["num_samples"] == 5
+
+
+@pytest.mark.parametrize("attempts", [False, True])
+def test_a_metric_with_its_own_aggregate_gives_the_standard_error_of_its_interval(
+    tmp_path: Path, attempts: bool
+) -> None:
+    """f1 and bleu (bootstrap intervals): the interval's width over 2z, named from-interval."""
+    if attempts:
+        items = itemscore.read_items(EPOCHS_LOG, format="inspect")
+    else:
+        items = itemscore.read_items(QA_LOGS[0])
+    assert any(i.attempt is not None for i in items) is attempts
+    metrics: list[Any] = ["f1"]
+    if _has("sacrebleu"):
+        metrics.append({"name": "bleu", "n_bootstrap": 200})
+    result = itemscore.score(items, metrics, suite_id="c")
+    entries = _entries(result, tmp_path)
+    z = stats.norm.ppf(0.975)
+    for key, measurement in result.measurements.items():
+        assert measurement.aggregation == "custom"
+        assert measurement.ci_low is not None
+        assert measurement.ci_high is not None
+        uncertainty = entries[key]["score_details"]["uncertainty"]
+        assert uncertainty["standard_error"] == {
+            "value": pytest.approx((measurement.ci_high - measurement.ci_low) / (2 * z)),
+            "method": "from-interval",
+        }
+        assert uncertainty["num_samples"] == measurement.n
+        # The resamples a metric's own bootstrap drew are its own: not claimed unless recorded.
+        assert "num_bootstrap_samples" not in uncertainty
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None

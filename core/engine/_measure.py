@@ -247,11 +247,15 @@ class _Sources:
                 )
             shown = label_attempts if self.attempts else None
             if pm.is_corpus:
-                if spec.name == "mean":
-                    out.append(attrs.evolve(self._plain(pm, key, named), attempts=shown))
-                else:
+                if spec.name != "mean":
                     reason = _corpus_reason(pm, spec.name)
                     out.append(self._failed(pm, key, named, reason, shown))
+                elif shown is None:
+                    out.append(self._plain(pm, key, named))
+                else:
+                    # compute sees every attempt as a row; n and the counts are the questions'.
+                    clustered = self._clustered(pm, key, named, shown, with_clusters=False)
+                    out.append(attrs.evolve(clustered, corpus=True))
                 continue
             if spec.name == "mean" and aggregation_of(pm) == "custom":
                 out.append(self._clustered(pm, key, named, label_attempts))
@@ -485,6 +489,8 @@ def _measure(
         error = describe_exception(exc)
         return Measurement(**common, groups=by_group, error=error, extra=named or EMPTY)
     extra = {k: float(v) for k, v in estimate.extra.items()} if estimate.extra else {}
+    if src.attempts is not None and "se_cluster" not in extra:
+        extra.update(_question_se(common["aggregation"], scores, value))
     extra.update(_receipt(pm, scores, estimate, ctx.seed))
     if by_group:
         assert subset.groups is not None
@@ -501,6 +507,30 @@ def _measure(
         extra=extra or EMPTY,
         groups=by_group,
     )
+
+
+def _question_se(kind: str, scores: ScoreColumn, value: float | None) -> dict[str, float]:
+    """The standard error over questions (``se``) and the questions' standard deviation (``sd``).
+
+    Only a ratio or a mean of question-level scores has one: a ratio's binomial
+    ``sqrt(p (1 - p) / n)``, a mean's ``sd / sqrt(n)`` (inspect's ``stderr``), ``sd`` the sample
+    standard deviation (``ddof=1``) of the question values (1 and 0 for a ratio). Readers of the
+    measurement (the Every Eval Ever report) take it from there: the item scores are attempts.
+    """
+    if kind == "ratio":
+        counts = scores.counts()
+        n = counts[Status.OK] + counts[Status.FAIL]
+        if n < 2:
+            return {}
+        p = counts[Status.OK] / n if value is None else value
+        return {"se": math.sqrt(p * (1 - p) / n), "sd": math.sqrt(p * (1 - p) * n / (n - 1))}
+    if kind != "mean":
+        return {}
+    values = np.asarray(scores.scored_values(), dtype=np.float64)
+    if values.size < 2:
+        return {}
+    sd = float(np.std(values, ddof=1))
+    return {"se": sd / math.sqrt(values.size), "sd": sd}
 
 
 def _receipt(

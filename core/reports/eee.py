@@ -16,11 +16,13 @@ What goes where:
 
 - One ``evaluation_results`` entry per measurement (and one per group of it, named
   ``<suite>/<group>``), with ``score_details.uncertainty``: the standard error and how it was
-  computed (the cluster-robust one when the items carry clusters; none for a metric with its
-  own aggregate, or with attempts, where the per-item values are not the unit of the
-  interval), the interval with its level and method, ``num_samples`` (the scored items) and,
-  for a bootstrap interval, ``num_bootstrap_samples``. The four item counts are in
-  ``score_details.details``.
+  computed (``cluster-robust`` when the items carry clusters; ``analytic`` over the items, or
+  over the questions with attempts, as the measurement recorded it in ``extra["se"]``; for a
+  metric with its own aggregate, ``from-interval``: the interval's width over ``2 z``), the
+  interval with its level and method, ``num_samples`` (the scored items, or questions) and,
+  for a bootstrap interval, ``num_bootstrap_samples`` (the default aggregate's, or the count a
+  metric's aggregate recorded as ``extra["n_resamples"]``; left out otherwise). The four item
+  counts are in ``score_details.details``.
 - One instance line per item and metric, with ``evaluation_result_id`` naming the measurement;
   ``sample_hash`` is the sha256 of the input text and the JSON list of valid answers. The
   instance schema wants a number and a verdict on every line, so an item scored skip or error
@@ -226,25 +228,38 @@ def _uncertainty(measurement: Measurement, items: Sequence[ItemResult]) -> dict[
         out["standard_error"] = {"value": se[0], "method": se[1]}
         if se[2] is not None:
             out["standard_deviation"] = se[2]
-    if measurement.ci_method == "bootstrap":
+    if measurement.ci_method in ("bootstrap", "cluster-bootstrap"):
         resamples = measurement.extra.get("n_resamples")
-        if resamples is None:
+        if resamples is None and _aggregation(measurement) in ("ratio", "mean"):
+            # The default aggregate's count; a metric's own bootstrap draws its own, unrecorded.
             from .. import aggregate
 
             resamples = inspect.signature(aggregate.mean).parameters["n_resamples"].default
-        out["num_bootstrap_samples"] = int(resamples)
+        if resamples is not None:
+            out["num_bootstrap_samples"] = int(resamples)
     return out
 
 
 def _standard_error(
     measurement: Measurement, items: Sequence[ItemResult]
 ) -> tuple[float, str, float | None] | None:
-    """(value, method, standard deviation) of the measurement's standard error, when honest."""
+    """(value, method, standard deviation) of the measurement's standard error, when it has one.
+
+    In order: the cluster-robust one it recorded (``se_cluster``); the one over questions it
+    recorded with attempts, or that its own aggregate recorded (``se``, with ``sd``); the
+    analytic one of its item values (a ratio or a mean of items); else, for any other
+    measurement with an interval, the interval's width over ``2 z`` (``from-interval``).
+    """
     extra = measurement.extra
     if "se_cluster" in extra:
         return float(extra["se_cluster"]), "cluster-robust", None
+    if "se" in extra:
+        sd = extra.get("sd")
+        return float(extra["se"]), "analytic", None if sd is None else float(sd)
     kind = _aggregation(measurement)
-    if kind not in ("ratio", "mean") or "n_attempts" in extra or measurement.n < 2:
+    if kind not in ("ratio", "mean") or "n_attempts" in extra:
+        return _from_interval(measurement)
+    if measurement.n < 2:
         return None
     values = [
         float(score.value)
@@ -262,6 +277,17 @@ def _standard_error(
         p = float(measurement.value) if measurement.value is not None else mean
         return math.sqrt(p * (1 - p) / n), "analytic", sd
     return sd / math.sqrt(n), "analytic", sd
+
+
+def _from_interval(measurement: Measurement) -> tuple[float, str, None] | None:
+    """``(upper - lower) / (2 z)`` of the measurement's interval, as its macro value uses it."""
+    from statistics import NormalDist
+
+    low, high = measurement.ci_low, measurement.ci_high
+    if low is None or high is None or not 0 < measurement.confidence < 1:
+        return None
+    z = NormalDist().inv_cdf(0.5 + measurement.confidence / 2)
+    return (high - low) / (2 * z), "from-interval", None
 
 
 def _instances(
