@@ -63,8 +63,8 @@ def _inspect_log(tmp_path: Path) -> tuple[Path, str]:
         for name, data in members.items():
             out.writestr(name, data)
     reason = (
-        f"{path}: task 'capitals_qa': member {samples[0]}: member {samples[0]}:1:2: not valid "
-        "JSON (Expecting property name enclosed in double quotes)."
+        f"{path}: task 'capitals_qa': member {samples[0]}:1:2: not valid JSON (Expecting "
+        "property name enclosed in double quotes)."
     )
     return path, reason
 

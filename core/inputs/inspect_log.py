@@ -307,6 +307,11 @@ class _JsonLog(_Log):
                     yield f"sample {index} (id {ident!r})", value
 
 
+def _at(where: str, reason: str) -> str:
+    """``reason`` at ``where``, which it names first when it came from reading that member."""
+    return reason if reason.startswith(where) else f"{where}: {reason}"
+
+
 class _Unreadable:
     """A sample member that could not be decoded: its reason."""
 
@@ -390,7 +395,7 @@ class _Context:
                 "model": self.model,
                 "group": self.task or None,
                 "task": self.task,
-                "error": f"{self.name}: task {self.task!r}: {where}: {exc}",
+                "error": f"{self.name}: task {self.task!r}: {_at(where, str(exc))}",
             }
 
     def _record(self, sample: dict[str, Any]) -> dict[str, Any]:
