@@ -157,3 +157,12 @@ def test_an_error_column_of_the_data_is_no_error(tmp_path: Path) -> None:
     for result in (itemscore.score(items, METRICS), itemscore.score(path, METRICS)):
         (item,) = result.items
         assert item.scores["exact_match"].status == Status.OK
+
+
+def test_the_document_is_an_error_in_worker_processes_too(tmp_path: Path) -> None:
+    """Items sent to a process pool keep what marks them unreadable."""
+    path, reason = _lm_eval_log(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        items = itemscore.read_items(path)
+    _assert_one_error(itemscore.score(items, METRICS, executor="process", workers=2), reason)
