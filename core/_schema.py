@@ -54,6 +54,7 @@ __all__ = [
     "LINE",
     "METADATA",
     "ROLE_COLUMNS",
+    "Unreadable",
     "assemble",
     "batch_to_items",
     "canonical_schema",
@@ -75,6 +76,19 @@ METADATA = "metadata"
 LINE = "_line"
 #: The name of the optional column of unreadable documents' reasons.
 ERROR = "_error"
+
+
+class Unreadable(str):
+    """Why a reader could not read a document: the text of its item's ``metadata["error"]``.
+
+    It is a text like any other to whoever reads the metadata; its type tells the engine that
+    the item stands for an unreadable document, so that items handed back to ``score`` are
+    ``error`` as the file's rows are. A metadata ``error`` of the data's own (a column named
+    so) is a plain text and means nothing to the engine.
+    """
+
+    __slots__ = ()
+
 
 _STRING = pa.string()
 _ANSWERS = pa.list_(_STRING)
@@ -431,7 +445,7 @@ def _with_errors(metadata: Iterable[Any], errors: pa.Array, n: int) -> Iterable[
     out = []
     for meta, reason in zip(metadata, errors.to_pylist()):
         if reason is not None and "error" not in meta:
-            meta = MappingProxyType({**meta, "error": reason})
+            meta = MappingProxyType({**meta, "error": Unreadable(reason)})
         out.append(meta)
     return out
 

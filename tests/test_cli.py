@@ -868,11 +868,17 @@ def test_several_harness_logs_are_one_source_with_ids_kept_apart_by_task(tmp_pat
     proc = run_cli("score", folder, "-m", "exact_match", "--json")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
-    assert {m["model"] for m in summary["measurements"]} >= {"scripted/scripted-a"}
+    models = {m["model"] for m in summary["measurements"]}
+    assert models == {"scripted/scripted-a", "scripted/scripted-b"}
     out = tmp_path / "out"
     files = sorted(folder.glob("*.json"))
     assert run_cli("score", *files, "-m", "exact_match", "--out", out, "-q").returncode == 0
     items = list(itemscore.RunResult.load_json(out / "results.json").items)
+    assert {(item.model, item.group) for item in items} == {
+        ("scripted/scripted-a", "capitals_qa"),
+        ("scripted/scripted-a", "science_mc"),
+        ("scripted/scripted-b", "capitals_qa"),
+    }
     assert {item.id.split("/", 1)[0] for item in items} == {item.group for item in items}
     assert len({(item.model, item.id) for item in items}) == len(items)
 

@@ -197,8 +197,8 @@ def test_damaged_member_is_an_input_error(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     records = records_of(path)
     assert re.match(
-        rf"^{re.escape(str(path))}: task 'capitals_qa': member samples/q1_epoch_1.json: member "
-        r"samples/q1_epoch_1.json (cannot be read|is damaged)",
+        rf"^{re.escape(str(path))}: task 'capitals_qa': member samples/q1_epoch_1\.json "
+        r"(cannot be read|is damaged)",
         records[0]["error"],
     ), records[0]["error"]
     assert [r["id"] for r in records] == ["member samples/q1_epoch_1.json", "q2", "q3", "q4"]
@@ -481,8 +481,16 @@ def test_unfinished_run_is_read_from_its_journal(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("member", "data", "message"),
     [
-        ("samples/m2_epoch_1.json", b"[]", r"the sample is not a JSON object"),
-        ("samples/m2_epoch_1.json", b"{", r"member samples/m2_epoch_1.json:1:2: not valid JSON"),
+        (
+            "samples/m2_epoch_1.json",
+            b"[]",
+            r"member samples/m2_epoch_1\.json: the sample is not a JSON object",
+        ),
+        (
+            "samples/m2_epoch_1.json",
+            b"{",
+            r"'science_mc': member samples/m2_epoch_1\.json:1:2: not valid JSON",
+        ),
     ],
     ids=["sample-list", "sample-broken"],
 )
@@ -493,7 +501,7 @@ def test_bad_sample_members_are_that_items_error(
     path = tmp_path / "bad.eval"
     _repack(MC_A.with_suffix(".eval"), path, replace={member: data})
     records = records_of(path)
-    at = f"{path}: task 'science_mc': member {member}: "
+    at = f"{path}: task 'science_mc': member {member}"
     assert records[1]["error"].startswith(at), records[1]["error"]
     assert re.search(message, records[1]["error"])
     assert [r["output"] for r in records] == ["B", None, "A"]

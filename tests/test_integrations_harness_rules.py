@@ -104,6 +104,7 @@ def test_zero_mismatches_in_all_and_the_count_is_of_every_sample() -> None:
     assert wrong == 0
 
 
+@pytest.mark.filterwarnings("ignore:.*documents could not be read:UserWarning")
 def test_acc_norm_pick_is_read_and_scored_as_lm_eval_scored_it() -> None:
     """fruit_mc's f4: acc picks 'fig', acc_norm (per character) 'watermelon', the right one."""
     (path,) = HARNESS.glob("lm-eval-cases/results/*/samples_fruit_mc_*.jsonl")

@@ -41,7 +41,7 @@ from .._settings import RunSettings
 from ..executors import Engine
 from ..inputs import Part, Source, collector_paused, read_part
 from ._dispatch import Lost, Task, run_tasks
-from ._scores import SCORE_TYPE, filled, to_arrow, without_extras
+from ._scores import SCORE_TYPE, filled, to_arrow, unreadable, without_extras
 from ._shard import score_shard
 from ._store import ItemsWriter
 from ._table import ItemSource, RunTable, keys_of
@@ -279,22 +279,10 @@ def _score_batch(
     for label, column in columns.items():
         array = to_arrow(column, extras=job.sends_extras(label))
         if errors is not None and errors.null_count < len(errors):
-            array = _unreadable(array, errors)
+            array = unreadable(array, errors)
         scores[label] = [array]
     kept = None if schema is None else [_item_columns(batch, schema)]
     return ScoredPart(scores, kept, batch.num_rows)
-
-
-def _unreadable(array: pa.StructArray, errors: pa.Array) -> pa.StructArray:
-    """Rows a reader could not read (a bad harness document) are ``error`` for every metric."""
-    import pyarrow.compute as pc
-
-    bad = errors.is_valid()
-    status = pc.if_else(bad, pa.scalar(3, pa.int8()), array.field("status"))
-    value = pc.if_else(bad, pa.scalar(None, pa.float64()), array.field("value"))
-    reason = pc.if_else(bad, errors, array.field("reason"))
-    extra = pc.if_else(bad, pa.scalar(None, pa.string()), array.field("extra"))
-    return pa.StructArray.from_arrays([status, value, reason, extra], fields=list(SCORE_TYPE))
 
 
 # -- the run over a source --------------------------------------------------------------------

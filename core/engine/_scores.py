@@ -22,8 +22,8 @@ import numpy as np
 import pyarrow as pa
 
 from .._columns import ScoreColumn
-from .._records import ItemScore, Status
-from .._schema import strings
+from .._records import ItemResult, ItemScore, Status
+from .._schema import Unreadable, strings
 from .._serialize import json_safe
 
 __all__ = [
@@ -34,6 +34,8 @@ __all__ = [
     "filled",
     "from_arrow",
     "to_arrow",
+    "unreadable",
+    "unreadable_reasons",
     "without_extras",
 ]
 
@@ -250,3 +252,33 @@ class ArrowScoreColumn(ScoreColumn):
 def from_arrow(label: str, arrow: pa.StructArray | pa.ChunkedArray) -> ArrowScoreColumn:
     """A :class:`~itemscore.ScoreColumn` reading the Arrow column ``arrow``."""
     return ArrowScoreColumn(label, arrow)
+
+
+def unreadable(array: pa.StructArray, errors: pa.Array) -> pa.StructArray:
+    """Rows a reader could not read (a bad harness document) are ``error`` for every metric.
+
+    ``errors`` holds each row's reason, null where the row was read.
+    """
+    import pyarrow.compute as pc
+
+    bad = errors.is_valid()
+    status = pc.if_else(bad, pa.scalar(3, pa.int8()), array.field("status"))
+    value = pc.if_else(bad, pa.scalar(None, pa.float64()), array.field("value"))
+    reason = pc.if_else(bad, errors, array.field("reason"))
+    extra = pc.if_else(bad, pa.scalar(None, pa.string()), array.field("extra"))
+    return pa.StructArray.from_arrays([status, value, reason, extra], fields=list(SCORE_TYPE))
+
+
+def unreadable_reasons(items: Sequence[ItemResult]) -> pa.Array | None:
+    """The reasons of items that stand for unreadable documents (``None``: there are none).
+
+    Such an item came from a reader (through ``read_items``) with an
+    :class:`~itemscore._schema.Unreadable` ``metadata["error"]``.
+    """
+    reasons = [
+        str(reason) if isinstance(reason := item.metadata.get("error"), Unreadable) else None
+        for item in items
+    ]
+    if all(reason is None for reason in reasons):
+        return None
+    return strings(reasons)

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from .._exceptions import ConfigError, ItemscoreError, describe_exception
 from .._records import ItemResult
-from ._scores import to_arrow
+from ._scores import to_arrow, unreadable, unreadable_reasons
 from ._shard import Tick, score_shard
 
 if TYPE_CHECKING:
@@ -142,10 +142,14 @@ def score_items_task(
     plan = job.the_plan()
     try:
         columns = score_shard(plan, items, job.settings, tick, job.memo(), job.deadline)
-        return {
+        arrays = {
             label: to_arrow(column, extras=job.sends_extras(label))
             for label, column in columns.items()
         }
+        errors = unreadable_reasons(items)  # documents read_items could not read, scored again
+        if errors is not None:
+            arrays = {label: unreadable(array, errors) for label, array in arrays.items()}
+        return arrays
     except ItemscoreError:
         raise
     except Exception as exc:  # noqa: BLE001 - a shard's failure costs its items only

@@ -29,11 +29,13 @@ such character, so no report could be written. Every read is bounded (:mod:`._bo
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .._exceptions import ConfigError
 from .._records import ItemResult
+from .._schema import Unreadable
 from ._bounds import DEFAULT_LIMITS, Limits
 from ._build import collector_paused
 from ._checks import SourceChecks, answer_key_error, key_columns
@@ -235,7 +237,26 @@ def read_items(
         **reader_options,
     ):
         items += chunk
+    _warn_unreadable(items, name or _named(path))
     return items
+
+
+def _named(path: Paths) -> str:
+    if isinstance(path, (str, os.PathLike)):
+        return os.fspath(path)
+    return ", ".join(os.fspath(one) for one in path)
+
+
+def _warn_unreadable(items: Sequence[ItemResult], name: str) -> None:
+    """Say how many documents a harness reader could not read: items that will be errors."""
+    reasons = [r for item in items if isinstance(r := item.metadata.get("error"), Unreadable)]
+    if reasons:
+        warnings.warn(
+            f"{name}: {len(reasons)} of {len(items)} documents could not be read; each is "
+            f"scored error for every metric. The first: {reasons[0]}",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def suite_rows(raw: Any, columns: Mapping[str, str] | None = None) -> Any:

@@ -18,6 +18,7 @@ import zlib
 from typing import IO, Any
 
 from .._exceptions import ConfigError, InputError
+from ._source import escape_name
 
 __all__ = ["BoundError", "read_member"]
 
@@ -59,7 +60,7 @@ def read_member(
             names the archive, the member, the bound and the read option that changes it.
         ConfigError: a zstd member on Python < 3.14 without the ``zstandard`` package.
     """
-    member = info.filename
+    member = escape_name(info.filename)  # a name from the file: controls shown as escapes
     limit = max(ratio_floor, max_ratio * max(info.compress_size, 1))
 
     def too_large(size: int, what: str) -> BoundError:
@@ -166,7 +167,9 @@ def _zstd_stream(raw: IO[bytes], info: zipfile.ZipInfo, name: str) -> Any:
     raw.seek(info.header_offset)
     local = raw.read(30)
     if len(local) != 30 or local[:4] != b"PK\x03\x04":
-        raise InputError.at(name, None, None, f"member {info.filename} has a broken local header.")
+        raise InputError.at(
+            name, None, None, f"member {escape_name(info.filename)} has a broken local header."
+        )
     name_length, extra_length = struct.unpack("<HH", local[26:30])
     start = info.header_offset + 30 + name_length + extra_length
     source: Any = _Slice(raw, start, info.compress_size)  # any object with read() will do

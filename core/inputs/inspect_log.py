@@ -49,7 +49,7 @@ from .._exceptions import ConfigError, InputError, did_you_mean, one_of
 from ._convert import ROLES
 from ._json_stream import ELEMENT, iter_object
 from ._limits import MAX_RATIO, MAX_SAMPLE_BYTES, RATIO_FLOOR, check_limits
-from ._source import find_lone_surrogate
+from ._source import escape_name, find_lone_surrogate
 from ._zip_member import BoundError, read_member
 
 __all__ = ["read_inspect"]
@@ -224,7 +224,7 @@ class _EvalLog(_Log):
             raise InputError.at(
                 name, None, None, f"not a readable .eval archive ({exc})."
             ) from None
-        self.header = _check_header(header, name, f"member {member}")
+        self.header = _check_header(header, name, f"member {escape_name(member)}")
         dataset = self.header["eval"].get("dataset")
         ids = dataset.get("sample_ids") if isinstance(dataset, dict) else None
         order = {str(i): n for n, i in enumerate(ids)} if isinstance(ids, list) else {}
@@ -238,6 +238,7 @@ class _EvalLog(_Log):
 
     def _json(self, archive: zipfile.ZipFile, raw: IO[bytes], info: zipfile.ZipInfo) -> Any:
         data = read_member(archive, raw, info, self.name, **self.bounds)
+        member = escape_name(info.filename)
         try:
             return json.loads(data)
         except json.JSONDecodeError as exc:
@@ -245,21 +246,21 @@ class _EvalLog(_Log):
                 self.name,
                 None,
                 None,
-                f"member {info.filename}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}).",
+                f"member {member}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}).",
             ) from None
         except UnicodeDecodeError:
             raise InputError.at(
-                self.name, None, None, f"member {info.filename} is not valid UTF-8."
+                self.name, None, None, f"member {member} is not valid UTF-8."
             ) from None
         except RecursionError:
             raise InputError.at(
-                self.name, None, None, f"member {info.filename} nests too deeply to read."
+                self.name, None, None, f"member {member} nests too deeply to read."
             ) from None
 
     def samples(self) -> Iterator[tuple[str, Any]]:
         with zipfile.ZipFile(self.path) as archive, self.path.open("rb") as raw:
             for member in self.order:
-                where = f"member {member}"
+                where = f"member {escape_name(member)}"
                 try:
                     sample = self._json(archive, raw, self.members[member])
                 except BoundError:
@@ -304,6 +305,11 @@ class _JsonLog(_Log):
                     index += 1
                     ident = value.get("id") if isinstance(value, dict) else None
                     yield f"sample {index} (id {ident!r})", value
+
+
+def _at(where: str, reason: str) -> str:
+    """``reason`` at ``where``, which it names first when it came from reading that member."""
+    return reason if reason.startswith(where) else f"{where}: {reason}"
 
 
 class _Unreadable:
@@ -356,8 +362,9 @@ class _Context:
         self.scorer_checked = bool(names) or scorer is None
         if rules == "harness" and output == "completion" and self._kind() in ("pattern", "choice"):
             raise ConfigError(
-                f"{name}: rules='harness' compares what inspect's {self.scorer}() compared, "
-                "its answer; drop output='completion', or use rules='itemscore'."
+                f"{name}: rules='harness' compares what inspect's "
+                f"{escape_name(self.scorer or '')}() compared, its answer; drop "
+                "output='completion', or use rules='itemscore'."
             )
 
     def _kind(self, scorer: str | None = None) -> str:
@@ -388,7 +395,7 @@ class _Context:
                 "model": self.model,
                 "group": self.task or None,
                 "task": self.task,
-                "error": f"{self.name}: task {self.task!r}: {where}: {exc}",
+                "error": f"{self.name}: task {self.task!r}: {_at(where, str(exc))}",
             }
 
     def _record(self, sample: dict[str, Any]) -> dict[str, Any]:
@@ -425,7 +432,7 @@ class _Context:
         elif kind in _EXTRACTING_SCORERS or (score is not None and score.get("reason")):
             text = ""
             reason = score.get("reason") if score is not None else None
-            no_answer = f"inspect's {kind}() found no answer in the completion" + (
+            no_answer = f"inspect's {escape_name(kind)}() found no answer in the completion" + (
                 f" ({reason})" if isinstance(reason, str) else ""
             )
         else:

@@ -60,7 +60,7 @@ from .._exceptions import ConfigError, InputError, did_you_mean, one_of
 from ._convert import ROLES
 from ._limits import LITERAL_CHARS, MAX_SAMPLE_BYTES, check_limits
 from ._lines import json_lines
-from ._source import find_lone_surrogate, show, surrogate_error, surrogate_offset
+from ._source import escape_name, find_lone_surrogate, show, surrogate_error, surrogate_offset
 
 __all__ = ["read_lm_eval"]
 
@@ -269,7 +269,7 @@ def _lines(raw: IO[bytes], name: str, task: str, max_bytes: int) -> Iterator[tup
             first = False
             if not isinstance(row, dict):
                 raise InputError.at(name, lineno, None, "each line must be a JSON object.")
-            keys = ", ".join(show(k) for k in list(row)[:20])
+            keys = ", ".join(escape_name(k) for k in list(row)[:20])
             for key in _REQUIRED:
                 if key not in row:
                     raise InputError.at(
