@@ -58,10 +58,12 @@ from ._html_svg import (
 )
 from ._rows import score_rows
 from ._summary import (
+    COVERAGE_MARK,
     MACRO_NAME,
     POOLED_NAME,
     SMALL_GROUP_MARK,
     confidence_of,
+    coverage_note,
     display_name,
     is_small_group,
     labels_of,
@@ -121,23 +123,43 @@ def _num_cell(value: float | int | None, text: str) -> str:
     return f'<td class="num" data-v="{v}">{esc(text)}</td>'
 
 
-def _counts_table(rows: Sequence[_Row]) -> str:
+def _interval_cell(m: Measurement, note: str | None) -> str:
+    """An interval's cell, marked when its coverage receipt is below the floor (``note``)."""
+    shown = interval(m.value, m.ci_low, m.ci_high)
+    if note is None or not shown:
+        return f'<td class="num">{shown}</td>'
+    return (
+        f'<td class="num undercovers" title="{esc(note)}">{shown}'
+        f'<span class="mark">{COVERAGE_MARK}</span></td>'
+    )
+
+
+def _notes(notes: Sequence[str | None]) -> str:
+    """The coverage notes under a table, one paragraph each."""
+    return "".join(f'<p class="meta coverage-note">{esc(n)}</p>' for n in notes if n)
+
+
+def _counts_table(rows: Sequence[_Row], name: str) -> str:
     out = [
         '<div class="scroll"><table class="counts"><thead><tr><th>model</th><th>value</th>'
         "<th>interval</th><th>method</th><th>n</th><th>ok</th><th>fail</th><th>skip</th>"
         "<th>error</th><th>states</th></tr></thead><tbody>"
     ]
+    notes = []
     for model_name, colour, m in rows:
         value = "error: " + m.error if m.error is not None else number(m.value, m.ci_low, m.ci_high)
+        note = coverage_note(m, f"{name} · {model_name}")
+        notes.append(note)
         out.append(
             f'<tr><td>{_swatch(colour)}{esc(model_name)}</td><td class="num">{esc(value)}</td>'
-            f'<td class="num">{interval(m.value, m.ci_low, m.ci_high)}</td>'
+            f"{_interval_cell(m, note)}"
             f"<td>{esc(method_name(m.ci_method))}</td>"
             f'<td class="num">{esc(n_text(m))}</td>'
             + "".join(f'<td class="num">{m.counts.get(s, 0)}</td>' for s in Status)
             + f"<td>{state_bar(_counts(m))}</td></tr>"
         )
     out.append("</tbody></table></div>")
+    out.append(_notes(notes))
     return "".join(out)
 
 
@@ -230,16 +252,22 @@ def _groups(rows: Sequence[_Row], name: str) -> str:
         f"{head_cells}<th>values and intervals</th></tr></thead>"
     ]
 
-    def cells(ms: Sequence[Measurement | None]) -> str:
+    notes: list[str | None] = []
+
+    def cells(ms: Sequence[Measurement | None], group: str | None = None) -> str:
         text = ""
-        for m in ms:
+        for (model, _, _), m in zip(rows, ms):
             if m is None:
                 text += '<td class="num" data-v="">—</td><td></td><td class="num" data-v=""></td>'
                 continue
             shown = "error" if m.error is not None else number(m.value, m.ci_low, m.ci_high)
+            where = name if group is None else f"{name}, group {group}"
+            note = coverage_note(m, f"{where} · {model}")
+            if group is not None:  # the pooled row's note is under the table above
+                notes.append(note)
             text += (
                 _num_cell(m.value if m.error is None else None, shown)
-                + f'<td class="num">{interval(m.value, m.ci_low, m.ci_high)}</td>'
+                + _interval_cell(m, note)
                 + _num_cell(m.n, n_text(m))
             )
         return text
@@ -277,10 +305,13 @@ def _groups(rows: Sequence[_Row], name: str) -> str:
         small = any(gm is not None and is_small_group(gm) for gm in ms)
         flagged = flagged or small
         shown = group + (f" {SMALL_GROUP_MARK}" if small else "")
-        out.append(f'<tr><td data-v="{esc(group)}">{esc(shown)}</td>{cells(ms)}{plot(ms)}</tr>')
+        out.append(
+            f'<tr><td data-v="{esc(group)}">{esc(shown)}</td>{cells(ms, group)}{plot(ms)}</tr>'
+        )
     out.append("</tbody></table></div>")
     if flagged:
         out.append(f'<p class="meta">{esc(small_group_note())}</p>')
+    out.append(_notes(notes))
     out.append("</details>")
     return "".join(out)
 
@@ -309,7 +340,7 @@ def _measurement_section(result: RunResult, label: str, colours: Mapping[Any, st
             bounds=_bounds(rows[0][2]),
         )
     )
-    out.append(_counts_table(rows))
+    out.append(_counts_table(rows, name))
     out.append(_reliability(rows, name))
     out.append(_groups(rows, name))
     out.append("</section>")
