@@ -64,6 +64,7 @@ from ._summary import (
     SMALL_GROUP_MARK,
     confidence_of,
     coverage_note,
+    derived_of,
     display_name,
     is_small_group,
     labels_of,
@@ -72,7 +73,6 @@ from ._summary import (
     n_text,
     reducer_name,
     small_group_note,
-    summary_rows,
 )
 
 __all__ = ["FILENAME", "MAX_ITEMS", "MAX_TEXT", "OPEN_GROUPS", "report_html", "write"]
@@ -348,16 +348,19 @@ def _measurement_section(result: RunResult, label: str, colours: Mapping[Any, st
 
 
 def _derived_sections(result: RunResult, labels: Sequence[str], colours: Mapping[Any, str]) -> str:
-    """Rows computed from the measurements (cost per success): per model, then per group.
+    """Rows the metrics derived from their measurements, per model, then per group.
 
-    A derived row named ``<label>_...`` shows which way is better as that label does.
+    What a row is comes from the metric that derived it (its display name); the interval and
+    method columns appear when a row has an interval. A derived row named ``<label>_...``
+    shows which way is better as that label does.
     """
-    rows: dict[str, list[dict[str, Any]]] = {}
-    for row in summary_rows(result):
-        if row["metric"] not in labels:
-            rows.setdefault(row["metric"], []).append(row)
+    found: dict[str, list[tuple[str | None, Measurement]]] = {}
+    for model, ms in result.by_model.items():
+        for d in derived_of(ms):
+            if d.metric not in labels:
+                found.setdefault(d.metric, []).append((model, d))
     out = []
-    for metric, found in rows.items():
+    for metric, rows in found.items():
         source = next((lb for lb in labels if metric.startswith(f"{lb}_")), None)
         higher = None
         for ms in result.by_model.values():
@@ -365,24 +368,36 @@ def _derived_sections(result: RunResult, labels: Sequence[str], colours: Mapping
                 if m.metric == source:
                     higher = m.higher_is_better
         badge = direction_badge(higher) if higher is not None else ""
-        models = [r for r in found if r["group"] is None]
+        name = rows[0][1].name
+        title = metric.replace("_", " ").capitalize() if name == metric else name
+        spread = any(d.ci_low is not None and d.ci_high is not None for _, d in rows)
+        said = "" if spread else "; no interval"
+        heads = "<th>interval</th><th>method</th>" if spread else ""
         out.append(
             f'<section class="measurement derived" data-label="{esc(metric)}">'
-            f"<h3>{esc(metric.replace('_', ' ').capitalize())} "
-            f'<span class="meta">({esc(metric)})</span>{badge}</h3>'
-            '<p class="meta">Derived from the measurements above; no interval. n: the '
-            "successes it divides by.</p>"
+            f'<h3>{esc(title)} <span class="meta">({esc(metric)})</span>{badge}</h3>'
+            f'<p class="meta">Derived from the measurements above by their metric{said}.</p>'
             '<div class="scroll"><table class="counts"><thead><tr><th>model</th><th>value</th>'
-            "<th>n</th></tr></thead><tbody>"
+            f"{heads}<th>n</th></tr></thead><tbody>"
         )
-        for r in models:
-            colour = colours.get(r["model"], STATE_COLOURS["skip"])
+
+        def spread_cells(d: Measurement, spread: bool = spread) -> str:
+            if not spread:
+                return ""
+            return (
+                f'<td class="num">{interval(d.value, d.ci_low, d.ci_high)}</td>'
+                f"<td>{esc(method_name(d.ci_method))}</td>"
+            )
+
+        for model, d in rows:
+            colour = colours.get(model, STATE_COLOURS["skip"])
             out.append(
-                f"<tr><td>{_swatch(colour)}{esc(_name(r['model']))}</td>"
-                f'<td class="num">{number(r["value"])}</td><td class="num">{r["n"]}</td></tr>'
+                f"<tr><td>{_swatch(colour)}{esc(_name(model))}</td>"
+                f'<td class="num">{number(d.value, d.ci_low, d.ci_high)}</td>'
+                f'{spread_cells(d)}<td class="num">{d.n}</td></tr>'
             )
         out.append("</tbody></table></div>")
-        grouped = [r for r in found if r["group"] is not None]
+        grouped = [(model, g, gd) for model, d in rows for g, gd in d.groups.items()]
         if grouped:
             out.append(
                 f'<details class="groups"><summary>{esc(metric)} by group</summary>'
@@ -390,14 +405,16 @@ def _derived_sections(result: RunResult, labels: Sequence[str], colours: Mapping
                 '<th><button class="sort" type="button">group</button></th>'
                 '<th><button class="sort" type="button">model</button></th>'
                 '<th data-type="num"><button class="sort" type="button">value</button></th>'
+                f"{heads}"
                 '<th data-type="num"><button class="sort" type="button">n</button></th>'
                 "</tr></thead><tbody>"
             )
-            for r in grouped:
+            for model, g, gd in grouped:
                 out.append(
-                    f"<tr><td>{esc(r['group'])}</td><td>{esc(_name(r['model']))}</td>"
-                    + _num_cell(r["value"], number(r["value"]))
-                    + _num_cell(r["n"], str(r["n"]))
+                    f"<tr><td>{esc(g)}</td><td>{esc(_name(model))}</td>"
+                    + _num_cell(gd.value, number(gd.value, gd.ci_low, gd.ci_high))
+                    + spread_cells(gd)
+                    + _num_cell(gd.n, str(gd.n))
                     + "</tr>"
                 )
             out.append("</tbody></table></div></details>")
