@@ -5,10 +5,12 @@ The page shows, in order:
 - the run: suite, counts, interval level, its provenance, the legend of the models' and the
   states' colours;
 - per measurement: its name and which way is better, the models' values with their
-  intervals as a plot on an axis scaled to them, the four-state counts, a reliability
-  diagram when the measurement holds bins (``bin[b].count``… in its ``extra``), and its
+  intervals as a plot on an axis scaled to them (an interval whose coverage receipt is below
+  the floor marked with a double dagger and its coverage noted), the four-state counts, a
+  reliability diagram when the measurement holds bins (``bin[b].count``… in its ``extra``), and its
   groups, collapsed when there are many, as one sortable table with a column per model;
-- rows derived from the measurements (cost per success) with their groups;
+- rows the metrics derive from their measurements (cost per success, a judge-corrected
+  score) with their intervals when they have one, and their groups;
 - with several models, the comparison (:mod:`._html_compare`): :func:`itemscore.compare`'s
   paired differences, intervals, adjusted p-values and tests, and a forest plot per metric;
 - the items, paged, sortable and filterable by text, state, metric and model, with their

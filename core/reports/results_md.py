@@ -3,8 +3,9 @@
 One row per model and metric (then its groups, with ``--by-group`` rows indented by ``-``):
 suite, model, metric, an arrow for the direction (``↑`` higher is better, ``↓`` lower),
 value, interval and n. Numbers follow :mod:`._format`; a bold value is a significant lead
-(the same paired tests as every table). Pipes and line breaks in names are escaped, so a
-name never opens a new cell or row.
+(the same paired tests as every table); an interval whose coverage receipt is below the
+floor has a double dagger after it, with its coverage in a note under the table. Pipes and
+line breaks in names are escaped, so a name never opens a new cell or row.
 """
 
 from __future__ import annotations
