@@ -218,12 +218,13 @@ def _value_text(cell: _Cell | None, decimals: int) -> Text:
 
 
 def _interval_text(cell: _Cell | None, decimals: int) -> str:
+    """The interval; the coverage mark before it when flagged, so right edges stay aligned."""
     from .reports._summary import COVERAGE_MARK
 
     if cell is None:
         return ""
     text = _format.format_interval(cell.low, cell.high, decimals)
-    return f"{text}{COVERAGE_MARK}" if text and cell.undercovers is not None else text
+    return f"{COVERAGE_MARK}{text}" if text and cell.undercovers is not None else text
 
 
 def _counts_text(cell: _Cell | None) -> str:
@@ -468,7 +469,7 @@ def result_tables(
     by the mean of its groups (with its interval) and one row per group; a group with fewer
     scored items than the runner's threshold is marked with a dagger, explained under the
     table. An interval whose coverage receipt is below the floor
-    (:func:`itemscore.aggregate.coverage_flag`) has a double dagger after it, and a note under
+    (:func:`itemscore.aggregate.coverage_flag`) has a double dagger before it, and a note under
     the table gives its coverage. A measurement whose aggregate failed shows ``error``, its
     message under the table.
     Derived measurements (the cost of one success) follow the metrics. Every text from the

@@ -83,13 +83,13 @@ def test_an_undercovering_proportion_is_marked_with_its_exact_coverage() -> None
         f"estimate, for a nominal 95%: see {DOCS}."
     )
     text = _terminal(result)
-    assert f"[0.00, 0.15]{MARK}" in text
+    assert f"{MARK}[0.00, 0.15]" in text
     assert note in text
     page = report_html(result)
     assert page.count('class="num undercovers"') == 1
     assert html.escape(note.replace("exact_match:", "Exact match · all items:")) in page
     md = markdown_table(result)
-    assert f"|[0.00, 0.15]{MARK}|" in md
+    assert f"|{MARK}[0.00, 0.15]|" in md
     assert note.replace("exact_match:", "Exact match:") in md
 
 

@@ -65,7 +65,7 @@ MACRO_NAME = "mean of groups"
 SMALL_GROUP_MARK = "†"
 
 
-#: The mark tables put after an interval whose coverage receipt is below the floor.
+#: The mark tables put before an interval whose coverage receipt is below the floor.
 COVERAGE_MARK = "\u2021"
 #: Where the docs explain the receipt a flagged interval failed.
 COVERAGE_DOCS = "docs/aggregation.md#the-receipt-in-extra"

@@ -131,8 +131,8 @@ def _interval_cell(m: Measurement, note: str | None) -> str:
     if note is None or not shown:
         return f'<td class="num">{shown}</td>'
     return (
-        f'<td class="num undercovers" title="{esc(note)}">{shown}'
-        f'<span class="mark">{COVERAGE_MARK}</span></td>'
+        f'<td class="num undercovers" title="{esc(note)}">'
+        f'<span class="mark">{COVERAGE_MARK}</span>{shown}</td>'
     )
 
 

@@ -4,7 +4,7 @@ One row per model and metric (then its groups, with ``--by-group`` rows indented
 suite, model, metric, an arrow for the direction (``↑`` higher is better, ``↓`` lower),
 value, interval and n. Numbers follow :mod:`._format`; a bold value is a significant lead
 (the same paired tests as every table); an interval whose coverage receipt is below the
-floor has a double dagger after it, with its coverage in a note under the table. Pipes and
+floor has a double dagger before it, with its coverage in a note under the table. Pipes and
 line breaks in names are escaped, so a name never opens a new cell or row.
 """
 
@@ -57,7 +57,7 @@ def _row(
         md_text(name),
         _format.direction_arrow(m.higher_is_better),
         md_text(value),
-        md_text(shown + (COVERAGE_MARK if marked and shown else "")),
+        md_text((COVERAGE_MARK if marked and shown else "") + shown),
         md_text(method_name(m.ci_method)),
         str(m.n),
     ]
