@@ -173,3 +173,14 @@ def test_a_run_whose_intervals_cover_shows_no_mark(by_group: bool) -> None:
     assert "undercovers" not in page
     assert "coverage-note" not in page
     assert MARK not in markdown_table(result)
+
+
+def test_a_coverage_just_below_the_floor_never_reads_as_the_floor() -> None:
+    """5 of 18 with Wilson covers 93.98%: the note says so, never "94.0% (< 94%)"."""
+    result = score(_share_items(18, 5), ["exact_match"])
+    expected = _wilson_coverage(18, 5 / 18)
+    assert f"{100 * expected:.1f}" == "94.0"
+    assert expected < 0.94
+    text = _terminal(result)
+    assert f"interval covers {100 * expected:.2f}% (< 94%)" in text
+    assert "94.0%" not in text
