@@ -177,7 +177,9 @@ def _matrix(
     models = list(dict.fromkeys(m for m in models_col if m is not None))
     if len(models) < 2:
         raise ConfigError(
-            f"Item diagnostics need at least two models; the run has {one_of(models) or 'none'}."
+            f"Item diagnostics need at least two models; the run has {one_of(models) or 'none'}. "
+            "Score the other models' outputs of the same items into the same run (one model "
+            "name per output, the role `model`)."
         )
     item_ids = list(dict.fromkeys(ids))
     col = {item: j for j, item in enumerate(item_ids)}

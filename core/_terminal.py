@@ -107,6 +107,8 @@ class _Cell:
     unit: str | None = None
     bold: bool = False
     error: str | None = None
+    #: The measurement itself when its coverage receipt is below the floor (a flagged row).
+    undercovers: Measurement | None = None
 
 
 @attrs.frozen
@@ -117,6 +119,7 @@ class _Row:
     kind: str  # "metric", "macro", "group", "derived"
     cells: tuple[_Cell | None, ...]
     small: bool = False
+    label: str = ""  # the measurement's label (a group row: its measurement's)
 
     @property
     def decimals(self) -> int:
@@ -124,6 +127,7 @@ class _Row:
 
 
 def _cell(m: Measurement, bold: bool = False) -> _Cell:
+    from .aggregate import coverage_flag
     from .reports._summary import n_text
 
     counts = tuple(m.counts.get(s, 0) for s in (Status.OK, Status.FAIL, Status.SKIP, Status.ERROR))
@@ -132,6 +136,7 @@ def _cell(m: Measurement, bold: bool = False) -> _Cell:
         value=m.value, low=m.ci_low, high=m.ci_high, method=method_name(m.ci_method),
         n=n_text(m), counts=None if derived else counts,  # type: ignore[arg-type]
         unit=m.unit, bold=bold, error=m.error,
+        undercovers=m if coverage_flag(m) is not None else None,
     )  # fmt: skip
 
 
@@ -165,7 +170,7 @@ def _rows(
             None if m is None else _cell(m, (model, m.metric) in bold and reducer is None)
             for model, m in zip(models, found)
         )
-        rows.append(_Row(name, kind, cells))
+        rows.append(_Row(name, kind, cells, label=label))
         if not grouped:
             return
         macros = [None if m is None or m.error else macro_of(m) for m in found]
@@ -181,7 +186,7 @@ def _rows(
             gms = [None if m is None else m.groups.get(group) for m in found]
             small = any(g is not None and is_small_group(g) for g in gms)
             cells = tuple(None if g is None else _cell(g) for g in gms)
-            rows.append(_Row(f"  {group}", "group", cells, small))
+            rows.append(_Row(f"  {group}", "group", cells, small, label=f"{label}, group {group}"))
 
     keys: dict[str, str] = {}  # every measurement's key (a reducer's own), first seen first
     for ms in per_model:
@@ -213,9 +218,13 @@ def _value_text(cell: _Cell | None, decimals: int) -> Text:
 
 
 def _interval_text(cell: _Cell | None, decimals: int) -> str:
+    """The interval; the coverage mark before it when flagged, so right edges stay aligned."""
+    from .reports._summary import COVERAGE_MARK
+
     if cell is None:
         return ""
-    return _format.format_interval(cell.low, cell.high, decimals)
+    text = _format.format_interval(cell.low, cell.high, decimals)
+    return f"{COVERAGE_MARK}{text}" if text and cell.undercovers is not None else text
 
 
 def _counts_text(cell: _Cell | None) -> str:
@@ -379,8 +388,15 @@ def _model_table(
     return table
 
 
-def _caption(result: RunResult, rows: Sequence[_Row], *, methods: bool = False) -> str | None:
-    from .reports._summary import BOLD_NOTE, TIMES, small_group_note
+def _caption(
+    result: RunResult,
+    rows: Sequence[_Row],
+    *,
+    methods: bool = False,
+    models: Sequence[str | None] | None = None,
+) -> str | None:
+    """The notes under a table; ``models``: the model of each cell, when cells are models."""
+    from .reports._summary import BOLD_NOTE, TIMES, coverage_note, small_group_note
 
     notes = []
     if methods:  # the layout has no method column: say it once per metric
@@ -402,6 +418,14 @@ def _caption(result: RunResult, rows: Sequence[_Row], *, methods: bool = False) 
         notes.append("↓ lower is better.")
     if any(r.small for r in rows):
         notes.append(small_group_note())
+    for r in rows:
+        for i, c in enumerate(r.cells):
+            if c is not None and c.undercovers is not None:
+                model = None if models is None else models[i]
+                where = r.label + ("" if model is None else f" · {model}")
+                note = coverage_note(c.undercovers, printable(where))
+                if note is not None:
+                    notes.append(note)
     for r in rows:
         for c in r.cells:
             if c is not None and c.error is not None:
@@ -444,7 +468,10 @@ def result_tables(
     With ``by_group``, a grouped measurement's own row is its value over all items, followed
     by the mean of its groups (with its interval) and one row per group; a group with fewer
     scored items than the runner's threshold is marked with a dagger, explained under the
-    table. A measurement whose aggregate failed shows ``error``, its message under the table.
+    table. An interval whose coverage receipt is below the floor
+    (:func:`itemscore.aggregate.coverage_flag`) has a double dagger before it, and a note under
+    the table gives its coverage. A measurement whose aggregate failed shows ``error``, its
+    message under the table.
     Derived measurements (the cost of one success) follow the metrics. Every text from the
     data (suite, model, label, group, error) is shown as plain text.
 
@@ -472,7 +499,7 @@ def result_tables(
         last = i == len(candidates) - 1
         if choice.startswith("columns"):
             assert all_rows is not None
-            caption = _caption(result, all_rows, methods=choice == "columns-narrow")
+            caption = _caption(result, all_rows, methods=choice == "columns-narrow", models=models)
             table = _model_columns_table(
                 result, all_rows, models, choice == "columns-narrow", caption
             )

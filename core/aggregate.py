@@ -1723,4 +1723,7 @@ def coverage_flag(measurement: object, floor: float = COVERAGE_FLOOR) -> str | N
     if worst >= floor:
         return None
     how = "simulated " if "coverage_reps" in extra else ""
-    return f"interval covers {100 * coverage:.1f}% {how}(< {100 * floor:g}%)"
+    digits = 1  # never "covers 94.0% (< 94%)": as many digits as show it below the floor
+    while digits < 6 and round(100 * coverage, digits) >= 100 * floor:
+        digits += 1
+    return f"interval covers {100 * coverage:.{digits}f}% {how}(< {100 * floor:g}%)"

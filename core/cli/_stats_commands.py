@@ -32,7 +32,10 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 @click.command("diagnose")
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-m", "--metric", metavar="LABEL", help="The metric label (default: the first).")
-@click.option("--top", default=20, show_default=True, help="Items shown per table.")
+@click.option(
+    "--top", default=20, show_default=True, type=click.IntRange(min=0),
+    help="Items shown per table (0: the counts only).",
+)  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the whole diagnosis as JSON.")
 def diagnose_command(results: Path, metric: str | None, top: int, as_json: bool) -> None:
     """Item difficulty, discrimination and flags, and signal-to-noise per group.

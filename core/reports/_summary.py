@@ -12,12 +12,14 @@ from ._format import method_name
 
 __all__ = [
     "BOLD_NOTE",
+    "COVERAGE_MARK",
     "MACRO_NAME",
     "POOLED_NAME",
     "SMALL_GROUP_MARK",
     "SUMMARY_COLUMNS",
     "bold_cells",
     "confidence_of",
+    "coverage_note",
     "derived_of",
     "display_name",
     "find",
@@ -61,6 +63,29 @@ POOLED_NAME = "all items"
 MACRO_NAME = "mean of groups"
 #: The mark tables put after the name of a group with few scored items.
 SMALL_GROUP_MARK = "†"
+
+
+#: The mark tables put before an interval whose coverage receipt is below the floor.
+COVERAGE_MARK = "\u2021"
+#: Where the docs explain the receipt a flagged interval failed.
+COVERAGE_DOCS = "docs/aggregation.md#the-receipt-in-extra"
+
+
+def coverage_note(m: Measurement, where: str, mark: str = COVERAGE_MARK) -> str | None:
+    """The note under a table for a row whose interval covers less than it says, or ``None``.
+
+    :func:`itemscore.aggregate.coverage_flag` decides (exact receipts below 94%, simulated
+    ones only when their Monte Carlo upper end is); ``where`` names the row (and model).
+    """
+    from ..aggregate import coverage_flag
+
+    flag = coverage_flag(m)
+    if flag is None:
+        return None
+    return (
+        f"{mark} {where}: {flag} at its n and estimate, for a nominal "
+        f"{m.confidence * 100:g}%: see {COVERAGE_DOCS}."
+    )
 
 
 #: The columns ``summary.csv`` and the Summary sheet add for a run with attempts.

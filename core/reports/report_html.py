@@ -5,10 +5,12 @@ The page shows, in order:
 - the run: suite, counts, interval level, its provenance, the legend of the models' and the
   states' colours;
 - per measurement: its name and which way is better, the models' values with their
-  intervals as a plot on an axis scaled to them, the four-state counts, a reliability
-  diagram when the measurement holds bins (``bin[b].count``… in its ``extra``), and its
+  intervals as a plot on an axis scaled to them (an interval whose coverage receipt is below
+  the floor marked with a double dagger and its coverage noted), the four-state counts, a
+  reliability diagram when the measurement holds bins (``bin[b].count``… in its ``extra``), and its
   groups, collapsed when there are many, as one sortable table with a column per model;
-- rows derived from the measurements (cost per success) with their groups;
+- rows the metrics derive from their measurements (cost per success, a judge-corrected
+  score) with their intervals when they have one, and their groups;
 - with several models, the comparison (:mod:`._html_compare`): :func:`itemscore.compare`'s
   paired differences, intervals, adjusted p-values and tests, and a forest plot per metric;
 - the items, paged, sortable and filterable by text, state, metric and model, with their
@@ -58,10 +60,13 @@ from ._html_svg import (
 )
 from ._rows import score_rows
 from ._summary import (
+    COVERAGE_MARK,
     MACRO_NAME,
     POOLED_NAME,
     SMALL_GROUP_MARK,
     confidence_of,
+    coverage_note,
+    derived_of,
     display_name,
     is_small_group,
     labels_of,
@@ -70,7 +75,6 @@ from ._summary import (
     n_text,
     reducer_name,
     small_group_note,
-    summary_rows,
 )
 
 __all__ = ["FILENAME", "MAX_ITEMS", "MAX_TEXT", "OPEN_GROUPS", "report_html", "write"]
@@ -121,23 +125,43 @@ def _num_cell(value: float | int | None, text: str) -> str:
     return f'<td class="num" data-v="{v}">{esc(text)}</td>'
 
 
-def _counts_table(rows: Sequence[_Row]) -> str:
+def _interval_cell(m: Measurement, note: str | None) -> str:
+    """An interval's cell, marked when its coverage receipt is below the floor (``note``)."""
+    shown = interval(m.value, m.ci_low, m.ci_high)
+    if note is None or not shown:
+        return f'<td class="num">{shown}</td>'
+    return (
+        f'<td class="num undercovers" title="{esc(note)}">'
+        f'<span class="mark">{COVERAGE_MARK}</span>{shown}</td>'
+    )
+
+
+def _notes(notes: Sequence[str | None]) -> str:
+    """The coverage notes under a table, one paragraph each."""
+    return "".join(f'<p class="meta coverage-note">{esc(n)}</p>' for n in notes if n)
+
+
+def _counts_table(rows: Sequence[_Row], name: str) -> str:
     out = [
         '<div class="scroll"><table class="counts"><thead><tr><th>model</th><th>value</th>'
         "<th>interval</th><th>method</th><th>n</th><th>ok</th><th>fail</th><th>skip</th>"
         "<th>error</th><th>states</th></tr></thead><tbody>"
     ]
+    notes = []
     for model_name, colour, m in rows:
         value = "error: " + m.error if m.error is not None else number(m.value, m.ci_low, m.ci_high)
+        note = coverage_note(m, f"{name} · {model_name}")
+        notes.append(note)
         out.append(
             f'<tr><td>{_swatch(colour)}{esc(model_name)}</td><td class="num">{esc(value)}</td>'
-            f'<td class="num">{interval(m.value, m.ci_low, m.ci_high)}</td>'
+            f"{_interval_cell(m, note)}"
             f"<td>{esc(method_name(m.ci_method))}</td>"
             f'<td class="num">{esc(n_text(m))}</td>'
             + "".join(f'<td class="num">{m.counts.get(s, 0)}</td>' for s in Status)
             + f"<td>{state_bar(_counts(m))}</td></tr>"
         )
     out.append("</tbody></table></div>")
+    out.append(_notes(notes))
     return "".join(out)
 
 
@@ -230,16 +254,22 @@ def _groups(rows: Sequence[_Row], name: str) -> str:
         f"{head_cells}<th>values and intervals</th></tr></thead>"
     ]
 
-    def cells(ms: Sequence[Measurement | None]) -> str:
+    notes: list[str | None] = []
+
+    def cells(ms: Sequence[Measurement | None], group: str | None = None) -> str:
         text = ""
-        for m in ms:
+        for (model, _, _), m in zip(rows, ms):
             if m is None:
                 text += '<td class="num" data-v="">—</td><td></td><td class="num" data-v=""></td>'
                 continue
             shown = "error" if m.error is not None else number(m.value, m.ci_low, m.ci_high)
+            where = name if group is None else f"{name}, group {group}"
+            note = coverage_note(m, f"{where} · {model}")
+            if group is not None:  # the pooled row's note is under the table above
+                notes.append(note)
             text += (
                 _num_cell(m.value if m.error is None else None, shown)
-                + f'<td class="num">{interval(m.value, m.ci_low, m.ci_high)}</td>'
+                + _interval_cell(m, note)
                 + _num_cell(m.n, n_text(m))
             )
         return text
@@ -277,10 +307,13 @@ def _groups(rows: Sequence[_Row], name: str) -> str:
         small = any(gm is not None and is_small_group(gm) for gm in ms)
         flagged = flagged or small
         shown = group + (f" {SMALL_GROUP_MARK}" if small else "")
-        out.append(f'<tr><td data-v="{esc(group)}">{esc(shown)}</td>{cells(ms)}{plot(ms)}</tr>')
+        out.append(
+            f'<tr><td data-v="{esc(group)}">{esc(shown)}</td>{cells(ms, group)}{plot(ms)}</tr>'
+        )
     out.append("</tbody></table></div>")
     if flagged:
         out.append(f'<p class="meta">{esc(small_group_note())}</p>')
+    out.append(_notes(notes))
     out.append("</details>")
     return "".join(out)
 
@@ -309,7 +342,7 @@ def _measurement_section(result: RunResult, label: str, colours: Mapping[Any, st
             bounds=_bounds(rows[0][2]),
         )
     )
-    out.append(_counts_table(rows))
+    out.append(_counts_table(rows, name))
     out.append(_reliability(rows, name))
     out.append(_groups(rows, name))
     out.append("</section>")
@@ -317,16 +350,19 @@ def _measurement_section(result: RunResult, label: str, colours: Mapping[Any, st
 
 
 def _derived_sections(result: RunResult, labels: Sequence[str], colours: Mapping[Any, str]) -> str:
-    """Rows computed from the measurements (cost per success): per model, then per group.
+    """Rows the metrics derived from their measurements, per model, then per group.
 
-    A derived row named ``<label>_...`` shows which way is better as that label does.
+    What a row is comes from the metric that derived it (its display name); the interval and
+    method columns appear when a row has an interval. A derived row named ``<label>_...``
+    shows which way is better as that label does.
     """
-    rows: dict[str, list[dict[str, Any]]] = {}
-    for row in summary_rows(result):
-        if row["metric"] not in labels:
-            rows.setdefault(row["metric"], []).append(row)
+    found: dict[str, list[tuple[str | None, Measurement]]] = {}
+    for model, ms in result.by_model.items():
+        for d in derived_of(ms):
+            if d.metric not in labels:
+                found.setdefault(d.metric, []).append((model, d))
     out = []
-    for metric, found in rows.items():
+    for metric, rows in found.items():
         source = next((lb for lb in labels if metric.startswith(f"{lb}_")), None)
         higher = None
         for ms in result.by_model.values():
@@ -334,24 +370,36 @@ def _derived_sections(result: RunResult, labels: Sequence[str], colours: Mapping
                 if m.metric == source:
                     higher = m.higher_is_better
         badge = direction_badge(higher) if higher is not None else ""
-        models = [r for r in found if r["group"] is None]
+        name = rows[0][1].name
+        title = metric.replace("_", " ").capitalize() if name == metric else name
+        spread = any(d.ci_low is not None and d.ci_high is not None for _, d in rows)
+        said = "" if spread else "; no interval"
+        heads = "<th>interval</th><th>method</th>" if spread else ""
         out.append(
             f'<section class="measurement derived" data-label="{esc(metric)}">'
-            f"<h3>{esc(metric.replace('_', ' ').capitalize())} "
-            f'<span class="meta">({esc(metric)})</span>{badge}</h3>'
-            '<p class="meta">Derived from the measurements above; no interval. n: the '
-            "successes it divides by.</p>"
+            f'<h3>{esc(title)} <span class="meta">({esc(metric)})</span>{badge}</h3>'
+            f'<p class="meta">Derived from the measurements above by their metric{said}.</p>'
             '<div class="scroll"><table class="counts"><thead><tr><th>model</th><th>value</th>'
-            "<th>n</th></tr></thead><tbody>"
+            f"{heads}<th>n</th></tr></thead><tbody>"
         )
-        for r in models:
-            colour = colours.get(r["model"], STATE_COLOURS["skip"])
+
+        def spread_cells(d: Measurement, spread: bool = spread) -> str:
+            if not spread:
+                return ""
+            return (
+                f'<td class="num">{interval(d.value, d.ci_low, d.ci_high)}</td>'
+                f"<td>{esc(method_name(d.ci_method))}</td>"
+            )
+
+        for model, d in rows:
+            colour = colours.get(model, STATE_COLOURS["skip"])
             out.append(
-                f"<tr><td>{_swatch(colour)}{esc(_name(r['model']))}</td>"
-                f'<td class="num">{number(r["value"])}</td><td class="num">{r["n"]}</td></tr>'
+                f"<tr><td>{_swatch(colour)}{esc(_name(model))}</td>"
+                f'<td class="num">{number(d.value, d.ci_low, d.ci_high)}</td>'
+                f'{spread_cells(d)}<td class="num">{d.n}</td></tr>'
             )
         out.append("</tbody></table></div>")
-        grouped = [r for r in found if r["group"] is not None]
+        grouped = [(model, g, gd) for model, d in rows for g, gd in d.groups.items()]
         if grouped:
             out.append(
                 f'<details class="groups"><summary>{esc(metric)} by group</summary>'
@@ -359,14 +407,16 @@ def _derived_sections(result: RunResult, labels: Sequence[str], colours: Mapping
                 '<th><button class="sort" type="button">group</button></th>'
                 '<th><button class="sort" type="button">model</button></th>'
                 '<th data-type="num"><button class="sort" type="button">value</button></th>'
+                f"{heads}"
                 '<th data-type="num"><button class="sort" type="button">n</button></th>'
                 "</tr></thead><tbody>"
             )
-            for r in grouped:
+            for model, g, gd in grouped:
                 out.append(
-                    f"<tr><td>{esc(r['group'])}</td><td>{esc(_name(r['model']))}</td>"
-                    + _num_cell(r["value"], number(r["value"]))
-                    + _num_cell(r["n"], str(r["n"]))
+                    f"<tr><td>{esc(g)}</td><td>{esc(_name(model))}</td>"
+                    + _num_cell(gd.value, number(gd.value, gd.ci_low, gd.ci_high))
+                    + spread_cells(gd)
+                    + _num_cell(gd.n, str(gd.n))
                     + "</tr>"
                 )
             out.append("</tbody></table></div></details>")

@@ -3,8 +3,9 @@
 One row per model and metric (then its groups, with ``--by-group`` rows indented by ``-``):
 suite, model, metric, an arrow for the direction (``↑`` higher is better, ``↓`` lower),
 value, interval and n. Numbers follow :mod:`._format`; a bold value is a significant lead
-(the same paired tests as every table). Pipes and line breaks in names are escaped, so a
-name never opens a new cell or row.
+(the same paired tests as every table); an interval whose coverage receipt is below the
+floor has a double dagger before it, with its coverage in a note under the table. Pipes and
+line breaks in names are escaped, so a name never opens a new cell or row.
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ from .._records import Measurement
 from .._result import RunResult
 from . import _format
 from ._files import open_report
-from ._summary import BOLD_NOTE, bold_cells, confidence_of, derived_of, method_name
+from ._summary import (
+    BOLD_NOTE,
+    COVERAGE_MARK,
+    bold_cells,
+    confidence_of,
+    coverage_note,
+    derived_of,
+    method_name,
+)
 from ._text import one_line
 
 __all__ = ["FILENAME", "markdown_table", "md_text", "write"]
@@ -34,8 +43,11 @@ def md_text(text: str) -> str:
     return one_line(text).replace("\\", "\\\\").replace("|", "\\|")
 
 
-def _row(suite: str, model: str | None, name: str, m: Measurement, bold: bool) -> str:
+def _row(
+    suite: str, model: str | None, name: str, m: Measurement, bold: bool, marked: bool = False
+) -> str:
     d = _format.decimals_for(m.value, m.ci_low, m.ci_high)
+    shown = _format.format_interval(m.ci_low, m.ci_high, d)
     value = "error" if m.error else _format.format_value(m.value, d, unit=m.unit)
     if bold:
         value = f"**{value}**"
@@ -45,7 +57,7 @@ def _row(suite: str, model: str | None, name: str, m: Measurement, bold: bool) -
         md_text(name),
         _format.direction_arrow(m.higher_is_better),
         md_text(value),
-        _format.format_interval(m.ci_low, m.ci_high, d),
+        md_text((COVERAGE_MARK if marked and shown else "") + shown),
         md_text(method_name(m.ci_method)),
         str(m.n),
     ]
@@ -60,16 +72,28 @@ def markdown_table(result: RunResult, *, groups: bool = True) -> str:
         f"|Suite|Model|Metric| |Value|{level} interval|Method|n|",
         "|---|---|---|:-:|--:|--:|---|--:|",
     ]
+    coverage: list[str] = []
+
+    def flagged(m: Measurement, where: str) -> bool:
+        note = coverage_note(m, md_text(where))
+        if note is not None:
+            coverage.append(note)
+        return note is not None
+
     for model, ms in result.by_model.items():
+        who = "" if model is None else f" · {model}"
         for m in [*ms.values(), *derived_of(ms)]:
-            lines.append(_row(result.suite_id, model, m.name, m, (model, m.metric) in bold))
+            marked = flagged(m, m.name + who)
+            lines.append(_row(result.suite_id, model, m.name, m, (model, m.metric) in bold, marked))
             if groups:
                 for group, gm in m.groups.items():
-                    lines.append(_row("", None, f" - {group}", gm, False))
+                    marked = flagged(gm, f"{m.name}, group {group}{who}")
+                    lines.append(_row("", None, f" - {group}", gm, False, marked))
     notes = ["↑ higher is better, ↓ lower is better."]
     if bold:
         notes.append(BOLD_NOTE.format(level=level).replace("Bold:", "**Bold**:"))
-    return "\n".join(lines) + "\n\n" + " ".join(notes) + "\n"
+    text = "\n".join(lines) + "\n\n" + " ".join(notes) + "\n"
+    return text + "".join(f"\n{note}\n" for note in coverage)
 
 
 def write(result: RunResult, path: Path) -> None:

@@ -16,6 +16,7 @@ from itemscore import (
     Estimate,
     ItemResult,
     ItemScore,
+    Measurement,
     Metric,
     MetricContext,
     OptionError,
@@ -853,6 +854,51 @@ class LlmJudge(ValueMeansBootstrap, Metric):
             if found:
                 found["corrected_method[prediction-powered]"] = 1.0
         extra.update(found)
+
+    def derived_measurements(
+        self, own: Measurement, others: Mapping[str, Measurement]
+    ) -> Mapping[str, Measurement]:
+        """``<label>_corrected``: the judge-corrected score as a row of its own, with groups.
+
+        Only with human verdicts on the slice: the Rogan-Gladen pass rate (``pass_fail``) or
+        the prediction-powered mean (numeric scales), its interval and its method, beside the
+        naive judge score; groups whose own slice gave a corrected score have their row too.
+        """
+        name = f"{own.metric}_corrected"
+        groups = {}
+        for group, gm in own.groups.items():
+            found = _corrected_measurement(gm, name, {})
+            if found is not None:
+                groups[group] = found
+        head = _corrected_measurement(own, name, groups)
+        return {} if head is None else {name: head}
+
+
+#: The corrected score's keys in a measurement's ``extra``, by method.
+_CORRECTIONS = (
+    ("rogan-gladen-jeffreys", "corrected", "Rogan-Gladen"),
+    ("prediction-powered", "ppi", "prediction-powered"),
+)
+
+
+def _corrected_measurement(
+    own: Measurement, name: str, groups: Mapping[str, Measurement]
+) -> Measurement | None:
+    """The corrected score ``own.extra`` holds as a measurement, or ``None`` when it has none."""
+    for method, key, said in _CORRECTIONS:
+        if f"corrected_method[{method}]" not in own.extra or key not in own.extra:
+            continue
+        return Measurement(
+            key=f"{own.suite}.{name}", suite=own.suite, metric=name, model=own.model,
+            value=own.extra[key], ci_low=own.extra.get(f"{key}_low"),
+            ci_high=own.extra.get(f"{key}_high"), ci_method=method, n=own.n,
+            counts={s.value: c for s, c in own.counts.items()}, confidence=own.confidence,
+            higher_is_better=own.higher_is_better,
+            reproducibility_class=own.reproducibility_class,
+            display_name=f"{own.display_name or own.metric}, judge-corrected ({said})",
+            groups=dict(groups), extra={"n_human": own.extra.get("n_human", 0.0)},
+        )  # fmt: skip
+    return None
 
 
 class _Outcome:
