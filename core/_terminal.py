@@ -396,7 +396,7 @@ def _caption(
     models: Sequence[str | None] | None = None,
 ) -> str | None:
     """The notes under a table; ``models``: the model of each cell, when cells are models."""
-    from .reports._summary import BOLD_NOTE, TIMES, coverage_note, small_group_note
+    from .reports._summary import BOLD_NOTE, TIMES, coverage_notes, small_group_note
 
     notes = []
     if methods:  # the layout has no method column: say it once per metric
@@ -418,14 +418,14 @@ def _caption(
         notes.append("↓ lower is better.")
     if any(r.small for r in rows):
         notes.append(small_group_note())
+    undercovering = []
     for r in rows:
         for i, c in enumerate(r.cells):
             if c is not None and c.undercovers is not None:
                 model = None if models is None else models[i]
                 where = r.label + ("" if model is None else f" · {model}")
-                note = coverage_note(c.undercovers, printable(where))
-                if note is not None:
-                    notes.append(note)
+                undercovering.append((printable(where), c.undercovers))
+    notes += coverage_notes(undercovering)
     for r in rows:
         for c in r.cells:
             if c is not None and c.error is not None:

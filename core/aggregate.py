@@ -52,6 +52,7 @@ __all__ = [
     "cluster_ratio",
     "coverage_flag",
     "coverage_receipt",
+    "coverage_shortfall",
     "geomean",
     "macro_mean",
     "mean",
@@ -1715,6 +1716,18 @@ def coverage_flag(measurement: object, floor: float = COVERAGE_FLOOR) -> str | N
     Returns:
         e.g. ``"interval covers 91.2% (< 94%)"``, or ``None``.
     """
+    shortfall = coverage_shortfall(measurement, floor)
+    if shortfall is None:
+        return None
+    return f"interval covers {shortfall} (< {100 * floor:g}%)"
+
+
+def coverage_shortfall(measurement: object, floor: float = COVERAGE_FLOOR) -> str | None:
+    """The coverage :func:`coverage_flag` flags, as text (``"91.2%"``, ``"73.5% simulated"``).
+
+    Returns:
+        The receipt's coverage when it is flagged, else ``None``.
+    """
     extra = getattr(measurement, "extra", None)
     if not isinstance(extra, Mapping) or "coverage" not in extra:
         return None
@@ -1722,8 +1735,8 @@ def coverage_flag(measurement: object, floor: float = COVERAGE_FLOOR) -> str | N
     worst = float(extra.get("coverage_high", coverage))
     if worst >= floor:
         return None
-    how = "simulated " if "coverage_reps" in extra else ""
+    how = " simulated" if "coverage_reps" in extra else ""
     digits = 1  # never "covers 94.0% (< 94%)": as many digits as show it below the floor
     while digits < 6 and round(100 * coverage, digits) >= 100 * floor:
         digits += 1
-    return f"interval covers {100 * coverage:.{digits}f}% {how}(< {100 * floor:g}%)"
+    return f"{100 * coverage:.{digits}f}%{how}"

@@ -147,9 +147,13 @@ def test_with_several_models_the_mark_and_note_name_the_model_and_group() -> Non
     assert "· strong: interval covers" not in text
     grouped = _terminal(result, by_group=True, layout="columns")
     assert weak.groups["h"].extra["coverage"] < 0.94  # 1 of 10, Wald
-    assert f"{MARK} exact_match, group h · weak: interval covers" in grouped
+    # Two flagged rows share one note: the mark's meaning once, then each row's coverage.
+    shown = f"{100 * weak.groups['h'].extra['coverage']:.1f}%"
+    assert f"{MARK} The interval covers less than 94% at its n and estimate" in grouped
+    assert f"exact_match · weak {100 * weak.extra['coverage']:.1f}%;" in grouped
+    assert f"exact_match, group h · weak {shown}." in grouped
     assert weak.groups["g"].extra["coverage"] == 1.0  # 0 of 10: a point truth is covered
-    assert "group g · weak: interval covers" not in grouped
+    assert "group g · weak" not in grouped
     page = report_html(result)
     assert "Exact match · weak: interval covers" in page
     assert "Exact match · strong: interval covers" not in page

@@ -20,6 +20,7 @@ __all__ = [
     "bold_cells",
     "confidence_of",
     "coverage_note",
+    "coverage_notes",
     "derived_of",
     "display_name",
     "find",
@@ -86,6 +87,27 @@ def coverage_note(m: Measurement, where: str, mark: str = COVERAGE_MARK) -> str 
         f"{mark} {where}: {flag} at its n and estimate, for a nominal "
         f"{m.confidence * 100:g}%: see {COVERAGE_DOCS}."
     )
+
+
+def coverage_notes(
+    entries: Sequence[tuple[str, Measurement]], mark: str = COVERAGE_MARK
+) -> list[str]:
+    """The notes for the rows ``(where, measurement)`` of one table: one line for them all.
+
+    One flagged row gets :func:`coverage_note`; several share a line that says once what
+    the mark means and then lists each row with its coverage.
+    """
+    from ..aggregate import COVERAGE_FLOOR, coverage_shortfall
+
+    flagged = [(where, m) for where, m in entries if coverage_shortfall(m) is not None]
+    if len(flagged) < 2:
+        return [note for where, m in flagged if (note := coverage_note(m, where, mark))]
+    levels = sorted({f"{m.confidence * 100:g}%" for _, m in flagged})
+    rows = "; ".join(f"{where} {coverage_shortfall(m)}" for where, m in flagged)
+    return [
+        f"{mark} The interval covers less than {100 * COVERAGE_FLOOR:g}% at its n and estimate, "
+        f"for a nominal {' or '.join(levels)} (see {COVERAGE_DOCS}): {rows}."
+    ]
 
 
 #: The columns ``summary.csv`` and the Summary sheet add for a run with attempts.
