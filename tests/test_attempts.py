@@ -347,6 +347,24 @@ def test_reduce_on_the_command_line_and_in_the_reports(tmp_path: Path) -> None:
     assert page.index('"id": "q0", "attempt": 2') < page.index('"id": "q1", "attempt": 0')
 
 
+def test_majority_without_out_reads_the_outputs_it_needs(tmp_path: Path) -> None:
+    """The command line without --out keeps no items, but majority votes on the outputs."""
+    data = write_attempts(tmp_path / "a.jsonl")
+    run = CliRunner().invoke(
+        cli,
+        ["score", str(data), "-m", "exact_match", "--reduce", "majority,maj@1", "--json"],
+        catch_exceptions=False,
+    )
+    assert run.exit_code == 0, run.output
+    got = {m["key"]: m for m in json.loads(run.output)["measurements"]}
+    items = itemscore.read_items(data)
+    expected = score(items, ["exact_match"], reduce=["majority", "maj@1"]).measurements
+    for key in ("default.exact_match", "default.exact_match[maj@1]"):
+        assert got[key]["error"] is None
+        assert got[key]["value"] == expected[key].value
+    assert got["default.exact_match"]["value"] == 2 / 3  # q0 and q2 vote yes, q1 no
+
+
 def test_reduce_in_a_configuration_is_checked_where_it_is_written(tmp_path: Path) -> None:
     """`reduce:` takes a list; an unknown reducer is an error at its line, with did-you-mean."""
     data = write_attempts(tmp_path / "a.jsonl")

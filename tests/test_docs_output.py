@@ -39,6 +39,17 @@ FILES = {
     "outputs.jsonl": '{"id": "1", "output": "Paris", "expected": "Paris"}\n'
     '{"id": "2", "output": {"text": "Rome"}, "expected": "Rome"}\n',
     "out.jsonl": '{"id": "1", "output": "a", "expected": "a"}\n',
+    # The worked example of docs/attempts.md: four questions, three attempts each.
+    "attempts.jsonl": "".join(
+        f'{{"id": "{q}", "attempt": {j}, "output": "{o}", "expected": "{e}"}}\n'
+        for q, e, outs in [
+            ("q1", "Paris", ["Paris", "Paris", "Lyon"]),
+            ("q2", "4", ["4", "5", "4"]),
+            ("q3", "Mars", ["Venus", "Venus", "Venus"]),
+            ("q4", "Au", ["Au", "Au", "Au"]),
+        ]
+        for j, o in enumerate(outs, 1)
+    ),
     "qa.jsonl": "".join(
         f'{{"id": "{i}", "model": "alpha", "output": "{o}", "expected": {e}, "group": "{g}"}}\n'
         for i, (o, e, g) in enumerate(

@@ -375,6 +375,9 @@ BUILTIN_REDUCERS: Mapping[str, Reducer] = {
 }
 
 
+#: The built-in reducers that read only the attempts' states and values, never the outputs.
+_COUNTING = frozenset({"mean", "max", "min", "pass@K", "pass^K", "at_least:K"})
+
 #: The built-in reducers as :func:`reducers` lists them.
 _BUILT_IN: Mapping[str, tuple[Reducer, str | None]] = {
     name: (function, None) for name, function in BUILTIN_REDUCERS.items()
@@ -398,6 +401,11 @@ class ReducerSpec:
     function: Reducer = attrs.field(eq=False, repr=False)
     #: The plugin that added it (``None``: built in).
     plugin: str | None = None
+
+    @property
+    def reads_answers(self) -> bool:
+        """Whether it may read :meth:`Attempts.answers` (the outputs): a plugin's may."""
+        return self.plugin is not None or self.family not in _COUNTING
 
     def __call__(self, attempts: Attempts) -> NDArray[Any]:
         """The reducer's array for ``attempts`` (one entry per question), checked.

@@ -285,8 +285,10 @@ def _run_plan(
     try:
         if isinstance(source, Source):
             keep = keep or Keep("memory")
-            if keep.mode == "none" and (listening or any(pm.is_corpus for pm in the_plan)):
-                keep = Keep("memory")  # the hook and corpus metrics read the items
+            if keep.mode == "none" and (
+                listening or any(pm.is_corpus for pm in the_plan) or _reads_answers(settings)
+            ):
+                keep = Keep("memory")  # the hook, corpus metrics and majority read the items
             needing = [pm.label for pm in the_plan.metrics if pm.metric.needs_answer_key]
             ran = score_source(
                 the_plan, source, settings, engine, tick, keep=keep, needing=needing,
@@ -611,3 +613,10 @@ def rescore(
         ]
     the_plan = plan(metrics, registry=registry)
     return _run_plan(result.table, the_plan, settings, spec, progress, base=result)
+
+
+def _reads_answers(settings: RunSettings) -> bool:
+    """Whether a reducer of the run reads the attempts' outputs (``majority`` does)."""
+    from ._reduce import resolve_reducer
+
+    return any(resolve_reducer(name).reads_answers for name in settings.reduce)
