@@ -210,6 +210,23 @@ def test_chromium_shows_plots_counts_and_every_item(page: Any, tmp_path: Path) -
     assert page.problems() == []
 
 
+def test_ok_is_a_verdict_only_where_the_metric_says_right_or_wrong(
+    page: Any, tmp_path: Path
+) -> None:
+    """exact_match's ok reads "ok"; token_f1's 0.0 reads as its value, never a green ok."""
+    items = [
+        ItemResult(id="a", output="Paris", expected="Paris"),
+        ItemResult(id="b", output="Lyon", expected="Paris"),
+    ]
+    opened(page, tmp_path, itemscore.score(items, ["exact_match", "token_f1"]))
+    cells = {r[1]: r[-2:] for r in rows(page)}
+    assert cells["a"][0].endswith(" ok")  # exact_match: right
+    assert cells["b"][0].endswith(" fail")
+    assert cells["b"][1].strip() == "0"  # token_f1 of Lyon against Paris: a value, no state
+    assert page.js("document.querySelectorAll('#items td.score span.ok').length") == 1
+    assert page.problems() == []
+
+
 def test_chromium_filters_the_items_from_the_address(page: Any, tmp_path: Path) -> None:
     """The filters, preset from the address, keep only matching items."""
     path = opened(page, tmp_path, result(), "#state=error&model=alpha")

@@ -1,11 +1,13 @@
 r"""The items as report.html's script reads them: one JSON document, safe inside ``<script>``.
 
-The document is ``{"labels", "models", "total", "source", "items"}``: the measurement labels,
-the model names, how many items the run has, where the rest of them can be asked for
-(``null`` in a file; the viewer's endpoint when the viewer served the page), and the items
-the page holds, each ``{"id", "model", "group", "input", "output", "expected", "scores"}``
-with ``scores`` mapping a label to ``[state, value, reason]``. The viewer's endpoint answers
-with items of the same shape (:func:`item_json`).
+The document is ``{"labels", "graded", "models", "total", "source", "items"}``: the
+measurement labels, those whose ``ok`` means right (ratios: shown as a state beside the
+value; elsewhere the value alone says it), the model names, how many items the run has,
+where the rest of them can be asked for (``null`` in a file; the viewer's endpoint when the
+viewer served the page), and the items the page holds, each ``{"id", "model", "group",
+"input", "output", "expected", "scores"}`` with ``scores`` mapping a label to ``[state,
+value, reason]``. The viewer's endpoint answers with items of the same shape
+(:func:`item_json`).
 
 Inputs, outputs, expected answers and reasons longer than a limit keep their first and last
 halves of it, ``…[N characters cut]…`` between. The JSON is made safe inside ``<script>``:
@@ -89,6 +91,7 @@ def items_document(
     labels: list[str],
     models: list[str],
     total: int,
+    graded: Iterable[str] = (),
     max_items: int,
     limit: int,
     source: Mapping[str, Any] | None = None,
@@ -113,6 +116,8 @@ def items_document(
     head = json.dumps(
         {
             "labels": [printable(x) for x in labels],
+            # The labels whose ok means right (ratios); elsewhere ok only says a value was given.
+            "graded": [printable(x) for x in labels if x in set(graded)],
             "models": [printable(m) for m in models],
             "total": total,
             "source": None if source is None else dict(source),

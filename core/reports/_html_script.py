@@ -75,7 +75,8 @@ SCRIPT = r"""
 'use strict';
 var STATES=['ok','fail','skip','error'];
 var data=JSON.parse(document.getElementById('items-data').textContent);
-var labels=data.labels,items=data.items,total=data.total,source=data.source;
+var labels=data.labels,graded=data.graded||labels,items=data.items,total=data.total,
+source=data.source;
 var remote=!!(source&&source.items&&items.length<total);
 function el(id){return document.getElementById(id);}
 
@@ -167,8 +168,9 @@ cell(tr,it.group||'');cell(tr,it.input===null?'':it.input,'text');
 cell(tr,it.output===null?'(no output)':it.output,'text');cell(tr,it.expected||'','text');
 labels.forEach(function(l){if(view.metric&&l!==view.metric)return;
 var s=it.scores[l];if(!s){cell(tr,'');return;}
-var td=cell(tr,'','score');var st=document.createElement('span');st.className=s[0];
-st.textContent=s[0];var v=document.createElement('span');v.className='num';
+var td=cell(tr,'','score');var st=document.createElement('span');
+var shownState=s[0]!=='ok'||graded.indexOf(l)>=0;st.className=shownState?s[0]:'';
+st.textContent=shownState?s[0]:'';var v=document.createElement('span');v.className='num';
 v.textContent=s[1]===null?'':shown(s[1])+' ';td.appendChild(v);td.appendChild(st);
 if(s[2]){var r=document.createElement('div');r.className='reason';r.textContent=s[2];
 td.appendChild(r);}});

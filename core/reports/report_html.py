@@ -567,6 +567,7 @@ def report_html(
         labels=labels,
         models=models,
         total=n_items,
+        graded={m.metric for m in result.measurements.values() if m.aggregation == "ratio"},
         max_items=held_limit,
         limit=MAX_TEXT,
         source=source,
