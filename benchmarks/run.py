@@ -20,6 +20,7 @@ SECTIONS = (
     "bench_reports",
     "bench_judge",
     "bench_compare",
+    "bench_bold",
     "bench_attempts",
 )
 
