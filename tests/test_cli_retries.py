@@ -95,9 +95,10 @@ def test_a_bad_flag_value_is_exit_2_at_the_flag(data: Path) -> None:
 
 
 def test_retries_without_workers_is_a_visible_warning(data: Path, tmp_path: Path) -> None:
-    """Serial retries are taken, as the library takes them, and said to retry no lost worker.
+    """Serial retries are taken, as the library takes them, and said to retry nothing.
 
-    The library's serial executor tries again only a shard that failed outside any metric.
+    The serial executor has no worker to lose, and a shard that raised outside any metric is
+    never tried again (docs/executors.md): the setting changes nothing there, and says so.
     """
     outcome = invoke("score", data, "-m", "exact_match", "--retries", "2", "--json")
     assert outcome.exit_code == 0, outcome.output

@@ -126,8 +126,24 @@ def test_mcnemar_power_matches_simulation(n: int, psi: float, delta: float) -> N
 
 
 def test_mcnemar_mde_depends_on_the_discordant_share_only() -> None:
-    """The observed split does not enter: only n and the discordant count do."""
-    assert mcnemar_mde(120, 30, 0.95) == mcnemar_mde(120, 30, 0.95)
+    """The observed split does not enter compare's MDE: only n and the discordant count do."""
+    import itemscore
+
+    def mde_of(a_only: int, b_only: int) -> float | None:
+        items = [
+            itemscore.ItemResult(
+                id=str(k), model=model, expected="yes",
+                output="no" if (model == "b" and k < a_only)
+                or (model == "a" and a_only <= k < a_only + b_only) else "yes",
+            )
+            for k in range(120)
+            for model in ("a", "b")
+        ]  # fmt: skip
+        (comparison,) = itemscore.compare(itemscore.score(items, ["exact_match"]), baseline="a")
+        assert comparison.method.startswith("mcnemar")
+        return comparison.mde
+
+    assert mde_of(25, 5) == mde_of(15, 15) == mde_of(5, 25) == mcnemar_mde(120, 30, 0.95)
     assert mcnemar_mde(120, 30, 0.95) < mcnemar_mde(120, 40, 0.95)  # type: ignore[operator]
 
 
