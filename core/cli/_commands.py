@@ -295,9 +295,10 @@ def _stat_options(func: Any) -> Any:
                 "--ci",
                 "ci_method",
                 metavar="METHOD",
-                help="Interval method: wilson, normal, clopper-pearson, jeffreys, agresti-coull "
-                "(ratios); normal, t, bootstrap (means). A metric that cannot use it keeps its "
-                "own, with a warning.",
+                help="Interval method: auto (by kind and n, the reason recorded), or wilson, "
+                "normal, clopper-pearson, jeffreys, agresti-coull, mid-p (ratios); normal, t, "
+                "bootstrap, bca (means). A metric that cannot use it keeps its own, with a "
+                "warning.",
             ),
             click.option(
                 "--confidence",
