@@ -23,6 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 import itemscore
+from itemscore import _registry
 from itemscore.cli import cli
 
 ROOT = Path(__file__).parents[1]
@@ -127,6 +128,8 @@ def test_console_example_is_what_the_command_prints(
     # No third-party plugin, whatever this process loaded before: the examples show what an
     # installation of itemscore alone prints.
     monkeypatch.setenv("ITEMSCORE_DISABLE_PLUGIN_AUTOLOAD", "1")
+    # Nor a metric another test module registered in this process (listings would show it).
+    monkeypatch.setattr(_registry, "_REGISTERED", {})
     itemscore.reset_registry()
     request.addfinalizer(itemscore.reset_registry)
     for name, content in FILES.items():
