@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from .._exceptions import ConfigError, ItemscoreError, describe_exception
 from .._records import ItemResult
+from ..inputs import collector_paused
 from ._scores import to_arrow, unreadable, unreadable_reasons
 from ._shard import Tick, score_shard
 
@@ -141,11 +142,15 @@ def score_items_task(
     """
     plan = job.the_plan()
     try:
-        columns = score_shard(plan, items, job.settings, tick, job.memo(), job.deadline)
-        arrays = {
-            label: to_arrow(column, extras=job.sends_extras(label))
-            for label, column in columns.items()
-        }
+        # A shard's scores and extras are many acyclic objects: a full collection would walk
+        # them, the caller's items and the run's caches for nothing (a quarter of a 100k-item
+        # score(), benchmarks/bench_metrics.py). Cyclic garbage is collected after the shard.
+        with collector_paused():
+            columns = score_shard(plan, items, job.settings, tick, job.memo(), job.deadline)
+            arrays = {
+                label: to_arrow(column, extras=job.sends_extras(label))
+                for label, column in columns.items()
+            }
         errors = unreadable_reasons(items)  # documents read_items could not read, scored again
         if errors is not None:
             arrays = {label: unreadable(array, errors) for label, array in arrays.items()}
