@@ -1,6 +1,6 @@
 """--report eee: Every Eval Ever 0.3.0 aggregate and instance files, valid against the schema.
 
-The schema files are the EvalEval coalition's own (../shared/data/every_eval_ever/); the
+The schema files are the EvalEval coalition's own, copied into tests/data/every_eval_ever/; the
 standard errors are checked against scipy, the round trip against itemscore's own numbers.
 """
 
@@ -21,9 +21,8 @@ from itemscore.reports.eee import SCHEMA_VERSION, sample_hash, write
 
 jsonschema = pytest.importorskip("jsonschema")
 
-SCHEMAS = Path(__file__).resolve().parents[3] / "shared" / "data" / "every_eval_ever"
-if not SCHEMAS.is_dir():  # a clone beside shared/, as CI lays it out
-    SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "data" / "every_eval_ever"
+#: The schema files, copied into the repository (see their README there).
+SCHEMAS = Path(__file__).parent / "data" / "every_eval_ever"
 HARNESS = Path(__file__).parent / "data" / "harness"
 CONTAINS = HARNESS / "inspect-cases" / "contains_qa_scripted-a.eval"
 QA_LOGS = [HARNESS / "inspect" / f"capitals_qa_scripted-{m}.eval" for m in ("a", "b")]
