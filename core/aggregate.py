@@ -1500,19 +1500,70 @@ def _simulated_intervals(
     constant = np.all(samples == samples[:, :1], axis=1)
     sd = np.where(constant, 0.0, sd)
     if method in ("normal", "t"):
-        if method == "t":
-            t_low, t_high = _t_bounds(n - 1, confidence)
-        else:
-            t_high = _z(confidence)
-            t_low = -t_high
-        se = sd / math.sqrt(n)
-        low, high = m + t_low * se, m + t_high * se
+        return _bounded_intervals(m, sd, constant, n, method, confidence, bounds)
+    inner = COVERAGE_INNER_RESAMPLES
+    picks = rng.integers(0, n, size=(rows, inner, n))
+    draws = np.take_along_axis(samples, picks.reshape(rows, -1), axis=1)
+    boot = draws.reshape(rows, inner, n).mean(axis=2)
+    low, high = _bootstrap_rows(samples, m, boot, method, confidence)
+    return _bounded(low, high, m, constant, n, confidence, bounds)
+
+
+def _counted_intervals(
+    distinct: NDArray[np.float64],
+    counts: NDArray[np.int64],
+    population_mean: float,
+    method: str,
+    confidence: float,
+    bounds: tuple[float, float] | None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The normal or t intervals of resamples given as counts of each distinct value.
+
+    ``counts[r, j]`` is how often resample ``r`` drew ``distinct[j]``: a resample of ``n``
+    values with replacement is a multinomial draw of such counts, and its mean and standard
+    deviation (all a normal or t interval reads) follow from them, with the sums taken about
+    the population mean so that nothing cancels.
+    """
+    n = int(counts[0].sum())
+    centred = distinct - population_mean
+    first = counts @ centred
+    second = counts @ (centred * centred)
+    m = population_mean + first / n
+    ss = np.maximum(second - first * first / n, 0.0)
+    constant = np.count_nonzero(counts, axis=1) == 1
+    sd = np.where(constant, 0.0, np.sqrt(ss / (n - 1)))
+    return _bounded_intervals(m, sd, constant, n, method, confidence, bounds)
+
+
+def _bounded_intervals(
+    m: NDArray[np.float64],
+    sd: NDArray[np.float64],
+    constant: NDArray[np.bool_],
+    n: int,
+    method: str,
+    confidence: float,
+    bounds: tuple[float, float] | None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Normal or t intervals of samples of ``n`` with means ``m`` and deviations ``sd``."""
+    if method == "t":
+        t_low, t_high = _t_bounds(n - 1, confidence)
     else:
-        inner = COVERAGE_INNER_RESAMPLES
-        picks = rng.integers(0, n, size=(rows, inner, n))
-        draws = np.take_along_axis(samples, picks.reshape(rows, -1), axis=1)
-        boot = draws.reshape(rows, inner, n).mean(axis=2)
-        low, high = _bootstrap_rows(samples, m, boot, method, confidence)
+        t_high = _z(confidence)
+        t_low = -t_high
+    se = sd / math.sqrt(n)
+    return _bounded(m + t_low * se, m + t_high * se, m, constant, n, confidence, bounds)
+
+
+def _bounded(
+    low: NDArray[np.float64],
+    high: NDArray[np.float64],
+    m: NDArray[np.float64],
+    constant: NDArray[np.bool_],
+    n: int,
+    confidence: float,
+    bounds: tuple[float, float] | None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Intervals clipped to ``bounds``, with the Wilson bound for samples that do not vary."""
     if bounds is not None:
         low, high = np.maximum(low, bounds[0]), np.minimum(high, bounds[1])
         if constant.any():
@@ -1592,7 +1643,9 @@ def mean_coverage(
     :data:`COVERAGE_INNER_RESAMPLES` resamples each. Repetitions default to
     :data:`COVERAGE_REPETITIONS`, fewer when a sample is so large that they would draw more
     than 4.2 million values (at least 100); samples are drawn in blocks of about a million
-    values, so memory stays bounded.
+    values, so memory stays bounded. A normal or t interval of values with at most ``n / 8``
+    distinct ones is simulated from multinomial counts of the distinct values (the same
+    distribution of resamples), and the budget counts distinct values instead of ``n``.
 
     Returns:
         ``(coverage, repetitions)``.
@@ -1616,23 +1669,74 @@ def mean_coverage(
         _, sd = _mean_sd(y)
         bounds_y = None if checked is None else (checked[0] / scale, checked[1] / scale)
         method = _auto_mean_method(m, sd, n, bounds_y)[0]
+    rng = np.random.default_rng((seed, 22))
+    bounds_y = None if checked is None else (checked[0] / scale, checked[1] / scale)
+    if method in ("normal", "t"):
+        distinct, counts = np.unique(y, return_counts=True)
+        if distinct.size * _COUNTED_ADVANTAGE <= n:
+            return _counted_coverage(
+                distinct, counts, m, method, confidence, bounds_y, rng, repetitions
+            )
     per_draw = n * (COVERAGE_INNER_RESAMPLES + 1 if method in ("bootstrap", "bca") else 1)
     if repetitions is None:
         repetitions = int(
             min(COVERAGE_REPETITIONS, max(_MIN_REPETITIONS, _COVERAGE_DRAWS // per_draw))
         )
     repetitions = _check_positive_int(repetitions, "repetitions")
-    rng = np.random.default_rng((seed, 22))
-    bounds_y = None if checked is None else (checked[0] / scale, checked[1] / scale)
     block = max(1, _BOOTSTRAP_BLOCK // per_draw)
     hits = 0
     for start in range(0, repetitions, block):
         rows = min(block, repetitions - start)
         samples = y[rng.integers(0, n, size=(rows, n))]
         low, high = _simulated_intervals(samples, method, confidence, bounds_y, rng)
-        # The population mean sits on a bound of a sample interval only by rounding.
-        tol = 4.0 * _EPS * max(1.0, abs(m))
-        hits += int(np.count_nonzero((low <= m + tol) & (m - tol <= high)))
+        hits += _hits(low, high, m)
+    return hits / repetitions, repetitions
+
+
+#: A sample of ``n`` values with at most ``n / 8`` distinct ones is resampled as multinomial
+#: counts of its distinct values (``d`` draws per resample instead of ``n``).
+_COUNTED_ADVANTAGE = 8
+
+
+def _hits(low: NDArray[np.float64], high: NDArray[np.float64], m: float) -> int:
+    """How many of the intervals contain ``m``."""
+    # The population mean sits on a bound of a sample interval only by rounding.
+    tol = 4.0 * _EPS * max(1.0, abs(m))
+    return int(np.count_nonzero((low <= m + tol) & (m - tol <= high)))
+
+
+def _counted_coverage(
+    distinct: NDArray[np.float64],
+    counts: NDArray[np.int64],
+    m: float,
+    method: str,
+    confidence: float,
+    bounds: tuple[float, float] | None,
+    rng: np.random.Generator,
+    repetitions: int | None,
+) -> tuple[float, int]:
+    """:func:`mean_coverage` of a normal or t interval, resampling counts of distinct values.
+
+    Drawing ``n`` values with replacement and counting each distinct value is one
+    multinomial draw with the values' shares as probabilities, so the resamples (and their
+    intervals) have the very distribution of the direct simulation, at a cost that grows
+    with the number of distinct values instead of ``n``: a million scores of a few hundred
+    values take milliseconds instead of seconds.
+    """
+    d, n = int(distinct.size), int(counts.sum())
+    shares = counts / n
+    if repetitions is None:
+        repetitions = int(
+            min(COVERAGE_REPETITIONS, max(_MIN_REPETITIONS, _COVERAGE_DRAWS // max(d, 1)))
+        )
+    repetitions = _check_positive_int(repetitions, "repetitions")
+    block = max(1, _BOOTSTRAP_BLOCK // max(d, 1))
+    hits = 0
+    for start in range(0, repetitions, block):
+        rows = min(block, repetitions - start)
+        drawn = rng.multinomial(n, shares, size=rows)
+        low, high = _counted_intervals(distinct, drawn, m, method, confidence, bounds)
+        hits += _hits(low, high, m)
     return hits / repetitions, repetitions
 
 

@@ -237,3 +237,57 @@ def test_bca_equals_scipy() -> None:
         ).confidence_interval
         assert (est.low, est.high) == pytest.approx((ref.low, ref.high), abs=1e-12)
     assert math.isfinite(aggregate.mean([0.0, 0.0, 1.0], "bca").high or math.nan)
+
+
+def _exact_t_coverage(values: np.ndarray, bounds: tuple[float, float] | None) -> float:
+    """The exact coverage of the t interval under resampling: every multinomial outcome."""
+    from itertools import product
+
+    from statsmodels.stats.proportion import proportion_confint
+
+    distinct, counts = np.unique(values, return_counts=True)
+    n, m = values.size, values.mean()
+    law = scipy.stats.multinomial(n, counts / n)
+    total = 0.0
+    for drawn in product(range(n + 1), repeat=distinct.size - 1):
+        if sum(drawn) > n:
+            continue
+        outcome = np.array([*drawn, n - sum(drawn)])
+        sample = np.repeat(distinct, outcome)
+        if np.count_nonzero(outcome) == 1 and bounds is not None:
+            share = (sample[0] - bounds[0]) / (bounds[1] - bounds[0])
+            lo, hi = proportion_confint(share * n, n, alpha=0.05, method="wilson")
+            low = bounds[0] + min(lo, share) * (bounds[1] - bounds[0])
+            high = bounds[0] + max(hi, share) * (bounds[1] - bounds[0])
+        elif np.count_nonzero(outcome) == 1:
+            low = high = sample[0]
+        else:
+            low, high = scipy.stats.t.interval(0.95, n - 1, sample.mean(), scipy.stats.sem(sample))
+            if bounds is not None:
+                low, high = max(low, bounds[0]), min(high, bounds[1])
+        total += law.pmf(outcome) * (low <= m <= high)
+    return float(total)
+
+
+@pytest.mark.parametrize(
+    ("values", "bounds"),
+    [
+        (np.array([0.0] * 19 + [1.0] * 5), (0.0, 1.0)),
+        (np.array([0.0] * 30 + [0.5] * 6 + [1.0] * 4), None),
+        (np.array([0.0] * 30 + [0.5] * 6 + [1.0] * 4), (0.0, 1.0)),
+    ],
+)
+def test_a_receipt_of_few_distinct_values_has_the_exact_resampling_coverage(
+    values: np.ndarray, bounds: tuple[float, float] | None
+) -> None:
+    """Values with few distinct ones are resampled as counts: the coverage is still exact.
+
+    The reference sums, over every multinomial outcome of the resample, its probability
+    (scipy) times whether scipy's t interval (statsmodels' Wilson bound for a resample that
+    does not vary) covers the mean; the simulation must fall within four Monte Carlo errors.
+    """
+    assert np.unique(values).size * aggregate._COUNTED_ADVANTAGE <= values.size
+    exact = _exact_t_coverage(values, bounds)
+    coverage, reps = mean_coverage(values, "t", bounds=bounds, seed=3, repetitions=20_000)
+    assert reps == 20_000
+    assert abs(coverage - exact) <= 4 * math.sqrt(exact * (1 - exact) / reps)
