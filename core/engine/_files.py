@@ -72,10 +72,10 @@ class PartRead:
 
     #: The part's index.
     index: int
-    #: The run table's key columns of the part's rows.
-    keys: pa.Table
-    #: The whole-source checks' key columns of the part's rows.
-    checks: pa.Table
+    #: The run table's key columns of the part's rows (``None`` once they are in the table).
+    keys: pa.Table | None
+    #: The whole-source checks' key columns of the part's rows (``None`` once checked).
+    checks: pa.Table | None
     #: Rows read.
     n_rows: int
     #: The SHA-256 of the bytes read.
@@ -344,7 +344,11 @@ def score_source(
         for read in reads:
             checks.add(read.checks)
         checks.finish(needing=list(needing), column=answer_column)
+        del checks
         keys = pa.concat_tables([read.keys for read in reads])
+        # What is checked is dropped, and what is in the table is not sent again with the
+        # score tasks: ten million rows' check columns are 400 MB.
+        reads = [attrs.evolve(read, keys=None, checks=None) for read in reads]
         if started is not None:
             started(keys.num_rows)
         schema = common_schema([s for read in reads for s in read.schemas]) if reads else None

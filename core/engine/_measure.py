@@ -370,16 +370,20 @@ def _corpus_reason(pm: PlannedMetric, reducer: str) -> str:
     )
 
 
-def model_rows(table: RunTable) -> dict[str | None, list[int]]:
-    """Row positions by model, in order of first appearance (one entry without models)."""
+def model_rows(table: RunTable) -> dict[str | None, Sequence[int]]:
+    """Row positions by model, in order of first appearance (one entry without models).
+
+    One model's rows are a ``range``: a list of ten million positions would hold more
+    memory than the run's score columns.
+    """
     if not table.has("model"):
-        return {None: list(range(len(table)))}
+        return {None: range(len(table))}
     out: dict[str | None, list[int]] = {}
     for index, model in enumerate(table.key("model")):
         out.setdefault(model, []).append(index)
     if len(out) == 1:
-        return {next(iter(out)): list(range(len(table)))}
-    return out
+        return {next(iter(out)): range(len(table))}
+    return dict(out)
 
 
 def _estimate(

@@ -93,7 +93,10 @@ def to_arrow(column: ScoreColumn | Sequence[ItemScore], *, extras: bool = True) 
     if not isinstance(column, ScoreColumn):
         column = ScoreColumn.from_scores("", list(column))
     if isinstance(column, ArrowScoreColumn):
-        return column.arrow if extras else without_extras(column.arrow)
+        arrow = column.arrow
+        if isinstance(arrow, pa.ChunkedArray):
+            arrow = arrow.combine_chunks()
+        return arrow if extras else without_extras(arrow)
     n = len(column.states)
     status = pa.array(np.frombuffer(bytes(column.states), dtype=np.int8), type=pa.int8())
     values = pa.array(column.values, type=pa.float64())
@@ -186,36 +189,44 @@ class ArrowScoreColumn(ScoreColumn):
     __slots__ = ("_extras", "_reasons", "_values", "arrow")
 
     def __init__(self, label: str, arrow: pa.StructArray | pa.ChunkedArray) -> None:
-        if isinstance(arrow, pa.ChunkedArray):
-            arrow = arrow.combine_chunks() if arrow.num_chunks != 1 else arrow.chunk(0)
-        if not isinstance(arrow, pa.StructArray):  # an empty chunked array
-            arrow = pa.array([], type=SCORE_TYPE)
-        #: The column as Arrow.
-        self.arrow: pa.StructArray = arrow
+        if isinstance(arrow, pa.ChunkedArray) and arrow.num_chunks <= 1:
+            arrow = arrow.chunk(0) if arrow.num_chunks else pa.array([], type=SCORE_TYPE)
+        #: The column as Arrow: one array, or the chunks of a run's batches as they came
+        #: (joining them would copy every score column while the table holds it).
+        self.arrow: pa.StructArray | pa.ChunkedArray = arrow
         self.label = label
-        field = arrow.field("status")
+        field = self._field("status")
         self.states = np.asarray(field.to_numpy(zero_copy_only=False), dtype=np.int8).tobytes()
         self._values: list[float | None] | None = None
         self._reasons: list[str | None] | bool | None = False
         self._extras: Sequence[Mapping[str, Any] | None] | bool | None = False
 
+    def _field(self, name: str) -> pa.Array | pa.ChunkedArray:
+        """One field of every score (chunked as the column is)."""
+        arrow = self.arrow
+        if isinstance(arrow, pa.ChunkedArray):
+            return pa.chunked_array(
+                [chunk.field(name) for chunk in arrow.chunks], SCORE_TYPE.field(name).type
+            )
+        return arrow.field(name)
+
     @property
     def values(self) -> list[float | None]:  # type: ignore[override]
         if self._values is None:
-            self._values = self.arrow.field("value").to_pylist()
+            self._values = self._field("value").to_pylist()
         return self._values
 
     @property
     def reasons(self) -> list[str | None] | None:  # type: ignore[override]
         if self._reasons is False:
-            field = self.arrow.field("reason")
+            field = self._field("reason")
             self._reasons = None if field.null_count == len(field) else field.to_pylist()
         return self._reasons  # type: ignore[return-value] # False replaced above
 
     @property
     def extras(self) -> Sequence[Mapping[str, Any] | None] | None:  # type: ignore[override]
         if self._extras is False:
-            field = self.arrow.field("extra")
+            field = self._field("extra")
             self._extras = None if field.null_count == len(field) else _Decoded(field.to_pylist())
         return self._extras  # type: ignore[return-value] # False replaced above
 
@@ -234,7 +245,7 @@ class ArrowScoreColumn(ScoreColumn):
         if self._values is not None:
             return super().scored_values()
         codes = np.frombuffer(self.states, dtype=np.int8)
-        values = np.asarray(self.arrow.field("value").to_numpy(zero_copy_only=False), np.float64)
+        values = np.asarray(self._field("value").to_numpy(zero_copy_only=False), np.float64)
         return values[codes <= 1]
 
     def counts(self) -> dict[Status, int]:
