@@ -74,7 +74,8 @@ class PartRead:
     index: int
     #: The run table's key columns of the part's rows (``None`` once they are in the table).
     keys: pa.Table | None
-    #: The whole-source checks' key columns of the part's rows (``None`` once checked).
+    #: The whole-source checks' key columns of the part's rows but the ids, which are the
+    #: keys' (``None`` once checked).
     checks: pa.Table | None
     #: Rows read.
     n_rows: int
@@ -162,10 +163,12 @@ def read_part_task(
     checks = reader.keys()
     n_rows = sum(k.num_rows for k in keys)  # of the rows kept (a limit cuts the last batch)
     empty = keys_of(pa.table({"id": pa.array([], pa.string())}))
+    if checks.num_rows != n_rows:
+        checks = checks.slice(0, n_rows)
     return PartRead(
         index=part.index,
         keys=pa.concat_tables(keys) if keys else empty,
-        checks=checks if checks.num_rows == n_rows else checks.slice(0, n_rows),
+        checks=checks.drop_columns(["id"]),  # the keys' own: sent once
         n_rows=n_rows,
         sha256=reader.sha256,
         n_bytes=reader.n_bytes,
@@ -342,7 +345,10 @@ def score_source(
             reads = [read_part_task(parts[0], spool_dir, reading and _counter(reading), limit)]
         checks = source.checks()
         for read in reads:
-            checks.add(read.checks)
+            assert read.keys is not None
+            assert read.checks is not None
+            ids = pa.field("id", pa.string(), nullable=False)
+            checks.add(read.checks.add_column(0, ids, read.keys.column("id")))
         checks.finish(needing=list(needing), column=answer_column)
         del checks
         keys = pa.concat_tables([read.keys for read in reads])
