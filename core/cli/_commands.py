@@ -456,16 +456,31 @@ def _run_request(request: RunRequest, view: _View) -> None:
     _finish(result, request, view)
 
 
-def _folder_or_glob(path: Path) -> bool:
+def _folder_or_glob(path: Path | str) -> bool:
     """Whether one FILES argument stands for several files (read as one source)."""
+    from itemscore.inputs._fs import is_url, listing
+
+    if is_url(path):
+        try:
+            return listing(os.fspath(path)) is not None
+        except FileNotFoundError:
+            return False
+    path = Path(path)
     return path.is_dir() or (not path.exists() and any(c in os.fspath(path) for c in "*?["))
+
+
+def _data_argument(text: str) -> Path | str:
+    """A FILES argument: a local path, or a URL kept as written (a path would lose its //)."""
+    from itemscore.inputs._fs import is_url
+
+    return text if is_url(text) else Path(text)
 
 
 # -- the commands --------------------------------------------------------------------------
 
 
 @click.command(context_settings=CONTEXT, cls=_WithDefaults)
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path())
 @click.option(
     "-m",
     "--metric",
@@ -521,7 +536,7 @@ def _folder_or_glob(path: Path) -> bool:
 @_stat_options
 @_out_options
 def score(
-    files: tuple[Path, ...],
+    files: tuple[str, ...],
     metric_specs: tuple[str, ...],
     config: Path | None,
     extra_metrics: tuple[str, ...],
@@ -552,7 +567,8 @@ def score(
     """Score files of model outputs with the metrics named by -m.
 
     FILES: JSON lines, JSON (a list of objects), CSV, TSV, Parquet or harness logs; several
-    files, a folder or a glob ('runs/*.jsonl') are read as one source, in one format.
+    files, a folder or a glob ('runs/*.jsonl') are read as one source, in one format. A URL
+    (s3://bucket/runs/*.jsonl, with fsspec and its backend installed) is read by the workers.
     """
     from itemscore.inputs import parse_column_map
 
@@ -560,8 +576,11 @@ def score(
 
     request = load_config(config) if config is not None else RunRequest()
     _user_defaults(request, skip=no_user_config)
-    for path in files:
-        if not path.exists() and not _folder_or_glob(path):
+    from itemscore.inputs._fs import exists
+
+    paths = [_data_argument(text) for text in files]
+    for path in paths:
+        if not exists(path) and not _folder_or_glob(path):
             from itemscore._exceptions import InputError
             from itemscore.reports._text import printable
 
@@ -569,10 +588,10 @@ def score(
                 f"{printable(os.fspath(path))}: no such file or folder. Check the path (a glob "
                 "such as 'runs/*.jsonl' is read as every file it matches)."
             )
-    request.data, request.data_name = files[0], os.fspath(files[0])
-    if len(files) > 1 or _folder_or_glob(files[0]):
-        request.data_files = list(files)
-        request.data_name = ", ".join(map(os.fspath, files))
+    request.data, request.data_name = paths[0], os.fspath(paths[0])
+    if len(paths) > 1 or _folder_or_glob(paths[0]):
+        request.data_files = list(paths)
+        request.data_name = ", ".join(os.fspath(path) for path in paths)
     request.metrics += _cli_entries(metric_specs)
     request.extra_metrics += _extra_entries(extra_metrics)
     for role, column in parse_column_map(maps).items():

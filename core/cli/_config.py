@@ -142,7 +142,13 @@ class _Reader:
         if key in ("suite", "answer_delimiter", "null_output", "ci_method", "dask"):
             setattr(request, key, self.text(key, node))
         elif key == "data":
-            request.data = self.folder / self.text(key, node)
+            from itemscore.inputs._fs import is_url
+
+            text = self.text(key, node)
+            if is_url(text):  # read by the workers, through fsspec
+                request.data = request.data_name = text
+                return
+            request.data = self.folder / text
             request.data_name = os.fspath(request.data)
             if not request.data.is_file():
                 raise self.fail(

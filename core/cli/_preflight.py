@@ -63,13 +63,16 @@ def check_out(request: RunRequest, names: Sequence[str], *, own: Sequence[Path] 
             YAML ``out:`` key.
         FolderBusyError: another process is writing into the folder.
     """
+    from itemscore.inputs._fs import local_path
     from itemscore.reports import check_out_dir
 
     if request.out is None:
         return
     inputs: list[tuple[str, Path]] = []
     for data in request.data_files or ([request.data] if request.data is not None else []):
-        inputs.append(("the data file", data))
+        local = local_path(data)
+        if local is not None:  # a remote object cannot be replaced by a local folder
+            inputs.append(("the data file", local))
     if request.config is not None:
         inputs.append(("the configuration file", request.config))
     try:

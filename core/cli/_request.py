@@ -59,10 +59,10 @@ class RunRequest:
 
     #: The configuration file the request was read from, if any.
     config: Path | None = None
-    #: The data file (the first, when several are given).
-    data: Path | None = None
+    #: The data file (the first, when several are given); a URL stays a string.
+    data: Path | str | None = None
     #: Every data file, folder or glob given, when there are several (one source).
-    data_files: list[Path] = attrs.field(factory=list)
+    data_files: list[Path | str] = attrs.field(factory=list)
     #: How messages call the data file (as the user wrote it).
     data_name: str = ""
     #: Its format; ``None``: from the extension.

@@ -40,6 +40,7 @@ from .._schema import ERROR, LINE, batch_to_items, common_schema, conform
 from .._settings import RunSettings
 from ..executors import Engine
 from ..inputs import Part, Source, collector_paused, read_part
+from ..inputs._fs import size as file_size
 from ._dispatch import Lost, Task, run_tasks
 from ._scores import SCORE_TYPE, filled, to_arrow, unreadable, without_extras
 from ._shard import score_shard
@@ -419,7 +420,7 @@ def _reading_extras(the_plan: RunPlan) -> frozenset[str]:
 
 
 def _parts(source: Source, engine: Engine) -> list[Part]:
-    size = sum(os.path.getsize(path) for path, _ in source.files)
+    size = sum(file_size(path) for path, _ in source.files)
     count = -(-size // PART_BYTES)
     if engine.parallel:
         count = max(count, (engine.workers or 1) * PARTS_PER_WORKER)

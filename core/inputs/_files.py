@@ -39,13 +39,15 @@ class HashedReader:
     """Bytes ``[start, stop)`` of a file, read once, each byte hashed as it is read.
 
     Args:
-        path: The file.
+        path: The file (a local path or a URL, :mod:`._fs`).
         start: The first byte.
         stop: The end (``None``: the end of the file).
     """
 
     def __init__(self, path: str, start: int = 0, stop: int | None = None) -> None:
-        self._handle: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed by close()
+        from ._fs import open_binary  # a URL, through fsspec, as well as a local path
+
+        self._handle: BinaryIO = open_binary(path)
         if start:
             self._handle.seek(start)
         self._left = None if stop is None else stop - start

@@ -24,13 +24,14 @@ nothing. A :class:`PartReader` hashes the bytes it reads; when a planned part's 
 the file changed while it was read: an input error.
 
 A source that is not a regular file (a pipe, ``/dev/stdin``) is copied once into a private
-file first (:mod:`._files`); its format is sniffed from the copy.
+file first (:mod:`._files`); its format is sniffed from the copy. A URL (``s3://...``,
+``file://...``) is opened through fsspec (:mod:`._fs`) by whoever reads it: the driver to plan
+the parts, each worker for its own part, with the same hashes, line numbers and checks.
 """
 
 from __future__ import annotations
 
 import atexit
-import glob
 import hashlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -48,6 +49,8 @@ from ._checks import SourceChecks, key_columns
 from ._convert import Converter
 from ._files import Copy, copy_stream, is_regular, remove_copy
 from ._formats import REGISTRY, detect_format
+from ._fs import is_url, listing
+from ._fs import size as file_size
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",
@@ -329,7 +332,7 @@ class Source:
         """
         if n < 1:
             raise ConfigError(f"The number of parts ({n!r}) must be at least 1.")
-        sizes = [os.path.getsize(path) for path, _ in self.files]
+        sizes = [file_size(path) for path, _ in self.files]
         target = max(1, sum(sizes) // n)
         module = _module(self.format)
         pieces: list[Piece] = []
@@ -436,7 +439,7 @@ def open_source(
     copied (see the module docstring).
 
     Args:
-        path_or_paths: The file(s).
+        path_or_paths: The file(s): local paths or URLs (``s3://...``, through fsspec).
         format: One of :data:`~itemscore.inputs.FORMATS`; ``None``: from each file's
             extension (and content, for harness logs).
         columns: Role -> column name.
@@ -466,7 +469,9 @@ def open_source(
     try:
         for path, label in zip(paths, names):
             fmt = detect_format(path, format)
-            if not is_regular(path) and os.path.exists(path):
+            if is_url(path):
+                _check_url_format(path, label, fmt)
+            elif not is_regular(path) and os.path.exists(path):
                 copy = copy_stream(
                     path,
                     label,
@@ -507,6 +512,20 @@ def open_source(
     return Source(label, fmt, files, settings, copies)
 
 
+def _check_url_format(url: str, name: str, fmt: str) -> None:
+    """Refuse a harness log named by a URL: its harness's reader opens local files only.
+
+    Raises:
+        ConfigError: ``fmt`` is a records format (lm-eval, inspect, EEE).
+    """
+    if REGISTRY[fmt].records:
+        raise ConfigError(
+            f"{name}: a harness log ({fmt}) named by a URL. Harness logs are read by their "
+            "harness's own reader, which opens local files only: download the log first "
+            "(e.g. `aws s3 cp URL .` or `gcloud storage cp URL .`), then score the local copy."
+        )
+
+
 def _source_name(path_or_paths: Any) -> str:
     if isinstance(path_or_paths, (str, os.PathLike)):
         return os.fspath(path_or_paths)
@@ -544,10 +563,13 @@ def expand(
 ) -> list[str]:
     """The files a source names: a file, a list, a glob or a folder (sorted, recursively).
 
-    A folder or glob keeps the files whose extension names a format (or, with ``format``,
-    that format's extensions); names starting with ``.`` or ``_`` are left out.
+    Each may be a local path or a URL (:mod:`._fs`). A folder or glob keeps the files whose
+    extension names a format (or, with ``format``, that format's extensions); names starting
+    with ``.`` or ``_`` are left out.
 
     Raises:
+        ConfigError: a URL that fsspec cannot read (fsspec or its backend missing).
+        FileNotFoundError: a URL that names nothing.
         InputError: a glob or folder without such a file; an empty list.
     """
     if isinstance(path_or_paths, (str, os.PathLike)):
@@ -559,18 +581,14 @@ def expand(
     out: list[str] = []
     for item in given:
         text = os.fspath(item)
-        if os.path.isdir(text):
-            found = sorted(str(p) for p in Path(text).rglob("*") if p.is_file())
-            kind = "folder"
-        elif not os.path.exists(text) and glob.has_magic(text):
-            found = sorted(glob.glob(text, recursive=True))
-            kind = "pattern"
-        else:
+        listed = listing(text)
+        if listed is None:
             out.append(text)
             continue
+        kind, found = listed
         kept = []
         for candidate in found:
-            if Path(candidate).name.startswith(_HIDDEN) or not os.path.isfile(candidate):
+            if Path(candidate).name.startswith(_HIDDEN):
                 continue
             try:
                 fmt = detect_format(candidate, format)

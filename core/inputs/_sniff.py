@@ -31,11 +31,16 @@ def sniff(path: str | os.PathLike[str], name: str) -> str:
     if name not in ("jsonl", "json"):
         return name
     from ._files import is_regular
+    from ._fs import is_url, open_binary
 
-    if not is_regular(path):  # a pipe would lose what is read here: its copy is sniffed
+    if is_url(path):
+        path = os.fspath(path)
+    elif not is_regular(path):  # a pipe would lose what is read here: its copy is sniffed
         return name
+    else:
+        path = os.fspath(path)
     try:
-        with open(path, "rb") as handle:
+        with open_binary(path) as handle:
             head = handle.read(_HEAD if name == "jsonl" else 1 << 16)
     except OSError:
         return name

@@ -173,7 +173,9 @@ def locate(
     path: str, name: str, line: int, key: str | None, settings: ReadSettings
 ) -> tuple[str, str | None, int | None, int | None]:
     """``FILE:LINE:COLUMN`` of ``key`` in the element that starts on line ``line``."""
-    with open(path, "rb") as handle:
+    from ._fs import open_binary
+
+    with open_binary(path) as handle:
         text = decode(handle.read(settings.limits.max_json_bytes + 1), name)
     for _row, at_line, column, source in _elements(text, name):
         if at_line == line:

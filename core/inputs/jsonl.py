@@ -418,13 +418,15 @@ def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest:
     SHA-256 of its bytes; ``digest`` takes every byte of the file.
     """
     import hashlib
-    import os
 
-    size = os.path.getsize(path)
+    from ._fs import open_binary
+    from ._fs import size as file_size
+
+    size = file_size(path)
     whole = Piece(path=path, name=name, format=fmt)
     targets = [size * i // k for i in range(1, k)]
     pieces: list[Piece] = []
-    reader = open(path, "rb")  # noqa: SIM115 - closed below; the digests hash every byte
+    reader = open_binary(path)  # closed below; the digests hash every byte
     piece_digest = hashlib.sha256()
     start, first_line, first_row = 0, 1, 1
     lines = rows = 0  # of the current piece so far
@@ -515,8 +517,10 @@ def locate(
     path: str, name: str, line: int, key: str | None, settings: ReadSettings
 ) -> tuple[str, str | None, int | None, int | None]:
     """``FILE:LINE:COLUMN`` of ``key`` on line ``line`` (the file is read up to it)."""
+    from ._fs import open_binary
+
     text = ""
-    with open(path, "rb") as handle:
+    with open_binary(path) as handle:
         for number, raw in enumerate(handle, 1):
             if number == line:
                 text = raw.decode("utf-8", errors="replace").rstrip("\r\n")

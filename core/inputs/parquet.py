@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib
 import io
-import os
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -27,6 +26,8 @@ from .._exceptions import ConfigError, InputError
 from ._bounds import too_many_columns
 from ._build import RowBuilder
 from ._files import HashedReader
+from ._fs import open_binary
+from ._fs import size as file_size
 from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import Rows
 from ._vector import arrow_batch, arrow_metadata, numbers
@@ -54,7 +55,7 @@ class _Seen(io.RawIOBase):
 
     def __init__(self, path: str, size: int) -> None:
         super().__init__()
-        self._file = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self._file = open_binary(path)
         self._size = size
         self._pos = 0
         self.segments: dict[int, bytes] = {}
@@ -108,9 +109,9 @@ def _open(path: str, name: str) -> tuple[Any, _Seen, bytes, int]:
         InputError: not a Parquet file, or a column of a pickled Python extension type.
     """
     pq = _pyarrow_parquet(name)
-    size = os.path.getsize(path)
+    size = file_size(path)
     seen = _Seen(path, size)
-    with open(path, "rb") as handle:
+    with open_binary(path) as handle:
         handle.seek(max(0, size - _TAIL))
         tail = handle.read()
     seen.segments[size - len(tail)] = tail

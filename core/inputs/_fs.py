@@ -1,0 +1,176 @@
+"""Where a data file's bytes come from: the local file system, or a URL through fsspec.
+
+A *URL* is ``SCHEME://...`` with a scheme of two characters or more (``s3://``, ``gs://``,
+``memory://``, ``file://``...; a one-letter ``C:`` is a Windows drive, not a scheme). A URL is
+read through `fsspec <https://filesystem-spec.readthedocs.io>`_, imported only when one is
+given; its backend (``s3fs`` for ``s3://``, ``gcsfs`` for ``gs://``...) takes its credentials
+from its own usual configuration (environment variables, configuration files). Anything else
+is a local path, opened with :func:`open`.
+
+Everything here takes the URL or path as the user gave it (a string that can be pickled to a
+worker, which opens it itself).
+"""
+
+from __future__ import annotations
+
+import errno
+import glob
+import os
+import re
+from pathlib import Path
+from typing import Any, BinaryIO, cast
+
+from .._exceptions import ConfigError
+
+__all__ = ["exists", "is_url", "listing", "local_path", "open_binary", "size"]
+
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+)://")
+
+#: The package that gives fsspec a protocol, for the protocols people read data from.
+_BACKENDS = {
+    "s3": "s3fs",
+    "s3a": "s3fs",
+    "gs": "gcsfs",
+    "gcs": "gcsfs",
+    "az": "adlfs",
+    "abfs": "adlfs",
+    "abfss": "adlfs",
+    "adl": "adlfs",
+    "hf": "huggingface_hub",
+    "http": "aiohttp",
+    "https": "aiohttp",
+    "sftp": "paramiko",
+    "ssh": "paramiko",
+}
+
+
+def is_url(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a URL (``SCHEME://...``), read through fsspec."""
+    return isinstance(path, str) and _URL.match(path) is not None
+
+
+def _protocol(url: str) -> str:
+    match = _URL.match(url)
+    return match.group(1).lower() if match else ""
+
+
+def _install_hint(protocol: str) -> str:
+    backend = _BACKENDS.get(protocol)
+    return f" {backend}" if backend else ""
+
+
+def _filesystem(url: str) -> tuple[Any, str]:
+    """``(fsspec file system, path within it)`` of ``url``.
+
+    Raises:
+        ConfigError: fsspec is not installed, or has no backend for the URL's protocol.
+    """
+    protocol = _protocol(url)
+    try:
+        import fsspec
+    except ImportError:
+        raise ConfigError(
+            f"{url} is a URL, which itemscore reads through fsspec, and fsspec is not "
+            "installed. Install it with the backend of the protocol "
+            f"{protocol}://: pip install 'itemscore[remote]'{_install_hint(protocol)}"
+        ) from None
+    try:
+        return cast("tuple[Any, str]", fsspec.core.url_to_fs(url))
+    except ImportError as exc:
+        package = _install_hint(protocol).strip() or "the package named above"
+        raise ConfigError(
+            f"Reading {url} needs fsspec's backend of the protocol {protocol}://, which is "
+            f"not installed ({exc}). Install it: pip install {package}"
+        ) from None
+    except ValueError as exc:
+        if "protocol" not in str(exc).lower():
+            raise
+        raise ConfigError(
+            f"{url}: fsspec knows no file system for the protocol {protocol}:// ({exc}). "
+            "Check the URL, or install the package that registers that protocol with fsspec."
+        ) from None
+
+
+def _missing(url: str) -> FileNotFoundError:
+    return FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), url)
+
+
+def open_binary(path: str) -> BinaryIO:
+    """``path`` opened for reading bytes, seekable (the caller closes it).
+
+    Raises:
+        ConfigError: a URL that fsspec cannot read (see :func:`_filesystem`).
+        FileNotFoundError: no such file.
+        OSError: the file cannot be read.
+    """
+    if not is_url(path):
+        return open(path, "rb")
+    fs, inner = _filesystem(path)
+    try:
+        return cast("BinaryIO", fs.open(inner, "rb"))
+    except FileNotFoundError:
+        raise _missing(path) from None
+
+
+def size(path: str) -> int:
+    """The size of the file ``path`` names, in bytes.
+
+    Raises:
+        FileNotFoundError: no such file.
+    """
+    if not is_url(path):
+        return os.path.getsize(path)
+    fs, inner = _filesystem(path)
+    try:
+        return int(fs.size(inner))
+    except FileNotFoundError:
+        raise _missing(path) from None
+
+
+def exists(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names a file or folder (for a URL, an object or a prefix of some)."""
+    if not is_url(path):
+        return os.path.exists(path)
+    text = os.fspath(path)
+    fs, inner = _filesystem(text)
+    return bool(fs.exists(inner))
+
+
+def local_path(path: str | os.PathLike[str]) -> Path | None:
+    """The local file a path or a ``file://`` URL names; ``None`` for other URLs."""
+    if not is_url(path):
+        return Path(path)
+    text = os.fspath(path)
+    if _protocol(text) != "file":
+        return None
+    return Path(text[len("file://") :])
+
+
+def listing(text: str) -> tuple[str, list[str]] | None:
+    """``(kind, files)`` of a folder (recursively) or a glob, sorted; ``None``: one file.
+
+    ``kind`` is ``"folder"`` or ``"pattern"``, as messages name it. Only files are listed,
+    not folders; a URL's files are URLs again.
+
+    Raises:
+        ConfigError: a URL that fsspec cannot read.
+        FileNotFoundError: a URL that names nothing (no object, no prefix, no pattern).
+    """
+    if not is_url(text):
+        if os.path.isdir(text):
+            return "folder", sorted(str(p) for p in Path(text).rglob("*") if p.is_file())
+        if not os.path.exists(text) and glob.has_magic(text):
+            found = glob.glob(text, recursive=True)
+            return "pattern", sorted(p for p in found if os.path.isfile(p))
+        return None
+    fs, inner = _filesystem(text)
+    if fs.isdir(inner):
+        kind, files = "folder", list(fs.find(inner))
+    elif fs.exists(inner):
+        return None
+    elif glob.has_magic(inner):
+        found = fs.glob(inner, detail=True)
+        kind, files = "pattern", [p for p, info in found.items() if info.get("type") == "file"]
+    else:
+        raise _missing(text)
+    return kind, sorted(fs.unstrip_protocol(p) for p in files)
