@@ -9,6 +9,7 @@ are never all in memory; a file given up (the run failed) is removed.
 
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,11 +45,35 @@ class ItemsWriter:
         self.labels = list(labels)
         self._writer: Any = None
         self.rows = 0
+        # Compressing and writing a batch releases the GIL: one thread does it while the
+        # next batch is scored, one batch at a time, so at most one waits in memory.
+        self._thread = concurrent.futures.ThreadPoolExecutor(1, "itemscore-items")
+        self._pending: concurrent.futures.Future[None] | None = None
 
     def write(self, items: pa.RecordBatch, scores: Mapping[str, pa.Array]) -> None:
-        """Append one batch of items (item columns) and its score columns."""
+        """Append one batch of items (item columns) and its score columns.
+
+        The batch is written by the writer's thread; an error of an earlier batch is raised
+        here (or by :meth:`close`).
+        """
+        batch = self._batch(items, scores)
+        self._wait()
+        self.rows += batch.num_rows
+        self._pending = self._thread.submit(self._write, batch)
+
+    def _wait(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
+    def _write(self, batch: pa.RecordBatch) -> None:
         import pyarrow.parquet as pq
 
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self.path, batch.schema, compression="zstd")
+        self._writer.write_batch(batch, row_group_size=ROW_GROUP)
+
+    def _batch(self, items: pa.RecordBatch, scores: Mapping[str, pa.Array]) -> pa.RecordBatch:
         names = list(items.schema.names)
         arrays = list(items.columns)
         for label in self.labels:
@@ -57,31 +82,36 @@ class ItemsWriter:
             arrays.append(
                 column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
             )
-        batch = pa.RecordBatch.from_arrays(arrays, names=names)
-        if self._writer is None:
-            self._writer = pq.ParquetWriter(self.path, batch.schema, compression="zstd")
-        self._writer.write_batch(batch, row_group_size=ROW_GROUP)
-        self.rows += batch.num_rows
+        return pa.RecordBatch.from_arrays(arrays, names=names)
 
     def close(self) -> None:
         """Finish the file (an empty run still gets one that says what a row holds)."""
-        if self._writer is None:
-            from .._schema import items_to_batch
+        try:
+            self._wait()
+            if self._writer is None:
+                from .._schema import items_to_batch
 
-            self.write(
-                items_to_batch([]), {label: pa.array([], _score_type()) for label in self.labels}
-            )
-        self._writer.close()
-        self._writer = None
+                empty = {label: pa.array([], _score_type()) for label in self.labels}
+                self._write(self._batch(items_to_batch([]), empty))
+            self._writer.close()
+            self._writer = None
+        finally:
+            self._thread.shutdown()
 
     def abort(self) -> None:
         """Stop writing and remove the file."""
-        if self._writer is not None:
-            try:
-                self._writer.close()
-            finally:
-                self._writer = None
-        self.path.unlink(missing_ok=True)
+        try:
+            self._wait()
+        except Exception:  # noqa: BLE001 - the file is given up either way
+            pass
+        finally:
+            self._thread.shutdown()
+            if self._writer is not None:
+                try:
+                    self._writer.close()
+                finally:
+                    self._writer = None
+            self.path.unlink(missing_ok=True)
 
 
 def _score_type() -> pa.DataType:
