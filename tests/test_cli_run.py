@@ -314,3 +314,24 @@ def test_time_limits_from_the_command_line_are_checked_and_recorded(tmp_path: Pa
     assert bad.returncode == 2
     assert "--deadline" in bad.stderr
     assert "must be a number of seconds above 0" in bad.stderr
+
+
+@pytest.mark.parametrize(("named", "used"), [(None, "system"), ("jemalloc", "jemalloc")])
+def test_the_command_line_reads_with_the_system_allocator_unless_one_is_named(
+    named: str | None, used: str
+) -> None:
+    """Arrow's pool is the system allocator in a command-line process; a named one is kept."""
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if named is not None:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = named
+    code = (
+        "import sys\n"
+        "from itemscore.cli._app import main\n"
+        "try:\n    main(['metrics', '--json'])\nexcept SystemExit:\n    pass\n"
+        "import pyarrow as pa\n"
+        "print(pa.default_memory_pool().backend_name, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.stderr.strip().splitlines()[-1] == used
