@@ -1665,79 +1665,47 @@ def mean_coverage(
     scale = _scale_of(x)
     y = x / scale if scale != 1.0 else x
     m = float(np.mean(y))
+    bounds_y = None if checked is None else (checked[0] / scale, checked[1] / scale)
     if method == "auto":
         _, sd = _mean_sd(y)
-        bounds_y = None if checked is None else (checked[0] / scale, checked[1] / scale)
         method = _auto_mean_method(m, sd, n, bounds_y)[0]
     rng = np.random.default_rng((seed, 22))
-    bounds_y = None if checked is None else (checked[0] / scale, checked[1] / scale)
+
+    def intervals(rows: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        samples = y[rng.integers(0, n, size=(rows, n))]
+        return _simulated_intervals(samples, method, confidence, bounds_y, rng)
+
+    per_draw = n * (COVERAGE_INNER_RESAMPLES + 1 if method in ("bootstrap", "bca") else 1)
     if method in ("normal", "t"):
         distinct, counts = np.unique(y, return_counts=True)
         if distinct.size * _COUNTED_ADVANTAGE <= n:
-            return _counted_coverage(
-                distinct, counts, m, method, confidence, bounds_y, rng, repetitions
-            )
-    per_draw = n * (COVERAGE_INNER_RESAMPLES + 1 if method in ("bootstrap", "bca") else 1)
+            # Drawing n values with replacement and counting each distinct one is one
+            # multinomial draw with the values' shares: the same resamples, d draws each.
+            shares = counts / n
+
+            def intervals(rows: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+                drawn = rng.multinomial(n, shares, size=rows)
+                return _counted_intervals(distinct, drawn, m, method, confidence, bounds_y)
+
+            per_draw = int(distinct.size)
     if repetitions is None:
         repetitions = int(
             min(COVERAGE_REPETITIONS, max(_MIN_REPETITIONS, _COVERAGE_DRAWS // per_draw))
         )
     repetitions = _check_positive_int(repetitions, "repetitions")
     block = max(1, _BOOTSTRAP_BLOCK // per_draw)
+    # The population mean sits on a bound of a sample interval only by rounding.
+    tol = 4.0 * _EPS * max(1.0, abs(m))
     hits = 0
     for start in range(0, repetitions, block):
-        rows = min(block, repetitions - start)
-        samples = y[rng.integers(0, n, size=(rows, n))]
-        low, high = _simulated_intervals(samples, method, confidence, bounds_y, rng)
-        hits += _hits(low, high, m)
+        low, high = intervals(min(block, repetitions - start))
+        hits += int(np.count_nonzero((low <= m + tol) & (m - tol <= high)))
     return hits / repetitions, repetitions
 
 
 #: A sample of ``n`` values with at most ``n / 8`` distinct ones is resampled as multinomial
 #: counts of its distinct values (``d`` draws per resample instead of ``n``).
 _COUNTED_ADVANTAGE = 8
-
-
-def _hits(low: NDArray[np.float64], high: NDArray[np.float64], m: float) -> int:
-    """How many of the intervals contain ``m``."""
-    # The population mean sits on a bound of a sample interval only by rounding.
-    tol = 4.0 * _EPS * max(1.0, abs(m))
-    return int(np.count_nonzero((low <= m + tol) & (m - tol <= high)))
-
-
-def _counted_coverage(
-    distinct: NDArray[np.float64],
-    counts: NDArray[np.int64],
-    m: float,
-    method: str,
-    confidence: float,
-    bounds: tuple[float, float] | None,
-    rng: np.random.Generator,
-    repetitions: int | None,
-) -> tuple[float, int]:
-    """:func:`mean_coverage` of a normal or t interval, resampling counts of distinct values.
-
-    Drawing ``n`` values with replacement and counting each distinct value is one
-    multinomial draw with the values' shares as probabilities, so the resamples (and their
-    intervals) have the very distribution of the direct simulation, at a cost that grows
-    with the number of distinct values instead of ``n``: a million scores of a few hundred
-    values take milliseconds instead of seconds.
-    """
-    d, n = int(distinct.size), int(counts.sum())
-    shares = counts / n
-    if repetitions is None:
-        repetitions = int(
-            min(COVERAGE_REPETITIONS, max(_MIN_REPETITIONS, _COVERAGE_DRAWS // max(d, 1)))
-        )
-    repetitions = _check_positive_int(repetitions, "repetitions")
-    block = max(1, _BOOTSTRAP_BLOCK // max(d, 1))
-    hits = 0
-    for start in range(0, repetitions, block):
-        rows = min(block, repetitions - start)
-        drawn = rng.multinomial(n, shares, size=rows)
-        low, high = _counted_intervals(distinct, drawn, m, method, confidence, bounds)
-        hits += _hits(low, high, m)
-    return hits / repetitions, repetitions
 
 
 def coverage_receipt(
