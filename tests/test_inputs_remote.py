@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import importlib
 import json
 import os
 import subprocess
@@ -201,6 +202,71 @@ def test_a_missing_backend_names_its_package(monkeypatch: pytest.MonkeyPatch) ->
     assert "s3://" in message
     assert "pip install s3fs" in message
     assert "Install s3fs to access S3" in message
+
+
+class NoCredentialsError(Exception):
+    """What botocore raises when it finds no credentials (its message, not its class)."""
+
+
+@pytest.fixture
+def no_credentials(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """``s3://`` served by a file system that fails every call as s3fs does without keys."""
+    from fsspec.spec import AbstractFileSystem
+
+    calls: list[str] = []
+
+    class Locked(AbstractFileSystem):  # type: ignore[misc]
+        protocol = "s3"
+
+        def _fail(self, name: str) -> None:
+            calls.append(name)
+            raise NoCredentialsError("Unable to locate credentials")
+
+        def exists(self, path: str, **kwargs: object) -> bool:
+            self._fail("exists")
+            return False
+
+        def isdir(self, path: str) -> bool:
+            self._fail("isdir")
+            return False
+
+        def size(self, path: str) -> int:
+            self._fail("size")
+            return 0
+
+        def _open(self, path: str, mode: str = "rb", **kwargs: object) -> object:
+            self._fail("open")
+            return None
+
+    registered = importlib.import_module("fsspec.registry")._registry  # undone after the test
+    monkeypatch.setitem(registered, "s3", Locked)
+    yield calls
+    Locked.clear_instance_cache()
+
+
+def test_a_backend_without_credentials_names_the_url_and_where_keys_come_from(
+    no_credentials: list[str], tmp_path: Path
+) -> None:
+    """The backend's own error (no URL, no way out) becomes a sentence, exit 2 on the CLI."""
+    from click.testing import CliRunner
+
+    from itemscore.cli import cli
+
+    url = "s3://bucket/runs/d.jsonl"
+    with pytest.raises(ConfigError) as caught:
+        itemscore.score(url, METRICS)
+    message = str(caught.value)
+    assert message.startswith(f"{url} could not be read through fsspec's s3:// backend")
+    assert "NoCredentialsError: Unable to locate credentials." in message
+    assert "AWS_PROFILE" in message
+    assert "~/.aws/credentials" in message
+    assert isinstance(caught.value.__cause__, NoCredentialsError)
+    with pytest.raises(ConfigError, match="could not be read through fsspec"):
+        open_source("s3://bucket/runs/*.jsonl")  # a glob is listed: the same sentence
+    done = CliRunner().invoke(cli, ["score", url, "-m", "exact_match"])
+    assert done.exit_code == 2, done.output
+    assert f"{url} could not be read" in done.output
+    assert {"exists", "isdir"} <= set(no_credentials)
 
 
 def test_an_unknown_protocol_is_named() -> None:

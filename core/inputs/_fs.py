@@ -17,10 +17,12 @@ import errno
 import glob
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from .._exceptions import ConfigError
+from .._exceptions import ConfigError, describe_exception
 
 __all__ = ["exists", "is_url", "listing", "local_path", "open_binary", "size"]
 
@@ -91,8 +93,46 @@ def _filesystem(url: str) -> tuple[Any, str]:
         ) from None
 
 
+#: Where a backend looks for credentials, for the protocols whose backends need them.
+_CREDENTIALS = {
+    "s3": "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or ~/.aws/credentials",
+    "gs": "GOOGLE_APPLICATION_CREDENTIALS, or `gcloud auth application-default login`",
+    "az": "AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY, or `az login`",
+    "hf": "HF_TOKEN, or `huggingface-cli login`",
+}
+_CREDENTIALS.update(s3a=_CREDENTIALS["s3"], gcs=_CREDENTIALS["gs"])
+_CREDENTIALS.update(dict.fromkeys(("abfs", "abfss", "adl"), _CREDENTIALS["az"]))
+
+
 def _missing(url: str) -> FileNotFoundError:
     return FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), url)
+
+
+@contextmanager
+def _backend(url: str) -> Iterator[None]:
+    """Turn a backend's failure to reach ``url`` into a sentence that names it and the way out.
+
+    A backend raises its own types (botocore's ``NoCredentialsError``, a ``PermissionError``
+    for a denied bucket, a client error for a network failure); none names the URL. A missing
+    file stays a :class:`FileNotFoundError`, so it reads as a missing local file does.
+    """
+    try:
+        yield
+    except (FileNotFoundError, ConfigError):
+        raise
+    except Exception as exc:
+        protocol = _protocol(url)
+        where = _CREDENTIALS.get(protocol)
+        hint = (
+            f" Its backend takes credentials from {where}; check that they are set and "
+            "allow reading this URL."
+            if where
+            else " Check the URL, the network and the access the backend is given."
+        )
+        raise ConfigError(
+            f"{url} could not be read through fsspec's {protocol}:// backend: "
+            f"{describe_exception(exc, one_line=True).rstrip('.')}.{hint}"
+        ) from exc
 
 
 def open_binary(path: str) -> BinaryIO:
@@ -107,7 +147,8 @@ def open_binary(path: str) -> BinaryIO:
         return open(path, "rb")
     fs, inner = _filesystem(path)
     try:
-        return cast("BinaryIO", fs.open(inner, "rb"))
+        with _backend(path):
+            return cast("BinaryIO", fs.open(inner, "rb"))
     except FileNotFoundError:
         raise _missing(path) from None
 
@@ -122,7 +163,8 @@ def size(path: str) -> int:
         return os.path.getsize(path)
     fs, inner = _filesystem(path)
     try:
-        return int(fs.size(inner))
+        with _backend(path):
+            return int(fs.size(inner))
     except FileNotFoundError:
         raise _missing(path) from None
 
@@ -133,7 +175,8 @@ def exists(path: str | os.PathLike[str]) -> bool:
         return os.path.exists(path)
     text = os.fspath(path)
     fs, inner = _filesystem(text)
-    return bool(fs.exists(inner))
+    with _backend(text):
+        return bool(fs.exists(inner))
 
 
 def local_path(path: str | os.PathLike[str]) -> Path | None:
@@ -164,13 +207,14 @@ def listing(text: str) -> tuple[str, list[str]] | None:
             return "pattern", sorted(p for p in found if os.path.isfile(p))
         return None
     fs, inner = _filesystem(text)
-    if fs.isdir(inner):
-        kind, files = "folder", list(fs.find(inner))
-    elif fs.exists(inner):
-        return None
-    elif glob.has_magic(inner):
-        found = fs.glob(inner, detail=True)
-        kind, files = "pattern", [p for p, info in found.items() if info.get("type") == "file"]
-    else:
-        raise _missing(text)
+    with _backend(text):
+        if fs.isdir(inner):
+            kind, files = "folder", list(fs.find(inner))
+        elif fs.exists(inner):
+            return None
+        elif glob.has_magic(inner):
+            found = fs.glob(inner, detail=True)
+            kind, files = "pattern", [p for p, i in found.items() if i.get("type") == "file"]
+        else:
+            raise _missing(text)
     return kind, sorted(fs.unstrip_protocol(p) for p in files)
