@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._columns import ScoreColumn
+from .._lean import from_ipc, to_ipc
 from .._records import ItemResult, ItemScore, Status
 from .._schema import Unreadable, strings
 from .._serialize import json_safe
@@ -261,7 +262,8 @@ class ArrowScoreColumn(ScoreColumn):
         return ArrowScoreColumn(self.label, self.arrow.take(pa.array(indices, type=pa.int64())))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (ArrowScoreColumn, (self.label, self.arrow))
+        # Through Arrow IPC: a pickled slice of a shared all-null array would carry all of it.
+        return (_restored, (self.label, to_ipc(pa.table({"scores": self.arrow}))))
 
     def scored_values(self) -> Any:
         """The values of the scored (ok and fail) items, in order, as a numpy array.
@@ -284,6 +286,11 @@ class ArrowScoreColumn(ScoreColumn):
             Status.SKIP: int(found[2]),
             Status.ERROR: int(found[3]),
         }
+
+
+def _restored(label: str, data: pa.Buffer) -> ArrowScoreColumn:
+    """A pickled :class:`ArrowScoreColumn` (see its ``__reduce__``)."""
+    return ArrowScoreColumn(label, from_ipc(data).column(0))
 
 
 def from_arrow(label: str, arrow: pa.StructArray | pa.ChunkedArray) -> ArrowScoreColumn:

@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._columns import ScoreColumn
+from .._lean import lean
 from .._records import EMPTY, ItemResult, ItemScore
 from .._schema import ITEM_COLUMNS, batch_to_items, items_to_batch, strings
 from ._scores import decode_extra, from_arrow
@@ -217,11 +218,11 @@ class RunTable:
         *,
         light: Collection[str] = (),
     ) -> None:
-        #: The key columns.
-        self.keys = keys
+        #: The key columns (all-null ones lean: see :mod:`itemscore._lean`).
+        self.keys = lean(keys)
         #: The score columns by label, in order.
         self.scores: dict[str, pa.ChunkedArray] = {
-            label: column if isinstance(column, pa.ChunkedArray) else pa.chunked_array([column])
+            label: lean(pa.chunked_array([column]) if isinstance(column, pa.Array) else column)
             for label, column in scores.items()
         }
         #: Where the items are, or ``None`` when they were not kept.
