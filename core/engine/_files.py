@@ -34,12 +34,14 @@ import attrs
 import pyarrow as pa
 
 from .._exceptions import ItemscoreError, describe_exception
+from .._lean import lean
 from .._plan import RunPlan
 from .._records import Status
 from .._schema import ERROR, LINE, batch_to_items, common_schema, conform
 from .._settings import RunSettings
 from ..executors import Engine
 from ..inputs import Part, Source, collector_paused, read_part
+from ..inputs._checks import KEY_SCHEMA
 from ..inputs._fs import size as file_size
 from ._dispatch import Lost, Task, run_tasks
 from ._scores import SCORE_TYPE, filled, to_arrow, unreadable, without_extras
@@ -52,7 +54,7 @@ __all__ = ["Keep", "PartRead", "ScoredPart", "score_source"]
 
 #: About this many bytes of input per part, whatever the executor: progress, memory and the
 #: spread of work over workers move in steps of it.
-PART_BYTES = 24 << 20
+PART_BYTES = 12 << 20
 #: Parts per worker on a parallel executor, at least.
 PARTS_PER_WORKER = 3
 
@@ -169,7 +171,7 @@ def read_part_task(
     return PartRead(
         index=part.index,
         keys=pa.concat_tables(keys) if keys else empty,
-        checks=checks.drop_columns(["id"]),  # the keys' own: sent once
+        checks=checks.drop_columns(list(_KEYS_CHECKED)),  # the keys' own: sent once
         n_rows=n_rows,
         sha256=reader.sha256,
         n_bytes=reader.n_bytes,
@@ -343,13 +345,11 @@ def score_source(
         if limit is None:
             reads = _read_all(engine, parts, spool_dir, settings, reading)
         else:  # a quick look: the first rows, read here, and no further
-            reads = [read_part_task(parts[0], spool_dir, reading and _counter(reading), limit)]
+            read = read_part_task(parts[0], spool_dir, reading and _counter(reading), limit)
+            reads = [_received(read)]
         checks = source.checks()
         for read in reads:
-            assert read.keys is not None
-            assert read.checks is not None
-            ids = pa.field("id", pa.string(), nullable=False)
-            checks.add(read.checks.add_column(0, ids, read.keys.column("id")))
+            checks.add(_check_columns(read))
         checks.finish(needing=list(needing), column=answer_column)
         del checks
         keys = pa.concat_tables([read.keys for read in reads])
@@ -405,6 +405,29 @@ def score_source(
         finally:
             release_memo(job.token)
     return SourceRun(table, source.sha256 or _digest_of(reads), sum(r.n_rows for r in reads))
+
+
+#: The columns of the whole-source checks that the keys hold too: sent once, with the keys.
+_KEYS_CHECKED = ("id", "model", "attempt")
+
+
+def _check_columns(read: PartRead) -> pa.Table:
+    """The whole-source checks' columns of a part (:data:`~itemscore.inputs._checks.KEY_SCHEMA`)."""
+    assert read.keys is not None
+    assert read.checks is not None
+    table = read.checks
+    for name in _KEYS_CHECKED:
+        table = table.add_column(
+            KEY_SCHEMA.get_field_index(name), KEY_SCHEMA.field(name), read.keys.column(name)
+        )
+    return table
+
+
+def _received(read: PartRead) -> PartRead:
+    """A part's read as the driver keeps it: its all-null key columns lean."""
+    if read.keys is None:
+        return read
+    return attrs.evolve(read, keys=lean(read.keys), checks=lean(read.checks))
 
 
 def _digest_of(reads: Sequence[PartRead]) -> str | None:
@@ -470,7 +493,7 @@ def _read_all(
             result = read_part_task(parts[index], spool_dir, more)
         elif not inline:
             more(result.n_rows)
-        reads[index] = result
+        reads[index] = _received(result)
 
     follow = more if inline else None
     tasks = [Task(read_part_task, (part, spool_dir, follow), _where(part)) for part in parts]
@@ -557,7 +580,7 @@ class _Sink:
         for label in self.labels:
             arrays = scored.scores.get(label, [])
             light = label in self.light
-            self.scores[label].extend(without_extras(a) if light else a for a in arrays)
+            self.scores[label].extend(lean(without_extras(a) if light else a) for a in arrays)
 
     def table(self, keys: pa.Table) -> RunTable:
         """The run table of everything taken."""
