@@ -10,14 +10,17 @@ several, and raises today's errors with today's messages at the end:
 - ``FILE:1: the file is empty: it holds no rows to score``;
 - ``FILE: no row has an answer key ... but 'exact_match' needs one`` (:func:`answer_key_error`).
 
-The duplicate search runs in Arrow (a group-by of the keys); only when it finds one does a
+The duplicate search runs in Arrow (a group-by of the keys; past two million rows one bucket
+of ids at a time, so that its hash table stays small); only when it finds one does a
 Python pass look for the first repeat, to name it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -58,6 +61,38 @@ def key_columns(batch: pa.RecordBatch, file: int = 0) -> pa.RecordBatch:
         ],
         schema=KEY_SCHEMA,
     )
+
+
+#: Rows past which the duplicate search goes one bucket of ids at a time.
+BUCKET_ROWS = 1 << 21
+_BUCKETS = 16
+
+
+def _unique(keys: pa.Table) -> bool:
+    """Whether no row of ``keys`` (the id, or the model, id and attempt) repeats."""
+    if keys.num_columns == 1:
+        return bool(pc.count_distinct(keys.column(0)).as_py() == keys.num_rows)
+    groups = keys.group_by(keys.column_names, use_threads=False).aggregate([])
+    return bool(len(groups) == keys.num_rows)
+
+
+def _buckets(ids: pa.ChunkedArray) -> np.ndarray[Any, np.dtype[np.uint8]]:
+    """Each id's bucket, from its length and last four bytes: equal ids share a bucket."""
+    out = []
+    for chunk in ids.chunks:
+        n = len(chunk)
+        _, offsets_buffer, data_buffer = chunk.buffers()
+        offsets = np.frombuffer(offsets_buffer, np.int32, count=n + 1, offset=chunk.offset * 4)
+        ends = offsets[1:].astype(np.int64)
+        lengths = ends - offsets[:-1]
+        key = lengths.copy()
+        if data_buffer is not None and data_buffer.size:
+            data = np.frombuffer(data_buffer, np.uint8)
+            for back in range(1, 5):
+                byte = data[np.maximum(ends - back, 0)].astype(np.int64)
+                key = key * 31 + np.where(lengths >= back, byte, 0)
+        out.append((key % _BUCKETS).astype(np.uint8))
+    return np.concatenate(out) if out else np.zeros(0, np.uint8)
 
 
 def answer_key_error(source: str, column: str, needing: Sequence[str]) -> InputError:
@@ -143,16 +178,16 @@ class SourceChecks:
         if not self._keys:
             return
         table = pa.Table.from_batches(self._keys, schema=KEY_SCHEMA)
-        ids = table.column("id")
         plain = table.column("model").null_count == len(table) and (
             table.column("attempt").null_count == len(table)
         )
-        if plain:
-            if pc.count_distinct(ids).as_py() == len(table):
+        keys = table.select(["id"] if plain else ["model", "id", "attempt"])
+        if len(table) <= BUCKET_ROWS:
+            if _unique(keys):
                 return
-        else:
-            groups = table.group_by(["model", "id", "attempt"], use_threads=False).aggregate([])
-            if len(groups) == len(table):
+        else:  # one hash table over ten million ids would take 650 MB: a sixteenth at a time
+            buckets = _buckets(keys.column("id"))
+            if all(_unique(keys.filter(buckets == b)) for b in range(_BUCKETS)):
                 return
         self._raise_first_repeat(table)
 
