@@ -170,19 +170,14 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         argv: The arguments after the program name (``None``: ``sys.argv[1:]``).
     """
     if "pyarrow" not in sys.modules:  # a process of its own (the console script)
-        # Arrow's default pool (mimalloc) keeps what a run freed: the system allocator peaks
-        # 55-65 MB (15%) lower on the 1M-line run, at the same speed. Workers inherit it; a
-        # pool the user names is kept.
-        os.environ.setdefault(ARROW_POOL_ENV, "system")
+        from ._memory import settle
+
+        settle()
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="itemscore")
     except Exception as exc:  # noqa: BLE001 - the last resort: one line, exit code 1
         report_unexpected(exc)
     sys.exit(0)  # pragma: no cover - cli.main always exits in standalone mode
-
-
-#: The environment variable by which pyarrow picks its default memory pool.
-ARROW_POOL_ENV = "ARROW_DEFAULT_MEMORY_POOL"
 
 
 def report_unexpected(exc: Exception) -> NoReturn:
