@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -513,3 +514,67 @@ def test_a_metric_the_dask_workers_cannot_import_is_an_error_not_a_hang() -> Non
             plain_items(50), [{"name": "hangs_test", "on": "none"}], executor="dask", workers=1
         )
     assert "install the package that defines it where the workers run" in str(info.value)
+
+
+class _BreaksOnSubmit(concurrent.futures.ThreadPoolExecutor):
+    """A pool broken from its ``broken_at``-th submit on (0: never), as when a worker died."""
+
+    def __init__(self, broken_at: int, submitted: list[int]) -> None:
+        super().__init__(2)
+        self.broken_at = broken_at
+        self.calls = 0
+        self.submitted = submitted
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        self.calls += 1
+        self.submitted.append(self.calls)
+        if self.broken_at and self.calls >= self.broken_at:
+            raise BrokenProcessPool("A child process terminated abruptly")
+        return super().submit(fn, *args, **kwargs)
+
+
+@pytest.mark.parametrize("broken_at", [1, 3, 6])
+def test_a_pool_that_breaks_between_two_submits_is_renewed_and_no_task_is_lost(
+    broken_at: int,
+) -> None:
+    """A worker may die after the wait and before the next submit: the run goes on."""
+    from itemscore.engine._dispatch import Task, run_tasks
+    from itemscore.executors._engine import Engine
+
+    submitted: list[int] = []
+    pools: list[_BreaksOnSubmit] = []
+
+    def fresh() -> concurrent.futures.Executor:
+        pools.append(_BreaksOnSubmit(broken_at if not pools else 0, submitted))
+        return pools[-1]
+
+    engine = Engine("process", fresh(), workers=2, parallel=True, renew=fresh,
+                    close=lambda pool: pool.shutdown())  # fmt: skip
+    results: dict[int, Any] = {}
+    tasks = [Task(pow, (n, 2), f"task {n}") for n in range(10)]
+    try:
+        run_tasks(engine, tasks, retries=0, deadline=60,
+                  on_done=lambda index, result: results.setdefault(index, result))  # fmt: skip
+    finally:
+        engine.close()
+    assert results == {n: n * n for n in range(10)}  # every task ran once, none lost
+    assert len(pools) == 2  # renewed once
+    assert pools[1].calls == 10 - (broken_at - 1)  # the task refused was submitted again
+
+
+def test_a_pool_that_never_takes_a_task_is_an_error_not_a_loop() -> None:
+    from itemscore.engine._dispatch import Task, run_tasks
+    from itemscore.executors._engine import Engine
+
+    submitted: list[int] = []
+
+    def fresh() -> concurrent.futures.Executor:
+        return _BreaksOnSubmit(1, submitted)  # broken at its first submit
+
+    engine = Engine("process", fresh(), workers=2, parallel=True, renew=fresh,
+                    close=lambda pool: pool.shutdown())  # fmt: skip
+    with pytest.raises(BrokenProcessPool):
+        run_tasks(engine, [Task(pow, (2, 2), "task")], retries=0, deadline=60,
+                  on_done=lambda index, result: None)  # fmt: skip
+    engine.close()
+    assert len(submitted) == 4  # the first pool and three fresh ones

@@ -10,7 +10,8 @@ caller as it arrives, and deals with what can go wrong around a task rather than
   flight are tried again one at a time, so that only the one that kills its worker is lost
   again; a task lost more than ``retries`` times becomes :class:`Lost` ("worker lost: ...")
   and the run goes on. Nothing is kept on a worker between tasks, so any worker can take any
-  task again.
+  task again. A pool that broke between two submits refuses the next one: that task waits,
+  unrun, until the pool is renewed.
 - ``deadline`` passes: the tasks not done become :class:`Lost` ("the run's deadline ...") and
   the workers of a pool the run started are stopped.
 - an :class:`~itemscore.ItemscoreError` from a task (a malformed data file a worker read),
@@ -33,6 +34,9 @@ from .._exceptions import ItemscoreError, describe_exception
 from ..executors import Engine
 
 __all__ = ["Lost", "Task", "run_tasks"]
+
+#: Fresh pools that may break in a row before taking any task, before the run gives up.
+_IDLE_RENEWALS = 3
 
 
 @attrs.frozen
@@ -75,13 +79,36 @@ def run_tasks(
     queue.reverse()  # popped from the end: in order
     alone: list[int] = []  # tasks that were in flight when a pool broke: tried one at a time
     running: dict[Future[Any], int] = {}
+    idle_renewals = [0]  # pools renewed in a row with nothing in flight, none taking a task
 
     def remaining() -> float | None:
         return None if deadline is None else max(0.0, deadline - (time.monotonic() - started))
 
-    def submit(index: int) -> None:
+    def submit(waiting: list[int], at: int) -> bool:
+        """Submit the task at ``waiting[at]``; ``False``: the pool broke meanwhile.
+
+        A worker may die between the wait and the next submit: the task goes back where it
+        was, unrun; the tasks in flight then report the break (or, none in flight, the pool
+        is renewed here).
+        """
+        index = waiting.pop(at)
         task = tasks[index]
-        running[engine.executor.submit(task.fn, *task.args)] = index
+        try:
+            running[engine.executor.submit(task.fn, *task.args)] = index
+        except BrokenExecutor:
+            if not engine.renewable or idle_renewals[0] >= _IDLE_RENEWALS:
+                raise
+            waiting.insert(at if at >= 0 else len(waiting), index)
+            if not running:
+                idle_renewals[0] += 1
+                engine.renew()
+            return False
+        idle_renewals[0] = 0
+        return True
+
+    def fill() -> None:
+        while queue and len(running) < window and submit(queue, -1):
+            pass
 
     def lost(index: int, reason: str, *, counted: bool) -> None:
         # A task in flight beside others when a pool broke may be innocent: it is tried
@@ -96,10 +123,11 @@ def run_tasks(
         while queue or alone or running:
             if not running:
                 if alone:  # one suspect at a time: if it breaks the pool again, it is the one
-                    submit(alone.pop(0))
+                    submit(alone, 0)
                 else:
-                    while queue and len(running) < window:
-                        submit(queue.pop())
+                    fill()
+                if not running:
+                    continue  # the pool was broken, and is renewed: submit again
             done, _ = concurrent.futures.wait(
                 running, timeout=remaining(), return_when=concurrent.futures.FIRST_COMPLETED
             )
@@ -129,8 +157,7 @@ def run_tasks(
                 if engine.renewable:
                     engine.renew()
             elif not alone:
-                while queue and len(running) < window:
-                    submit(queue.pop())
+                fill()
             if remaining() == 0.0 and (running or queue or alone):
                 _expire(engine, running, queue, alone, tasks, deadline, on_done)
                 return
