@@ -98,21 +98,24 @@ def items_document(
 ) -> tuple[str, int, int]:
     """The page's data: the first ``max_items`` of ``rows``, texts cut past ``limit``.
 
-    The rows are read once, in order, and only as far as the page holds them.
+    The rows are read once, in order, and only as far as the page holds them; each becomes
+    its JSON text as it is read, so the page's items are never held as records too.
 
     Returns:
         The JSON (safe inside ``<script>``), how many items it holds, how many texts were cut.
     """
     names: dict[str, str] = {}
     cut = [0]
-    taken = list(islice(rows, max_items))
-    if any(item.attempt is not None for item, _ in taken):
-        # Attempts sit under their question: questions in order of appearance, then attempts.
-        first: dict[tuple[str | None, str], int] = {}
-        for index, (item, _) in enumerate(taken):
-            first.setdefault((item.model, item.id), index)
-        taken.sort(key=lambda row: (first[(row[0].model, row[0].id)], row[0].attempt or 0))
-    held = [item_json(item, scores, limit, cut, names) for item, scores in taken]
+    first: dict[tuple[str | None, str], int] = {}
+    held: list[tuple[int, int, str]] = []  # (the question's first place, attempt, JSON text)
+    attempts = False
+    for index, (item, scores) in enumerate(islice(rows, max_items)):
+        place = first.setdefault((item.model, item.id), index)
+        attempts = attempts or item.attempt is not None
+        text = script_safe(item_json(item, scores, limit, cut, names))  # a character at a time
+        held.append((place, item.attempt or 0, text))
+    if attempts:  # attempts sit under their question: questions in order of appearance
+        held.sort(key=lambda entry: entry[:2])
     head = json.dumps(
         {
             "labels": [printable(x) for x in labels],
@@ -124,4 +127,10 @@ def items_document(
         },
         ensure_ascii=False,
     )
-    return script_safe(f'{head[:-1]}, "items": [{", ".join(held)}]}}'), len(held), cut[0]
+    pieces = [script_safe(head[:-1]), ', "items": [']
+    for position, (_, _, text) in enumerate(held):
+        pieces += (", ", text) if position else (text,)
+    pieces.append("]}")
+    n_held = len(held)
+    del held, first
+    return "".join(pieces), n_held, cut[0]

@@ -598,10 +598,8 @@ def report_html(
     parts.append(_derived_sections(result, labels, colours))
     parts.append(_comparison(result, colours))
     parts.append(_items_section(labels, n_items, held, n_cut, live=source is not None))
-    parts.append(
-        f'<script type="application/json" id="items-data">{data}</script>'
-        f"<script>{SCRIPT}</script></main></body></html>\n"
-    )
+    parts += ['<script type="application/json" id="items-data">', data]  # joined once, below
+    parts.append(f"</script><script>{SCRIPT}</script></main></body></html>\n")
     return "".join(parts)
 
 
