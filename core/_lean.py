@@ -2,7 +2,7 @@
 
 Most runs have no model, group, cluster or attempt column, and most scores no reason or
 ``extra``; yet an all-null Arrow string column holds four bytes of offsets a row, an int64
-column eight. Over ten million rows and three metrics that is 400 MB of zeros. :func:`lean`
+column eight. Over ten million rows and three metrics that is about 440 MB of zeros. :func:`lean`
 replaces every all-null column (of a table, of a struct such as a score column) by a slice of
 one shared array of its type, made once: the same type and values, no buffer of its own.
 

@@ -79,7 +79,7 @@ def run_tasks(
     queue.reverse()  # popped from the end: in order
     alone: list[int] = []  # tasks that were in flight when a pool broke: tried one at a time
     running: dict[Future[Any], int] = {}
-    idle_renewals = [0]  # pools renewed in a row with nothing in flight, none taking a task
+    idle_renewals = 0  # pools renewed in a row with nothing in flight, none taking a task
 
     def remaining() -> float | None:
         return None if deadline is None else max(0.0, deadline - (time.monotonic() - started))
@@ -91,19 +91,20 @@ def run_tasks(
         was, unrun; the tasks in flight then report the break (or, none in flight, the pool
         is renewed here).
         """
+        nonlocal idle_renewals
         index = waiting.pop(at)
         task = tasks[index]
         try:
             running[engine.executor.submit(task.fn, *task.args)] = index
         except BrokenExecutor:
-            if not engine.renewable or idle_renewals[0] >= _IDLE_RENEWALS:
+            if not engine.renewable or idle_renewals >= _IDLE_RENEWALS:
                 raise
             waiting.insert(at if at >= 0 else len(waiting), index)
             if not running:
-                idle_renewals[0] += 1
+                idle_renewals += 1
                 engine.renew()
             return False
-        idle_renewals[0] = 0
+        idle_renewals = 0
         return True
 
     def fill() -> None:

@@ -112,7 +112,8 @@ def items_document(
     for index, (item, scores) in enumerate(islice(rows, max_items)):
         place = first.setdefault((item.model, item.id), index)
         attempts = attempts or item.attempt is not None
-        text = script_safe(item_json(item, scores, limit, cut, names))  # a character at a time
+        # script_safe replaces single characters: made safe piece by piece, the same text.
+        text = script_safe(item_json(item, scores, limit, cut, names))
         held.append((place, item.attempt or 0, text))
     if attempts:  # attempts sit under their question: questions in order of appearance
         held.sort(key=lambda entry: entry[:2])
@@ -131,6 +132,4 @@ def items_document(
     for position, (_, _, text) in enumerate(held):
         pieces += (", ", text) if position else (text,)
     pieces.append("]}")
-    n_held = len(held)
-    del held, first
-    return "".join(pieces), n_held, cut[0]
+    return "".join(pieces), len(held), cut[0]
