@@ -113,7 +113,7 @@ def expected_letters(
         tokens = re.sub(r"\band\b", " ", answer.replace(",", " ")).split()
         for token in tokens:
             token = token.strip("()[].")
-            if token.isdigit():
+            if token.isdecimal():
                 index = int(token) - index_base
             elif token.isalpha() and (token.isupper() or len(token) == 1):
                 for letter in token.upper():

@@ -496,6 +496,23 @@ def test_same_id_and_attempt_twice_is_refused(tmp_path: Path) -> None:
         read_items(data)
 
 
+@pytest.mark.parametrize("suffix", ["jsonl", "csv"])
+def test_an_attempt_of_digits_int_does_not_read_is_refused_by_name(
+    tmp_path: Path, suffix: str
+) -> None:
+    """'¹' is a digit to str.isdigit but not to int(): an InputError at its row, no crash."""
+    data = tmp_path / f"a.{suffix}"
+    if suffix == "jsonl":
+        row = {"id": "q1", "output": "a", "attempt": "¹"}
+        data.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    else:
+        data.write_text("id,output,attempt\nq1,a,¹\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r'the attempt "\\u00b9" is a string; an attempt must be'):
+        read_items(data)
+    data.write_text(data.read_text("utf-8").replace("¹", "٣"), encoding="utf-8")
+    assert [item.attempt for item in read_items(data)] == [3]  # a decimal digit int() reads
+
+
 def test_parquet_metadata_keeps_its_types(tmp_path: Path) -> None:
     """Parquet metadata columns keep their Arrow types, unsigned 64-bit numbers included."""
     pa = pytest.importorskip("pyarrow")

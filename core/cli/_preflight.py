@@ -199,7 +199,7 @@ def _split_address(address: str) -> tuple[str, str | None, int | None]:
             raise ValueError("the port is missing (HOST:PORT, e.g. 127.0.0.1:8786)")
     if not host:
         raise ValueError("the host is missing (HOST:PORT, e.g. 127.0.0.1:8786)")
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+    if not port_text.isdecimal() or not 0 < int(port_text) < 65536:
         raise ValueError(f"the port {port_text!r} is not a number from 1 to 65535")
     return scheme, host, int(port_text)
 

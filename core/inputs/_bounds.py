@@ -65,7 +65,7 @@ class Limits:
         for name in LIMIT_OPTIONS:
             if name in options:
                 value = options.pop(name)
-                if isinstance(value, str) and value.strip().isdigit():
+                if isinstance(value, str) and value.strip().isdecimal():
                     value = int(value.strip())
                 changes[name] = value
         return attrs.evolve(self, **changes) if changes else self

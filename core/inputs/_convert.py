@@ -394,7 +394,7 @@ class Converter:
         raw = _native(raw)
         if isinstance(raw, float) and raw.is_integer():
             raw = int(raw)
-        if type(raw) is str and raw.strip().isdigit():
+        if type(raw) is str and raw.strip().isdecimal():
             raw = int(raw.strip())
         if type(raw) is int and 0 <= raw < 2**63:
             return raw

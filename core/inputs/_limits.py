@@ -50,7 +50,7 @@ def check_limits(
 
 def _whole(option: str, value: int | str, default: int) -> int:
     number = value
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isdecimal():
         number = int(value.strip())
     if isinstance(number, bool) or not isinstance(number, int) or number < 1:
         raise ConfigError(

@@ -203,7 +203,7 @@ def _read(line: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(metadata.get(role), str):
             record[role] = metadata[role]
     attempt = metadata.get("attempt")
-    if isinstance(attempt, str) and attempt.isdigit() and len(attempt) < 10:
+    if isinstance(attempt, str) and attempt.isdecimal() and len(attempt) < 10:
         record["attempt"] = int(attempt)
         if not _ATTEMPT_IS_ROLE and not ident.endswith(f"#{attempt}"):
             record["id"] = f"{ident}#{attempt}"  # ids are unique per model until attempts are

@@ -273,7 +273,7 @@ class _EvalLog(_Log):
 def _member_key(member: str, order: Mapping[str, int]) -> tuple[int, int, str]:
     stem = member.removeprefix("samples/").removesuffix(".json")
     ident, _, epoch = stem.rpartition("_epoch_")
-    return (int(epoch) if epoch.isdigit() else 0, order.get(ident, len(order)), member)
+    return (int(epoch) if epoch.isdecimal() else 0, order.get(ident, len(order)), member)
 
 
 class _JsonLog(_Log):

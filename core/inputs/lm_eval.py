@@ -431,7 +431,7 @@ def _indexed_choice(row: Mapping[str, Any], target: Any) -> str:
 def _index(target: Any) -> int | None:
     if isinstance(target, int) and not isinstance(target, bool):
         return target
-    if isinstance(target, str) and target.strip().lstrip("-").isdigit() and len(target) < 20:
+    if isinstance(target, str) and target.strip().lstrip("-").isdecimal() and len(target) < 20:
         return int(target.strip())
     return None
 
@@ -537,7 +537,7 @@ def _requests(row: Mapping[str, Any]) -> list[tuple[Any, ...]]:
 
 def _arg_number(key: str) -> int:
     digits = key.rpartition("_")[2]
-    return int(digits) if digits.isdigit() and len(digits) < 10 else 0
+    return int(digits) if digits.isdecimal() and len(digits) < 10 else 0
 
 
 def _first_text(values: list[Any], key: str) -> str:

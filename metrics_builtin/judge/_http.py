@@ -326,7 +326,7 @@ class JudgeSession:
                     "itemscore asks for none (Accept-Encoding: identity); it is not read"
                 )
             declared = response.headers.get("content-length", "")
-            if declared.isdigit() and (len(declared) > 18 or int(declared) > limit):
+            if declared.isdecimal() and (len(declared) > 18 or int(declared) > limit):
                 raise _Refused(self._too_large())
             body = bytearray()
             async for chunk in response.aiter_raw():
