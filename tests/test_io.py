@@ -530,3 +530,43 @@ def test_parquet_metadata_keeps_its_types(tmp_path: Path) -> None:
     items = read_items(path)
     assert [i.metadata["big"] for i in items] == [2**64 - 1, 3]
     assert [i.attempt for i in items] == [1, 2]
+
+
+def test_parquet_nanosecond_times_read_alike_with_or_without_pandas(tmp_path: Path) -> None:
+    """Nanosecond times are datetime/timedelta when exact to the microsecond, else text.
+
+    pyarrow turns nanoseconds into pandas objects when pandas is installed and raises when it
+    is not; the reader casts first, so neither decides what an item holds.
+    """
+    import datetime as dt
+
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    second = 1_000_000_000
+    times = pa.array([second, 2 * second + 1, None], pa.timestamp("ns", "UTC"))
+    table = pa.table(
+        {
+            "id": ["a", "b", "c"],
+            "output": ["x", "y", "z"],
+            "exact": pa.array([second, 2 * second, None], pa.timestamp("ns")),
+            "fine": times,
+            "took": pa.array([3000, 1, None], pa.duration("ns")),
+            "metadata": pa.StructArray.from_arrays(
+                [pa.array([5000, 7000, 9000], pa.duration("ns"))], names=["lag"]
+            ),
+        }
+    )
+    pq.write_table(table, tmp_path / "d.parquet")
+    items = read_items(tmp_path / "d.parquet")
+    exact = [item.metadata["exact"] for item in items]
+    assert [type(value) for value in exact[:2]] == [dt.datetime, dt.datetime]
+    assert exact == [dt.datetime(1970, 1, 1, 0, 0, 1), dt.datetime(1970, 1, 1, 0, 0, 2), None]
+    assert [item.metadata["fine"] for item in items] == [
+        *times.cast(pa.string()).to_pylist()[:2],
+        None,
+    ]
+    assert items[1].metadata["fine"] == "1970-01-01 00:00:02.000000001Z"
+    assert [item.metadata["took"] for item in items] == ["3000ns", "1ns", None]
+    lags = [item.metadata["lag"] for item in items]
+    assert all(type(lag) is dt.timedelta for lag in lags)
+    assert lags == [dt.timedelta(microseconds=n) for n in (5, 7, 9)]

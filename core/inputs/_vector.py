@@ -339,13 +339,13 @@ class _Batch:
                 if self.rule == "json":
                     raise _NotMine  # objects: the row path merges them
                 for index, field in enumerate(array.type):
-                    child = _nan_free(array.field(index))
+                    child = _micro_times(_nan_free(array.field(index)))
                     fields.pop(field.name, None)  # the nested value wins, as in the row path
                     fields[field.name] = (field.with_type(child.type), child)
                 continue
             if self.rule == "json" and not _json_kind(array.type):
                 raise _NotMine
-            array = _nan_free(array)
+            array = _micro_times(_nan_free(array))
             label = renamed.get(name, name)
             fields[label] = (pa.field(label, array.type), array)
         if not fields:
@@ -370,6 +370,31 @@ def _nan_free(array: pa.Array) -> pa.Array:
     if pa.types.is_floating(array.type) and pc.any(pc.is_nan(array)).as_py():
         return pc.if_else(pc.is_nan(array), pa.nulls(len(array), array.type), array)
     return array
+
+
+def _micro_times(array: pa.Array) -> pa.Array:
+    """Nanosecond timestamps and durations in microseconds, or as text where they are finer.
+
+    Python's ``datetime`` and ``timedelta`` hold microseconds. For nanoseconds pyarrow returns
+    pandas objects when pandas is installed and raises when it is not, so the same file read
+    differently by what else was installed. Now a column exact to the microsecond (what pandas
+    writes of real times) holds ``datetime``/``timedelta``; one finer holds text: a timestamp's
+    ISO 8601 form, a duration's count with its unit (``"1000000001ns"``).
+    """
+    kind = array.type
+    if pa.types.is_timestamp(kind) and kind.unit == "ns":
+        finer = pa.timestamp("us", kind.tz)
+    elif pa.types.is_duration(kind) and kind.unit == "ns":
+        finer = pa.duration("us")
+    else:
+        return array
+    try:
+        return array.cast(finer)  # a safe cast: it refuses to drop a digit
+    except pa.ArrowInvalid:
+        if pa.types.is_timestamp(kind):
+            return array.cast(_STRING)
+        counts = array.cast(pa.int64()).cast(_STRING)
+        return pc.binary_join_element_wise(counts, "ns", "")
 
 
 def kept_answers(lists: pa.Array) -> pa.Array:
