@@ -364,3 +364,48 @@ def test_the_command_line_fixes_glibcs_mmap_threshold_unless_one_is_named(
     value, calls = done.stderr.strip().splitlines()[-1].split(" ", 1)
     assert value == used
     assert calls == ("[(-3, 1048576)]" if named is None else "[]")
+
+
+@pytest.mark.parametrize("command", ["score", "rescore"])
+def test_a_command_line_run_leaves_pandas_unimported_until_asked(
+    tmp_path: Path, command: str
+) -> None:
+    """pyarrow looks for pandas with it hidden: no import in the run, to_pandas still works."""
+    pytest.importorskip("pandas")
+    data = rows(
+        tmp_path / "d.jsonl", [{"id": str(i), "output": "a", "expected": "a"} for i in range(5)]
+    )
+    out = tmp_path / "out"
+    if command == "rescore":
+        assert run_cli("score", data, "-m", "exact_match", "--out", out).returncode == 0
+        args = ["rescore", str(out / "results.json"), "-m", "token_f1"]
+    else:
+        args = ["score", str(data), "-m", "exact_match", "-m", "token_f1", "--workers", "2"]
+    code = (
+        "import sys\n"
+        "from itemscore.cli._app import main\n"
+        f"try:\n    main({args!r})\nexcept SystemExit as done:\n    assert done.code == 0\n"
+        "imported = 'pandas' in sys.modules\n"
+        "import pyarrow as pa\n"
+        "pa.array([1, 2]); pa.compute.equal(pa.array([1]), 1)\n"
+        "after = 'pandas' in sys.modules\n"
+        "frame = pa.table({'a': [1]}).to_pandas()\n"
+        "print(imported, after, type(frame).__name__, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.stderr.strip().splitlines()[-1] == "False False DataFrame", done.stderr
+
+
+def test_pandas_is_left_to_pyarrow_in_a_callers_process() -> None:
+    """From Python (no console script), pyarrow's own look for pandas is not touched."""
+    pytest.importorskip("pandas")
+    code = (
+        "import sys\n"
+        "import pyarrow as pa\n"
+        "from itemscore.cli._memory import arrow_without_pandas\n"
+        "arrow_without_pandas()\n"
+        "pa.array([0])\n"
+        "print('pandas' in sys.modules, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stderr.strip().splitlines()[-1] == "True", done.stderr

@@ -439,8 +439,10 @@ def _warn_serial_retries(request: RunRequest, view: _View) -> None:
 def _run_request(request: RunRequest, view: _View) -> None:
     from itemscore._terminal import progress_bar
 
+    from ._memory import arrow_without_pandas
     from ._pipeline import score_request
 
+    arrow_without_pandas()
     _warn_broken_plugins(view)
     _warn_serial_retries(request, view)
     with _failures(request), progress_bar(view.progress_enabled()) as progress:
@@ -722,8 +724,10 @@ def rescore(
     """Add or recompute metrics on a saved results.json, without the model."""
     from itemscore._terminal import progress_bar
 
+    from ._memory import arrow_without_pandas
     from ._pipeline import rescore_results
 
+    arrow_without_pandas()
     view = _View(bool(by_group), as_json, quiet)
     request = RunRequest()
     _override(
