@@ -1765,7 +1765,7 @@ def coverage_receipt(
         if bool(np.any(x <= 0)):
             return {}
         x, bounds = np.log(x), None
-    elif bounds is not None:
+    elif bounds is not None and (x.min() < bounds[0] or x.max() > bounds[1]):
         x = np.clip(x, *bounds)  # values outside would have failed the mean itself
     coverage, reps = mean_coverage(x, method, estimate.confidence, bounds=bounds, seed=seed)
     _, high = _closed_form(coverage * reps, float(reps), "wilson", _z(0.95), math.sqrt)
