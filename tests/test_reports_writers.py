@@ -106,6 +106,20 @@ def test_html_items_are_the_records(source: str, tmp_path: Path) -> None:
     assert data["models"] == ["alpha", "=beta"]
 
 
+def test_html_file_is_the_page_written_piece_by_piece(tmp_path: Path) -> None:
+    """report.html, written in pieces, is byte for byte the page's text (non-ASCII too)."""
+    result = itemscore.score(
+        [
+            ItemResult(id="é1", output="naïve ✓", expected=["naïve ✓"]),
+            ItemResult(id="2", output="</script>", expected=["x"]),
+        ],
+        metrics=["exact_match"],
+    )
+    path = tmp_path / "report.html"
+    report_html.write(result, path)
+    assert path.read_bytes() == report_html.report_html(result).encode("utf-8")
+
+
 def test_html_holds_the_first_items_and_says_where_the_rest_are(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -25,7 +25,7 @@ from .._records import ItemResult
 from ._rows import STATUS_NAMES, Score
 from ._text import printable, visible
 
-__all__ = ["item_json", "items_document", "script_safe"]
+__all__ = ["item_json", "items_pieces", "script_safe"]
 
 _string = json.encoder.encode_basestring  # JSON string syntax, C accelerated (no ASCII escaping)
 
@@ -85,7 +85,7 @@ def item_json(
     )
 
 
-def items_document(
+def items_pieces(
     rows: Iterable[tuple[ItemResult, list[tuple[str, Score]]]],
     *,
     labels: list[str],
@@ -95,14 +95,17 @@ def items_document(
     max_items: int,
     limit: int,
     source: Mapping[str, Any] | None = None,
-) -> tuple[str, int, int]:
+) -> tuple[list[str], int, int]:
     """The page's data: the first ``max_items`` of ``rows``, texts cut past ``limit``.
 
     The rows are read once, in order, and only as far as the page holds them; each becomes
-    its JSON text as it is read, so the page's items are never held as records too.
+    its JSON text as it is read, so the page's items are never held as records too. The
+    pieces are left for the writer to write one by one: joined, one non-ASCII character
+    would make the whole text four bytes a character.
 
     Returns:
-        The JSON (safe inside ``<script>``), how many items it holds, how many texts were cut.
+        The JSON's pieces in order (safe inside ``<script>``), how many items it holds, how
+        many texts were cut.
     """
     names: dict[str, str] = {}
     cut = [0]
@@ -132,4 +135,4 @@ def items_document(
     for position, (_, _, text) in enumerate(held):
         pieces += (", ", text) if position else (text,)
     pieces.append("]}")
-    return "".join(pieces), len(held), cut[0]
+    return pieces, len(held), cut[0]

@@ -43,7 +43,7 @@ from .._records import Measurement, Status
 from .._result import RunResult
 from ._files import open_report
 from ._html_compare import comparison_section, direction_badge
-from ._html_data import items_document
+from ._html_data import items_pieces
 from ._html_markup import esc, head, policy
 from ._html_numbers import interval, number
 from ._html_script import CSS, SCRIPT
@@ -557,12 +557,23 @@ def report_html(
         max_items: The items the page holds (default :data:`MAX_ITEMS`).
         back: The address of the viewer's list of runs, linked at the top (viewer only).
     """
+    return "".join(_page_parts(result, source=source, max_items=max_items, back=back))
+
+
+def _page_parts(
+    result: RunResult,
+    *,
+    source: Mapping[str, Any] | None,
+    max_items: int | None,
+    back: str | None,
+) -> list[str]:
+    """The page's text in pieces, in order (see :func:`report_html`)."""
     labels = labels_of(result)
     colours = model_colours(list(result.by_model))
     n_items = len(result.items)
     held_limit = MAX_ITEMS if max_items is None else max_items
     models = [m for m in result.by_model if m is not None]
-    data, held, n_cut = items_document(
+    data, held, n_cut = items_pieces(
         score_rows(result),
         labels=labels,
         models=models,
@@ -598,12 +609,13 @@ def report_html(
     parts.append(_derived_sections(result, labels, colours))
     parts.append(_comparison(result, colours))
     parts.append(_items_section(labels, n_items, held, n_cut, live=source is not None))
-    parts += ['<script type="application/json" id="items-data">', data]  # joined once, below
+    parts.append('<script type="application/json" id="items-data">')
+    parts += data
     parts.append(f"</script><script>{SCRIPT}</script></main></body></html>\n")
-    return "".join(parts)
+    return parts
 
 
 def write(result: RunResult, path: Path) -> None:
-    """Write ``report.html`` for ``result`` to ``path``."""
+    """Write ``report.html`` for ``result`` to ``path``, piece by piece (never one text)."""
     with open_report(path) as handle:
-        handle.write(report_html(result))
+        handle.writelines(_page_parts(result, source=None, max_items=None, back=None))
