@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -55,3 +56,25 @@ def test_abort_removes_the_file_even_after_a_failed_write(tmp_path: Path) -> Non
         writer.write(_batch(3, 2), {"m": filled(3, "skip", None)})
     writer.abort()
     assert not path.exists()
+
+
+def test_reading_items_back_holds_one_row_group_not_the_file(tmp_path: Path) -> None:
+    """A report reading the first rows of items.parquet does not read the whole file ahead."""
+    from itemscore.engine._table import ItemSource
+
+    path = tmp_path / "items.parquet"
+    writer = ItemsWriter(path, ["m"])
+    noise = np.random.default_rng(0)
+    for k in range(40):  # 40 row groups of random hex: 4.5 MB on disk
+        texts = [noise.bytes(100).hex() for _ in range(1000)]
+        batch = items_to_batch([ItemResult(id=f"q{k}-{i}", output=t) for i, t in enumerate(texts)])
+        writer.write(batch, {"m": filled(1000, "skip", None)})
+    writer.close()
+    assert path.stat().st_size > 4_000_000
+    before = pa.total_allocated_bytes()
+    batches = ItemSource.of_parquet(path).batches(500)
+    first = next(batches)
+    held = pa.total_allocated_bytes() - before
+    assert first.num_rows == 500
+    assert held < 2_000_000, held  # read ahead, the whole file would be in it
+    batches.close()
