@@ -551,6 +551,12 @@ def test_parquet_nanosecond_times_read_alike_with_or_without_pandas(tmp_path: Pa
             "exact": pa.array([second, 2 * second, None], pa.timestamp("ns")),
             "fine": times,
             "took": pa.array([3000, 1, None], pa.duration("ns")),
+            "fines": pa.array([[1], None, []], pa.list_(pa.timestamp("ns"))),
+            "exacts": pa.array([[1000], None, []], pa.list_(pa.duration("ns"))),
+            "pair": pa.array(
+                [{"at": 1, "n": 1}, None, {"at": None, "n": 2}],
+                pa.struct([("at", pa.timestamp("ns")), ("n", pa.int64())]),
+            ),
             "metadata": pa.StructArray.from_arrays(
                 [pa.array([5000, 7000, 9000], pa.duration("ns"))], names=["lag"]
             ),
@@ -566,7 +572,20 @@ def test_parquet_nanosecond_times_read_alike_with_or_without_pandas(tmp_path: Pa
         None,
     ]
     assert items[1].metadata["fine"] == "1970-01-01 00:00:02.000000001Z"
-    assert [item.metadata["took"] for item in items] == ["3000ns", "1ns", None]
+    assert [item.metadata["took"] for item in items] == ["3000", "1", None]
+    epoch = "1970-01-01 00:00:00.000000001"
+    assert [item.metadata["fines"] for item in items] == [(epoch,), None, ()]
+    assert [item.metadata["exacts"] for item in items] == [
+        (dt.timedelta(microseconds=1),),
+        None,
+        (),
+    ]
+    pairs = [item.metadata["pair"] for item in items]
+    assert [None if p is None else dict(p) for p in pairs] == [
+        {"at": epoch, "n": 1},
+        None,
+        {"at": None, "n": 2},
+    ]
     lags = [item.metadata["lag"] for item in items]
     assert all(type(lag) is dt.timedelta for lag in lags)
     assert lags == [dt.timedelta(microseconds=n) for n in (5, 7, 9)]

@@ -379,22 +379,39 @@ def _micro_times(array: pa.Array) -> pa.Array:
     pandas objects when pandas is installed and raises when it is not, so the same file read
     differently by what else was installed. Now a column exact to the microsecond (what pandas
     writes of real times) holds ``datetime``/``timedelta``; one finer holds text: a timestamp's
-    ISO 8601 form, a duration's count with its unit (``"1000000001ns"``).
+    ISO 8601 form, a duration's count of nanoseconds. Lists and structs of them likewise.
     """
-    kind = array.type
-    if pa.types.is_timestamp(kind) and kind.unit == "ns":
-        finer = pa.timestamp("us", kind.tz)
-    elif pa.types.is_duration(kind) and kind.unit == "ns":
-        finer = pa.duration("us")
-    else:
+    micro = _times_as(array.type, lambda kind: pa.timestamp("us", kind.tz), pa.duration("us"))
+    if micro is None:
         return array
     try:
-        return array.cast(finer)  # a safe cast: it refuses to drop a digit
+        return array.cast(micro)  # a safe cast: it refuses to drop a digit
     except pa.ArrowInvalid:
-        if pa.types.is_timestamp(kind):
-            return array.cast(_STRING)
-        counts = array.cast(pa.int64()).cast(_STRING)
-        return pc.binary_join_element_wise(counts, "ns", "")
+        text = _times_as(array.type, lambda kind: _STRING, _STRING)
+        return array.cast(text)
+
+
+def _times_as(
+    kind: pa.DataType, timestamp: Callable[[pa.TimestampType], pa.DataType], duration: pa.DataType
+) -> pa.DataType | None:
+    """``kind`` with its nanosecond timestamps and durations replaced; ``None``: it has none."""
+    if pa.types.is_timestamp(kind) and kind.unit == "ns":
+        return timestamp(kind)
+    if pa.types.is_duration(kind) and kind.unit == "ns":
+        return duration
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        inner = _times_as(kind.value_type, timestamp, duration)
+        if inner is None:
+            return None
+        field = kind.value_field.with_type(inner)
+        return pa.list_(field) if pa.types.is_list(kind) else pa.large_list(field)
+    if pa.types.is_struct(kind):
+        fields = [kind.field(i) for i in range(kind.num_fields)]
+        changed = [_times_as(f.type, timestamp, duration) for f in fields]
+        if all(c is None for c in changed):
+            return None
+        return pa.struct([f if c is None else f.with_type(c) for f, c in zip(fields, changed)])
+    return None
 
 
 def kept_answers(lists: pa.Array) -> pa.Array:
