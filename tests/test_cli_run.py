@@ -29,6 +29,16 @@ def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def last_stderr_line(code: str, env: dict[str, str] | None = None, timeout: float = 120) -> str:
+    """The last line a fresh ``python -c code`` writes to stderr (its finding)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout
+    )
+    lines = done.stderr.strip().splitlines()
+    assert lines, f"no output (exit {done.returncode})"
+    return lines[-1]
+
+
 def rows(path: Path, lines: list[dict[str, object]]) -> Path:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path
@@ -331,10 +341,7 @@ def test_the_command_line_reads_with_the_system_allocator_unless_one_is_named(
         "import pyarrow as pa\n"
         "print(pa.default_memory_pool().backend_name, file=sys.stderr)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
-    )
-    assert done.stderr.strip().splitlines()[-1] == used
+    assert last_stderr_line(code, env) == used
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's setting")
@@ -358,10 +365,7 @@ def test_the_command_line_fixes_glibcs_mmap_threshold_unless_one_is_named(
         "try:\n    main(['metrics', '--json'])\nexcept SystemExit:\n    pass\n"
         "print(os.environ['MALLOC_MMAP_THRESHOLD_'], calls, file=sys.stderr)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
-    )
-    value, calls = done.stderr.strip().splitlines()[-1].split(" ", 1)
+    value, calls = last_stderr_line(code, env).split(" ", 1)
     assert value == used
     assert calls == ("[(-3, 1048576)]" if named is None else "[]")
 
@@ -392,8 +396,7 @@ def test_a_command_line_run_leaves_pandas_unimported_until_asked(
         "frame = pa.table({'a': [1]}).to_pandas()\n"
         "print(imported, after, type(frame).__name__, file=sys.stderr)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert done.stderr.strip().splitlines()[-1] == "False False DataFrame", done.stderr
+    assert last_stderr_line(code, timeout=300) == "False False DataFrame"
 
 
 def test_pandas_is_left_to_pyarrow_in_a_callers_process() -> None:
@@ -407,5 +410,4 @@ def test_pandas_is_left_to_pyarrow_in_a_callers_process() -> None:
         "pa.array([0])\n"
         "print('pandas' in sys.modules, file=sys.stderr)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.stderr.strip().splitlines()[-1] == "True", done.stderr
+    assert last_stderr_line(code) == "True"
