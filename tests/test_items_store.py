@@ -78,3 +78,34 @@ def test_reading_items_back_holds_one_row_group_not_the_file(tmp_path: Path) -> 
     assert first.num_rows == 500
     assert held < 2_000_000, held  # read ahead, the whole file would be in it
     batches.close()
+
+
+def test_a_loaded_report_set_has_the_fingerprints_of_its_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fingerprints read back batch by batch equal the run's, so compare pairs the same."""
+    import json
+
+    from click.testing import CliRunner
+
+    import itemscore
+    from itemscore.cli import cli
+    from itemscore.engine import _table
+
+    rows = [
+        {"id": str(i), "output": "a", "input": None if i % 3 else f"q{i}", "expected": e}
+        for i, e in enumerate(["a", ["a", "b"], "", None, "é", ["x"], "a", "b"] * 5)
+    ]
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "out"
+    run = CliRunner().invoke(cli, ["score", str(data), "-m", "answered_rate", "--out", str(out)])
+    assert run.exit_code == 0, run.output
+    fresh = itemscore.score(str(data), metrics=["answered_rate"])
+    monkeypatch.setattr(_table, "ROWS_BATCH", 7)  # several batches, cut mid-file
+    saved = itemscore.RunResult.load_json(out / "results.json")
+    column = _table.FINGERPRINT
+    assert (
+        saved.table.keys.column(column).to_pylist() == fresh.table.keys.column(column).to_pylist()
+    )
+    assert len(set(saved.table.keys.column(column).to_pylist())) > 3
