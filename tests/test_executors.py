@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import os
 import pickle
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -260,6 +262,64 @@ def test_any_concurrent_futures_executor_is_used_as_it_is() -> None:
     assert_same(a, b)
     assert b.settings.executor == "ThreadPoolExecutor"
     assert b.settings.workers == 3
+
+
+def test_workers_start_reading_before_the_file_is_planned_to_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first part goes to a worker before the driver has found where the second begins."""
+    from itemscore.inputs import Source
+
+    path = tmp_path / "d.jsonl"
+    rows = [{"id": f"q{n}", "output": "a", "expected": ["a", "b"]} for n in range(600)]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    events: list[tuple[str, int]] = []
+    planning = Source.iter_parts
+
+    def noted(self: Source, n: int) -> Iterator[Any]:
+        for part in planning(self, n):
+            events.append(("planned", part.index))
+            yield part
+
+    class Noting(concurrent.futures.ThreadPoolExecutor):
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+            if fn.__name__ == "read_part_task":
+                events.append(("read", args[0].index))
+            return super().submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(Source, "iter_parts", noted)
+    with Noting(2) as pool:
+        pooled = itemscore.score(path, ["exact_match"], executor=pool)
+    assert events.index(("read", 0)) < events.index(("planned", 1))
+    assert sorted(events) == [(e, k) for e in ("planned", "read") for k in range(6)]
+    assert pooled.measurements == itemscore.score(path, ["exact_match"]).measurements
+
+
+def test_a_plan_that_fails_midway_stops_the_run_with_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parts already read are dropped; the error is the plan's; the caller's pool stays."""
+    from itemscore import InputError
+    from itemscore.inputs import Source
+
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(f'{{"output": "a", "expected": "a", "n": {n}}}\n' for n in range(600)))
+    planning = Source.iter_parts
+
+    def failing(self: Source, n: int) -> Iterator[Any]:
+        for part in planning(self, n):
+            if part.index == 2:
+                raise InputError("d.jsonl: the second half is gone")
+            yield part
+
+    monkeypatch.setattr(Source, "iter_parts", failing)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # where the spool goes
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        with pytest.raises(InputError, match="the second half is gone"):
+            itemscore.score(path, ["exact_match"], executor=pool)
+        assert pool.submit(lambda: 1).result() == 1
+    assert not list((tmp_path / "tmp").iterdir())
 
 
 def test_items_and_scores_pickle() -> None:

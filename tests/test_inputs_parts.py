@@ -81,6 +81,48 @@ def test_rows_are_counted_across_blocks_whatever_starts_a_line(tmp_path: Path) -
     assert whole.column("id").to_pylist() == [str(k) for k in range(1, rows + 2)]
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_each_part_is_yielded_as_soon_as_it_is_planned(tmp_path: Path, suffix: str) -> None:
+    """Workers may start on the first part while the rest of the file is still being read.
+
+    The file's SHA-256 is known only once the last part is planned; the parts are those of
+    :meth:`parts`.
+    """
+    path = tmp_path / f"d{suffix}"
+    if suffix == ".jsonl":
+        _jsonl(path, LINES, blank_every=37)
+    else:
+        rows = [{**row, "expected": ["a"]} for row in LINES]
+        pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=50)
+    with open_source(path) as source:
+        planning = source.iter_parts(4)
+        first = next(planning)
+        assert source.sha256 is None  # the file is not read to its end yet
+        assert first.index == 0
+        rest = list(planning)
+        assert source.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+        assert source.n_bytes == path.stat().st_size
+    with open_source(path) as again:
+        assert [first, *rest] == again.parts(4)
+
+
+def test_rows_are_numbered_across_files_of_several_parts(tmp_path: Path) -> None:
+    """Parquet files of several row groups each: row numbers run on from file to file."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    plain = [{"output": row["output"], "expected": ["a"]} for row in LINES]  # no ids
+    pq.write_table(pa.Table.from_pylist(plain[:150]), folder / "a.parquet", row_group_size=40)
+    pq.write_table(pa.Table.from_pylist(plain[150:]), folder / "b.parquet", row_group_size=40)
+    with open_source(folder) as source:
+        parts = source.parts(6)
+        files = [part.pieces[0].file for part in parts]
+        assert files == sorted(files)
+        assert files.count(0) > 1
+        assert files.count(1) > 1
+        assert _table(parts).column("id").to_pylist() == [str(k) for k in range(1, 401)]
+        assert source.n_bytes == sum(p.stat().st_size for p in folder.iterdir())
+
+
 def test_parts_are_picklable(tmp_path: Path) -> None:
     """A part travels to a worker: it pickles, and reads the same there."""
     path = _jsonl(tmp_path / "d.jsonl", LINES)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import BrokenExecutor, Future
 from typing import Any
 
@@ -61,7 +61,7 @@ class Lost:
 
 def run_tasks(
     engine: Engine,
-    tasks: Sequence[Task],
+    tasks: Iterable[Task],
     *,
     retries: int,
     deadline: float | None,
@@ -69,14 +69,18 @@ def run_tasks(
 ) -> None:
     """Run ``tasks`` on ``engine``; call ``on_done(index, result or Lost)`` as each ends.
 
+    ``tasks`` is taken one at a time, as the window has room: an iterator may still be
+    finding its next task (planning a file's parts) while the workers run the first ones.
+
     Raises:
-        ItemscoreError: a task raised one (the others are cancelled first).
+        ItemscoreError: a task raised one, or ``tasks`` did (the others are cancelled first).
     """
     started = time.monotonic()
     window = max(1, (engine.workers or 1) * 2) if engine.parallel else 1
-    attempts = [0] * len(tasks)
-    queue = list(range(len(tasks)))
-    queue.reverse()  # popped from the end: in order
+    coming = iter(tasks)
+    taken: list[Task] = []  # the tasks taken from ``coming``, by index
+    attempts: list[int] = []
+    queue: list[int] = []  # taken, not yet submitted (a submit the broken pool refused)
     alone: list[int] = []  # tasks that were in flight when a pool broke: tried one at a time
     running: dict[Future[Any], int] = {}
     idle_renewals = 0  # pools renewed in a row with nothing in flight, none taking a task
@@ -93,7 +97,7 @@ def run_tasks(
         """
         nonlocal idle_renewals
         index = waiting.pop(at)
-        task = tasks[index]
+        task = taken[index]
         try:
             running[engine.executor.submit(task.fn, *task.args)] = index
         except BrokenExecutor:
@@ -107,8 +111,19 @@ def run_tasks(
         idle_renewals = 0
         return True
 
+    def take() -> bool:
+        """Have a task in ``queue``, taking the next one when it is empty; ``False``: none."""
+        if not queue:
+            task = next(coming, None)
+            if task is None:
+                return False
+            queue.append(len(taken))
+            taken.append(task)
+            attempts.append(0)
+        return True
+
     def fill() -> None:
-        while queue and len(running) < window and submit(queue, -1):
+        while len(running) < window and take() and submit(queue, -1):
             pass
 
     def lost(index: int, reason: str, *, counted: bool) -> None:
@@ -116,12 +131,12 @@ def run_tasks(
         # again alone before it counts as lost.
         attempts[index] += counted
         if attempts[index] > retries:
-            on_done(index, Lost(f"worker lost: {reason} ({tasks[index].where})"))
+            on_done(index, Lost(f"worker lost: {reason} ({taken[index].where})"))
         else:
             alone.append(index)
 
     try:
-        while queue or alone or running:
+        while alone or running or take():
             if not running:
                 if alone:  # one suspect at a time: if it breaks the pool again, it is the one
                     submit(alone, 0)
@@ -159,8 +174,11 @@ def run_tasks(
                     engine.renew()
             elif not alone:
                 fill()
-            if remaining() == 0.0 and (running or queue or alone):
-                _expire(engine, running, queue, alone, tasks, deadline, on_done)
+            if remaining() == 0.0 and (running or alone or take()):
+                rest = list(coming)  # never to run: lost, as the ones taken
+                queue.extend(range(len(taken), len(taken) + len(rest)))
+                taken.extend(rest)
+                _expire(engine, running, queue, alone, taken, deadline, on_done)
                 return
     except BaseException:
         for future in running:

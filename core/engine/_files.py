@@ -4,7 +4,9 @@ A file, a list of files, a glob or a folder is opened as a source (:mod:`itemsco
 and cut into parts (byte ranges of JSON lines, row groups of Parquet, whole files otherwise).
 A run over it goes in two passes of tasks on the run's executor:
 
-1. **read**: each task reads one part — hashing its bytes, parsing and converting its rows,
+1. **read**: the driver plans the parts (reading the source once, for line starts and
+   hashes), and each goes to a worker as soon as its end is found, while the rest is planned.
+   Each task reads one part — hashing its bytes, parsing and converting its rows,
    checking each row — and keeps its canonical batches in a spool file (Arrow IPC, lz4) in a
    private folder of the run; it returns only the part's key columns. The driver then runs the
    whole-source checks (an id twice for a model, no answer key where a metric needs one, an
@@ -339,12 +341,12 @@ def score_source(
         InputError: the source is malformed, or fails a whole-source check.
     """
     labels = [pm.label for pm in the_plan.metrics if not pm.is_corpus]
-    parts = _parts(source, engine) if limit is None else [source.whole()]
     inline = not engine.parallel
     with _spool_folder() as spool_dir:
-        if limit is None:
-            reads = _read_all(engine, parts, spool_dir, settings, reading)
+        if limit is None:  # the parts are read as they are planned
+            parts, reads = _read_all(engine, _parts(source, engine), spool_dir, settings, reading)
         else:  # a quick look: the first rows, read here, and no further
+            parts = [source.whole()]
             read = read_part_task(parts[0], spool_dir, reading and _counter(reading), limit)
             reads = [_received(read)]
         checks = source.checks()
@@ -442,14 +444,15 @@ def _reading_extras(the_plan: RunPlan) -> frozenset[str]:
     )
 
 
-def _parts(source: Source, engine: Engine) -> list[Part]:
+def _parts(source: Source, engine: Engine) -> Iterator[Part]:
+    """The source's parts, each as soon as it is planned."""
     size = sum(file_size(path) for path, _ in source.files)
     count = -(-size // PART_BYTES)
     if engine.parallel:
         count = max(count, (engine.workers or 1) * PARTS_PER_WORKER)
     if count <= 1 and len(source.files) == 1:
-        return [source.whole()]
-    return source.parts(max(1, count))
+        return iter([source.whole()])
+    return source.iter_parts(max(1, count))
 
 
 def _where(part: Part) -> str:
@@ -472,13 +475,17 @@ def _spool_folder() -> Iterator[str]:
 
 def _read_all(
     engine: Engine,
-    parts: Sequence[Part],
+    parts: Iterator[Part],
     spool_dir: str,
     settings: RunSettings,
     reading: Callable[[int], None] | None,
-) -> list[PartRead]:
-    """The read pass: every part's keys, in order (a lost read is done here instead)."""
-    reads: list[PartRead | None] = [None] * len(parts)
+) -> tuple[list[Part], list[PartRead]]:
+    """The read pass: every part, and its keys, in order (a lost read is done here instead).
+
+    ``parts`` may still be planning its next part while the workers read the first ones.
+    """
+    planned: list[Part] = []
+    reads: dict[int, PartRead] = {}
     rows = 0
     inline = not engine.parallel
 
@@ -490,15 +497,19 @@ def _read_all(
 
     def done(index: int, result: Any) -> None:
         if isinstance(result, Lost):  # the worker died reading: read it here
-            result = read_part_task(parts[index], spool_dir, more)
+            result = read_part_task(planned[index], spool_dir, more)
         elif not inline:
             more(result.n_rows)
         reads[index] = _received(result)
 
-    follow = more if inline else None
-    tasks = [Task(read_part_task, (part, spool_dir, follow), _where(part)) for part in parts]
-    run_tasks(engine, tasks, retries=settings.retries, deadline=None, on_done=done)
-    return [read for read in reads if read is not None]
+    def tasks() -> Iterator[Task]:
+        follow = more if inline else None
+        for part in parts:
+            planned.append(part)
+            yield Task(read_part_task, (part, spool_dir, follow), _where(part))
+
+    run_tasks(engine, tasks(), retries=settings.retries, deadline=None, on_done=done)
+    return planned, [reads[index] for index in range(len(planned))]
 
 
 class _Sink:

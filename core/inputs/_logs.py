@@ -121,7 +121,9 @@ def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.
     state.hashed(sha256, size)
 
 
-def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any) -> Planned:
+def plan(
+    path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any
+) -> Iterator[Planned]:
     """A log is one piece; its records are counted by reading it."""
     del k
     local = hashlib.sha256()
@@ -133,4 +135,4 @@ def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest:
             size += len(block)
     piece = Piece(path=path, name=name, format=fmt, sha256=local.hexdigest(), first_row=1)
     n = sum(1 for _ in _records(piece, settings))
-    return Planned((piece,), n, size)
+    yield Planned((piece,), n, size)

@@ -330,28 +330,37 @@ class Source:
         Raises:
             InputError: a file that cannot be split where it must (a line past the bound).
         """
+        return list(self.iter_parts(n))
+
+    def iter_parts(self, n: int) -> Iterator[Part]:
+        """:meth:`parts`, each yielded as soon as it is planned (workers may start on it).
+
+        :attr:`sha256` and :attr:`n_bytes` are known once the last part is.
+
+        Raises:
+            InputError: a file that cannot be split where it must (a line past the bound).
+        """
         if n < 1:
             raise ConfigError(f"The number of parts ({n!r}) must be at least 1.")
         sizes = [file_size(path) for path, _ in self.files]
         target = max(1, sum(sizes) // n)
         module = _module(self.format)
-        pieces: list[Piece] = []
         digest = hashlib.sha256()  # of every byte of every file, in order
-        row, total = 1, 0
-        for index, ((path, name), size) in enumerate(zip(self.files, sizes)):
+        row, total, index = 1, 0, 0
+        for file, ((path, name), size) in enumerate(zip(self.files, sizes)):
             k = max(1, round(size / target))
-            planned: Planned = module.plan(path, name, self.format, k, self.settings, digest)
-            for piece in planned.pieces:
-                first = row + (piece.first_row or 1) - 1
-                pieces.append(attrs.evolve(piece, file=index, format=self.format, first_row=first))
-            row += planned.n_rows
-            total += planned.n_bytes
+            first_of_file = row
+            planned: Planned
+            for planned in module.plan(path, name, self.format, k, self.settings, digest):
+                for piece in planned.pieces:
+                    first = first_of_file + (piece.first_row or 1) - 1
+                    piece = attrs.evolve(piece, file=file, format=self.format, first_row=first)
+                    yield Part(pieces=(piece,), settings=self.settings, index=index)
+                    index += 1
+                row += planned.n_rows
+                total += planned.n_bytes
         self.sha256 = digest.hexdigest()
         self.n_bytes = total
-        return [
-            Part(pieces=(piece,), settings=self.settings, index=index)
-            for index, piece in enumerate(pieces)
-        ]
 
     def checks(self) -> SourceChecks:
         """The whole-source checks, ready for the key columns of every part in order."""
@@ -408,13 +417,17 @@ def _remove_left() -> None:
 
 @attrs.frozen
 class Planned:
-    """What planning one file found: its pieces, rows and bytes."""
+    """What planning one file found next: pieces, and the rows and bytes they cover.
 
-    #: The file's pieces (``first_row`` counted from 1 within the file).
+    A format's ``plan`` yields these as it reads the file; the file's rows and bytes are
+    their sums.
+    """
+
+    #: The pieces (``first_row`` counted from 1 within the file).
     pieces: tuple[Piece, ...]
-    #: Rows in the file.
+    #: Rows in them.
     n_rows: int
-    #: Bytes in the file.
+    #: Bytes of the file read to find them (since the last).
     n_bytes: int
 
 

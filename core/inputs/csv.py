@@ -54,10 +54,12 @@ def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Row
     yield from row_chunks(piece, settings, state, ",")
 
 
-def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any) -> Planned:
+def plan(
+    path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any
+) -> Iterator[Planned]:
     """A CSV file is one piece; its rows are counted as it is hashed."""
     del k
-    return plan_file(path, name, fmt, settings, digest, ",")
+    yield plan_file(path, name, fmt, settings, digest, ",")
 
 
 # -- the file as blocks of whole records ---------------------------------------------------

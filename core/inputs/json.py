@@ -158,7 +158,9 @@ def _elements(text: str, name: str) -> Iterator[tuple[dict[str, Any], int, int, 
         raise fail(pos, "not valid JSON (extra data after the list).")
 
 
-def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any) -> Planned:
+def plan(
+    path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any
+) -> Iterator[Planned]:
     """A JSON file is one piece; its rows are counted by parsing it (it is bounded)."""
     del k
     piece = Piece(path=path, name=name, format=fmt, first_row=1)
@@ -166,7 +168,7 @@ def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest:
     n = sum(len(chunk.rows) for chunk in rows(piece, settings, state))
     state.finish()
     planned = Piece(path=path, name=name, format=fmt, first_row=1, sha256=state.sha256)
-    return Planned((planned,), n, state.n_bytes)
+    yield Planned((planned,), n, state.n_bytes)
 
 
 def locate(

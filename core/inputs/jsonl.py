@@ -411,11 +411,14 @@ def _bad(name: str, lineno: int, column: int, message: str) -> InputError:
 _BLANK_HINTS = (b"\n\n", b"\n\r", b"\n ", b"\n\t")
 
 
-def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any) -> Planned:
+def plan(
+    path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any
+) -> Iterator[Planned]:
     """Split a file into about ``k`` pieces at line starts, reading it once.
 
     Each piece knows its first line, its first row (counted from 1 in this file) and the
-    SHA-256 of its bytes; ``digest`` takes every byte of the file.
+    SHA-256 of its bytes, and is yielded as soon as its end is found; ``digest`` takes every
+    byte of the file.
     """
     import hashlib
 
@@ -425,7 +428,6 @@ def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest:
     size = file_size(path)
     whole = Piece(path=path, name=name, format=fmt)
     targets = [size * i // k for i in range(1, k)]
-    pieces: list[Piece] = []
     reader = open_binary(path)  # closed below; the digests hash every byte
     piece_digest = hashlib.sha256()
     start, first_line, first_row = 0, 1, 1
@@ -453,16 +455,15 @@ def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest:
                 if pos + cut >= size:
                     offset = cut
                     break
-                pieces.append(
-                    attrs.evolve(
-                        whole,
-                        start=start,
-                        stop=pos + cut,
-                        first_line=first_line,
-                        first_row=first_row,
-                        sha256=piece_digest.hexdigest(),
-                    )
+                piece = attrs.evolve(
+                    whole,
+                    start=start,
+                    stop=pos + cut,
+                    first_line=first_line,
+                    first_row=first_row,
+                    sha256=piece_digest.hexdigest(),
                 )
+                yield Planned((piece,), rows, pos + cut - start)
                 start, first_line, first_row = pos + cut, first_line + lines, first_row + rows
                 lines = rows = 0
                 piece_digest = hashlib.sha256()
@@ -477,16 +478,14 @@ def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest:
     finally:
         reader.close()
     rows += not blank  # a last line without a line end
-    pieces.append(
-        attrs.evolve(
-            whole,
-            start=start,
-            first_line=first_line,
-            first_row=first_row,
-            sha256=piece_digest.hexdigest(),
-        )
+    piece = attrs.evolve(
+        whole,
+        start=start,
+        first_line=first_line,
+        first_row=first_row,
+        sha256=piece_digest.hexdigest(),
     )
-    return Planned(tuple(pieces), first_row + rows - 1, size)
+    yield Planned((piece,), rows, size - start)
 
 
 def _count(data: bytes, blank: bool) -> tuple[int, int, bool]:

@@ -264,8 +264,14 @@ def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Row
             row += len(values)
 
 
-def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any) -> Planned:
-    """About ``k`` pieces of consecutive row groups of similar size, the file read once."""
+def plan(
+    path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any
+) -> Iterator[Planned]:
+    """About ``k`` pieces of consecutive row groups of similar size, the file read once.
+
+    Each piece is yielded once its bytes are hashed, with the bytes hashed since the last; the
+    bytes after the last row group (the footer) come last, in no piece.
+    """
     import hashlib
 
     handle, seen, _tail, size = _open(path, name)
@@ -276,9 +282,8 @@ def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest:
     finally:
         seen.close()
     groups = _split(ranges, k)
-    pieces = []
     reader = HashedReader(path)
-    cursor = 0
+    cursor = covered = 0
     row = 1
     try:
         for members in groups:
@@ -294,20 +299,20 @@ def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest:
                 digest.update(data)
                 local.update(data)
                 cursor = reader.n_bytes
-            pieces.append(
-                Piece(
-                    path=path,
-                    name=name,
-                    format=fmt,
-                    start=start,
-                    stop=stop,
-                    row_groups=tuple(members),
-                    first_line=row,
-                    first_row=row,
-                    sha256=local.hexdigest(),
-                )
+            piece = Piece(
+                path=path,
+                name=name,
+                format=fmt,
+                start=start,
+                stop=stop,
+                row_groups=tuple(members),
+                first_line=row,
+                first_row=row,
+                sha256=local.hexdigest(),
             )
-            row += sum(counts[i] for i in members)
+            rows = sum(counts[i] for i in members)
+            yield Planned((piece,), rows, cursor - covered)
+            row, covered = row + rows, cursor
         while True:
             data = reader.read(_SKIP)
             if not data:
@@ -315,9 +320,9 @@ def plan(path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest:
             digest.update(data)
     finally:
         reader.close()
-    if not pieces:  # a file without row groups: one piece of nothing
-        pieces.append(Piece(path=path, name=name, format=fmt, first_row=1))
-    return Planned(tuple(pieces), row - 1, size)
+    # The footer; a file without row groups is one piece of nothing.
+    empty = () if groups else (Piece(path=path, name=name, format=fmt, first_row=1),)
+    yield Planned(empty, 0, size - covered)
 
 
 def _split(ranges: Sequence[tuple[int, int]], k: int) -> list[list[int]]:
