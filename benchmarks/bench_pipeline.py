@@ -5,6 +5,8 @@ Each figure is a paired ratio of whole processes, run alternately, medians of th
 - ``itemscore score FILE -m exact_match -m token_f1 -m answered_rate`` (serial, no ``--out``)
   against ``../shared/bench/pipeline_floor.py FILE`` — a ``json.loads`` loop over the file and
   the same-rules loop in one process: the sum the target is stated against;
+- the serial read pass alone (plan, parse, convert, check, spool, hash) against the
+  ``json.loads`` loop, each timed inside its process, imports left out;
 - ``--workers 2`` against serial; ``--dask`` on a 2-worker local cluster against the pool;
 - with every report (``--out``) against without, and the peak memory of the whole process tree
   (sampled from ``/proc``, children included) against the file's size; ``items.parquet``'s size
@@ -146,6 +148,13 @@ def main() -> None:
     print(f"  serial against the json.loads + same-rules floor: {_ratio(a, b)} (target <= 1.3x)")
     print(f"  serial peak memory: {_peak(peaks, path.stat().st_size)}")
 
+    a, b = paired_inside(
+        [sys.executable, __file__, "--read", str(path)],
+        [sys.executable, __file__, "--loads", str(path)],
+        rounds,
+    )
+    print(f"  the read pass alone against the json.loads loop: {_ratio(a, b)} (target <= 2x)")
+
     workers = [*serial, "--workers", "2"]
     a, b, peaks = paired(workers, serial, rounds)
     print(f"  serial against --workers 2: {_ratio(b, a)} (target >= 1.7x)")
@@ -172,6 +181,53 @@ def main() -> None:
             f"  items.parquet: {parquet / 2**20:.0f} MiB = "
             f"{parquet / path.stat().st_size:.2f}x the file (target <= 0.5x)"
         )
+
+
+def paired_inside(a: list[str], b: list[str], rounds: int) -> tuple[list[float], list[float]]:
+    """Alternate ``a`` and ``b``, each printing the seconds of its own work; those seconds."""
+    times_a: list[float] = []
+    times_b: list[float] = []
+    for r in range(rounds):
+        order = [(a, times_a), (b, times_b)] if r % 2 == 0 else [(b, times_b), (a, times_a)]
+        for command, times in order:
+            done = subprocess.run(command, capture_output=True, text=True, check=True)
+            times.append(float(done.stdout.split()[-1]))
+    return times_a, times_b
+
+
+def _read_pass(path: str) -> None:
+    """The serial read pass of ``itemscore score`` (plan, parse, convert, check, spool, hash).
+
+    Prints its seconds, imports left out, as ``_loads`` does.
+    """
+    from itemscore.cli._memory import arrow_without_pandas, settle
+
+    settle()  # as the command line allocates
+    arrow_without_pandas()
+    from itemscore._settings import RunSettings
+    from itemscore.engine._files import _check_columns, _parts, _read_all, _spool_folder
+    from itemscore.executors import resolve_executor
+    from itemscore.inputs import open_source
+
+    engine = resolve_executor("serial").open()
+    start = time.perf_counter()
+    with open_source(path) as source, _spool_folder() as spool:
+        _, reads = _read_all(engine, _parts(source, engine), spool, RunSettings(), None)
+        checks = source.checks()
+        for read in reads:
+            checks.add(_check_columns(read))
+        checks.finish(needing=["exact_match"])
+    print(time.perf_counter() - start)
+
+
+def _loads(path: str) -> None:
+    """``json.loads`` of every line; prints its seconds."""
+    start = time.perf_counter()
+    loads = json.loads
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            loads(line)
+    print(time.perf_counter() - start)
 
 
 def _python_run(path: str, executor: str) -> None:
@@ -231,6 +287,10 @@ def ten_million() -> None:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] in ("--dask", "--pool"):
         _python_run(sys.argv[2], "dask" if sys.argv[1] == "--dask" else "process")
+    elif len(sys.argv) == 3 and sys.argv[1] == "--read":
+        _read_pass(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "--loads":
+        _loads(sys.argv[2])
     elif sys.argv[1:] == ["10m"]:
         ten_million()
     else:
