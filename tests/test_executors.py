@@ -295,6 +295,57 @@ def test_workers_start_reading_before_the_file_is_planned_to_its_end(
     assert pooled.measurements == itemscore.score(path, ["exact_match"]).measurements
 
 
+#: The real read task, while a test puts :func:`_dies_reading_once` in its place.
+_READING: dict[str, Any] = {}
+
+
+def _dies_reading(part: Any, *args: Any) -> Any:
+    """A read task whose worker dies on the second part: once, or every time (a marker each)."""
+    marker = Path(os.environ["ITEMSCORE_TEST_DIED"])
+    in_worker = os.getpid() != int(os.environ["ITEMSCORE_TEST_PARENT"])
+    if (
+        part.index == 1
+        and in_worker
+        and (os.environ["ITEMSCORE_TEST_DIES"] == "always" or not marker.exists())
+    ):
+        with marker.open("a") as deaths:
+            deaths.write("died\n")
+        os._exit(1)
+    return _READING["task"](part, *args)
+
+
+@pytest.mark.parametrize("dies", ["once", "always"])
+def test_a_worker_dying_while_parts_are_planned_and_read_costs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dies: str
+) -> None:
+    """A pool that breaks in the read pass, the plan not done yet, costs nothing.
+
+    Once: a fresh pool reads the part again. Every time: after its retries the driver reads
+    the part itself. Every item is scored either way.
+    """
+    from itemscore.engine import _files
+
+    path = tmp_path / "d.jsonl"
+    rows = [{"id": f"q{n}", "output": "a", "expected": "a" if n % 3 else "b"} for n in range(600)]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    marker = tmp_path / "died"
+    monkeypatch.setenv("ITEMSCORE_TEST_DIED", str(marker))
+    monkeypatch.setenv("ITEMSCORE_TEST_PARENT", str(os.getpid()))
+    monkeypatch.setenv("ITEMSCORE_TEST_DIES", dies)
+    monkeypatch.setitem(_READING, "task", _files.read_part_task)
+    monkeypatch.setattr(_files, "read_part_task", _dies_reading)
+    serial = itemscore.score(path, ["exact_match"])  # read here: no death
+    assert not marker.exists()
+    pooled = itemscore.score(
+        path, ["exact_match"], executor="process", workers=2, retries=1, deadline=120
+    )
+    deaths = marker.read_text().count("died")  # workers did die, reading
+    assert deaths == 1 if dies == "once" else deaths >= 2
+    assert pooled.measurements == serial.measurements
+    assert [item.id for item in pooled.items] == [row["id"] for row in rows]
+    assert pooled.measurements["default.exact_match"].counts[Status.ERROR] == 0
+
+
 def test_a_plan_that_fails_midway_stops_the_run_with_its_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
