@@ -320,9 +320,9 @@ def plan(
             digest.update(data)
     finally:
         reader.close()
-    # The footer; a file without row groups is one piece of nothing.
-    empty = () if groups else (Piece(path=path, name=name, format=fmt, first_row=1),)
-    yield Planned(empty, 0, size - covered)
+    # The footer, in no piece; a file without row groups is one piece of nothing.
+    last = () if groups else (Piece(path=path, name=name, format=fmt, first_row=1),)
+    yield Planned(last, 0, size - covered)
 
 
 def _split(ranges: Sequence[tuple[int, int]], k: int) -> list[list[int]]:
