@@ -295,6 +295,35 @@ def test_workers_start_reading_before_the_file_is_planned_to_its_end(
     assert pooled.measurements == itemscore.score(path, ["exact_match"]).measurements
 
 
+@pytest.mark.parametrize("workers", [2, 3])
+def test_every_worker_gets_as_many_parts_as_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """Every worker gets a whole number of parts, so none waits while another scores the last.
+
+    By size alone, the file would be cut into one part more than four per worker.
+    """
+    import itemscore.engine._files as files
+
+    path = tmp_path / "d.jsonl"
+    rows = [{"id": f"q{n}", "output": "a", "expected": ["a", "b"]} for n in range(2000)]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    by_size = 4 * workers + 1  # parts of PART_BYTES
+    monkeypatch.setattr(files, "PART_BYTES", path.stat().st_size // by_size + 1)
+    reads: list[int] = []
+
+    class Noting(concurrent.futures.ThreadPoolExecutor):
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+            if fn.__name__ == "read_part_task":
+                reads.append(args[0].index)
+            return super().submit(fn, *args, **kwargs)
+
+    with Noting(workers) as pool:
+        pooled = itemscore.score(path, ["exact_match"], executor=pool)
+    assert reads == list(range(5 * workers))
+    assert pooled.measurements == itemscore.score(path, ["exact_match"]).measurements
+
+
 #: The real read task, while a test puts :func:`_dies_reading_once` in its place.
 _READING: dict[str, Any] = {}
 

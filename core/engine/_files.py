@@ -449,7 +449,10 @@ def _parts(source: Source, engine: Engine) -> Iterator[Part]:
     size = sum(file_size(path) for path, _ in source.files)
     count = -(-size // PART_BYTES)
     if engine.parallel:
-        count = max(count, (engine.workers or 1) * PARTS_PER_WORKER)
+        workers = engine.workers or 1
+        # A whole number of parts per worker: with one part more, the last would be read and
+        # scored by one worker while the others wait (a twentieth of a 1M-line run on two).
+        count = -(-max(count, workers * PARTS_PER_WORKER) // workers) * workers
     if count <= 1 and len(source.files) == 1:
         return iter([source.whole()])
     return source.iter_parts(max(1, count))
