@@ -86,8 +86,10 @@ GEOMEAN_METHODS: tuple[str, ...] = ("normal", "t", "auto")
 AUTO_MIDP_BELOW = 15
 #: ...Jeffreys below this many, Wilson from here on (Brown, Cai and DasGupta 2001).
 AUTO_WILSON_FROM = 40
-#: ``auto`` for a mean: Student t from this many values when the mean is at least
-#: :data:`AUTO_BOUND_SES` standard errors from both bounds, BCa bootstrap otherwise.
+#: ``auto`` for a mean: Student t below this many values, whatever the data (the bootstrap
+#: then sees too few distinct resamples: BCa covers 84% of normal means at n = 5, t 96%);
+#: from here on t when the mean is at least :data:`AUTO_BOUND_SES` standard errors from both
+#: bounds, BCa bootstrap otherwise.
 AUTO_T_FROM = 30
 #: See :data:`AUTO_T_FROM`.
 AUTO_BOUND_SES = 3.0
@@ -610,12 +612,17 @@ def _auto_mean_method(
 ) -> tuple[str, str]:
     """``auto``'s method for a mean, and the name with its reason.
 
-    Student t from :data:`AUTO_T_FROM` values when the mean lies at least
-    :data:`AUTO_BOUND_SES` standard errors inside the bounds (where t's symmetric interval
-    fits); otherwise the BCa bootstrap, which follows the skew of values piled at a bound.
+    Below :data:`AUTO_T_FROM` values, Student t: simulated at n = 5, 10, 20 it covers
+    95.6/94.9/94.6% of normal means and 89.8/89.0/91.4% of exponential ones, where BCa
+    covers 83.9/90.7/92.6% and 81.9/86.4/90.5% (docs/aggregation.md); a bootstrap of a
+    handful of values has too few distinct resamples to find the tails. From
+    :data:`AUTO_T_FROM` values, t when the mean lies at least :data:`AUTO_BOUND_SES`
+    standard errors inside the bounds (where t's symmetric interval fits); otherwise the BCa
+    bootstrap, which follows the skew of values piled at a bound (50 values, each 1 with
+    probability 0.9: t covers 85%, BCa 99%).
     """
     if n < AUTO_T_FROM:
-        return "bca", f"bca (auto: n = {n} < {AUTO_T_FROM})"
+        return "t", f"t (auto: n = {n} < {AUTO_T_FROM})"
     if bounds is not None:
         se = sd / math.sqrt(n)
         room = min(m - bounds[0], bounds[1] - m)

@@ -438,7 +438,7 @@ def test_mean_empty_and_single(method: str) -> None:
     assert (empty.value, empty.low, empty.high, empty.n) == (None, None, None, 0)
     single = mean(np.array([2.5]), method)
     assert (single.value, single.low, single.high, single.n) == (2.5, None, None, 1)
-    assert single.method == (method if method != "auto" else "bca (auto: n = 1 < 30)")
+    assert single.method == (method if method != "auto" else "t (auto: n = 1 < 30)")
 
 
 @pytest.mark.parametrize("method", MEAN_METHODS)
