@@ -33,7 +33,9 @@ How a sample becomes an item (docs/harness-logs.md has the reasons):
 A sample that cannot be read becomes a record with an ``error`` key (the reason, naming the
 file, task and member) and whatever could be read; the other samples are read on.
 
-The scorer is the log's first unless ``scorer=`` names another.
+The scorer is the log's first unless ``scorer=`` names another, by the name inspect keys its
+samples' scores by: a task's second scorer of one type is ``match1`` (the first ``match``),
+and its options are its own, from the log's header.
 """
 
 from __future__ import annotations
@@ -344,15 +346,9 @@ class _Context:
         model = evaluation.get("model")
         self.model = model if isinstance(model, str) else None
         self.output, self.rules, self.several_epochs = output, rules, several_epochs
-        self.scorer_options: dict[str, dict[str, Any]] = {}
-        scorers = evaluation.get("scorers")
-        for entry in scorers if isinstance(scorers, list) else []:
-            if isinstance(entry, dict) and "name" in entry:
-                options = entry.get("options")
-                self.scorer_options[str(entry["name"])] = (
-                    options if isinstance(options, dict) else {}
-                )
-        names = list(self.scorer_options)
+        #: Each scorer by the name its samples' scores are keyed by: its type and options.
+        self.scorers = _scorers(header)
+        names = list(self.scorers)
         if scorer is not None and names and scorer not in names:
             raise ConfigError(
                 f"{name}: the log of task {self.task!r} has no scorer {scorer!r}; its scorers "
@@ -363,12 +359,14 @@ class _Context:
         if rules == "harness" and output == "completion" and self._kind() in ("pattern", "choice"):
             raise ConfigError(
                 f"{name}: rules='harness' compares what inspect's "
-                f"{escape_name(self.scorer or '')}() compared, its answer; drop "
+                f"{escape_name(self._kind())}() compared, its answer; drop "
                 "output='completion', or use rules='itemscore'."
             )
 
-    def _kind(self, scorer: str | None = None) -> str:
-        return (scorer or self.scorer or "").rpartition("/")[2]
+    def _kind(self) -> str:
+        """The scorer's type (``match`` for inspect's second ``match()``, named ``match1``)."""
+        found = self.scorers.get(self.scorer or "")
+        return (found[0] if found is not None else self.scorer or "").rpartition("/")[2]
 
     def record(self, where: str, sample: Any) -> dict[str, Any]:
         try:
@@ -502,7 +500,8 @@ class _Context:
     def _rule(self, score: Mapping[str, Any] | None, failed: bool) -> dict[str, Any]:
         """How inspect compared this sample (see itemscore.integrations.harness_rules)."""
         kind = self._kind()
-        options = self.scorer_options.get(self.scorer or "", {})
+        found = self.scorers.get(self.scorer or "")
+        options = found[1] if found is not None else {}
         rule: dict[str, Any] = {"harness": "inspect", "scorer": self.scorer}
         if failed or score is None:
             return rule | {"kind": "unscored"}  # inspect leaves errored samples unscored
@@ -519,6 +518,36 @@ class _Context:
         # A comparison itemscore does not redo (a model grader, numeric match...): inspect's
         # own verdict, as logged.
         return rule | {"kind": "logged", "value": score.get("value")}
+
+
+def _scorers(header: Mapping[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The log's scorers by the name its samples' scores are keyed by: (type, options).
+
+    ``eval.scorers`` lists each scorer by its type (two ``match()`` scorers are both
+    ``match``); inspect keys their scores, and names them in ``results.scores``, as
+    ``match`` and ``match1``: the type, then a number from 1 for each repeat (inspect_ai's
+    ``unique_scorer_name``). ``results.scores`` also gives the name (``scorer``) and options
+    (``params``) of a scorer the header does not list (one added by ``inspect score``).
+    """
+    found: dict[str, tuple[str, dict[str, Any]]] = {}
+    entries = header["eval"].get("scorers")
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and "name" in entry:
+            kind = str(entry["name"])
+            name, count = kind, 1
+            while name in found:
+                name, count = f"{kind}{count}", count + 1
+            options = entry.get("options")
+            found[name] = (kind, options if isinstance(options, dict) else {})
+    results = header.get("results")
+    scores = results.get("scores") if isinstance(results, dict) else None
+    for entry in scores if isinstance(scores, list) else []:
+        if isinstance(entry, dict):
+            name = entry.get("scorer", entry.get("name"))
+            params = entry.get("params")
+            if isinstance(name, str) and name not in found:
+                found[name] = (name, params if isinstance(params, dict) else {})
+    return found
 
 
 def _expected(target: Any, letter_set: bool) -> list[str] | None:

@@ -1,0 +1,190 @@
+"""inspect_ai corners: logs inspect_ai writes here, in the test, read and scored by itemscore.
+
+Each log comes from a real ``inspect_ai.eval`` run, offline: the ``mockllm/model`` provider
+with scripted outputs (its token count is a word count, since mockllm's own downloads a
+tiktoken encoding). The references are read from the log with inspect_ai's own
+``read_eval_log``: each sample's score and the results' metrics, never with itemscore's reader.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import itemscore
+from itemscore.inputs.inspect_log import read_inspect
+
+inspect_ai = pytest.importorskip("inspect_ai")
+
+from inspect_ai import Task, eval  # noqa: E402 - after the skip
+from inspect_ai.dataset import MemoryDataset, Sample  # noqa: E402
+from inspect_ai.log import EvalLog, read_eval_log  # noqa: E402
+from inspect_ai.model import ModelOutput, get_model  # noqa: E402
+from inspect_ai.scorer import includes, match  # noqa: E402
+from inspect_ai.solver import generate  # noqa: E402
+
+# inspect_ai's own dependencies warn about their own use of each other; not ours to fix.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+]
+
+#: One scripted question: (id, question, target, the model's answer per epoch).
+Row = tuple[str, str, str, Sequence[str]]
+
+
+def _scripted(rows: Sequence[Row]) -> Callable[..., Any]:
+    """mockllm's output function: each question's answers, epoch after epoch."""
+    calls: dict[str, int] = {}
+
+    def output(messages: Any, tools: Any, tool_choice: Any, config: Any) -> Any:
+        prompt = messages[-1].text
+        for ident, question, _, answers in rows:
+            if question in prompt:
+                calls[ident] = calls.get(ident, 0) + 1
+                text = answers[(calls[ident] - 1) % len(answers)]
+                return ModelOutput.from_content(model="mockllm", content=text)
+        raise AssertionError(prompt)
+
+    return output
+
+
+async def _words(text: str) -> int:
+    return len(text.split())
+
+
+def run_eval(
+    folder: Path,
+    name: str,
+    rows: Sequence[Row],
+    scorer: Any,
+    *,
+    log_format: str = "eval",
+    epochs: Any = 1,
+    **options: Any,
+) -> EvalLog:
+    """Run ``inspect_ai.eval`` on mockllm and return the log inspect wrote, read back whole."""
+    model = get_model("mockllm/model", custom_outputs=_scripted(rows), memoize=False)
+    model.api.count_text_tokens = _words  # type: ignore[method-assign] # offline
+    task = Task(
+        name=name,
+        dataset=MemoryDataset([Sample(id=i, input=q, target=t) for i, q, t, _ in rows]),
+        solver=generate(),
+        scorer=scorer,
+        epochs=epochs,
+    )
+    (log,) = eval(
+        task, model=model, log_dir=str(folder), log_format=log_format, display="none", **options
+    )
+    gc.collect()  # inspect leaves streams for the collector: let their warnings fall here
+    assert log.status == "success", log.error
+    return read_eval_log(log.location)
+
+
+def inspect_verdicts(log: EvalLog, scorer: str) -> dict[str, float]:
+    """inspect's value of each sample for ``scorer`` (C 1, I 0, a number as it is)."""
+    assert log.samples is not None
+    out = {}
+    for sample in log.samples:
+        value = sample.scores[scorer].value if sample.scores else None
+        out[str(sample.id)] = {"C": 1.0, "I": 0.0}.get(value, value)  # type: ignore[arg-type]
+    return out
+
+
+def itemscore_values(result: itemscore.RunResult, label: str) -> dict[str, float | None]:
+    """itemscore's value of each item for ``label`` (``None`` where it is not scored)."""
+    return {item.id: item.scores[label].value for item in result.items}
+
+
+def headline(result: itemscore.RunResult, label: str) -> float | None:
+    (measurement,) = [m for m in result.measurements.values() if m.metric == label]
+    return measurement.value
+
+
+def logged_metric(log: EvalLog, scorer: str, metric: str) -> float:
+    """The value of ``metric`` in the log's results for ``scorer``, as inspect computed it."""
+    assert log.results is not None
+    (score,) = [s for s in log.results.scores if s.name == scorer]
+    return score.metrics[metric].value
+
+
+# -- 18: two scorers of one type ---------------------------------------------------------------
+
+#: Answers whose verdicts turn on case and on where the target stands.
+TWINS: list[Row] = [
+    ("a", "Name the capital of Italy.", "Rome", ["Rome, I think"]),
+    ("b", "What colour is the sky?", "blue", ["The sky is Blue"]),
+    ("c", "What is six times seven?", "42", ["I say 42"]),
+    ("d", "Name the capital of France.", "Paris", ["paris is the capital"]),
+    ("e", "What is the symbol for gold?", "Au", ["gold"]),
+    ("f", "How many legs has a spider?", "eight", ["EIGHT legs"]),
+]
+
+
+@pytest.fixture(scope="module", params=["eval", "json"])
+def twins(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> EvalLog:
+    """Two ``match()`` and two ``includes()`` scorers, each pair with other options."""
+    scorers = [
+        match(location="any", ignore_case=False),
+        match(location="begin"),
+        includes(ignore_case=False),
+        includes(),
+    ]
+    folder = tmp_path_factory.mktemp("twins")
+    return run_eval(folder, "twins", TWINS, scorers, log_format=request.param)
+
+
+def test_inspect_names_the_second_scorer_of_a_type_with_a_number(twins: EvalLog) -> None:
+    """The premise: the header lists both as 'match'; samples and results say match1."""
+    assert twins.results is not None
+    assert twins.samples is not None
+    assert [s.name for s in twins.eval.scorers or []] == ["match", "match", "includes", "includes"]
+    names = ["match", "match1", "includes", "includes1"]
+    assert [s.name for s in twins.results.scores] == names
+    assert all(list(s.scores or {}) == names for s in twins.samples)
+    # The options differ, so each scorer's verdicts differ from its twin's somewhere.
+    assert inspect_verdicts(twins, "match") != inspect_verdicts(twins, "match1")
+    assert inspect_verdicts(twins, "includes") != inspect_verdicts(twins, "includes1")
+
+
+@pytest.mark.parametrize("scorer", ["match", "match1", "includes", "includes1"])
+def test_each_scorer_is_read_with_its_own_options(twins: EvalLog, scorer: str) -> None:
+    """Every scorer, the second of a type too: inspect's verdicts and headline, 0 mismatches."""
+    items = itemscore.read_items(twins.location, format="inspect", rules="harness", scorer=scorer)
+    result = itemscore.score(items, ["exact_match", "accuracy"], suite_id="t")
+    expected = inspect_verdicts(twins, scorer)
+    for label in ("exact_match", "accuracy"):
+        assert itemscore_values(result, label) == expected
+        assert headline(result, label) == pytest.approx(
+            logged_metric(twins, scorer, "accuracy"), abs=1e-12
+        )
+    assert {i.metadata["scorer"] for i in result.items} == {scorer}
+    rule = result.items[0].metadata["harness_rule"]
+    assert rule["scorer"] == scorer
+    assert twins.results is not None
+    (logged,) = [s for s in twins.results.scores if s.name == scorer]
+    assert {k: rule[k] for k in logged.params} == logged.params  # the options as logged
+
+
+def test_the_second_scorer_reads_without_rules_too(twins: EvalLog) -> None:
+    """Its score and answer per sample, and the completion as output (match() compares it)."""
+    records = list(read_inspect(twins.location, scorer="match1"))
+    assert twins.samples is not None
+    by_id = {str(s.id): s for s in twins.samples}
+    for record in records:
+        sample = by_id[record["id"]]
+        assert record["scorer"] == "match1"
+        assert record["score"] == sample.scores["match1"].value  # type: ignore[index]
+        assert record["output"] == sample.output.completion
+
+
+def test_a_scorer_the_log_does_not_have_names_the_ones_it_has(twins: EvalLog) -> None:
+    """match2 is not in the log: the message lists all four names inspect keyed scores by."""
+    with pytest.raises(itemscore.ConfigError, match=r"has no scorer 'match2'") as caught:
+        read_inspect(twins.location, scorer="match2")
+    assert "'match', 'match1', 'includes'" in str(caught.value)
