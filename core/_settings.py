@@ -135,8 +135,9 @@ class RunSettings:
     executor: str = attrs.field(default="serial", validator=_check_str)
     #: Worker processes of a parallel executor; ``None``: serial, or the executor's default.
     workers: int | None = attrs.field(default=None, validator=_check_int(1, optional=True))
-    #: How often a shard whose worker was lost is tried again before its items get errors
-    #: ("worker lost: ..."). A shard that raised is not tried again: it would raise again.
+    #: How often a shard whose worker was lost is tried again before it is cut in two to find
+    #: the item that kills its worker (which gets "worker lost: ..."). A shard that raised is
+    #: not tried again: it would raise again.
     retries: int = attrs.field(default=1, validator=_check_int(0))
     #: Seconds one metric may take on one item; past it the item is an ``error`` ("timed out
     #: after N s"). ``None``: no limit.

@@ -8,10 +8,12 @@ caller as it arrives, and deals with what can go wrong around a task rather than
 - a worker that dies (``BrokenProcessPool``; Dask's ``KilledWorker`` or a cancelled future):
   the task is *lost*. A broken process pool is replaced by a fresh one; the tasks that were in
   flight are tried again one at a time, so that only the one that kills its worker is lost
-  again; a task lost more than ``retries`` times becomes :class:`Lost` ("worker lost: ...")
-  and the run goes on. Nothing is kept on a worker between tasks, so any worker can take any
-  task again. A pool that broke between two submits refuses the next one: that task waits,
-  unrun, until the pool is renewed.
+  again; a task lost more than ``retries`` times is cut in two (:attr:`Task.split`) and each
+  half tried alone, and so on, until the item that kills its worker is alone: only that item
+  becomes :class:`Lost` ("worker lost: ... (item 'q7')") and the run goes on. A task that
+  cannot be cut becomes :class:`Lost` as a whole. Nothing is kept on a worker between tasks,
+  so any worker can take any task again. A pool that broke between two submits refuses the
+  next one: that task waits, unrun, until the pool is renewed.
 - ``deadline`` passes: the tasks not done become :class:`Lost` ("the run's deadline ...") and
   the workers of a pool the run started are stopped.
 - an :class:`~itemscore.ItemscoreError` from a task (a malformed data file a worker read),
@@ -23,6 +25,7 @@ Exceptions of metrics never get here: they are isolated inside the task (see ``_
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import BrokenExecutor, Future
@@ -33,10 +36,16 @@ import attrs
 from .._exceptions import ItemscoreError, describe_exception
 from ..executors import Engine
 
-__all__ = ["Lost", "Task", "run_tasks"]
+__all__ = ["Lost", "Split", "Task", "run_tasks"]
 
 #: Fresh pools that may break in a row before taking any task, before the run gives up.
 _IDLE_RENEWALS = 3
+#: Tasks a run may cut in two, at most: a cut costs a worker's death, and when every item
+#: kills its worker (a worker that cannot start) cutting down to each item would cost one
+#: death per item. One killer item in a part of a million takes 20 cuts.
+BISECTIONS = 200
+#: A half's result not there yet.
+_PENDING = object()
 
 
 @attrs.frozen
@@ -49,6 +58,22 @@ class Task:
     args: tuple[Any, ...]
     #: What it covers, for messages ("items 'q1' to 'q9'", "data.jsonl bytes 0-1048576").
     where: str
+    #: Cuts the task in two, to find the item that kills its worker; ``None``: it cannot be
+    #: cut (one item, or a task that is no shard of items).
+    split: Callable[[], Split] | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class Split:
+    """A task cut in two: its halves, in order, and how their results make the task's."""
+
+    #: The first half.
+    first: Task
+    #: The second half.
+    second: Task
+    #: ``join(first's result, second's result)``: the task's result; either may be
+    #: :class:`Lost` (an item that kills its worker).
+    join: Callable[[Any, Any], Any]
 
 
 @attrs.frozen
@@ -71,6 +96,8 @@ def run_tasks(
 
     ``tasks`` is taken one at a time, as the window has room: an iterator may still be
     finding its next task (planning a file's parts) while the workers run the first ones.
+    A task cut in two (its worker died on it) ends when both halves have: ``on_done`` gets
+    the result its :class:`Split` joins, under the task's own index.
 
     Raises:
         ItemscoreError: a task raised one, or ``tasks`` did (the others are cancelled first).
@@ -78,15 +105,44 @@ def run_tasks(
     started = time.monotonic()
     window = max(1, (engine.workers or 1) * 2) if engine.parallel else 1
     coming = iter(tasks)
-    taken: list[Task] = []  # the tasks taken from ``coming``, by index
+    # Every task run, by slot: the caller's tasks and the halves of those cut in two.
+    taken: list[Task] = []
     attempts: list[int] = []
+    index_of: dict[int, int] = {}  # slot of a caller's task -> its index for ``on_done``
+    half_of: dict[int, tuple[int, int]] = {}  # slot of a half -> (slot it is half of, 0 or 1)
+    halves: dict[int, tuple[Split, list[Any]]] = {}  # slot cut in two -> its cut, results
     queue: list[int] = []  # taken, not yet submitted (a submit the broken pool refused)
     alone: list[int] = []  # tasks that were in flight when a pool broke: tried one at a time
     running: dict[Future[Any], int] = {}
     idle_renewals = 0  # pools renewed in a row with nothing in flight, none taking a task
+    cuts = 0
+    numbers = itertools.count()
 
     def remaining() -> float | None:
         return None if deadline is None else max(0.0, deadline - (time.monotonic() - started))
+
+    def slot_for(task: Task, tries: int = 0) -> int:
+        taken.append(task)
+        attempts.append(tries)
+        return len(taken) - 1
+
+    def top(task: Task) -> None:
+        """Take one of the caller's tasks: its index is the count taken before it."""
+        slot = slot_for(task)
+        index_of[slot] = next(numbers)
+        queue.append(slot)
+
+    def finish(slot: int, result: Any) -> None:
+        """A task ended: tell the caller, or its cut when it is a half."""
+        while slot in half_of:
+            whole, which = half_of.pop(slot)
+            cut, results = halves[whole]
+            results[which] = result
+            if any(r is _PENDING for r in results):
+                return
+            del halves[whole]
+            slot, result = whole, cut.join(*results)
+        on_done(index_of.pop(slot), result)
 
     def submit(waiting: list[int], at: int) -> bool:
         """Submit the task at ``waiting[at]``; ``False``: the pool broke meanwhile.
@@ -96,14 +152,14 @@ def run_tasks(
         is renewed here).
         """
         nonlocal idle_renewals
-        index = waiting.pop(at)
-        task = taken[index]
+        slot = waiting.pop(at)
+        task = taken[slot]
         try:
-            running[engine.executor.submit(task.fn, *task.args)] = index
+            running[engine.executor.submit(task.fn, *task.args)] = slot
         except BrokenExecutor:
             if not engine.renewable or idle_renewals >= _IDLE_RENEWALS:
                 raise
-            waiting.insert(at if at >= 0 else len(waiting), index)
+            waiting.insert(at if at >= 0 else len(waiting), slot)
             if not running:
                 idle_renewals += 1
                 engine.renew()
@@ -117,23 +173,33 @@ def run_tasks(
             task = next(coming, None)
             if task is None:
                 return False
-            queue.append(len(taken))
-            taken.append(task)
-            attempts.append(0)
+            top(task)
         return True
 
     def fill() -> None:
         while len(running) < window and take() and submit(queue, -1):
             pass
 
-    def lost(index: int, reason: str, *, counted: bool) -> None:
+    def lost(slot: int, reason: str, *, counted: bool) -> None:
         # A task in flight beside others when a pool broke may be innocent: it is tried
-        # again alone before it counts as lost.
-        attempts[index] += counted
-        if attempts[index] > retries:
-            on_done(index, Lost(f"worker lost: {reason} ({taken[index].where})"))
+        # again alone before it counts as lost. One lost too often is cut in two, and each
+        # half tried alone: one item that kills its worker costs that item only.
+        nonlocal cuts
+        attempts[slot] += counted
+        task = taken[slot]
+        if attempts[slot] <= retries:
+            alone.append(slot)
+        elif task.split is not None and cuts < BISECTIONS:
+            cuts += 1
+            cut = task.split()
+            halves[slot] = (cut, [_PENDING, _PENDING])
+            for which, half in enumerate((cut.first, cut.second)):
+                # A half of a task that kept dying is suspect already: its first death cuts it.
+                half_slot = slot_for(half, retries)
+                half_of[half_slot] = (slot, which)
+                alone.append(half_slot)
         else:
-            alone.append(index)
+            finish(slot, Lost(f"worker lost: {reason} ({task.where})"))
 
     try:
         while alone or running or take():
@@ -150,7 +216,7 @@ def run_tasks(
             broken = False
             together = len(running) > 1 and engine.renewable
             for future in done:
-                index = running.pop(future)
+                slot = running.pop(future)
                 try:
                     result = future.result()
                 except SystemExit as exc:  # a metric's exit, maybe from a worker: its code kept
@@ -160,25 +226,24 @@ def run_tasks(
                 except BrokenExecutor as exc:
                     broken = True
                     reason = describe_exception(exc, one_line=True)
-                    lost(index, reason, counted=not together)
+                    lost(slot, reason, counted=not together)
                     continue
                 except BaseException as exc:  # noqa: BLE001 - the worker, not the task, failed
-                    lost(index, describe_exception(exc, one_line=True), counted=True)
+                    lost(slot, describe_exception(exc, one_line=True), counted=True)
                     continue
-                on_done(index, result)
+                finish(slot, result)
             if broken:
-                for future, index in list(running.items()):  # these broke with the pool too
+                for future, slot in list(running.items()):  # these broke with the pool too
                     running.pop(future)
-                    lost(index, "the pool broke while it ran", counted=not together)
+                    lost(slot, "the pool broke while it ran", counted=not together)
                 if engine.renewable:
                     engine.renew()
             elif not alone:
                 fill()
             if remaining() == 0.0 and (running or alone or take()):
-                rest = list(coming)  # never to run: lost, as the ones taken
-                queue.extend(range(len(taken), len(taken) + len(rest)))
-                taken.extend(rest)
-                _expire(engine, running, queue, alone, taken, deadline, on_done)
+                for task in coming:  # never to run: lost, as the ones taken
+                    top(task)
+                _expire(engine, running, queue, alone, taken, deadline, finish)
                 return
     except BaseException:
         for future in running:

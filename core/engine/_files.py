@@ -24,6 +24,7 @@ the file. The source's SHA-256 is taken while its bytes are read, never by a sec
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import tempfile
@@ -45,7 +46,7 @@ from ..executors import Engine
 from ..inputs import Part, Source, collector_paused, read_part
 from ..inputs._checks import KEY_SCHEMA
 from ..inputs._fs import size as file_size
-from ._dispatch import Lost, Task, run_tasks
+from ._dispatch import Lost, Split, Task, run_tasks
 from ._scores import SCORE_TYPE, filled, to_arrow, unreadable, without_extras
 from ._shard import score_shard
 from ._store import ItemsWriter
@@ -208,8 +209,30 @@ def _counter(reading: Callable[[int], None]) -> Callable[[int], None]:
     return more
 
 
-def _batches_of(part: Part, read: PartRead) -> Iterator[pa.RecordBatch]:
-    """A part's batches again: from its spool when this process reaches it, else re-read."""
+def _batches_of(
+    part: Part, read: PartRead, rows: tuple[int, int] | None = None
+) -> Iterator[pa.RecordBatch]:
+    """A part's batches again, or of its rows ``rows`` (``(start, stop)``) only.
+
+    From the part's spool when this process reaches it, else read again.
+    """
+    batches = _all_batches_of(part, read)
+    if rows is None:
+        yield from batches
+        return
+    start, stop = rows
+    offset = 0
+    for batch in batches:
+        end = offset + batch.num_rows
+        if end > start:
+            first = max(start, offset)
+            yield batch.slice(first - offset, min(stop, end) - first)
+        offset = end
+        if offset >= stop:
+            return
+
+
+def _all_batches_of(part: Part, read: PartRead) -> Iterator[pa.RecordBatch]:
     if read.spool is not None and os.path.exists(read.spool):
         yield from _read_spool(read.spool)
         return
@@ -233,8 +256,9 @@ def score_part_task(
     read: PartRead,
     schema: pa.Schema | None,
     emit: Callable[[ScoredPart], None] | None = None,
+    rows: tuple[int, int] | None = None,
 ) -> ScoredPart | ShardFailed:
-    """Score one part's items, batch by batch.
+    """Score one part's items (or its rows ``rows``), batch by batch.
 
     Args:
         job: The run's plan and settings.
@@ -244,6 +268,8 @@ def score_part_task(
             run does not keep its items.
         emit: For a task run in the caller's process: called with each batch's results, so
             that nothing of the part piles up (the task then returns an empty result).
+        rows: ``(start, stop)``: score only these rows of the part (a part cut in two to
+            find the item that kills its worker); ``None``: every row.
 
     Returns:
         The score columns (and item columns), or :class:`ShardFailed`.
@@ -255,7 +281,7 @@ def score_part_task(
     plan = job.the_plan()
     out = ScoredPart({}, [] if schema is not None else None, 0)
     try:
-        for batch in _batches_of(part, read):
+        for batch in _batches_of(part, read, rows):
             # A batch's items live until it is scored, so with the collector on each
             # collection would promote them and full passes would walk the run's caches: a
             # quarter of the 1M-line run (benchmarks/bench_pipeline.py). The collector runs
@@ -377,14 +403,37 @@ def score_source(
             counted=not inline,
             reading_extras=_reading_extras(the_plan),
         )
-        tasks = [
-            Task(
+        offsets = list(itertools.accumulate((read.n_rows for read in reads), initial=0))
+        ids = keys.column("id")
+
+        def task(index: int, rows: tuple[int, int] | None = None) -> Task:
+            """Part ``index``'s score task (of its rows ``rows``), which cuts itself in two."""
+            part, read = parts[index], reads[index]
+            start, stop = rows or (0, read.n_rows)
+
+            def split() -> Split:
+                middle = (start + stop) // 2
+
+                def join(first: Any, second: Any) -> ScoredPart:
+                    a = sink.piece(index, (start, middle), first, parts)
+                    b = sink.piece(index, (middle, stop), second, parts)
+                    return _joined(a, b)
+
+                return Split(task(index, (start, middle)), task(index, (middle, stop)), join)
+
+            where = _where(part)
+            if rows is not None:
+                first = ids[offsets[index] + start].as_py()
+                last = ids[offsets[index] + stop - 1].as_py()
+                where = f"item {first!r}" if stop - start == 1 else f"items {first!r} to {last!r}"
+            return Task(
                 score_part_task,
-                (job, part, read, item_schema, sink.emit_for(read.index) if inline else None),
-                _where(part),
+                (job, part, read, item_schema, sink.emit_for(index) if inline else None, rows),
+                where,
+                split if stop - start > 1 and not inline else None,
             )
-            for part, read in zip(parts, reads)
-        ]
+
+        tasks = [task(index) for index in range(len(parts))]
         try:
             if labels:
                 run_tasks(
@@ -569,16 +618,31 @@ class _Sink:
             self._take(self.pending.pop(self.next))
             self.next += 1
 
-    def _failed(self, part: Part, read: PartRead, reason: str) -> ScoredPart:
-        """A part whose task was lost: its items get errors (and are read here, if kept)."""
+    def piece(
+        self, index: int, rows: tuple[int, int], result: Any, parts: Sequence[Part]
+    ) -> ScoredPart:
+        """What the task of rows ``rows`` of part ``index`` gave, lost or not."""
+        if isinstance(result, (Lost, ShardFailed)):
+            return self._failed(parts[index], self.reads[index], result.reason, rows)
+        scored: ScoredPart = result
+        return scored
+
+    def _failed(
+        self, part: Part, read: PartRead, reason: str, rows: tuple[int, int] | None = None
+    ) -> ScoredPart:
+        """A part (or rows of it) whose task was lost: its items get errors.
+
+        The items are read here, if kept.
+        """
         items = None
         if self.schema is not None:
-            items = [_item_columns(batch, self.schema) for batch in _batches_of(part, read)]
-        column = filled(read.n_rows, Status.ERROR, reason)
+            items = [_item_columns(b, self.schema) for b in _batches_of(part, read, rows)]
+        n_rows = read.n_rows if rows is None else rows[1] - rows[0]
+        column = filled(n_rows, Status.ERROR, reason)
         scores = {label: [column] for label in self.labels}
         if items is not None and len(items) != 1:  # one score array per item batch
             scores = {label: _split(column, items) for label in self.labels}
-        return ScoredPart(scores, items, read.n_rows)
+        return ScoredPart(scores, items, n_rows)
 
     def _take(self, scored: ScoredPart) -> None:
         if scored.items is not None and self.keep.mode == "parquet":
@@ -625,6 +689,18 @@ def _item_columns(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     """A batch's item columns in the source's common schema (no line numbers, no reasons)."""
     conformed = conform(batch, schema)
     return conformed.drop_columns([c for c in (LINE, ERROR) if c in conformed.schema.names])
+
+
+def _joined(first: ScoredPart, second: ScoredPart) -> ScoredPart:
+    """The result of a part's rows scored in two pieces, in order."""
+    labels = dict.fromkeys([*first.scores, *second.scores])
+    scores = {
+        label: [*first.scores.get(label, []), *second.scores.get(label, [])] for label in labels
+    }
+    items = None
+    if first.items is not None and second.items is not None:
+        items = [*first.items, *second.items]
+    return ScoredPart(scores, items, first.n_rows + second.n_rows)
 
 
 def _split(column: pa.StructArray, items: Sequence[pa.RecordBatch]) -> list[pa.StructArray]:

@@ -30,7 +30,7 @@ from .._spec import MetricLike
 from .._suite import Suite
 from ..executors import Engine, ExecutorSpec, resolve_executor
 from ..inputs import Source, suite_rows, to_items
-from ._dispatch import Lost, Task, run_tasks
+from ._dispatch import Lost, Split, Task, run_tasks
 from ._files import Keep, score_source
 from ._measure import compute_corpus, measure_all, model_rows
 from ._scores import SCORE_TYPE, filled
@@ -134,24 +134,38 @@ def score_list(
     parts: list[dict[str, pa.StructArray] | None] = [None] * len(bounds)
 
     def where(start: int, stop: int) -> str:
+        if stop - start == 1:
+            return f"item {items[start].id!r}"
         return f"items {items[start].id!r} to {items[stop - 1].id!r}"
 
-    tasks = [
-        Task(
+    def columns_of(result: Any, n: int) -> dict[str, pa.StructArray]:
+        if isinstance(result, (Lost, ShardFailed)):
+            return dict.fromkeys(labels, filled(n, Status.ERROR, result.reason))
+        columns: dict[str, pa.StructArray] = result
+        return columns
+
+    def task(start: int, stop: int) -> Task:
+        def split() -> Split:
+            middle = (start + stop) // 2
+
+            def join(first: Any, second: Any) -> dict[str, pa.StructArray]:
+                a, b = columns_of(first, middle - start), columns_of(second, stop - middle)
+                return {label: pa.concat_arrays([a[label], b[label]]) for label in labels}
+
+            return Split(task(start, middle), task(middle, stop), join)
+
+        return Task(
             score_items_task,
             (job, items[start:stop], tick if inline else None),
             where(start, stop),
+            split if stop - start > 1 else None,
         )
-        for start, stop in bounds
-    ]
+
+    tasks = [task(start, stop) for start, stop in bounds]
 
     def on_done(index: int, result: Any) -> None:
         start, stop = bounds[index]
-        if isinstance(result, (Lost, ShardFailed)):
-            column = filled(stop - start, Status.ERROR, result.reason)
-            parts[index] = dict.fromkeys(labels, column)
-        else:
-            parts[index] = result
+        parts[index] = columns_of(result, stop - start)
         if not inline:
             tick((stop - start) * len(labels))
 

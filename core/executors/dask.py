@@ -4,8 +4,10 @@ Pass a ``distributed.Client`` as ``client=`` to use a running cluster; without o
 cluster of ``workers`` processes (one thread each) is started for the run and closed after it.
 Tasks go through the client's ``concurrent.futures`` executor (``Client.get_executor``); each
 carries what it needs (its items, or the part of a file it reads), so nothing is left on a
-worker that may die: Dask runs a task whose worker was lost again elsewhere, and the run does
-too when Dask gives up (``KilledWorker``).
+worker that may die: a task whose worker was lost (``KilledWorker``) is tried again by the
+run, and cut in two when it keeps killing its worker (see :mod:`itemscore.engine._dispatch`).
+On a local cluster the run starts, Dask gives a task up at its first lost worker; on a
+caller's cluster, after its own ``distributed.scheduler.allowed-failures``.
 """
 
 from __future__ import annotations
@@ -59,6 +61,10 @@ def open_executor(workers: int | None, client: Any) -> Engine:
         host="127.0.0.1",
         # A free port on this machine only: the default, 8787, is often taken.
         dashboard_address="127.0.0.1:0",
+        # The run tries a lost task again itself, and cuts one that keeps killing its worker
+        # in two to find the item that does: Dask trying it on three more workers first
+        # would cost three more deaths (a restart each) for every cut.
+        scheduler_kwargs={"allowed_failures": 0},
     )
     own = distributed.Client(cluster)
 
