@@ -9,14 +9,18 @@ gives one item per sample:
   ``input.reference``; ``output``: the first of ``output.raw`` (none: a failed request).
 - ``group``, ``cluster``, ``attempt``: from the line's ``metadata`` when it names them.
 - Metadata: ``evaluation_id``, ``evaluation_name``, ``sample_hash``, ``choices``,
-  ``input_tokens``/``output_tokens``/``total_tokens``, the line's other ``metadata``, and
-  ``eee_scores``: per ``evaluation_result_id``, the line's ``score``, ``is_correct`` and, for
-  lines itemscore wrote, its ``status`` and ``reason``.
+  ``input_tokens``/``output_tokens``/``total_tokens``, ``eee_error`` (the line's ``error``),
+  the line's other ``metadata``, and ``eee_scores``: per ``evaluation_result_id``, the line's
+  ``score``, ``is_correct`` and, for lines itemscore wrote, its ``status`` and ``reason``. A
+  ``metadata`` key that is one of the reader's own names (``error``, ``id``, ``choices``...)
+  is kept as ``metadata.<key>``: the line's metadata is data, never an instruction.
 - ``result=`` keeps only the lines of one ``evaluation_result_id``.
 
-A line whose ``sample_hash`` does not match its input and reference (the sha256 itemscore
+Only the schema's own fields decide an item's state, and the reason names the file and line:
+a line whose ``sample_hash`` does not match its input and reference (the sha256 itemscore
 writes; other hashes are kept, not checked) or that lacks what the schema requires becomes a
-record with an ``error`` key naming file and line; the others are read on.
+record with an ``error`` key; so does a sample each of whose lines carries the schema's
+``error`` (an error that ended the sample: ``FILE:LINE: <its text>``). The others are read on.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import IO, Any
 
 from .._exceptions import InputError
 from ..reports.eee import sample_hash
-from ._convert import ROLES
+from ._convert import MAPPABLE, ROLES
 from ._limits import MAX_SAMPLE_BYTES, check_limits
 from ._lines import json_lines
 from ._source import find_lone_surrogate, show
@@ -37,6 +41,22 @@ __all__ = ["read_eee"]
 
 _ROLE_METADATA = ("group", "cluster")
 _OWN = ("itemscore_status", "itemscore_reason", "itemscore_metric", "attempt")
+#: The names this reader gives meaning to: a line's metadata key among them is renamed.
+_RESERVED = frozenset(
+    {
+        *MAPPABLE,
+        "error",
+        "harness_rule",
+        "evaluation_id",
+        "evaluation_name",
+        "sample_hash",
+        "eee_scores",
+        "eee_error",
+        "input_tokens",
+        "output_tokens",
+        "total_tokens",
+    }
+)
 _ATTEMPT_IS_ROLE = "attempt" in ROLES
 
 
@@ -73,6 +93,8 @@ def _records(
 ) -> Iterator[dict[str, Any]]:
     current: dict[str, Any] | None = None
     key: tuple[Any, ...] | None = None
+    # The schema's ``error`` of each line of the current sample (None: the line has none).
+    ended: list[str | None] = []
     count = 0
     with raw:
         for lineno, line in _lines(raw, name, max_bytes):
@@ -82,13 +104,15 @@ def _records(
             this = (record.get("model"), record["id"], record.get("attempt"))
             if current is not None and this == key and "error" not in record:
                 current["eee_scores"].update(record["eee_scores"])
+                ended.append(_ended(line, name, lineno))
                 continue
             if current is not None:
-                yield current
+                yield _closed(current, ended)
                 count += 1
             current, key = record, this
+            ended = [_ended(line, name, lineno)]
     if current is not None:
-        yield current
+        yield _closed(current, ended)
         count += 1
     if count == 0:
         what = f" of evaluation_result_id {result!r}" if result is not None else ""
@@ -109,6 +133,26 @@ def _lines(raw: IO[bytes], name: str, max_bytes: int) -> Iterator[tuple[int, dic
                 "schema_version, evaluation_id, sample_id, input and evaluation.",
             )
         yield lineno, line
+
+
+def _ended(line: Mapping[str, Any], name: str, lineno: int) -> str | None:
+    """The line's schema ``error`` as an item's reason (``FILE:LINE: text``), if it has one."""
+    error = line.get("error")
+    if not isinstance(error, str) or find_lone_surrogate(error) is not None:
+        return None
+    return f"{name}:{lineno}: {error}"
+
+
+def _closed(record: dict[str, Any], ended: list[str | None]) -> dict[str, Any]:
+    """The sample's record, an error when each of its lines carries the schema's ``error``.
+
+    A sample scored by several metrics has one line per metric: one metric's error is that
+    line's, while an error on every line is the sample's own (a request that ended in an
+    error, a document the writer could not read).
+    """
+    if "error" in record or not ended or any(reason is None for reason in ended):
+        return record
+    return record | {"error": ended[0]}
 
 
 class _Bad(Exception):
@@ -184,7 +228,9 @@ def _read(line: Mapping[str, Any]) -> dict[str, Any]:
         score["reason"] = metadata.get("itemscore_reason")
     result_id = line.get("evaluation_result_id")
     record: dict[str, Any] = {
-        k: v for k, v in metadata.items() if k not in _OWN and k not in _ROLE_METADATA
+        (f"metadata.{k}" if k in _RESERVED else k): v
+        for k, v in metadata.items()
+        if k not in _OWN and k not in _ROLE_METADATA
     }
     record.update(
         {
