@@ -24,7 +24,7 @@ from typing import Any, BinaryIO, cast
 
 from .._exceptions import ConfigError, describe_exception
 
-__all__ = ["exists", "is_url", "listing", "local_path", "open_binary", "size"]
+__all__ = ["exists", "is_url", "listing", "local_path", "open_binary", "size", "stamp"]
 
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+)://")
 
@@ -167,6 +167,22 @@ def size(path: str) -> int:
             return int(fs.size(inner))
     except FileNotFoundError:
         raise _missing(path) from None
+
+
+def stamp(path: str) -> tuple[int, int | None]:
+    """``(size in bytes, modification time in ns)`` of the file ``path`` names, to pin it.
+
+    A URL has no modification time every backend gives alike: ``None`` stands for it, and
+    its size (with the hashes of what is read) must do.
+
+    Raises:
+        FileNotFoundError: no such file.
+        OSError: the file cannot be looked at.
+    """
+    if not is_url(path):
+        found = os.stat(path)
+        return found.st_size, found.st_mtime_ns
+    return size(path), None
 
 
 def exists(path: str | os.PathLike[str]) -> bool:

@@ -42,7 +42,14 @@ from typing import Any
 import attrs
 import pyarrow as pa
 
-from .._exceptions import ConfigError, InputError, OptionError, did_you_mean, one_of
+from .._exceptions import (
+    ConfigError,
+    InputError,
+    OptionError,
+    describe_exception,
+    did_you_mean,
+    one_of,
+)
 from .._schema import LINE, METADATA
 from ._bounds import DEFAULT_LIMITS, Limits, too_many_columns
 from ._checks import SourceChecks, key_columns
@@ -50,7 +57,7 @@ from ._convert import Converter
 from ._files import Copy, copy_stream, is_regular, remove_copy
 from ._formats import REGISTRY, detect_format
 from ._fs import is_url, listing
-from ._fs import size as file_size
+from ._fs import stamp as file_stamp
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",
@@ -121,6 +128,11 @@ class Piece:
     first_row: int | None = None
     #: The SHA-256 of the piece's bytes, as planned; ``None``: not planned.
     sha256: str | None = None
+    #: The file's size and modification time (ns; ``None`` for a URL) when it was planned;
+    #: ``None``: not planned.
+    stamp: tuple[int, int | None] | None = None
+    #: The SHA-256 of the file's footer as planned (Parquet: where its row groups are).
+    footer: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -177,6 +189,7 @@ class PartReader:
             first_row = piece.first_row if piece.first_row is not None else row
             state = PieceRead(piece, first_row, self._digest if len(self.part.pieces) > 1 else None)
             module = _module(piece.format)
+            check_stamp(piece)
             try:
                 for batch in module.read(piece, self.part.settings, state):
                     self.n_rows += batch.num_rows
@@ -186,6 +199,7 @@ class PartReader:
             finally:
                 state.close()
             state.finish()
+            check_stamp(piece)  # the hash covers the piece's bytes; this, the rest of the file
             self.n_bytes += state.n_bytes
             self.files.append((piece.name, state.sha256, state.n_bytes))
             row = first_row + state.n_rows
@@ -274,6 +288,39 @@ class PieceRead:
             )
 
 
+def changed_since_planned(name: str, why: str) -> InputError:
+    """The error for a file that is no longer the one its parts were planned from."""
+    return InputError.at(
+        name,
+        None,
+        None,
+        f"the file changed while it was read ({why}), so its parts would mix two versions "
+        "of it. Let whatever writes it finish (or score a copy of it), then run again.",
+    )
+
+
+def check_stamp(piece: Piece) -> None:
+    """Check that a planned piece's file still has the size and time it was planned with.
+
+    Raises:
+        InputError: the file changed (or is gone) since its parts were planned.
+    """
+    if piece.stamp is None:
+        return
+    try:
+        now = file_stamp(piece.path)
+    except OSError as exc:
+        reason = describe_exception(exc, one_line=True).rstrip(".")
+        raise changed_since_planned(
+            piece.name, f"it can no longer be looked at ({reason})"
+        ) from None
+    if now != piece.stamp:
+        raise changed_since_planned(
+            piece.name,
+            "its size or modification time is not what it was when its parts were planned",
+        )
+
+
 def read_part(part: Part) -> PartReader:
     """A reader of ``part`` (in a worker or in the driver)."""
     return PartReader(part)
@@ -342,19 +389,28 @@ class Source:
         """
         if n < 1:
             raise ConfigError(f"The number of parts ({n!r}) must be at least 1.")
-        sizes = [file_size(path) for path, _ in self.files]
+        # Each file as it is before it is read: every piece carries it, and the file must keep
+        # it while it is planned and while every part of it is read. A file rewritten in
+        # place between two pieces would otherwise give parts of two versions, each piece
+        # hashing as planned (a planned hash is of the bytes the planner saw).
+        stamps = [file_stamp(path) for path, _ in self.files]
+        sizes = [size for size, _ in stamps]
         target = max(1, sum(sizes) // n)
         module = _module(self.format)
         digest = hashlib.sha256()  # of every byte of every file, in order
         row, total, index = 1, 0, 0
-        for file, ((path, name), size) in enumerate(zip(self.files, sizes)):
-            k = max(1, round(size / target))
+        for file, ((path, name), stamp) in enumerate(zip(self.files, stamps)):
+            k = max(1, round(stamp[0] / target))
             first_of_file = row
             planned: Planned
             for planned in module.plan(path, name, self.format, k, self.settings, digest):
+                held = Piece(path=path, name=name, format=self.format, stamp=stamp)
+                check_stamp(held)  # every byte hashed so far is of the file as stamped
                 for piece in planned.pieces:
                     first = first_of_file + (piece.first_row or 1) - 1
-                    piece = attrs.evolve(piece, file=file, format=self.format, first_row=first)
+                    piece = attrs.evolve(
+                        piece, file=file, format=self.format, first_row=first, stamp=stamp
+                    )
                     yield Part(pieces=(piece,), settings=self.settings, index=index)
                     index += 1
                 row += planned.n_rows

@@ -8,7 +8,9 @@ file when it reads the schema (CVE-2023-47248), so older versions are refused un
 What is parsed is what is hashed: the reader reads the file from its start, in order, keeping
 the bytes of the row group it parses next (and the footer, read first and compared at the end),
 so a file that changes while it is read is found out. A part of a file is a run of row groups
-(:func:`plan` groups them by size).
+(:func:`plan` groups them by size); each part carries the SHA-256 of the footer it was planned
+from, and its reader refuses a file whose footer is another (a file rewritten since: its row
+groups are no longer the planned ones).
 """
 
 from __future__ import annotations
@@ -104,6 +106,9 @@ class _Seen(io.RawIOBase):
 def _open(path: str, name: str) -> tuple[Any, _Seen, bytes, int]:
     """``(ParquetFile, the file as pyarrow sees it, its tail, its size)``, schema checked.
 
+    The tail holds the whole footer, and pyarrow parses the footer from it: what
+    :func:`_footer_sha` pins is what the row groups are found by.
+
     Raises:
         ConfigError: pyarrow older than 14.0.1 without ``pyarrow_hotfix``.
         InputError: not a Parquet file, or a column of a pickled Python extension type.
@@ -112,8 +117,13 @@ def _open(path: str, name: str) -> tuple[Any, _Seen, bytes, int]:
     size = file_size(path)
     seen = _Seen(path, size)
     with open_binary(path) as handle:
-        handle.seek(max(0, size - _TAIL))
-        tail = handle.read()
+        start = max(0, size - _TAIL)
+        handle.seek(start)
+        tail = handle.read(size - start)
+        footer = _footer_length(tail)
+        if len(tail) < footer <= size:  # a schema past the first read: the rest of it too
+            handle.seek(size - footer)
+            tail = handle.read(footer)
     seen.segments[size - len(tail)] = tail
     try:
         handle = pq.ParquetFile(seen, pre_buffer=True)
@@ -135,6 +145,20 @@ def _open(path: str, name: str) -> tuple[Any, _Seen, bytes, int]:
     return handle, seen, tail, size
 
 
+def _footer_length(tail: bytes) -> int:
+    """The length of the footer ``tail`` ends with (metadata, its length, ``PAR1``); 0: none."""
+    if len(tail) < 8 or tail[-4:] != b"PAR1":
+        return 0  # not Parquet: pyarrow says so when it opens it
+    return int.from_bytes(tail[-8:-4], "little") + 8
+
+
+def _footer_sha(tail: bytes) -> str:
+    """The SHA-256 that pins a file's footer (the tail :func:`_open` read, which holds it)."""
+    import hashlib
+
+    return hashlib.sha256(tail).hexdigest()
+
+
 def _group_range(metadata: Any, index: int) -> tuple[int, int]:
     """The bytes ``[start, end)`` of a row group's column chunks."""
     group = metadata.row_group(index)
@@ -154,6 +178,9 @@ def _groups(
 ) -> Iterator[tuple[pa.Table, int]]:
     """``(row group as a table, number of its first row in the file)``, in order."""
     handle, seen, tail, size = _open(piece.path, piece.name)
+    if piece.footer is not None and _footer_sha(tail) != piece.footer:
+        seen.close()
+        raise _changed(piece.name, "its footer is not the one its parts were planned from")
     metadata = handle.metadata
     groups: Sequence[int] = (
         piece.row_groups if piece.row_groups is not None else range(metadata.num_row_groups)
@@ -199,20 +226,23 @@ def _groups(
                 state.feed(more)
                 rest = (rest + more)[-len(tail) :]
             if rest and tail[-len(rest) :] != rest:
-                raise _changed(piece.name)
+                raise _changed(piece.name, _MOVED)
         state.hashed(reader.sha256, reader.n_bytes)
     finally:
         reader.close()
         seen.close()
 
 
-def _changed(name: str) -> InputError:
+_MOVED = "its row groups are no longer where its footer said"
+
+
+def _changed(name: str, why: str = _MOVED) -> InputError:
     return InputError.at(
         name,
         None,
         None,
-        "the file changed while it was read (its row groups are no longer where its footer "
-        "said). Let whatever writes it finish, then run again.",
+        f"the file changed while it was read ({why}). Let whatever writes it finish (or "
+        "score a copy of it), then run again.",
     )
 
 
@@ -274,7 +304,8 @@ def plan(
     """
     import hashlib
 
-    handle, seen, _tail, size = _open(path, name)
+    handle, seen, tail, size = _open(path, name)
+    footer = _footer_sha(tail)
     try:
         metadata = handle.metadata
         ranges = [_group_range(metadata, i) for i in range(metadata.num_row_groups)]
@@ -309,15 +340,22 @@ def plan(
                 first_line=row,
                 first_row=row,
                 sha256=local.hexdigest(),
+                footer=footer,
             )
             rows = sum(counts[i] for i in members)
             yield Planned((piece,), rows, cursor - covered)
             row, covered = row + rows, cursor
+        rest = b""
         while True:
             data = reader.read(_SKIP)
             if not data:
                 break
             digest.update(data)
+            rest = (rest + data)[-len(tail) :]
+        # The footer the pieces were planned from must be the one hashed last: a file
+        # rewritten while it was planned has hashed pieces of two versions.
+        if reader.n_bytes != size or (rest and tail[-len(rest) :] != rest):
+            raise _changed(name, "its footer is not the one read when it was opened")
     finally:
         reader.close()
     # The footer, in no piece; a file without row groups is one piece of nothing.
