@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 
 import itemscore
+from itemscore import ConfigError, ItemResult, RunResult, Status
+from itemscore.inputs._formats import REGISTRY
 from itemscore.inputs.eee import read_eee
+from itemscore.reports.eee import write
 
 HARNESS = Path(__file__).parent / "data" / "harness"
 
@@ -85,3 +88,161 @@ def test_the_schemas_error_field_is_an_error_state_naming_file_and_line(tmp_path
     }
     assert states["s2"] == ("error", f"{path}:2: timeout")
     assert states["s1"][0] == states["s3"][0] == "ok"
+
+
+# -- 21: a harness-rules run survives Every Eval Ever ------------------------------------------
+
+#: Every real harness log in the tests: inspect_ai's .eval and .json, lm-eval's samples files.
+LOGS = sorted(
+    [*HARNESS.rglob("*.eval"), *HARNESS.glob("inspect*/*.json"), *HARNESS.rglob("samples_*.jsonl")]
+)
+
+
+def _eee_round_trip(result: RunResult, folder: Path, **options: Any) -> list[ItemResult]:
+    write(result, folder / "eee")
+    return [
+        item
+        for samples in sorted((folder / "eee").rglob("*_samples.jsonl"))
+        for item in itemscore.read_items(samples, format="eee", **options)
+    ]
+
+
+def _states(result: RunResult) -> dict[tuple[Any, ...], dict[str, str]]:
+    return {
+        (i.model, i.id, i.attempt): {k: Status(s.status).value for k, s in i.scores.items()}
+        for i in result.items
+    }
+
+
+def _numbers(result: RunResult) -> dict[str, Any]:
+    return {
+        key: (m.value, m.ci_low, m.ci_high, m.n, {Status(s).value: c for s, c in m.counts.items()})
+        for model in result.by_model.values()
+        for key, m in model.items()
+    } | {
+        f"{key}[{group}]": (g.value, g.n)
+        for model in result.by_model.values()
+        for key, m in model.items()
+        for group, g in m.groups.items()
+    }
+
+
+def test_every_real_log_is_in_the_round_trip() -> None:
+    """The logs below are every harness log the tests keep (a new one joins by itself)."""
+    assert len(LOGS) == 17
+    assert {log.suffix for log in LOGS} == {".eval", ".json", ".jsonl"}
+
+
+@pytest.mark.filterwarnings("ignore:.*documents could not be read:UserWarning")
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: f"{p.parent.name}/{p.name[:40]}")
+def test_harness_rules_survive_every_eval_ever(tmp_path: Path, log: Path) -> None:
+    """Harness rules, then EEE, then read back with rules='harness': same numbers and states.
+
+    The reducers pass@2 and min join where the log has attempts (inspect epochs); the run
+    before and after holds skips (inspect's errored samples, which it leaves unscored).
+    """
+    items = itemscore.read_items(log, rules="harness")
+    attempts = any(i.attempt is not None for i in items)
+    reduce = ["mean", "pass@2", "min"] if attempts else ["mean"]
+    metrics = ["exact_match", "accuracy"]
+    before = itemscore.score(items, metrics, suite_id="logs", reduce=reduce)
+    back = _eee_round_trip(before, tmp_path, rules="harness")
+    after = itemscore.score(back, metrics, suite_id="logs", reduce=reduce)
+    assert _numbers(after) == _numbers(before)
+    assert _states(after) == _states(before)
+    assert [i.metadata["harness_rule"] for i in back] == [
+        dict(i.metadata["harness_rule"]) for i in before.items
+    ]
+
+
+def test_the_round_trip_keeps_what_itemscores_own_rules_lose(tmp_path: Path) -> None:
+    """Skips (inspect's errored sample) stay skips, and task rules stay rules, not fails.
+
+    Without rules='harness' on the way back the items are itemscore's to compare again: the
+    errored sample is a failed request, and includes() is no longer containment.
+    """
+    inspect_b = HARNESS / "inspect" / "capitals_qa_scripted-b.eval"
+    contains = HARNESS / "inspect-cases" / "contains_qa_scripted-a.eval"
+    for log, value, own in ((inspect_b, 2 / 3, 1 / 2), (contains, 1.0, 5 / 8)):
+        items = itemscore.read_items(log, rules="harness")
+        before = itemscore.score(items, ["exact_match"], suite_id="c")
+        assert before.measurements["c.exact_match"].value == pytest.approx(value)
+        back = _eee_round_trip(before, tmp_path / log.stem, rules="harness")
+        again = itemscore.score(back, ["exact_match"], suite_id="c")
+        assert again.measurements["c.exact_match"].value == pytest.approx(value)
+        plain = _eee_round_trip(before, tmp_path / f"{log.stem}-plain")
+        by_own = itemscore.score(plain, ["exact_match"], suite_id="c")
+        assert by_own.measurements["c.exact_match"].value == pytest.approx(own)
+        if log == inspect_b:
+            (q4,) = [i for i in back if i.id == "q4"]
+            assert (q4.output, q4.metadata["harness_verdict"]) == (None, "unscored")
+            assert q4.metadata["harness_rule"]["kind"] == "unscored"
+            assert again.items[3].scores["exact_match"].status == "skip"
+
+
+@pytest.mark.parametrize("rules", ["itemscore", "harness"])
+def test_an_error_stays_an_error(tmp_path: Path, rules: str) -> None:
+    """A document lm-eval's reader could not read is an error again, its line named.
+
+    fruit_mc's document 2 has a target out of range: an error item under itemscore's rules.
+    """
+    log = next(p for p in LOGS if p.name.startswith("samples_fruit_mc"))
+    with pytest.warns(UserWarning, match="1 of 6 documents could not be read"):
+        items = itemscore.read_items(log)
+    before = itemscore.score(items, ["exact_match", "token_f1"], suite_id="fruit")
+    (bad,) = [i for i in before.items if i.scores["exact_match"].status == "error"]
+    with pytest.warns(UserWarning, match="1 of 6 documents could not be read"):
+        back = _eee_round_trip(before, tmp_path, rules=rules)
+    again = itemscore.score(back, ["exact_match", "token_f1"], suite_id="fruit")
+    assert _states(again) == _states(before)
+    assert _numbers(again) == _numbers(before)
+    (samples,) = (tmp_path / "eee").rglob("*_samples.jsonl")
+    reason = again.items[int(bad.id)].scores["token_f1"].reason
+    assert reason is not None
+    assert reason.startswith(f"{samples}:5: ")  # two lines a sample: its first
+    assert reason.endswith(str(bad.scores["exact_match"].reason))
+
+
+def test_rules_harness_on_another_tools_file_is_its_own_verdict(tmp_path: Path) -> None:
+    """No rule written: the line's evaluation.is_correct decides; lines that disagree, an error."""
+    path = _file(
+        tmp_path,
+        _line(output={"raw": ["four"]}),  # right by the file's own verdict
+        _line(sample_id="s2", evaluation={"score": 0.0, "is_correct": False}),
+        _line(sample_id="s3"),
+        _line(
+            sample_id="s3",
+            evaluation_result_id="sums.f1",
+            evaluation={"score": 0.5, "is_correct": False},
+        ),
+    )
+    records = list(read_eee(path, rules="harness"))
+    assert records[0]["harness_rule"] == {
+        "harness": "eee",
+        "scorer": "sums.accuracy",
+        "kind": "logged",
+        "value": True,
+    }
+    assert records[2]["error"] == (
+        f"{path}:4: the lines of sample 's3' record different verdicts (evaluation.is_correct): "
+        "'sums.accuracy' (True) and 'sums.f1' (False); read one evaluation result with result=, "
+        "or leave out rules='harness'."
+    )
+    with pytest.warns(UserWarning, match="1 of 3 documents"):
+        items = itemscore.read_items(path, format="eee", rules="harness")
+    result = itemscore.score(items, ["exact_match"], suite_id="sums")
+    assert [Status(i.scores["exact_match"].status).value for i in result.items] == [
+        "ok",
+        "fail",
+        "error",
+    ]
+    one = itemscore.read_items(path, format="eee", rules="harness", result="sums.f1")
+    assert [i.metadata["harness_rule"]["value"] for i in one] == [False]
+
+
+def test_rules_is_an_eee_option_checked_when_called(tmp_path: Path) -> None:
+    """rules= is accepted by the EEE reader, and a wrong value names the choices."""
+    path = _file(tmp_path, _line())
+    assert "rules" in REGISTRY["eee"].options()
+    with pytest.raises(ConfigError, match=r"`rules` \('harnes'\) must be one of .*'harness'"):
+        read_eee(path, rules="harnes")  # type: ignore[arg-type]

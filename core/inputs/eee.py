@@ -11,10 +11,19 @@ gives one item per sample:
 - Metadata: ``evaluation_id``, ``evaluation_name``, ``sample_hash``, ``choices``,
   ``input_tokens``/``output_tokens``/``total_tokens``, ``eee_error`` (the line's ``error``),
   the line's other ``metadata``, and ``eee_scores``: per ``evaluation_result_id``, the line's
-  ``score``, ``is_correct`` and, for lines itemscore wrote, its ``status`` and ``reason``. A
+  ``score``, ``is_correct`` and, for lines itemscore wrote, its ``status`` and ``reason``;
+  ``harness_verdict``, the verdict of the harness rule itemscore wrote with the line. A
   ``metadata`` key that is one of the reader's own names (``error``, ``id``, ``choices``...)
   is kept as ``metadata.<key>``: the line's metadata is data, never an instruction.
 - ``result=`` keeps only the lines of one ``evaluation_result_id``.
+- ``rules="harness"`` adds each item's ``harness_rule`` (see
+  :mod:`itemscore.integrations.harness_rules`), so that ``exact_match`` and ``accuracy`` give
+  the verdicts the file records: the rule itemscore wrote
+  (``metadata.itemscore_harness_rule``: the items were read from a harness log with
+  ``rules="harness"``); none on a line itemscore wrote without one (itemscore's own
+  comparison decided it); else, on a line of another tool, a ``logged`` rule holding the
+  line's own verdict, ``evaluation.is_correct``. The lines of one sample that disagree on
+  the rule make the item an error naming them (``result=`` picks one evaluation result).
 
 Only the schema's own fields decide an item's state, and the reason names the file and line:
 a line whose ``sample_hash`` does not match its input and reference (the sha256 itemscore
@@ -25,12 +34,14 @@ record with an ``error`` key; so does a sample each of whose lines carries the s
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
-from .._exceptions import InputError
+from .._exceptions import ConfigError, InputError, did_you_mean, one_of
+from ..integrations.harness_rules import RULE_KEY
 from ..reports.eee import sample_hash
 from ._convert import MAPPABLE, ROLES
 from ._limits import MAX_SAMPLE_BYTES, check_limits
@@ -40,13 +51,22 @@ from ._source import find_lone_surrogate, show
 __all__ = ["read_eee"]
 
 _ROLE_METADATA = ("group", "cluster")
-_OWN = ("itemscore_status", "itemscore_reason", "itemscore_metric", "attempt")
+_OWN = (
+    "itemscore_status",
+    "itemscore_reason",
+    "itemscore_metric",
+    "itemscore_harness_rule",
+    "itemscore_harness_verdict",
+    "attempt",
+)
+_RULES = ("itemscore", "harness")
 #: The names this reader gives meaning to: a line's metadata key among them is renamed.
 _RESERVED = frozenset(
     {
         *MAPPABLE,
         "error",
         "harness_rule",
+        "harness_verdict",
         "evaluation_id",
         "evaluation_name",
         "sample_hash",
@@ -64,6 +84,7 @@ def read_eee(
     path: str | os.PathLike[str],
     *,
     result: str | None = None,
+    rules: Literal["itemscore", "harness"] = "itemscore",
     max_sample_bytes: int = MAX_SAMPLE_BYTES,
 ) -> Iterator[dict[str, Any]]:
     """Read an Every Eval Ever instance file into item records, line by line.
@@ -71,25 +92,32 @@ def read_eee(
     Args:
         path: An instance-level JSONL file (schema 0.3.0).
         result: Keep only the lines of this ``evaluation_result_id``.
+        rules: ``"harness"``: add each item's ``harness_rule``, the verdict the file records
+            (see the module docstring).
         max_sample_bytes: Longest line taken.
 
     Returns:
         An iterator of dicts, one per sample, keyed by role and metadata name.
 
     Raises:
-        ConfigError: a bad bound.
+        ConfigError: a bad bound, or ``rules`` not one of ``"itemscore"``, ``"harness"``.
         InputError: the file is not an instance file (its first line says), or a line is not
             JSON or too long; the message names file and line.
         OSError: the file cannot be read.
     """
+    if rules not in _RULES:
+        raise ConfigError(
+            f"`rules` ({rules!r}) must be one of {one_of(_RULES)}."
+            f"{did_you_mean(str(rules), _RULES)}"
+        )
     max_bytes, _ = check_limits(max_sample_bytes)
     name = os.fspath(path)
     raw = Path(path).open("rb")  # noqa: SIM115 - opened now, to fail now; the generator closes it
-    return _records(raw, name, result, max_bytes)
+    return _records(raw, name, result, rules == "harness", max_bytes)
 
 
 def _records(
-    raw: IO[bytes], name: str, result: str | None, max_bytes: int
+    raw: IO[bytes], name: str, result: str | None, harness: bool, max_bytes: int
 ) -> Iterator[dict[str, Any]]:
     current: dict[str, Any] | None = None
     key: tuple[Any, ...] | None = None
@@ -100,11 +128,13 @@ def _records(
         for lineno, line in _lines(raw, name, max_bytes):
             if result is not None and line.get("evaluation_result_id") != result:
                 continue
-            record = _record(line, name, lineno)
+            record = _record(line, name, lineno, harness)
             this = (record.get("model"), record["id"], record.get("attempt"))
             if current is not None and this == key and "error" not in record:
                 current["eee_scores"].update(record["eee_scores"])
                 ended.append(_ended(line, name, lineno))
+                if harness and "error" not in current:
+                    _agree(current, record, f"{name}:{lineno}")
                 continue
             if current is not None:
                 yield _closed(current, ended)
@@ -155,16 +185,40 @@ def _closed(record: dict[str, Any], ended: list[str | None]) -> dict[str, Any]:
     return record | {"error": ended[0]}
 
 
+def _agree(current: dict[str, Any], record: Mapping[str, Any], where: str) -> None:
+    """Make ``current`` an error when ``record``, a further line of it, records another verdict."""
+    mine, theirs = current.get(RULE_KEY), record.get(RULE_KEY)
+    if mine == theirs:
+        return
+    named = [
+        f"{r['scorer']!r} ({r['value']!r})"
+        for r in (mine, theirs)
+        if isinstance(r, Mapping) and r.get("kind") == "logged"
+    ]
+    if len(named) == 2:
+        what = f"different verdicts (evaluation.is_correct): {named[0]} and {named[1]}"
+    else:
+        what = "different harness rules (metadata.itemscore_harness_rule)"
+    current["error"] = (
+        f"{where}: the lines of sample {current['id']!r} record {what}; read one evaluation "
+        "result with result=, or leave out rules='harness'."
+    )
+
+
 class _Bad(Exception):
     """A line that breaks the instance schema (its record is an error)."""
 
 
-def _record(line: Mapping[str, Any], name: str, lineno: int) -> dict[str, Any]:
+def _record(line: Mapping[str, Any], name: str, lineno: int, harness: bool) -> dict[str, Any]:
     try:
         found = find_lone_surrogate(line)
         if found is not None:
             raise _Bad(f"the text {show(found)} holds a lone surrogate escape.")
-        return _read(line)
+        record = _read(line)
+        rule = _rule(line) if harness else None
+        if rule is not None:
+            record[RULE_KEY] = rule
+        return record
     except _Bad as exc:
         ident = line.get("sample_id")
         return {
@@ -176,6 +230,30 @@ def _record(line: Mapping[str, Any], name: str, lineno: int) -> dict[str, Any]:
             "eee_scores": {},
             "error": f"{name}:{lineno}: {exc}",
         }
+
+
+def _rule(line: Mapping[str, Any]) -> Any:
+    """The line's harness rule: the one itemscore wrote, else the line's verdict, logged.
+
+    None for a line itemscore wrote of an item that had no rule: itemscore's own comparison
+    decided it, and decides it again.
+    """
+    metadata = line.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    written = metadata.get("itemscore_harness_rule")
+    if written is None and "itemscore_metric" in metadata:
+        return None
+    if isinstance(written, str):
+        try:
+            rule = json.loads(written)
+        except (ValueError, RecursionError):
+            rule = None
+        # Not an object: handed on as it is, so that the metrics say it is no rule.
+        return rule if isinstance(rule, dict) else written
+    evaluation = line.get("evaluation")
+    value = evaluation.get("is_correct") if isinstance(evaluation, dict) else None
+    scorer = line.get("evaluation_result_id", line.get("evaluation_name"))
+    return {"harness": "eee", "scorer": str(scorer), "kind": "logged", "value": value}
 
 
 def _text(value: Any, what: str) -> str:
@@ -262,4 +340,6 @@ def _read(line: Mapping[str, Any]) -> dict[str, Any]:
                 record[key] = usage[key]
     if isinstance(line.get("error"), str):
         record["eee_error"] = line["error"]
+    if isinstance(metadata.get("itemscore_harness_verdict"), str):
+        record["harness_verdict"] = metadata["itemscore_harness_verdict"]
     return record

@@ -27,8 +27,16 @@ What goes where:
   ``sample_hash`` is the sha256 of the input text and the JSON list of valid answers. The
   instance schema wants a number and a verdict on every line, so an item scored skip or error
   is written with score 0 and ``is_correct`` false, and its true state and reason in
-  ``metadata`` (``itemscore_status``, ``itemscore_reason``), from which
-  ``read_items(format="eee")`` restores it.
+  ``metadata`` (``itemscore_status``, ``itemscore_reason``). An error line also carries its
+  reason as the schema's ``error``; an item that is an error on each of its lines (a document
+  its reader could not read, or the one metric of a run) reads back with
+  ``read_items(format="eee")`` as an error item, while one metric's error among others is
+  that line's alone.
+- An item read from a harness log with ``rules="harness"`` carries on each line the rule the
+  harness compared by (``metadata.itemscore_harness_rule``, its JSON text: kind and options)
+  and the verdict it gives (``metadata.itemscore_harness_verdict``: ``correct``,
+  ``incorrect`` or ``unscored``), so that ``read_items(format="eee", rules="harness")`` gives
+  the items back with the same rule and they score to the same verdicts.
 
 Only the public result API is read: ``items``, ``by_model``, ``settings``, ``provenance`` and
 the fields of each ``Measurement``.
@@ -49,6 +57,7 @@ from typing import Any
 
 from .._records import ItemResult, Measurement
 from .._result import RunResult
+from ..integrations.harness_rules import RULE_KEY, verdict
 from ._files import open_report
 
 __all__ = ["FILENAME", "SCHEMA_VERSION", "aggregate_record", "sample_hash", "write"]
@@ -316,6 +325,7 @@ def _instances(
         usage = _token_usage(item.metadata)
         if usage is not None:
             base["token_usage"] = usage
+        harness = _harness(item)
         for label in labels:
             score = item.scores.get(label)
             if score is None:
@@ -353,10 +363,40 @@ def _instances(
                 attempt = item.metadata.get("attempt")
             if attempt is not None:
                 metadata["attempt"] = str(attempt)
+            metadata |= harness
             line["metadata"] = metadata
             if status == "error":
                 line["error"] = score.reason
             yield line
+
+
+def _harness(item: ItemResult) -> dict[str, str]:
+    """The item's harness rule and the verdict it gives, as metadata texts (none: no rule)."""
+    rule = item.metadata.get(RULE_KEY)
+    if not isinstance(rule, Mapping):
+        return {}
+    try:
+        text = json.dumps(_plain(rule), ensure_ascii=False, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError):  # not JSON: the scorers could not have applied it either
+        return {}
+    out = {"itemscore_harness_rule": text}
+    try:
+        found = verdict(item.output, item.expected, rule)
+    except ValueError:  # a kind this version does not apply: the rule alone is written
+        return out
+    out["itemscore_harness_verdict"] = (
+        "unscored" if found is None else "correct" if found else "incorrect"
+    )
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with its read-only mappings and tuples as JSON's objects and lists."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _token_usage(metadata: Mapping[str, Any]) -> dict[str, int] | None:
