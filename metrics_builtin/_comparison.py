@@ -258,7 +258,7 @@ class NormalizedMetric(Metric, Generic[R]):
 
     def _by_rule(self, item: ItemResult, rule: object) -> _Scored:
         """The score of an item its harness rule decides (``rule`` ``None``: it carries none)."""
-        from itemscore.integrations.harness_rules import verdict
+        from itemscore.integrations.harness_rules import credit, verdict
 
         if rule is None:
             return ScoreColumn.ERROR, None, NO_RULE_REASON, None
@@ -270,7 +270,7 @@ class NormalizedMetric(Metric, Generic[R]):
         if output is None and not self.count_failed:
             return ScoreColumn.SKIP, None, FAILED_REASON, None
         try:
-            right = verdict(output, expected, rule)
+            right = credit(output, expected, rule)
         except ValueError as exc:  # a rule this version cannot apply: this item's error
             return ScoreColumn.ERROR, None, f"{type(exc).__name__}: {exc}", None
         if right is None:
@@ -280,6 +280,8 @@ class NormalizedMetric(Metric, Generic[R]):
         if not right:
             no_answer = item.metadata.get("no_answer")
             return ScoreColumn.FAIL, 0.0, no_answer if isinstance(no_answer, str) else None, extra
+        if right < 1:  # the harness's partial credit (inspect f1()): its value, as logged
+            return ScoreColumn.OK, right, None, extra
         if kind != "logged" and expected:  # a logged verdict names no answer
             extra["matched"] = next((a for a in expected if verdict(output, (a,), rule)), None)
         return ScoreColumn.OK, 1.0, None, extra
@@ -543,10 +545,12 @@ class AnswerMatchMetric(NormalizedMetric[dict[str, str]]):
 
     An item that carries a harness rule (``metadata["harness_rule"]``, from a harness log read
     with ``rules="harness"``) is, under ``rules="auto"`` or ``"harness"``, scored by that rule:
-    ``ok`` or ``fail`` as the harness scored it, ``skip`` where the harness left it unscored,
-    ``error`` for a rule this version cannot apply. Its ``extra``: ``rule`` (the harness and
-    the rule's kind, ``"lm-eval:exact_match"``) and ``matched`` (the valid answer the rule
-    matched, or ``None``); a fail's reason is the reader's ``no_answer`` when it gives one.
+    ``ok`` or ``fail`` as the harness scored it (``ok`` with the harness's value where it gave
+    partial credit, which makes the measurement the mean of the values), ``skip`` where the
+    harness left it unscored, ``error`` for a rule this version cannot apply. Its ``extra``:
+    ``rule`` (the harness and the rule's kind, ``"lm-eval:exact_match"``) and ``matched`` (the
+    valid answer the rule matched, or ``None``); a fail's reason is the reader's ``no_answer``
+    when it gives one.
 
     Args:
         rules: Whose comparison decides: `auto` the harness's for an item read from a

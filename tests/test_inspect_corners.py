@@ -17,14 +17,15 @@ import pytest
 
 import itemscore
 from itemscore.inputs.inspect_log import read_inspect
+from itemscore.integrations.harness_rules import credit, verdict
 
 inspect_ai = pytest.importorskip("inspect_ai")
 
-from inspect_ai import Task, eval  # noqa: E402 - after the skip
+from inspect_ai import Epochs, Task, eval  # noqa: E402 - after the skip
 from inspect_ai.dataset import MemoryDataset, Sample  # noqa: E402
 from inspect_ai.log import EvalLog, read_eval_log  # noqa: E402
 from inspect_ai.model import ModelOutput, get_model  # noqa: E402
-from inspect_ai.scorer import includes, match  # noqa: E402
+from inspect_ai.scorer import f1, includes, match  # noqa: E402
 from inspect_ai.solver import generate  # noqa: E402
 
 # inspect_ai's own dependencies warn about their own use of each other; not ours to fix.
@@ -188,3 +189,72 @@ def test_a_scorer_the_log_does_not_have_names_the_ones_it_has(twins: EvalLog) ->
     with pytest.raises(itemscore.ConfigError, match=r"has no scorer 'match2'") as caught:
         read_inspect(twins.location, scorer="match2")
     assert "'match', 'match1', 'includes'" in str(caught.value)
+
+
+# -- 19: partial credit (inspect f1()) -----------------------------------------------------------
+
+#: Answers that get whole, partial and no credit from inspect's f1(), epoch by epoch.
+PARTIAL: list[Row] = [
+    ("a", "Say: the cat sat.", "the cat sat", ["the cat sat", "the cat"]),
+    ("b", "Name a red fruit.", "red apple", ["green apple", "red apple"]),
+    ("c", "Describe the sky.", "blue sky today", ["blue", "grey"]),
+    ("d", "What is six times seven?", "forty two", ["nothing", "forty two"]),
+    ("e", "Name the capital of Italy.", "Rome", ["Rome", "Rome"]),
+    ("f", "Describe the dog.", "big brown dog", ["brown dog runs", "big dog"]),
+]
+
+
+@pytest.fixture(scope="module")
+def partial(tmp_path_factory: pytest.TempPathFactory) -> EvalLog:
+    """f1() over six samples, one epoch."""
+    return run_eval(tmp_path_factory.mktemp("f1"), "partial", PARTIAL, f1())
+
+
+@pytest.fixture(scope="module")
+def partial_epochs(tmp_path_factory: pytest.TempPathFactory) -> EvalLog:
+    """f1() over six samples, two epochs reduced by mean and by max."""
+    folder = tmp_path_factory.mktemp("f1_epochs")
+    return run_eval(folder, "partial", PARTIAL, f1(), epochs=Epochs(2, ["mean", "max"]))
+
+
+def test_partial_credit_is_the_harness_value_and_the_headline_its_mean(partial: EvalLog) -> None:
+    """Each sample's value is inspect's f1 value; the headline is inspect's mean, over 6."""
+    values = inspect_verdicts(partial, "f1")
+    assert set(values.values()) > {0.0, 1.0}  # partial credit among them
+    items = itemscore.read_items(partial.location, format="inspect", rules="harness")
+    result = itemscore.score(items, ["exact_match", "accuracy"], suite_id="p")
+    for label in ("exact_match", "accuracy"):
+        assert itemscore_values(result, label) == values
+        assert {i.scores[label].status for i in result.items} <= {"ok", "fail"}  # no error
+        (measurement,) = [m for m in result.measurements.values() if m.metric == label]
+        assert measurement.n == 6
+        assert measurement.aggregation == "mean"
+        assert measurement.value == pytest.approx(logged_metric(partial, "f1", "mean"), abs=1e-12)
+
+
+def test_partial_credit_over_epochs_gives_inspects_reductions(partial_epochs: EvalLog) -> None:
+    """Two epochs: the mean and the max of each sample's values, then their mean, as inspect."""
+    items = itemscore.read_items(partial_epochs.location, format="inspect", rules="harness")
+    result = itemscore.score(items, ["exact_match"], suite_id="p", reduce=["mean", "max"])
+    assert partial_epochs.results is not None
+    logged = {s.reducer: s.metrics["mean"].value for s in partial_epochs.results.scores}
+    mean, best = result.measurements["p.exact_match"], result.measurements["p.exact_match[max]"]
+    assert (mean.n, best.n) == (6, 6)
+    assert mean.value == pytest.approx(logged["mean"], abs=1e-12)
+    assert best.value == pytest.approx(logged["max"], abs=1e-12)
+
+
+def test_credit_reads_partial_values_and_verdict_refuses_them() -> None:
+    """credit(): 1/0 for a verdict, the logged number or inspect's "P"; verdict() names credit."""
+    logged = {"harness": "inspect", "scorer": "f1", "kind": "logged"}
+    assert credit("x", ["y"], logged | {"value": 0.67}) == 0.67
+    assert credit("x", ["y"], logged | {"value": "P"}) == 0.5
+    assert credit("x", ["y"], logged | {"value": "C"}) == 1.0
+    assert credit("x", ["y"], logged | {"value": 0}) == 0.0
+    assert credit("x", ["x"], {"harness": "inspect", "kind": "includes"}) == 1.0
+    assert credit(None, ["x"], {"harness": "inspect", "kind": "unscored"}) is None
+    with pytest.raises(ValueError, match=r"is not a verdict but partial credit; .*credit gives it"):
+        verdict("x", ["y"], logged | {"value": 0.67})
+    for bad in (1.5, -0.5, float("nan"), "maybe", [1]):
+        with pytest.raises(ValueError, match=r"neither a verdict .* nor partial credit"):
+            credit("x", ["y"], logged | {"value": bad})

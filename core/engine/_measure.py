@@ -203,10 +203,17 @@ class _Sources:
         return self.questions is not None and self.questions.has_attempts
 
     def _plain(self, pm: PlannedMetric, key: str, reducer: str | None) -> _Source:
-        """The run table's own rows, as every run without attempts is measured."""
+        """The run table's own rows, as every run without attempts is measured.
+
+        A right-or-wrong metric with partial credit among its values (a harness's, which a
+        harness rule gives: inspect ``f1()``) is measured as their mean, as the harness does.
+        """
+        kind, bounds = None, None
+        if aggregation_of(pm) == "ratio" and _partial_credit(self.table, pm.label):
+            kind, bounds = "mean", (0.0, 1.0)
         return _Source(
             key, self.table, pm.label, self.models, self.groups, self.clusters,
-            reducer=reducer, corpus=True,
+            kind=kind, bounds=bounds, reducer=reducer, corpus=True,
         )  # fmt: skip
 
     def _q_table(self) -> RunTable:
@@ -241,7 +248,8 @@ class _Sources:
                     self.questions,
                     self.table,
                     pm.label,
-                    binary=pm.metric.aggregation == "ratio",
+                    binary=pm.metric.aggregation == "ratio"
+                    and not _partial_credit(self.table, pm.label),
                     normalizer=getattr(pm.metric, "normalizer", None),
                     codings=self._codings,
                 )
@@ -298,7 +306,8 @@ class _Sources:
         table = self._q_table().with_scores({column_name: reduced})
         kind: str | None = None
         bounds = pm.metric.value_bounds
-        if not picked:
+        # A picked attempt with partial credit (a harness's) counts its value, not its state.
+        if not picked or (aggregation_of(pm) == "ratio" and _partial_credit(self.table, pm.label)):
             kind = _kind_of_values(pm, reduced)
             if kind == "mean" and (
                 pm.metric.aggregation == "ratio" or aggregation_of(pm) == "custom"
@@ -345,6 +354,12 @@ class _Sources:
             key, self.table, pm.label, self.models, self.groups, clusters,
             reducer=reducer, attempts=attempts, of_question=of_question, question_scores=means,
         )  # fmt: skip
+
+
+def _partial_credit(table: RunTable, label: str) -> bool:
+    """Whether a value of ``label`` lies strictly between 0 and 1 (NaN, unscored, does not)."""
+    values = table.values(label)
+    return bool(np.any((values > 0.0) & (values < 1.0)))
 
 
 def _kind_of_values(pm: PlannedMetric, reduced: pa.StructArray) -> str:

@@ -26,9 +26,11 @@ or scorer name) and ``kind``:
   (``"any"``) or equals (``"exact"``) a valid answer.
 - ``"pattern"`` (inspect ``pattern()``): the output (the text the pattern took out) equals a
   valid answer, lower-cased with ``ignore_case``; an empty output never matches.
-- ``"logged"``: a comparison itemscore does not redo (a model grader, numeric matching): the
-  harness's own verdict as logged, in ``value`` (inspect ``"C"``/``"I"``/``"N"``, or a number
-  0 or 1, or a boolean).
+- ``"logged"``: a comparison itemscore does not redo (a model grader, numeric matching,
+  inspect ``f1()``): the harness's own value as logged, in ``value``: a verdict (inspect
+  ``"C"``/``"I"``/``"N"``, a number 0 or 1, a boolean) or partial credit (a number between 0
+  and 1, as inspect ``f1()`` logs it; inspect's ``"P"``, 0.5), whose mean is the harness's
+  headline.
 - ``"unscored"``: the harness scored no value for the sample (inspect leaves a sample that
   ended in an error out of every metric): a metric honouring the rule skips it.
 """
@@ -40,7 +42,7 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["KINDS", "RULE_KEY", "verdict"]
+__all__ = ["KINDS", "RULE_KEY", "credit", "verdict"]
 
 #: The metadata key under which readers put the rule.
 RULE_KEY = "harness_rule"
@@ -58,6 +60,8 @@ KINDS = (
 _ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
 _DIGITS = str.maketrans("", "", string.digits)
 _LOGGED = {"C": True, "I": False, "N": False}
+#: inspect's partial credit, as its ``value_to_float`` reads it.
+_PARTIAL = {"P": 0.5}
 
 
 def verdict(
@@ -71,7 +75,8 @@ def verdict(
         rule: The item's ``metadata["harness_rule"]``.
 
     Raises:
-        ValueError: a rule of an unknown kind, or a logged value that is not a verdict.
+        ValueError: a rule of an unknown kind, or a logged value that is not a verdict
+            (partial credit: :func:`credit` gives it).
     """
     kind = rule.get("kind")
     if kind == "unscored":
@@ -107,6 +112,33 @@ def verdict(
     return output in answers
 
 
+def credit(
+    output: str | None, expected: Sequence[str] | None, rule: Mapping[str, Any]
+) -> float | None:
+    """The harness's value for ``output``, by ``rule``; ``None``: it left the sample unscored.
+
+    1.0 or 0.0 where the harness gives a verdict (:func:`verdict`); partial credit as logged
+    where it gives that (a ``logged`` value between 0 and 1, as inspect ``f1()`` logs it;
+    inspect's ``"P"`` is 0.5): the mean of these values is the harness's headline.
+
+    Raises:
+        ValueError: a rule of an unknown kind, or a logged value that is neither a verdict nor
+            partial credit between 0 and 1.
+    """
+    if rule.get("kind") == "logged":
+        value = rule.get("value")
+        if isinstance(value, str) and value in _PARTIAL:
+            return _PARTIAL[value]
+        if _is_partial(value):
+            return float(value)
+    right = verdict(output, expected, rule)
+    return None if right is None else float(right)
+
+
+def _is_partial(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1
+
+
 def _logged(value: Any) -> bool:
     if isinstance(value, bool):
         return value
@@ -114,9 +146,15 @@ def _logged(value: Any) -> bool:
         return _LOGGED[value]
     if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
+    if _is_partial(value) or (isinstance(value, str) and value in _PARTIAL):
+        raise ValueError(
+            f"The logged harness value {value!r} is not a verdict but partial credit; "
+            "itemscore.integrations.harness_rules.credit gives it as a value."
+        )
     raise ValueError(
-        f"The logged harness value {value!r} is not a verdict (one of 'C', 'I', 'N', 0, 1, "
-        "true, false); score this item with a metric of its own scale."
+        f"The logged harness value {value!r} is neither a verdict (one of 'C', 'I', 'N', 0, "
+        "1, true, false) nor partial credit (a number between 0 and 1, or 'P'); score this "
+        "item with a metric of its own scale."
     )
 
 
