@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         UnknownMetricError,
         UnknownSuiteError,
     )
+    from ._leaderboard import Leaderboard, LeaderboardRow, leaderboard
     from ._metric import Metric, MetricContext
     from ._options import OptionInfo
     from ._plan import RunPlan, plan
@@ -63,6 +64,9 @@ _EXPORTS: dict[str, str] = {
     "ResultsFormatError": "._exceptions",
     "UnknownMetricError": "._exceptions",
     "UnknownSuiteError": "._exceptions",
+    "Leaderboard": "._leaderboard",
+    "LeaderboardRow": "._leaderboard",
+    "leaderboard": "._leaderboard",
     "Metric": "._metric",
     "MetricContext": "._metric",
     "OptionInfo": "._options",
@@ -101,6 +105,8 @@ __all__ = [
     "ItemResult",
     "ItemScore",
     "ItemscoreError",
+    "Leaderboard",
+    "LeaderboardRow",
     "Measurement",
     "Metric",
     "MetricCollisionError",
@@ -127,6 +133,7 @@ __all__ = [
     "export",
     "get_suite",
     "hookimpl",
+    "leaderboard",
     "plan",
     "plugin_manager",
     "read_items",

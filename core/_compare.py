@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ._result import RunResult
     from .engine._table import RunTable
 
-__all__ = ["Comparison", "compare", "significant_leaders"]
+__all__ = ["Comparison", "check_same_metrics", "compare", "significant_leaders"]
 
 Kind = Literal["ratio", "mean", "bootstrap"]
 
@@ -430,6 +430,92 @@ def _metric_for(result: RunResult, label: str, *, required: bool) -> Metric | No
             "be recomputed on resampled items; leave the label out with `metrics=`."
         )
     return None
+
+
+def _metric_identity(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"name", "options"}`` of a saved metric entry, every option's value spelled out.
+
+    ``exact_match`` and ``exact_match:ignore_case=true`` are one metric: when the metric is
+    installed its defaults fill the options not given, so only a real difference counts.
+    """
+    from ._options import check_options, option_infos
+    from ._registry import default_registry
+    from ._serialize import json_safe
+
+    name = str(entry.get("name"))
+    given = dict(entry.get("options") or {})
+    options = given
+    try:
+        infos = option_infos(default_registry().get(name))
+        checked = check_options(name, infos, given)
+    except Exception:  # noqa: BLE001 - not installed here: the options as saved
+        pass
+    else:
+        options = {n: checked.get(n, info.default) for n, info in infos.items()
+                   if n in checked or not info.required}  # fmt: skip
+    return {"name": name, "options": json_safe(options)}
+
+
+def _what_differs(
+    label: str, a: Mapping[str, Any], b: Mapping[str, Any], names: tuple[str, str]
+) -> str:
+    """``label`` is metric X in one run and Y in the other, or which options differ."""
+    if a["name"] != b["name"]:
+        return f"{label!r} is metric {a['name']!r} in {names[0]} but {b['name']!r} in {names[1]}"
+    missing = object()
+    options = [
+        f"`{key}` is {_option_value(a['options'], key)} in {names[0]} and "
+        f"{_option_value(b['options'], key)} in {names[1]}"
+        for key in sorted(set(a["options"]) | set(b["options"]))
+        if a["options"].get(key, missing) != b["options"].get(key, missing)
+    ]
+    return f"{label!r} is metric {a['name']!r} in both, but {', '.join(options)}"
+
+
+def _option_value(options: Mapping[str, Any], key: str) -> str:
+    return repr(options[key]) if key in options else "not set"
+
+
+def check_same_metrics(
+    result: RunResult,
+    other: RunResult,
+    labels: Sequence[str],
+    *,
+    names: tuple[str, str] = ("the baseline results", "the candidate results"),
+) -> None:
+    """Each of ``labels`` must name the same metric with the same options in both runs.
+
+    Two runs may give one label to different metrics (``-m exact_match`` against
+    ``-m includes@exact_match``) or options; their numbers then measure different things.
+    The identity is read from each run's saved configuration (``config["metrics"]``); a label
+    that one run does not configure is not checked here.
+
+    Raises:
+        MetricMismatchError: a label whose metric id or options differ, with both spelled out.
+    """
+    from ._exceptions import MetricMismatchError
+
+    entries_a = {e.get("label"): e for e in result.metric_configs}
+    entries_b = {e.get("label"): e for e in other.metric_configs}
+    differ: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+    for label in labels:
+        if label not in entries_a or label not in entries_b:
+            continue
+        a, b = _metric_identity(entries_a[label]), _metric_identity(entries_b[label])
+        if a != b:
+            differ.append((label, a, b))
+    if not differ:
+        return
+    what = "; ".join(_what_differs(label, a, b, names) for label, a, b in differ)
+    raise MetricMismatchError(
+        f"The two runs give {'a label' if len(differ) == 1 else 'labels'} to different "
+        f"metrics or options: {what}. Their numbers measure different things and cannot be "
+        "paired. Score both runs with the same metric and options under each label (or "
+        "compare only the other labels, naming them with `--metric`/`metrics=`).",
+        label=differ[0][0],
+        baseline=differ[0][1],
+        candidate=differ[0][2],
+    )
 
 
 # --------------------------------------------------------------------------- one comparison
@@ -1025,6 +1111,7 @@ def compare(
     confidence: float | None = None,
     seed: int | None = None,
     allow_different_inputs: bool = False,
+    names: tuple[str, str] | None = None,
 ) -> list[Comparison]:
     """Compare models on the items they share, metric by metric.
 
@@ -1047,6 +1134,9 @@ def compare(
         seed: Seed of the bootstraps (default: the run's).
         allow_different_inputs: Pair items by id even when their ``input`` or ``expected``
             differ between the sides (by default that is an error: different data).
+        names: How messages name the two runs, or the one (the command line gives the file
+            names; default "the baseline results", "the candidate results"). Two runs must give
+            each compared label to one metric with the same options.
 
     Returns:
         One :class:`Comparison` per metric label and pair of models, in the order of the
@@ -1057,11 +1147,13 @@ def compare(
             and nothing to compare it with; sides that share no item, or whose items with one
             id differ (unless ``allow_different_inputs``); a metric whose own aggregate must be
             recomputed but is not installed.
+        MetricMismatchError: two runs give a compared label to different metrics or options
+            (a :class:`ConfigError`).
     """
     return _comparisons(
         result, other, baseline=baseline, metrics=metrics, adjust=adjust,
         confidence=confidence, seed=seed, allow_different_inputs=allow_different_inputs,
-        with_groups=True,
+        with_groups=True, checked=other is not None or names is not None, run_names=names,
     )  # fmt: skip
 
 
@@ -1076,8 +1168,14 @@ def _comparisons(
     seed: int | None,
     allow_different_inputs: bool,
     with_groups: bool,
+    checked: bool = False,
+    run_names: tuple[str, str] | None = None,
 ) -> list[Comparison]:
-    """:func:`compare`; ``with_groups=False`` leaves the group comparisons out (bold cells)."""
+    """:func:`compare`; ``with_groups=False`` leaves the group comparisons out (bold cells).
+
+    ``checked``: two runs must give each compared label to one metric with the same options
+    (``run_names`` names the runs in the message).
+    """
     adjust = _check_adjust(adjust)
     if isinstance(other, str):
         if baseline is not None and baseline != other:
@@ -1155,6 +1253,9 @@ def _comparisons(
         entries, sides = _question_sides(
             result, side_b_result, col_a, col_b, labels, pairs, several_a, several_b
         )
+    if checked and other is not None:
+        sources = run_names or ("the baseline results", "the candidate results")
+        check_same_metrics(result, other, [entry.label for entry in entries], names=sources)
     aligned = sides.aligned()
     if labels and all(ra.size == 0 for _, _, ra, _, _, _ in aligned):
         raise ConfigError(

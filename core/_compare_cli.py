@@ -113,6 +113,7 @@ def compare_command(
                 metrics=list(labels) or None,
                 adjust=adjust,
                 allow_different_inputs=allow_different_inputs,
+                names=(str(results), str(other if other is not None else results)),
             )
     except ConfigError as exc:
         names = f"{results}" + (f", {other}" if other is not None else "")

@@ -6,7 +6,8 @@ The tree::
      ├── ConfigError (ValueError)            a run, metric or option is configured wrongly
      │    ├── UnknownMetricError (LookupError)   no installed metric has that name
      │    ├── UnknownSuiteError (LookupError)    no installed suite has that name
-     │    └── OptionError                        an unknown option, or a value of the wrong type
+     │    ├── OptionError                        an unknown option, or a value of the wrong type
+     │    └── MetricMismatchError                two runs give one label to different metrics
      ├── MetricCollisionError                two sources claim one metric id
      ├── PluginLoadError (ImportError)       a plugin's entry point cannot be loaded
      │    └── NotAMetricError (TypeError)        what was given as a metric is no Metric class
@@ -22,14 +23,15 @@ text: the command line finds the line of a bad option in a YAML file from ``opti
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
-from typing import TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 __all__ = [
     "ConfigError",
     "InputError",
     "ItemscoreError",
     "MetricCollisionError",
+    "MetricMismatchError",
     "NotAMetricError",
     "OptionError",
     "PluginLoadError",
@@ -102,6 +104,30 @@ class OptionError(ConfigError):
         self.option = option
         #: The option names or values that would have been accepted, when there is a list.
         self.allowed: tuple[object, ...] | None = None if allowed is None else tuple(allowed)
+
+
+class MetricMismatchError(ConfigError):
+    """Raised when two runs compared give one label to different metrics or options.
+
+    Their numbers under that label measure different things, so pairing them (``compare``,
+    ``gate``) would be meaningless.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        label: str | None = None,
+        baseline: Mapping[str, Any] | None = None,
+        candidate: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        #: The first label at fault.
+        self.label = label
+        #: Its metric in the baseline run: ``{"name": ..., "options": {...}}``.
+        self.baseline = dict(baseline) if baseline is not None else None
+        #: Its metric in the candidate run, in the same form.
+        self.candidate = dict(candidate) if candidate is not None else None
 
 
 class MetricCollisionError(ItemscoreError):

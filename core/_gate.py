@@ -151,14 +151,26 @@ def gate(
     metric: str,
     margin: float,
     confidence: float = 0.95,
+    names: tuple[str, str] = ("the baseline results", "the candidate results"),
 ) -> GateResult:
     """Whether ``candidate`` is worse than ``baseline`` on ``metric`` by more than ``margin``.
 
-    Items pair by id; pairs where either side is skip or error are left out.
+    Items pair by id; pairs where either side is skip or error are left out. Before any
+    pair is made, the label must name the same metric and options on both sides.
+
+    Args:
+        baseline: The run to hold the candidate against.
+        candidate: The run under test.
+        metric: The label gated on.
+        margin: How much worse the candidate may be (``D``).
+        confidence: ``1 - alpha`` of the confidence sequence.
+        names: How messages name the two runs (the command line gives the file names).
 
     Raises:
         ConfigError: an unknown label, several models in one file, an unbounded metric, a
             negative margin or a confidence level outside (0, 1).
+        MetricMismatchError: the label names different metrics or options in the two runs
+            (a :class:`ConfigError`).
     """
     if not (isinstance(margin, (int, float)) and math.isfinite(margin) and margin >= 0):
         raise ConfigError(f"`--margin` ({margin!r}) must be a non-negative number.")
@@ -166,6 +178,9 @@ def gate(
         raise ConfigError(f"`confidence` ({confidence!r}) must be in (0, 1).")
     ids_a, codes_a, values_a = _side(baseline, metric, "baseline")
     ids_b, codes_b, values_b = _side(candidate, metric, "candidate")
+    from ._compare import check_same_metrics
+
+    check_same_metrics(baseline, candidate, [metric], names=names)
     lo, hi = _range(baseline, metric)
     where = {item: i for i, item in enumerate(ids_b)}
     pairs = [(i, where[item]) for i, item in enumerate(ids_a) if item in where]

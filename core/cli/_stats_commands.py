@@ -99,7 +99,14 @@ def gate_command(
 
     first, second = _load(baseline), _load(candidate)
     try:
-        result = gate(first, second, metric=metric, margin=margin, confidence=confidence)  # type: ignore[arg-type]
+        result = gate(
+            first,  # type: ignore[arg-type]
+            second,  # type: ignore[arg-type]
+            metric=metric,
+            margin=margin,
+            confidence=confidence,
+            names=(str(baseline), str(candidate)),
+        )
     except ConfigError as exc:
         raise BadInput(f"{baseline}, {candidate}: {exc}") from exc
     if as_json:
