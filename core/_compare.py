@@ -1135,8 +1135,9 @@ def compare(
         allow_different_inputs: Pair items by id even when their ``input`` or ``expected``
             differ between the sides (by default that is an error: different data).
         names: How messages name the two runs, or the one (the command line gives the file
-            names; default "the baseline results", "the candidate results"). Two runs must give
-            each compared label to one metric with the same options.
+            names; default "the baseline results", "the candidate results"). Two runs, or
+            one named, are checked as read back from files: one metric per label on both
+            sides, and every per-item score of the compared labels one its metric can give.
 
     Returns:
         One :class:`Comparison` per metric label and pair of models, in the order of the
@@ -1149,6 +1150,8 @@ def compare(
             recomputed but is not installed.
         MetricMismatchError: two runs give a compared label to different metrics or options
             (a :class:`ConfigError`).
+        ResultsFormatError: a per-item score of a compared label that its metric cannot give
+            (a value outside its range, not finite, or missing), naming the run and the item.
     """
     return _comparisons(
         result, other, baseline=baseline, metrics=metrics, adjust=adjust,
@@ -1173,8 +1176,9 @@ def _comparisons(
 ) -> list[Comparison]:
     """:func:`compare`; ``with_groups=False`` leaves the group comparisons out (bold cells).
 
-    ``checked``: two runs must give each compared label to one metric with the same options
-    (``run_names`` names the runs in the message).
+    ``checked``: the runs are checked as if read back from files (``run_names`` names them): one
+    metric per label on both sides, and every per-item score of the compared labels possible
+    for its metric.
     """
     adjust = _check_adjust(adjust)
     if isinstance(other, str):
@@ -1253,9 +1257,16 @@ def _comparisons(
         entries, sides = _question_sides(
             result, side_b_result, col_a, col_b, labels, pairs, several_a, several_b
         )
-    if checked and other is not None:
-        sources = run_names or ("the baseline results", "the candidate results")
-        check_same_metrics(result, other, [entry.label for entry in entries], names=sources)
+    if checked:
+        from ._checks import check_score_values
+
+        if other is None:
+            check_score_values(result, labels, run_names[0] if run_names else "the results")
+        else:
+            sources = run_names or ("the baseline results", "the candidate results")
+            check_same_metrics(result, other, [entry.label for entry in entries], names=sources)
+            check_score_values(result, labels, sources[0])
+            check_score_values(other, labels, sources[1])
     aligned = sides.aligned()
     if labels and all(ra.size == 0 for _, _, ra, _, _, _ in aligned):
         raise ConfigError(

@@ -115,6 +115,8 @@ def compare_command(
                 allow_different_inputs=allow_different_inputs,
                 names=(str(results), str(other if other is not None else results)),
             )
+    except InputError as exc:  # names the file at fault itself
+        raise _BadInput(str(exc)) from exc
     except ConfigError as exc:
         names = f"{results}" + (f", {other}" if other is not None else "")
         raise _BadInput(f"{names}: {exc}") from exc

@@ -127,21 +127,16 @@ def _side(result: RunResult, label: str, which: str) -> tuple[list[str], NDArray
 
 def _range(result: RunResult, label: str) -> tuple[float, float]:
     """The range every score of ``label`` lies in: [0, 1] for a ratio, else the metric's."""
-    from ._compare import _metric_for
+    from ._checks import score_range
 
-    kinds = {m.aggregation for ms in result.by_model.values() for m in ms.values()
-             if m.metric == label}  # fmt: skip
-    if kinds == {"ratio"}:
-        return 0.0, 1.0
-    metric = _metric_for(result, label, required=False)
-    bounds = None if metric is None else metric.value_bounds
+    bounds = score_range(result, label)
     if bounds is None:
         raise ConfigError(
             f"The gate needs scores within known bounds, and {label!r} has none (its metric "
             "sets no `value_bounds`, or is not installed here): a confidence sequence of an "
             "unbounded mean can be made arbitrarily wrong by one outlier."
         )
-    return float(bounds[0]), float(bounds[1])
+    return bounds
 
 
 def gate(
@@ -156,7 +151,8 @@ def gate(
     """Whether ``candidate`` is worse than ``baseline`` on ``metric`` by more than ``margin``.
 
     Items pair by id; pairs where either side is skip or error are left out. Before any
-    pair is made, the label must name the same metric and options on both sides.
+    pair is made, the label must name the same metric and options on both sides, and every
+    per-item score must be possible for that metric (a finite value within its range).
 
     Args:
         baseline: The run to hold the candidate against.
@@ -171,6 +167,8 @@ def gate(
             negative margin or a confidence level outside (0, 1).
         MetricMismatchError: the label names different metrics or options in the two runs
             (a :class:`ConfigError`).
+        ResultsFormatError: a per-item score the metric cannot give (a value outside its
+            range, not finite, or missing), naming the run, the item and the value.
     """
     if not (isinstance(margin, (int, float)) and math.isfinite(margin) and margin >= 0):
         raise ConfigError(f"`--margin` ({margin!r}) must be a non-negative number.")
@@ -182,6 +180,10 @@ def gate(
 
     check_same_metrics(baseline, candidate, [metric], names=names)
     lo, hi = _range(baseline, metric)
+    from ._checks import check_score_values
+
+    for side, name in ((baseline, names[0]), (candidate, names[1])):
+        check_score_values(side, [metric], name)
     where = {item: i for i, item in enumerate(ids_b)}
     pairs = [(i, where[item]) for i, item in enumerate(ids_a) if item in where]
     ia = np.array([i for i, _ in pairs], dtype=np.intp)

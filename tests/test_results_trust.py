@@ -8,14 +8,17 @@ rows than the results declare.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner, Result
 
-from itemscore import MetricMismatchError, RunResult, compare
+from itemscore import MetricMismatchError, ResultsFormatError, RunResult, compare
 from itemscore._gate import gate
 from itemscore.cli import cli
 
@@ -58,6 +61,40 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
         return made[key]
 
     return make
+
+
+def _copy(results: Path, folder: Path) -> Path:
+    """A copy of the report set of ``results`` (results.json and items.parquet) in ``folder``."""
+    folder.mkdir(parents=True)
+    for name in ("results.json", "items.parquet"):
+        (folder / name).write_bytes((results.parent / name).read_bytes())
+    return folder / "results.json"
+
+
+def _rehash(results: Path) -> None:
+    """Record the items file's new SHA-256, as someone covering an edit would."""
+    document = json.loads(results.read_text(encoding="utf-8"))
+    items = results.parent / document["items"]["file"]
+    document["items"]["sha256"] = hashlib.sha256(items.read_bytes()).hexdigest()
+    results.write_text(json.dumps(document), encoding="utf-8")
+
+
+def _set_ok_values(results: Path, label: str, value: float) -> str:
+    """Give every ok score of ``label`` the value ``value``; the first such item's id."""
+    path = results.parent / "items.parquet"
+    table = pq.read_table(path)
+    column = table.column(f"score:{label}").combine_chunks()
+    states = column.field("status").to_pylist()
+    values = [value if s == 0 else v for s, v in zip(states, column.field("value").to_pylist())]
+    edited = pa.StructArray.from_arrays(
+        [column.field("status"), pa.array(values, pa.float64()), column.field("reason"),
+         column.field("extra")],
+        fields=list(column.type),
+    )  # fmt: skip
+    index = table.schema.get_field_index(f"score:{label}")
+    pq.write_table(table.set_column(index, f"score:{label}", edited), path)
+    _rehash(results)
+    return str(table.column("id")[states.index(0)].as_py())
 
 
 # -- 3. one label, two metrics ---------------------------------------------------------------
@@ -121,3 +158,56 @@ def test_compare_pairs_the_labels_that_agree(scored: Callable[..., Path]) -> Non
     run = invoke("compare", base, other, "-m", "answered_rate", "--json")
     assert run.exit_code == 0, run.output
     assert [c["metric"] for c in json.loads(run.output)] == ["answered_rate"]
+
+
+# -- 4. per-item scores no metric gives ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(5.0, "5.0, outside [0, 1]"), (float("inf"), "inf; a scored value must be a finite"),
+     (float("nan"), "NaN (or none); a scored value must be a finite"),
+     (-0.5, "-0.5, outside [0, 1]")],
+    ids=["five", "inf", "nan", "negative"],
+)  # fmt: skip
+def test_gate_refuses_a_score_the_metric_cannot_give(
+    scored: Callable[..., Path], tmp_path: Path, value: float, shown: str
+) -> None:
+    """An edited items.parquet (its hash updated too): exit 2 naming file, item and value."""
+    base = scored("em", "exact_match")
+    candidate = _copy(base, tmp_path / "edited")
+    first = _set_ok_values(candidate, "exact_match", value)
+    run = invoke("gate", base, candidate, "--metric", "exact_match", "--margin", "0.05")
+    assert run.exit_code == 2, run.output
+    assert f"{candidate}: Item {first!r} is ok for exact_match with the value {shown}" in (
+        run.output
+    )
+    assert "not worse" not in run.output
+    with pytest.raises(ResultsFormatError, match=f"the candidate results: Item {first!r}"):
+        gate(RunResult.load_json(base), RunResult.load_json(candidate), metric="exact_match",
+             margin=0.05)  # fmt: skip
+
+
+def test_compare_refuses_a_score_the_metric_cannot_give(
+    scored: Callable[..., Path], tmp_path: Path
+) -> None:
+    """compare reads the same values: the same refusal, naming the file."""
+    base = scored("em", "exact_match")
+    candidate = _copy(base, tmp_path / "edited")
+    first = _set_ok_values(candidate, "exact_match", 5.0)
+    run = invoke("compare", base, candidate)
+    assert run.exit_code == 2, run.output
+    assert f"{candidate}: Item {first!r} is ok for exact_match with the value 5.0" in run.output
+
+
+def test_verify_names_a_score_the_metric_cannot_give(
+    scored: Callable[..., Path], tmp_path: Path
+) -> None:
+    """verify uses the same check: the item and its impossible value are named (exit 1)."""
+    candidate = _copy(scored("em", "exact_match"), tmp_path / "edited")
+    first = _set_ok_values(candidate, "exact_match", 5.0)
+    run = invoke("verify", candidate)
+    assert run.exit_code == 1, run.output
+    assert f"Item {first!r} is ok for exact_match with the value 5.0, outside [0, 1]" in (
+        run.output
+    )

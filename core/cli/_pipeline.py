@@ -529,7 +529,12 @@ def verify_results(
         ResultsFormatError: ``results`` is not an itemscore results file.
         ItemscoreError: a saved metric is no longer installed or refuses its saved options.
     """
-    from itemscore._checks import compare_item_scores, compare_measurements
+    from itemscore._checks import (
+        compare_item_scores,
+        compare_measurements,
+        score_range,
+        score_value_problem,
+    )
     from itemscore.engine._runner import rescore
 
     saved = load_results(results, "verify")
@@ -552,6 +557,10 @@ def verify_results(
     except ItemscoreError as exc:
         raise located(exc, f"{results}") from exc
     differences += compare_measurements(saved, again)
+    for label in saved.table.labels:  # a score no metric gives, named with its item
+        problem = score_value_problem(saved, label, score_range(saved, label))
+        if problem is not None:
+            differences.append(f"{results}: {problem}")
     differences += compare_item_scores(saved, again)
     return again, differences
 

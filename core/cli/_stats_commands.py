@@ -107,6 +107,8 @@ def gate_command(
             confidence=confidence,
             names=(str(baseline), str(candidate)),
         )
+    except InputError as exc:  # names the file at fault itself
+        raise BadInput(str(exc)) from exc
     except ConfigError as exc:
         raise BadInput(f"{baseline}, {candidate}: {exc}") from exc
     if as_json:
