@@ -9,6 +9,9 @@ tiktoken encoding). The references are read from the log with inspect_ai's own
 from __future__ import annotations
 
 import gc
+import json
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -258,3 +261,60 @@ def test_credit_reads_partial_values_and_verdict_refuses_them() -> None:
     for bad in (1.5, -0.5, float("nan"), "maybe", [1]):
         with pytest.raises(ValueError, match=r"neither a verdict .* nor partial credit"):
             credit("x", ["y"], logged | {"value": bad})
+
+
+# -- 20: itemscore_scorer with samples in flight --------------------------------------------------
+
+#: A fresh interpreter runs inspect on 12 samples at once with itemscore_scorer: pandas is
+#: not imported before the scorer is made (as in a script that never asks for it), and the
+#: samples are scored on inspect's threads together.
+IN_FLIGHT = """
+import json, sys
+from inspect_ai import Task, eval
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ModelOutput, get_model
+from inspect_ai.solver import generate
+from itemscore.integrations.inspect import itemscore_scorer
+
+before = "pandas" in sys.modules
+scorer = itemscore_scorer("exact_match")
+
+def output(messages, tools, tool_choice, config):
+    return ModelOutput.from_content(model="mockllm", content="Paris")
+
+async def words(text):
+    return len(text.split())
+
+model = get_model("mockllm/model", custom_outputs=output, memoize=False)
+model.api.count_text_tokens = words
+samples = [Sample(id=f"s{n}", input=f"Question {n}?", target="Paris") for n in range(12)]
+dataset = MemoryDataset(samples)
+task = Task(name="in_flight", dataset=dataset, solver=generate(), scorer=scorer)
+(log,) = eval(task, model=model, log_dir=sys.argv[1], display="none", max_samples=12,
+              max_connections=12, fail_on_error=False)
+print(json.dumps({
+    "pandas_before": before,
+    "status": log.status,
+    "errors": [s.error.message for s in log.samples if s.error],
+    "states": [s.scores["exact_match"].metadata["itemscore_status"]
+               for s in log.samples if s.scores],
+    "value": log.results.scores[0].metrics["value"].value if log.results else None,
+}))
+"""
+
+
+def test_samples_scored_at_once_in_a_fresh_interpreter_are_all_scored(tmp_path: Path) -> None:
+    """12 samples in flight (max_samples=12): every one scored ok, none an import error."""
+    ran = subprocess.run(
+        [sys.executable, "-I", "-c", IN_FLIGHT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    got = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert got["pandas_before"] is False  # the premise: nothing imported pandas first
+    assert got["errors"] == []
+    assert got["status"] == "success"
+    assert got["states"] == ["ok"] * 12
+    assert got["value"] == 1.0

@@ -18,7 +18,9 @@ scored attempts are first averaged (itemscore's default reducer, ``mean``), and 
 values averaged with a normal interval.
 
 The metric and its options are checked when ``itemscore_scorer`` is called, before any sample:
-an unknown metric or option is an itemscore ``ConfigError`` naming the valid ones.
+an unknown metric or option is an itemscore ``ConfigError`` naming the valid ones. The call
+also imports what scoring needs, so that samples scored at once on inspect's threads
+(``max_samples``, ``max_connections``) do not import it at once.
 
 How a sample becomes the item scored: ``id`` the sample id, ``output`` the completion
 (``None`` when the model gave none), ``expected`` the target's texts, ``input`` the input
@@ -75,6 +77,11 @@ def itemscore_scorer(metric: str, *, label: str | None = None, **options: Any) -
     """
     planned = _plan(metric, label, options)
     name = planned.metrics[0].label
+    # inspect scores samples on worker threads (below), and the scoring path imports some
+    # modules on first use: pyarrow imports pandas on its first conversion, and a thread that
+    # finds pandas half imported by another fails. Scoring no items here, in the caller's
+    # thread, imports all of them first, without calling the metric.
+    run_score([], planned, suite_id=_SUITE)
     args: dict[str, Any] = {"metric": metric, "label": name, "options": dict(options)}
 
     @scorer(
