@@ -2,6 +2,8 @@
 
 - an item that kills its worker (``os._exit``) is found by cutting its shard in two until it
   is alone: it is an ``error`` naming the lost worker, every other item is scored;
+- a run that is killed or stopped leaves no worker, no lock on its output folder and no
+  temporary folder behind;
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import concurrent.futures
 import json
 import os
 import sys
+from collections.abc import Iterator
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -226,3 +229,230 @@ def test_cutting_stops_after_its_budget_when_every_item_kills(
     assert all(isinstance(piece, lost_type) for piece in results[0])
     assert len(results[0]) == 4  # three cuts: four pieces, each lost whole
     assert len(renewed) < 20
+
+
+# -- 7. workers, locks and temporary folders outlive no run ----------------------------------
+
+LINUX = Path("/proc/self/stat").exists()
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux ``/proc``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_bytes()
+            except OSError:
+                continue
+            if int(stat[stat.rfind(b")") + 2 :].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting to be reaped is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+def _wait_until(check: Any, seconds: float = 30.0) -> bool:
+    import time
+
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        if check():
+            return True
+        time.sleep(0.05)
+    return bool(check())
+
+
+def _start_slow_run(tmp_path: Path, out: Path) -> tuple[Any, list[int]]:
+    """A command-line run on two workers that takes a while; once both workers score."""
+    import subprocess
+
+    data = write_jsonl(tmp_path / "d.jsonl", 400)
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    env = {
+        **os.environ,
+        "TMPDIR": str(tmp_path / "tmp"),
+        "PYTHONPATH": os.pathsep.join([str(WORKERS), *sys.path]),
+    }
+    main = subprocess.Popen(
+        [sys.executable, str(WORKERS / "itemscore_isolation_workers.py"), "score", str(data),
+         "-m", "slow_test", "--workers", "2", "--out", str(out)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    workers: list[int] = []
+
+    def scoring() -> bool:
+        workers[:] = _children(main.pid)
+        return len(workers) == 2 and (out / ".itemscore" / "lock").exists()
+
+    assert _wait_until(scoring), main.communicate(timeout=30)
+    return main, workers
+
+
+@pytest.mark.skipif(not LINUX, reason="finds the workers through /proc")
+def test_sigterm_stops_the_run_as_ctrl_c_does_and_leaves_nothing(tmp_path: Path) -> None:
+    """SIGTERM: the workers stop, the spool and the output folder the run made are removed."""
+    import signal
+
+    out = tmp_path / "out"
+    main, workers = _start_slow_run(tmp_path, out)
+    main.send_signal(signal.SIGTERM)
+    _, err = main.communicate(timeout=60)
+    assert main.returncode == 1, err  # as after Ctrl-C
+    assert "Aborted!" in err
+    assert _wait_until(lambda: not any(_running(pid) for pid in workers), 10)
+    assert list((tmp_path / "tmp").iterdir()) == []  # no itemscore-spool-* left
+    assert not out.exists()  # made by the run, nothing in it: removed
+
+
+@pytest.mark.skipif(not LINUX, reason="finds the workers through /proc")
+def test_workers_of_a_killed_run_end_and_free_its_output_folder(tmp_path: Path) -> None:
+    """kill -9 of the run: its workers end with it, and the next run into the folder writes."""
+    import signal
+    import subprocess
+
+    out = tmp_path / "out"
+    main, workers = _start_slow_run(tmp_path, out)
+    main.send_signal(signal.SIGKILL)
+    main.communicate(timeout=60)
+    assert _wait_until(lambda: not any(_running(pid) for pid in workers), 10)
+    again = subprocess.run(
+        [sys.executable, str(WORKERS / "itemscore_isolation_workers.py"), "score",
+         str(tmp_path / "d.jsonl"), "-m", "exact_match", "--out", str(out)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(WORKERS), *sys.path])},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert (out / "results.json").exists()
+
+
+def test_a_forked_child_does_not_keep_the_claim_on_the_output_folder(tmp_path: Path) -> None:
+    """A worker forked while the folder is claimed does not hold it after its parent lets go."""
+    import multiprocessing
+    import time
+
+    from itemscore.reports._commit import claim
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    held = claim(tmp_path / "out", command=["first"])
+    child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(60,))
+    child.start()
+    try:
+        held.release()
+        claim(tmp_path / "out", command=["second"]).release()  # refused while the child held it
+    finally:
+        child.kill()
+        child.join()
+
+
+def _dead_pid() -> int:
+    import subprocess
+
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+@pytest.mark.skipif(not LINUX, reason="process start times come from /proc")
+@pytest.mark.parametrize(
+    ("who", "taken"),
+    [
+        pytest.param("dead", True, id="its-pid-is-gone"),
+        pytest.param("reused", True, id="its-pid-runs-another-process"),
+        pytest.param("old-file", True, id="dead-pid-no-start-time-recorded"),
+        pytest.param("alive", False, id="its-holder-lives"),
+        pytest.param("other-host", False, id="another-machines-process"),
+    ],
+)
+def test_a_lock_whose_holder_is_gone_is_taken_over(tmp_path: Path, who: str, taken: bool) -> None:
+    """The lock is held (as an orphan worker held it), but names a process that is gone."""
+    import fcntl
+    import socket
+
+    from itemscore.reports._commit import FolderBusyError, _process_start, claim
+
+    state = tmp_path / "out" / ".itemscore"
+    state.mkdir(parents=True)
+    pid = os.getpid() if who in ("alive", "reused", "other-host") else _dead_pid()
+    info: dict[str, Any] = {"pid": pid, "started": "2026-01-01 00:00:00 UTC", "command": ["x"]}
+    if who != "old-file":
+        info["pid_start"] = _process_start(pid) or 0
+        info["host"] = socket.gethostname()
+    if who == "reused":
+        info["pid_start"] += 1
+    if who == "other-host":
+        info["host"] = "not-" + socket.gethostname()
+    (state / "lock").write_text(json.dumps(info), encoding="utf-8")
+    with open(state / "lock", "rb") as orphan:  # the lock stays held, as by an orphan
+        fcntl.flock(orphan.fileno(), fcntl.LOCK_EX)
+        if taken:
+            claim(tmp_path / "out", command=["next"]).release()
+        else:
+            with pytest.raises(FolderBusyError, match=f"pid {pid}"):
+                claim(tmp_path / "out", command=["next"])
+
+
+def _reads_slowly(part: Any, *args: Any) -> Any:
+    """A read task that takes a moment, and says when it started and ended."""
+    import time
+
+    log = Path(os.environ["ITEMSCORE_TEST_READS"])
+    with log.open("a") as out:
+        out.write(f"start {part.index}\n")
+    time.sleep(0.3)
+    try:
+        return _SLOW_READ["task"](part, *args)
+    finally:
+        with log.open("a") as out:
+            out.write(f"end {part.index}\n")
+
+
+_SLOW_READ: dict[str, Any] = {}
+
+
+def test_a_plan_that_fails_waits_for_the_reads_running_before_removing_the_spool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The error is raised once no read task is left writing into the spool folder."""
+    import tempfile
+    import time
+
+    from itemscore import InputError
+    from itemscore.engine import _files
+    from itemscore.inputs import Source
+
+    path = write_jsonl(tmp_path / "d.jsonl", 600)
+    planning = Source.iter_parts
+
+    def failing(self: Source, n: int) -> Iterator[Any]:
+        for part in planning(self, n):
+            if part.index == 2:
+                time.sleep(0.1)  # the reads of the first parts are under way
+                raise InputError("d.jsonl: the second half is gone")
+            yield part
+
+    log = tmp_path / "reads"
+    monkeypatch.setenv("ITEMSCORE_TEST_READS", str(log))
+    monkeypatch.setattr(Source, "iter_parts", failing)
+    monkeypatch.setitem(_SLOW_READ, "task", _files.read_part_task)
+    monkeypatch.setattr(_files, "read_part_task", _reads_slowly)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        with pytest.raises(InputError, match="the second half is gone"):
+            itemscore.score(path, ["exact_match"], executor=pool)
+        lines = log.read_text().splitlines()  # as the run ended, before the pool's shutdown
+    started = sorted(line for line in lines if line.startswith("start"))
+    assert started
+    assert sorted(line for line in lines if line.startswith("end")) == [
+        line.replace("start", "end") for line in started
+    ]
+    assert not list((tmp_path / "tmp").iterdir())

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -173,11 +175,38 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         from ._memory import settle
 
         settle()
+    previous = _stop_on_sigterm()
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="itemscore")
     except Exception as exc:  # noqa: BLE001 - the last resort: one line, exit code 1
         report_unexpected(exc)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     sys.exit(0)  # pragma: no cover - cli.main always exits in standalone mode
+
+
+class Terminated(KeyboardInterrupt):
+    """``SIGTERM`` arrived: the command stops as on Ctrl-C, cleaning up on its way out."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
+def _stop_on_sigterm() -> Any:
+    """Make ``SIGTERM`` stop the command the way ``SIGINT`` does; the handler it replaces.
+
+    Left to the default, ``SIGTERM`` ends the process at once: the temporary folders, the
+    half-written report set and the workers are left behind. Raised as an interrupt instead,
+    every ``finally`` runs (exit code 1, as after Ctrl-C). A handler the caller installed is
+    kept (``None`` is returned).
+    """
+    if not hasattr(signal, "SIGTERM") or threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None
+    return signal.signal(signal.SIGTERM, _on_sigterm)
 
 
 def report_unexpected(exc: Exception) -> NoReturn:

@@ -91,6 +91,7 @@ def run_tasks(
     retries: int,
     deadline: float | None,
     on_done: Callable[[int, Any], None],
+    settle: bool = False,
 ) -> None:
     """Run ``tasks`` on ``engine``; call ``on_done(index, result or Lost)`` as each ends.
 
@@ -98,6 +99,10 @@ def run_tasks(
     finding its next task (planning a file's parts) while the workers run the first ones.
     A task cut in two (its worker died on it) ends when both halves have: ``on_done`` gets
     the result its :class:`Split` joins, under the task's own index.
+
+    With ``settle``, a run that stops on an error waits for the tasks already running to end
+    before it raises: they may still be writing where the caller is about to clean up (the
+    read pass's spool folder).
 
     Raises:
         ItemscoreError: a task raised one, or ``tasks`` did (the others are cancelled first).
@@ -248,6 +253,8 @@ def run_tasks(
     except BaseException:
         for future in running:
             future.cancel()
+        if settle:
+            concurrent.futures.wait([future for future in running if not future.cancelled()])
         raise
 
 
@@ -267,14 +274,8 @@ def _expire(
             del running[future]
         else:
             future.cancel()
-    stop = getattr(engine.executor, "kill_workers", None)  # Python 3.14's ProcessPoolExecutor
-    processes = getattr(engine.executor, "_processes", None)
     if engine.renewable:
-        if stop is not None:
-            stop()
-        elif isinstance(processes, dict):
-            for process in list(processes.values()):
-                process.kill()
+        engine.kill()
         engine.renew()
     reason = f"the run's deadline of {deadline:g} s passed before this shard was scored"
     for index in sorted([*running.values(), *queue, *alone]):

@@ -560,7 +560,7 @@ def _read_all(
             planned.append(part)
             yield Task(read_part_task, (part, spool_dir, follow), _where(part))
 
-    run_tasks(engine, tasks(), retries=settings.retries, deadline=None, on_done=done)
+    run_tasks(engine, tasks(), retries=settings.retries, deadline=None, on_done=done, settle=True)
     return planned, [reads[index] for index in range(len(planned))]
 
 

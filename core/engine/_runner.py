@@ -317,8 +317,12 @@ def _run_plan(
             items = _items_of(source)
             columns = score_list(the_plan, items, settings, engine, tick)
             table = source.with_scores(columns)
-    finally:
-        engine.close()
+    except BaseException:
+        # An error or an interrupt (Ctrl-C, SIGTERM on the command line): the workers are
+        # stopped, not waited for — a metric may take minutes on its item.
+        engine.close(abort=True)
+        raise
+    engine.close()
     n_items = len(table)
     corpus_columns, corpus = _score_corpus(the_plan, table)
     table = table.with_scores(corpus_columns)
@@ -626,6 +630,7 @@ def rescore(
             for m in result.metric_configs
         ]
     the_plan = plan(metrics, registry=registry)
+    the_plan.check_secrets_given()  # saved options hold `***` where a secret was
     return _run_plan(result.table, the_plan, settings, spec, progress, base=result)
 
 

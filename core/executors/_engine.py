@@ -19,6 +19,8 @@ class Engine:
         renew: Makes a fresh executor after this one broke (a process pool whose worker
             died); ``None``: it cannot be renewed (the caller's executor, a cluster).
         close: Shuts down what the run started; ``None``: nothing to shut down (the caller's).
+        kill: Stops the workers at once, what they do lost (a run past its deadline, or
+            interrupted); ``None``: they cannot be stopped from here.
     """
 
     def __init__(
@@ -30,6 +32,7 @@ class Engine:
         parallel: bool,
         renew: Callable[[], concurrent.futures.Executor] | None = None,
         close: Callable[[concurrent.futures.Executor], None] | None = None,
+        kill: Callable[[concurrent.futures.Executor], None] | None = None,
     ) -> None:
         self.name = name
         self.executor = executor
@@ -37,6 +40,7 @@ class Engine:
         self.parallel = parallel
         self._renew = renew
         self._close = close
+        self._kill = kill
 
     @property
     def renewable(self) -> bool:
@@ -50,8 +54,20 @@ class Engine:
         if self._close is not None:
             self._close(old)
 
-    def close(self) -> None:
-        """Shut down what the run started (a caller's executor is left running)."""
+    def kill(self) -> None:
+        """Stop the workers the run started at once, if it can (see ``kill``)."""
+        if self._kill is not None:
+            self._kill(self.executor)
+
+    def close(self, *, abort: bool = False) -> None:
+        """Shut down what the run started (a caller's executor is left running).
+
+        Args:
+            abort: The run is ending early (an error, an interrupt): stop the workers
+                first instead of waiting for the tasks they run.
+        """
+        if abort and self._close is not None:
+            self.kill()
         if self._close is not None:
             self._close(self.executor)
             self._close = None

@@ -10,8 +10,13 @@ The layout inside the output folder ``DIR`` (as Kubernetes' atomic volume writer
 A run first claims ``DIR`` (:func:`claim`): it locks ``.itemscore/lock`` for as long as it
 writes, and a second run into the same folder is refused at once (:class:`FolderBusyError`),
 before it scores anything; the system frees the lock when its holder dies, even by
-``kill -9``. The claimant writes its whole set into a fresh ``set-*`` folder (holding a lock on
-its ``.lock`` file too), then replaces ``current`` by one ``rename``. A kill at any moment
+``kill -9``. A lock is held by an open file, which a forked child (a process-pool worker)
+would share and keep after its parent's death: a child gives up its copies of the run's locks
+as it starts. A lock still held while the process it names is gone (its pid is not running, or
+runs another process: a different start time; on this host) is taken over.
+
+The claimant writes its whole set into a fresh ``set-*`` folder (holding a lock on its
+``.lock`` file too), then replaces ``current`` by one ``rename``. A kill at any moment
 leaves ``DIR`` showing either the old complete set or the new complete set. The claimant
 removes every ``set-*`` folder that is neither current nor locked by a live writer: only this
 pattern, only inside ``.itemscore``.
@@ -38,8 +43,10 @@ import json
 import os
 import secrets
 import shutil
+import socket
 import sys
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -75,6 +82,7 @@ _SET_PREFIX = "set-"
 _NEW_LINK = ".itemscore-new-"  # temporary links: ".<name>.itemscore-new-<token>"
 _LOCK = "lock"
 _SET_LOCK = ".lock"
+_TAKEOVER = ".takeover"
 _MANIFEST = "manifest.json"
 
 
@@ -93,6 +101,95 @@ class Owner(enum.Enum):
     FOLDER = "folder"
     #: Anything else: a file the user made (or changed).
     USER = "user"
+
+
+#: The lock files this process holds (claims, sets being written): a forked child drops them.
+_HELD: weakref.WeakSet[IO[bytes]] = weakref.WeakSet()
+
+
+def _drop_held_in_child() -> None:
+    """In a forked child: let go of the parent's locks, which the child shares otherwise.
+
+    Each descriptor is pointed at ``/dev/null`` rather than closed: the lock is released by
+    the child (never unlocked: that would free the parent's too), and the child's file object
+    stays valid, so nothing it does later can close a descriptor reused meanwhile.
+    """
+    handles = [handle for handle in list(_HELD) if not handle.closed]
+    if not handles:
+        return
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        for handle in handles:
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(null, handle.fileno())
+            _HELD.discard(handle)
+    finally:
+        os.close(null)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_held_in_child)
+
+
+def _process_start(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks after boot, Linux), or ``None`` if unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: count after its last ')'.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    try:
+        return int(fields[19])  # field 22, starttime
+    except (IndexError, ValueError):
+        return None
+
+
+def _holder_gone(info: dict[str, Any]) -> bool:
+    """Whether the process a lock file names is known to be gone (not merely unknown)."""
+    pid = info.get("pid")
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        return False
+    host = info.get("host")
+    if host is not None and host != socket.gethostname():
+        return False  # a process of another machine (a shared folder): it cannot be checked
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive, another user's
+    start = info.get("pid_start")
+    now = _process_start(pid)
+    return isinstance(start, int) and now is not None and now != start
+
+
+def _holder_info(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_bytes()[:4096].decode("utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _take_over(path: Path) -> IO[bytes] | None:
+    """The lock at ``path``, taken over when the process it names is gone; else ``None``.
+
+    Runs that find one stale lock at once take turns (a lock beside it), so only one
+    replaces it: the others then see the new holder, alive.
+    """
+    with open(path.with_name(f"{path.name}{_TAKEOVER}"), "a+b") as turn:
+        fcntl.flock(turn.fileno(), fcntl.LOCK_EX)  # held for a moment, by one claimant
+        handle = _open_locked(path)
+        if handle is not None:  # freed meanwhile
+            return handle
+        info = _holder_info(path)
+        if info is None or not _holder_gone(info):
+            return None
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # whoever still holds the old file holds nothing that counts
+        return _open_locked(path)
 
 
 def _atomic_possible() -> bool:
@@ -254,7 +351,11 @@ def _holder_text(handle: IO[bytes]) -> str:
 
 
 def busy_holder(out_dir: Path) -> str | None:
-    """Who is writing reports into ``out_dir`` now, or ``None`` when nobody is."""
+    """Who is writing reports into ``out_dir`` now, or ``None`` when nobody is.
+
+    A lock whose holder is gone (see :func:`_holder_gone`) counts as nobody: the next claim
+    takes it over.
+    """
     path = out_dir / STATE_DIR / _LOCK
     if not _atomic_possible() or path.is_symlink():
         return None
@@ -265,6 +366,9 @@ def busy_holder(out_dir: Path) -> str | None:
     with handle:
         if _try_lock(handle):
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            return None
+        info = _holder_info(path)
+        if info is not None and _holder_gone(info):
             return None
         return _holder_text(handle)
 
@@ -300,6 +404,7 @@ class Claim:
         folder = Path(_make_set_dir(self.state))
         lock = open(folder / _SET_LOCK, "wb")  # noqa: SIM115 # held until commit or discard
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        _HELD.add(lock)
         return ReportSet(self, folder, lock)
 
     def release(self, *, remove_created: bool = False) -> None:
@@ -345,13 +450,16 @@ def claim(out_dir: Path, *, command: Sequence[str] | None = None) -> Claim:
         pass
     if not _atomic_possible():
         return Claim(out_dir, None, created)
-    handle = _open_locked(state / _LOCK)
+    handle = _open_locked(state / _LOCK) or _take_over(state / _LOCK)
     if handle is None:
         holder = busy_holder(out_dir) or "another itemscore process"
         Claim(out_dir, None, created).release(remove_created=True)
         raise FolderBusyError(busy_message(out_dir, holder))
+    _HELD.add(handle)
     info = {
         "pid": os.getpid(),
+        "pid_start": _process_start(os.getpid()),
+        "host": socket.gethostname(),
         "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "command": list(sys.argv if command is None else command),
     }

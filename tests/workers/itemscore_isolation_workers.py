@@ -7,6 +7,7 @@ workers' ``PYTHONPATH`` by the tests that need it.
 from __future__ import annotations
 
 import os
+import time
 
 from itemscore import ItemResult, ItemScore, Metric, MetricContext
 
@@ -31,3 +32,37 @@ class KillsOn(Metric):
         if item.id in self.on and os.getpid() != self.driver:
             os._exit(13)
         return self.ok()
+
+
+class Slow(Metric):
+    """Sleeps ``seconds`` on every item, then scores it ok: a run that is still going.
+
+    Args:
+        seconds: How long each item takes.
+    """
+
+    metric_id = "slow_test"
+    required_inputs = ()
+
+    def __init__(self, seconds: float = 0.05) -> None:
+        self.seconds = seconds
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        time.sleep(self.seconds)
+        return self.ok()
+
+
+def command_line(argv: list[str]) -> None:
+    """The command line with this module's metrics registered, as an installed plugin's are."""
+    import itemscore
+    from itemscore.cli import main
+
+    for cls in (KillsOn, Slow):
+        itemscore.register(cls)
+    main(argv)
+
+
+if __name__ == "__main__":
+    import sys
+
+    command_line(sys.argv[1:])
