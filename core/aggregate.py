@@ -1786,14 +1786,18 @@ def coverage_receipt(
 def coverage_flag(measurement: object, floor: float = COVERAGE_FLOOR) -> str | None:
     """A short warning when a measurement's coverage receipt is below ``floor``, else ``None``.
 
-    For tables: exact receipts (proportions) are flagged when ``coverage`` is below the
-    floor, simulated ones (means) only when the upper end of their Monte Carlo interval
-    (``coverage_high``) is, so that simulation noise alone never raises a flag. Anything
-    with an ``extra`` mapping is accepted (a ``Measurement`` or an ``Estimate``); one
-    without a receipt gives ``None``.
+    For tables: exact receipts (proportions) are flagged when ``coverage_min``, the worst
+    coverage for any truth inside the interval, is below the floor: the coverage at the
+    estimate says nothing at ``p̂ = 0`` (a point truth is always covered, 1.0) although the
+    truths the interval finds plausible are covered 84% of the time (0 of 40, Wilson).
+    Simulated ones (means, judge corrections) are flagged only when the upper end of their
+    Monte Carlo interval (``coverage_high``) is, so that simulation noise alone never raises
+    a flag. Anything with an ``extra`` mapping is accepted (a ``Measurement`` or an
+    ``Estimate``); one without a receipt gives ``None``.
 
     Returns:
-        e.g. ``"interval covers 91.2% (< 94%)"``, or ``None``.
+        e.g. ``"interval covers 83.7% at worst (< 94%)"``,
+        ``"interval covers 73.5% simulated (< 94%)"``, or ``None``.
     """
     shortfall = coverage_shortfall(measurement, floor)
     if shortfall is None:
@@ -1802,7 +1806,11 @@ def coverage_flag(measurement: object, floor: float = COVERAGE_FLOOR) -> str | N
 
 
 def coverage_shortfall(measurement: object, floor: float = COVERAGE_FLOOR) -> str | None:
-    """The coverage :func:`coverage_flag` flags, as text (``"91.2%"``, ``"73.5% simulated"``).
+    """The coverage :func:`coverage_flag` flags, as text (``"83.7% at worst"``).
+
+    The figure is the one the flag is decided on: ``coverage_min`` when the receipt has one
+    (exact receipts, ``"83.7% at worst"``), else the simulated ``coverage`` (flagged when
+    even ``coverage_high`` is below the floor: ``"73.5% simulated"``), else ``coverage``.
 
     Returns:
         The receipt's coverage when it is flagged, else ``None``.
@@ -1810,12 +1818,16 @@ def coverage_shortfall(measurement: object, floor: float = COVERAGE_FLOOR) -> st
     extra = getattr(measurement, "extra", None)
     if not isinstance(extra, Mapping) or "coverage" not in extra:
         return None
-    coverage = float(extra["coverage"])
-    worst = float(extra.get("coverage_high", coverage))
+    if "coverage_min" in extra:
+        shown = worst = float(extra["coverage_min"])
+        how = " at worst"
+    else:
+        shown = float(extra["coverage"])
+        worst = float(extra.get("coverage_high", shown))
+        how = " simulated" if "coverage_reps" in extra else ""
     if worst >= floor:
         return None
-    how = " simulated" if "coverage_reps" in extra else ""
     digits = 1  # never "covers 94.0% (< 94%)": as many digits as show it below the floor
-    while digits < 6 and round(100 * coverage, digits) >= 100 * floor:
+    while digits < 6 and round(100 * shown, digits) >= 100 * floor:
         digits += 1
-    return f"{100 * coverage:.{digits}f}%{how}"
+    return f"{100 * shown:.{digits}f}%{how}"

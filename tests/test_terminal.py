@@ -110,7 +110,7 @@ def test_one_table_per_model_with_counts() -> None:
     assert line_with(text, "exact_match") == [
         "exact_match",
         "0.50",
-        f"[{m.ci_low:.2f},",
+        f"\u2021[{m.ci_low:.2f},",  # 1 of 2: Wilson covers 88.3% at worst inside it
         f"{m.ci_high:.2f}]",
         "Wilson",
         "2",

@@ -75,8 +75,9 @@ COVERAGE_DOCS = "docs/aggregation.md#the-receipt-in-extra"
 def coverage_note(m: Measurement, where: str, mark: str = COVERAGE_MARK) -> str | None:
     """The note under a table for a row whose interval covers less than it says, or ``None``.
 
-    :func:`itemscore.aggregate.coverage_flag` decides (exact receipts below 94%, simulated
-    ones only when their Monte Carlo upper end is); ``where`` names the row (and model).
+    :func:`itemscore.aggregate.coverage_flag` decides (exact receipts when the worst coverage
+    for a truth inside the interval is below 94%, simulated ones only when their Monte Carlo
+    upper end is); ``where`` names the row (and model).
     """
     from ..aggregate import coverage_flag
 
@@ -84,7 +85,7 @@ def coverage_note(m: Measurement, where: str, mark: str = COVERAGE_MARK) -> str 
     if flag is None:
         return None
     return (
-        f"{mark} {where}: {flag} at its n and estimate, for a nominal "
+        f"{mark} {where}: {flag} at its n, for a nominal "
         f"{m.confidence * 100:g}%: see {COVERAGE_DOCS}."
     )
 
@@ -105,7 +106,7 @@ def coverage_notes(
     levels = sorted({f"{m.confidence * 100:g}%" for _, m in flagged})
     rows = "; ".join(f"{where} {coverage_shortfall(m)}" for where, m in flagged)
     return [
-        f"{mark} The interval covers less than {100 * COVERAGE_FLOOR:g}% at its n and estimate, "
+        f"{mark} The interval covers less than {100 * COVERAGE_FLOOR:g}% at its n, "
         f"for a nominal {' or '.join(levels)} (see {COVERAGE_DOCS}): {rows}."
     ]
 

@@ -24,15 +24,21 @@ known truth, the corrected ones cover it at the nominal rate (figures in docs/ju
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = ["CORRECTION_DRAWS", "prediction_powered", "rogan_gladen"]
 
 #: Posterior draws behind the Rogan-Gladen interval.
 CORRECTION_DRAWS = 4000
+
+#: Machine epsilon of float64: spreads within a few units of it are rounding, not spread.
+_EPS = float(np.finfo(np.float64).eps)
 
 
 def rogan_gladen(
@@ -103,33 +109,151 @@ def prediction_powered(
 ) -> dict[str, float]:
     """The prediction-powered mean of a score with its interval (Angelopoulos et al. 2023).
 
+    The value is ``θ = f̄_u + r̄`` (``r = y - f`` on the slice) and ``se`` the paper's; the
+    interval is never of zero width while uncertainty is left (see :func:`_ppi_bounds`).
+
     Args:
         judge_unlabelled: The judge's values on the items without a human verdict.
         judge_labelled: The judge's values on the slice.
         human_labelled: The human's values on the same items, on the judge's scale.
         confidence: Confidence level of the interval.
-        bounds: The range of the values; the interval is clipped to it.
+        bounds: The range ``(lo, hi)`` of the values; the interval is clipped to it.
 
     Returns:
         ``ppi``, ``ppi_low``, ``ppi_high`` and ``ppi_se``; ``{}`` without at least two items
-        on each side (no variance to estimate).
+        on each side.
+
+    Raises:
+        ValueError: an input holds NaN or infinity or a value outside ``bounds``, or the
+            slice's two inputs differ in length.
+    """
+    lo, hi = float(bounds[0]), float(bounds[1])
+    f_u = _checked("judge_unlabelled", judge_unlabelled, lo, hi)
+    f_l = _checked("judge_labelled", judge_labelled, lo, hi)
+    y_l = _checked("human_labelled", human_labelled, lo, hi)
+    if f_l.size != y_l.size:
+        raise ValueError(
+            f"`human_labelled` has {y_l.size} values but `judge_labelled` has {f_l.size}; "
+            "give the human's and the judge's value of every item of the slice, in one order."
+        )
+    if f_u.size < 2 or f_l.size < 2:
+        return {}
+    u_values, u_counts = np.unique(f_u, return_counts=True)
+    r_values, r_counts = np.unique(y_l - f_l, return_counts=True)
+    found = _ppi_bounds(
+        _Side.of(u_values, u_counts[None, :]),
+        _Side.of(r_values, r_counts[None, :]),
+        confidence,
+        (lo, hi),
+    )
+    return {key: float(column[0]) for key, column in found.items()}
+
+
+def _checked(name: str, values: Sequence[float], lo: float, hi: float) -> NDArray[np.float64]:
+    """``values`` as a float64 array, refused with the input named when not finite in bounds."""
+    array = np.asarray(values, dtype=np.float64).ravel()
+    bad = np.flatnonzero(~np.isfinite(array))
+    if bad.size:
+        raise ValueError(
+            f"`{name}` holds {bad.size} value(s) that are NaN or infinite; the first is "
+            f"{float(array[bad[0]])!r} at index {int(bad[0])}. Leave out the items without a "
+            "value instead."
+        )
+    bad = np.flatnonzero((array < lo) | (array > hi))
+    if bad.size:
+        raise ValueError(
+            f"`{name}` holds {bad.size} value(s) outside the bounds [{lo:g}, {hi:g}]; the "
+            f"first is {float(array[bad[0]])!r} at index {int(bad[0])}."
+        )
+    return array
+
+
+class _Side:
+    """One sample of each row (resample) as counts of its distinct values, with its moments.
+
+    A resample of ``n`` values with replacement is a multinomial draw of such counts, so the
+    receipt and the estimate share one computation; sums are taken about the counts' own
+    weighted centre so that nothing cancels.
+    """
+
+    __slots__ = ("flat", "mean", "n", "var")
+
+    def __init__(
+        self, mean: NDArray[np.float64], var: NDArray[np.float64], flat: NDArray[np.bool_], n: int
+    ) -> None:
+        self.mean, self.var, self.flat, self.n = mean, var, flat, n
+
+    @classmethod
+    def of(cls, values: NDArray[np.float64], counts: NDArray[np.int64]) -> _Side:
+        n = int(counts[0].sum())
+        centre = float(np.dot(values, counts[0])) / n
+        shifted = values - centre
+        first = counts @ shifted
+        second = counts @ (shifted * shifted)
+        mean = centre + first / n
+        ss = np.maximum(second - first * first / n, 0.0)
+        present = counts > 0
+        top = np.max(np.where(present, values, -np.inf), axis=1)
+        bottom = np.min(np.where(present, values, np.inf), axis=1)
+        # Values that differ only by the rounding of y - f (5/9 - 4/9 against 6/9 - 5/9) show
+        # no spread: eight units in the last place of the largest magnitude, as is_constant.
+        scale = max(1.0, float(np.max(np.abs(values))))
+        flat = (top - bottom) <= 8.0 * _EPS * scale
+        var = np.where(flat, 0.0, ss / max(n - 1, 1))
+        return cls(mean, var, flat, n)
+
+
+def _ppi_bounds(
+    judge: _Side, rectifier: _Side, confidence: float, bounds: tuple[float, float]
+) -> dict[str, NDArray[np.float64]]:
+    """PPI's value, interval and se for every row: the judge's side and the rectifier's.
+
+    ``θ = f̄_u + r̄``, ``se² = s²(f)_u / N_u + s²(r)_l / n_l`` and ``θ ± z·se`` when both
+    sides vary. A side that shows no spread has no variance to estimate, yet its mean is
+    not known exactly, so it gets the interval of bounded values that do not vary (never of
+    zero width), and the two sides' intervals are added by MOVER (square-and-add, as
+    :func:`itemscore.aggregate` combines independent intervals):
+
+    - the judge's mean, every value equal: :func:`itemscore.aggregate.wilson_bound` over
+      ``N_u`` trials, as :func:`itemscore.aggregate.mean` does for such values;
+    - the rectifier, every human value minus judge value equal to ``c`` (the judge and the
+      human agreed on every labelled item, or disagreed by one constant): the items on which
+      they differ may still be a share ``π`` of the rest, each by at most the width of the
+      range, so the mean lies within ``c ± π·(room)``. Seeing ``n_l`` items agree has a
+      probability ``(1 - π)^{n_l}``, at most ``1 - confidence`` once
+      ``π >= 1 - (1 - confidence)^{1/n_l}`` (the rule of three: 0.26 for 10 items, 3/n
+      for many), so the rectifier's interval is
+      ``[c - π·(c - (lo - hi)), c + π·((hi - lo) - c)]``.
     """
     from statistics import NormalDist
 
-    f_u = np.asarray(judge_unlabelled, dtype=np.float64)
-    f_l = np.asarray(judge_labelled, dtype=np.float64)
-    y_l = np.asarray(human_labelled, dtype=np.float64)
-    if f_u.size < 2 or f_l.size < 2:
-        return {}
-    rectifier = y_l - f_l
-    value = float(f_u.mean() + rectifier.mean())
-    se = math.sqrt(float(f_u.var(ddof=1)) / f_u.size + float(rectifier.var(ddof=1)) / f_l.size)
-    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
+    from itemscore.aggregate import wilson_bound
+
     lo, hi = bounds
-    value = min(max(value, lo), hi)
+    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
+    theta = judge.mean + rectifier.mean
+    v_u, v_r = judge.var / judge.n, rectifier.var / rectifier.n
+    se = np.sqrt(v_u + v_r)
+    # The judge's side: its own half-widths below and above its mean.
+    down_u, up_u = z * np.sqrt(v_u), z * np.sqrt(v_u)
+    for row in np.flatnonzero(judge.flat):
+        m = float(judge.mean[row])
+        est = wilson_bound(min(max(m, lo), hi), judge.n, confidence=confidence, bounds=(lo, hi))
+        assert est.low is not None
+        assert est.high is not None
+        down_u[row], up_u[row] = m - est.low, est.high - m
+    # The rectifier's side: the rule-of-three bound when it does not vary.
+    width = hi - lo
+    share = 1.0 - (1.0 - confidence) ** (1.0 / rectifier.n)
+    c = rectifier.mean
+    down_r = np.where(rectifier.flat, share * (c + width), z * np.sqrt(v_r))
+    up_r = np.where(rectifier.flat, share * (width - c), z * np.sqrt(v_r))
+    low = theta - np.hypot(down_u, down_r)
+    high = theta + np.hypot(up_u, up_r)
+    value = np.clip(theta, lo, hi)
     return {
         "ppi": value,
-        "ppi_low": max(value - z * se, lo),
-        "ppi_high": min(value + z * se, hi),
+        "ppi_low": np.minimum(np.maximum(low, lo), value),
+        "ppi_high": np.maximum(np.minimum(high, hi), value),
         "ppi_se": se,
     }
