@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ._records import Estimate, ItemResult, ItemScore, Measurement, MetricResult, Status
     from ._registry import MetricInfo, Registry, register, reset_registry, unregister
     from ._result import RunResult
+    from ._secrets import is_secret_name, mask_secrets
     from ._settings import RunSettings
     from ._spec import MetricSpec
     from ._suite import Suite, get_suite
@@ -86,6 +87,8 @@ _EXPORTS: dict[str, str] = {
     "unregister": "._registry",
     "export": ".reports",
     "RunResult": "._result",
+    "is_secret_name": "._secrets",
+    "mask_secrets": "._secrets",
     "rescore": ".engine._runner",
     "run": ".engine._runner",
     "score": ".engine._runner",
@@ -133,7 +136,9 @@ __all__ = [
     "export",
     "get_suite",
     "hookimpl",
+    "is_secret_name",
     "leaderboard",
+    "mask_secrets",
     "plan",
     "plugin_manager",
     "read_items",

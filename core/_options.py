@@ -21,6 +21,7 @@ from typing import Any, Literal
 import attrs
 
 from ._exceptions import OptionError, did_you_mean, one_of
+from ._secrets import mask_secrets, redact_text
 
 __all__ = ["OptionInfo", "check_options", "option_infos"]
 
@@ -207,7 +208,16 @@ def coerce_value(info: OptionInfo, value: Any) -> Any:
         if optional or info.default is None or hint is Any:
             return None
         raise _type_error(info, value)
-    return _coerce(info, hint, value)
+    try:
+        return _coerce(info, hint, value)
+    except OptionError as exc:
+        # The message quotes the value: a credential's (`headers={X-Api-Key: 1234}`) is masked.
+        _, secrets = mask_secrets({info.name: value})
+        if not secrets:
+            raise
+        raise OptionError(
+            redact_text(str(exc), secrets), option=exc.option, allowed=exc.allowed
+        ) from None
 
 
 def _coerce(info: OptionInfo, hint: Any, value: Any) -> Any:

@@ -17,6 +17,7 @@ import attrs
 from ._exceptions import ConfigError, ItemscoreError, OptionError
 from ._metric import Metric
 from ._registry import MetricInfo, Registry, default_registry
+from ._secrets import MASK, mask_secrets, masked_fields
 from ._spec import MetricLike, MetricSpec
 
 __all__ = ["PlannedMetric", "RunPlan", "plan", "plan_metrics", "reduce_of"]
@@ -43,11 +44,17 @@ class PlannedMetric:
         return self.metric.is_corpus
 
     def to_config(self) -> dict[str, Any]:
-        """The entry of ``RunResult.config["metrics"]``."""
+        """The entry of ``RunResult.config["metrics"]``, secret values masked.
+
+        The configuration is written into every report, so a value under a credential's name
+        (``headers``/``body`` fields such as ``api_key``; see :func:`._secrets.is_secret_name`)
+        is kept as ``***``.
+        """
+        options, _ = mask_secrets(dict(self.options))
         out: dict[str, Any] = {
             "name": self.metric_id,
             "label": self.label,
-            "options": dict(self.options),
+            "options": options,
         }
         if self.info is not None:
             out["distribution"] = self.info.distribution
@@ -55,7 +62,7 @@ class PlannedMetric:
         return out
 
     def spec(self) -> MetricSpec:
-        """The spec that configures this metric again (for ``rescore``)."""
+        """The spec that configures this metric again (for ``rescore``), secrets included."""
         return MetricSpec(self.metric_id, self.label, self.options)
 
 
@@ -84,8 +91,29 @@ class RunPlan:
         return iter(self.metrics)
 
     def to_config(self) -> list[dict[str, Any]]:
-        """The ``metrics`` entry of ``RunResult.config``."""
+        """The ``metrics`` entry of ``RunResult.config`` (secret values masked)."""
         return [pm.to_config() for pm in self.metrics]
+
+    def check_secrets_given(self) -> None:
+        """Check that no metric is configured with ``***`` in a credential's place.
+
+        A configuration read back from results.json holds ``***`` where each secret was;
+        scoring with it would send ``***`` as the secret.
+
+        Raises:
+            OptionError: a credential field whose value is ``***``, named with the fix.
+        """
+        for pm in self.metrics:
+            fields = masked_fields(dict(pm.options))
+            if fields:
+                raise OptionError(
+                    f"Metric {pm.label!r} ({pm.metric_id}): {', '.join(f'`{f}`' for f in fields)} "
+                    f"is {MASK!r}, the mark of a secret left out when the run's configuration was "
+                    "saved: results.json never keeps one. Give the metric's options again with "
+                    f"the secret (-m '{pm.metric_id}:...' or `metrics:` in a configuration file).",
+                    metric_id=pm.metric_id,
+                    option=fields[0].split(".")[0].split("[")[0],
+                )
 
     def packages(self) -> dict[str, str]:
         """The distribution and version of every metric, by distribution name."""
@@ -166,7 +194,7 @@ def _plan_one(obj: MetricLike, registry: Registry) -> PlannedMetric:
         raise
     except Exception as exc:  # a metric's own __init__ check, e.g. labels=[]
         raise OptionError(
-            f"Metric {info.id!r} rejected its options {dict(spec.options)!r}: "
+            f"Metric {info.id!r} rejected its options {mask_secrets(dict(spec.options))[0]!r}: "
             f"{type(exc).__name__}: {exc}"
         ) from exc
     label = spec.label or info.cls.metric_id
@@ -273,9 +301,10 @@ def plan(
                 same = other.metric_id == pm.metric_id and dict(other.options) == dict(pm.options)
                 if source == "extra_metrics" and same:
                     continue  # already bound to the suite: not scored twice
+                shown = [mask_secrets(dict(m.options))[0] for m in (other, pm)]
                 clash = ConfigError(
                     f"Two metrics have the label {pm.label!r} ({other.metric_id} "
-                    f"{dict(other.options)} and {pm.metric_id} {dict(pm.options)}). Labels "
+                    f"{shown[0]} and {pm.metric_id} {shown[1]}). Labels "
                     "must be distinct: give one a `label`, e.g. "
                     f"{{'name': {pm.metric_id!r}, 'label': '{pm.label}_2', ...}}."
                 )

@@ -101,7 +101,15 @@ def _warn_broken_plugins(view: _View) -> None:
 
 
 def _cli_entries(texts: Iterable[str]) -> list[MetricEntry]:
-    return [MetricEntry(parse_metric_spec(t), f"-m {t!r}") for t in texts]
+    from itemscore._secrets import mask_secrets, redact_text
+
+    entries = []
+    for text in texts:
+        spec = parse_metric_spec(text)
+        # Errors quote the entry: a credential field's value (`body={api_key: ...}`) is not.
+        shown = redact_text(text, mask_secrets(dict(spec.options))[1])
+        entries.append(MetricEntry(spec, f"-m {shown!r}"))
+    return entries
 
 
 def _extra_entries(texts: Iterable[str]) -> list[MetricEntry]:

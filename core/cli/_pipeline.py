@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import itertools
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -295,7 +296,8 @@ def score_request(
     client = None
     export = None
     try:
-        export = _open_export(request.out, formats, notice)
+        recorded = _recorded_command(sys.argv if command is None else command, planned)
+        export = _open_export(request.out, formats, notice, recorded)
         arguments, client = _executor_arguments(settings)
         if source is not None:
             result = score_opened(
@@ -320,7 +322,7 @@ def score_request(
             check_ci_support(result, request.ci_method, notice=notice)
         result = _with_provenance(
             result,
-            command=list(command) if command is not None else None,
+            command=recorded if command is not None else None,
             columns=dict(request.columns),
             by_group=True if request.by_group else None,  # table.tex gets the group rows too
         )
@@ -359,13 +361,27 @@ def _check_groups(result: RunResult, source: Source | None, notice: Notice) -> N
     check_groups(sample, notice=notice)
 
 
-def _open_export(out: Path | None, formats: list[str] | None, notice: Notice) -> Export | None:
-    """The report set of ``--out``, or ``None`` without ``--out``."""
+def _open_export(
+    out: Path | None, formats: list[str] | None, notice: Notice, command: Sequence[str] | None
+) -> Export | None:
+    """The report set of ``--out`` (its lock showing ``command``), or ``None`` without ``--out``."""
     if out is None:
         return None
     from itemscore.reports import Export
 
-    return Export(out, formats, notice=notice)
+    return Export(out, formats, notice=notice, command=command)
+
+
+def _recorded_command(command: Sequence[str], planned: RunPlan | None) -> list[str]:
+    """``command`` as the run records it: the values of its metrics' credential fields masked.
+
+    A value given on the command line (``-m 'llm_judge:body={api_key: ...}'``) would otherwise
+    reach results.json's provenance, every report showing it, and the output folder's lock.
+    """
+    from itemscore._secrets import mask_secrets, redact_command
+
+    found = [s for pm in planned or () for s in mask_secrets(dict(pm.options))[1]]
+    return redact_command(command, found)
 
 
 @attrs.frozen
@@ -473,7 +489,8 @@ def rescore_results(
     if entries:
         planned = plan_entries(rescore_specs(saved.config, entries), [], source=request.source)
     formats = reports if request.reports is not None else None
-    export = _open_export(request.out, formats, notice)  # claims the folder first
+    recorded = _recorded_command(sys.argv, planned)
+    export = _open_export(request.out, formats, notice, recorded)  # claims the folder first
     client = None
     try:
         arguments, client = _executor_arguments(settings)

@@ -221,6 +221,8 @@ class Export:
     :meth:`discard` (or an exception in ``finish``) removes it and leaves the old set.
     ``items.parquet`` may be written into the set while the run goes (:meth:`items_path`),
     so that a large run's items are never held in memory; ``finish`` then keeps that file.
+    ``command`` is the command line the folder's lock records while the set is written
+    (default: ``sys.argv``).
 
     Raises:
         ConfigError: an unknown format or a bad folder.
@@ -232,13 +234,15 @@ class Export:
         formats: Iterable[str] | None = None,
         *,
         notice: Callable[[str], None] | None = None,
+        command: Sequence[str] | None = None,
     ) -> None:
         self.path = check_out_dir(out_dir)
         self.plan = resolve_formats(formats, notice=notice)
         self._default_set = formats is None  # results.xlsx may then hold the first items only
         self._notice = notice
         self._set: Any = None
-        self._claim = _claim(self.path, [filename for _, filename, _ in self.plan])
+        names = [filename for _, filename, _ in self.plan]
+        self._claim = _claim(self.path, names, command)
 
     @property
     def stores_items(self) -> bool:
@@ -318,8 +322,11 @@ def _write_one(entry: tuple[str, str, Writer], result: RunResult, folder: Path, 
         _call(writer, name, result, folder / filename, names)
 
 
-def _claim(path: Path, names: Sequence[str]) -> Any:
+def _claim(path: Path, names: Sequence[str], command: Sequence[str] | None = None) -> Any:
     """Check ``path`` for a set of ``names`` and claim it (see :mod:`._commit`).
+
+    ``command`` is what the folder's lock shows a run refused meanwhile (default:
+    ``sys.argv``); the command line passes its own with the secrets masked.
 
     Raises:
         ConfigError: a report name taken by something itemscore did not write, or a folder
@@ -330,7 +337,7 @@ def _claim(path: Path, names: Sequence[str]) -> Any:
 
     check_out_dir(path, names)
     try:
-        return claim(path)
+        return claim(path, command=command)
     except OSError as exc:
         raise ConfigError(
             f"The output folder {printable(os.fspath(path))} cannot be created or written: "

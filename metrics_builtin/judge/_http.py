@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from itemscore.metrics_builtin.judge._cache import ReplyCache, request_key
-from itemscore.metrics_builtin.judge._redact import redact_text, redact_tree, snippet
+from itemscore.metrics_builtin.judge._redact import MASK, redact_text, redact_tree, snippet
 
 if TYPE_CHECKING:
     import httpx
@@ -207,6 +207,9 @@ class JudgeSession:
         self.max_reply_bytes = max_reply_bytes
         self.cache = cache
         self.secrets = secrets
+        # Each secret as it is written inside the encoded body (a body field may hold one).
+        self._encoded_secrets = [json.dumps(x, ensure_ascii=False)[1:-1].encode("utf-8")
+                                 for x in secrets]  # fmt: skip
         self.key_headers = tuple(key_headers)
         self.on_cache_failure = on_cache_failure
         self.gate = asyncio.Semaphore(concurrency)
@@ -226,6 +229,17 @@ class JudgeSession:
     def redact(self, text: str) -> str:
         """``text`` with every secret replaced by ``***``."""
         return redact_text(text, self.secrets)
+
+    def _keyed(self, payload: bytes) -> bytes:
+        """``payload`` with every secret as ``***``: what the cache key hashes.
+
+        No secret is part of the key, so a rotated secret (a ``body`` credential field
+        included) still finds the replies cached under the old one.
+        """
+        for secret in self._encoded_secrets:
+            if secret in payload:
+                payload = payload.replace(secret, MASK.encode("ascii"))
+        return payload
 
     def _client(self) -> httpx.AsyncClient:
         if self._idle:
@@ -297,7 +311,7 @@ class JudgeSession:
         """
         requests = 0
         while True:
-            key = request_key(self.url, payload, sample, self.key_headers)
+            key = request_key(self.url, self._keyed(payload), sample, self.key_headers)
             hit = self._cached(ReplyCache.get, key)
             if hit is not None:
                 return Reply(redact_tree(hit, self.secrets), True, requests)

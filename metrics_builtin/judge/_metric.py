@@ -20,6 +20,8 @@ from itemscore import (
     Metric,
     MetricContext,
     OptionError,
+    is_secret_name,
+    mask_secrets,
 )
 from itemscore.metrics_builtin._value_bootstrap import ValueMeansBootstrap
 from itemscore.metrics_builtin.judge._cache import (
@@ -51,12 +53,10 @@ MAX_COUNT = 2**53 - 1
 # An HTTP field name (RFC 9110 token) and an environment variable's name.
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# Headers the judge sets itself (the body's framing), and headers that carry credentials: those
-# belong in `header_env`, never in the run's configuration.
+# Headers the judge sets itself (the body's framing). Headers that carry credentials (by
+# `is_secret_name`, the rule every record of the run masks by) belong in `header_env`.
 _FRAMING = frozenset({"content-type", "content-length", "transfer-encoding", "host",
                       "connection", "accept-encoding", "te", "upgrade"})  # fmt: skip
-_CREDENTIALS = frozenset({"authorization", "proxy-authorization", "cookie", "api-key",
-                          "x-api-key", "openai-api-key"})  # fmt: skip
 # Body fields the judge builds itself, and those with an option of their own.
 _BUILT = {"model": "model", "messages": None, "stream": None}
 _OWN_OPTION = {"temperature": "temperature", "max_tokens": "max_tokens"}
@@ -188,11 +188,12 @@ def _check_headers(
     seen: dict[str, str] = {}
     for name, value in (headers or {}).items():
         lower = _header_name("headers", name)
-        if lower in _CREDENTIALS:
+        if is_secret_name(name):
             raise OptionError(
                 f"Metric 'llm_judge': `headers` must not hold {name!r}, which carries a "
-                "credential: the configuration is written into results.json. Name the "
-                f"environment variable holding it in `header_env` ({{{name}: MY_VARIABLE}}).",
+                "credential (its value is not shown): the configuration is written into "
+                "results.json. Name the environment variable holding it in `header_env` "
+                f"({{{name}: MY_VARIABLE}}).",
                 metric_id="llm_judge", option="headers",
             )  # fmt: skip
         plain[name] = _header_value("headers", name, value)
@@ -307,7 +308,9 @@ class LlmJudge(ValueMeansBootstrap, Metric):
     (the majority on ``pass_fail``, a tie counting as fail), and any sample in error makes the
     item an error. The key is read from the environment variable ``api_key_env`` names, the
     values of the secret headers from the variables ``header_env`` names; none is written
-    anywhere, and each is replaced by ``***`` in every reply before it is cached or kept.
+    anywhere, and each is replaced by ``***`` in every reply before it is cached or kept. So is
+    the value of a ``body`` field whose name is a credential's (``api_key``, ``auth.password``:
+    ``itemscore.is_secret_name``), which the run's configuration keeps as ``***``.
 
     Per-item ``extra``: ``verdict`` (``"pass"``/``"fail"``, or the verdict on the scale),
     ``reason`` and ``raw`` (the judge's reason and whole reply; lists with ``samples > 1``, as
@@ -353,11 +356,13 @@ class LlmJudge(ValueMeansBootstrap, Metric):
         count_failed: Score failed requests (no output) as the worst verdict. `false` leaves
             them out.
         headers: Extra HTTP headers sent with every request (not secrets: they are written
-            into results.json), e.g. `{OpenAI-Organization: org-1}`.
+            into results.json, and a header whose name is a credential's is refused), e.g.
+            `{OpenAI-Organization: org-1}`.
         header_env: Secret headers: header name -> the environment variable holding its
             value (redacted like the key), e.g. `{api-key: AZURE_OPENAI_KEY}`.
         body: Extra fields of the request body, merged into it (a JSON merge patch: `null`
-            removes a field), e.g. `{max_tokens: null, max_completion_tokens: 512}`.
+            removes a field), e.g. `{max_tokens: null, max_completion_tokens: 512}`. A field
+            whose name is a credential's (`api_key`) is sent, and kept as `***` everywhere else.
     """
 
     metric_id = "llm_judge"
@@ -550,12 +555,14 @@ class LlmJudge(ValueMeansBootstrap, Metric):
         }
 
     def _secrets(self) -> tuple[str, ...]:
-        # Read from the environment on use, never kept: the metric is pickled and repr'd.
+        # Read from the environment on use, never kept: the metric is pickled and repr'd. The
+        # body's credential fields have no variable: the body keeps them, to be sent.
         names = [self.api_key_env, *self.header_env.values()]
-        return usable_secrets(os.environ.get(name) for name in names if name)
+        _, in_body = mask_secrets(self.body)
+        return usable_secrets([*(os.environ.get(name) for name in names if name), *in_body])
 
     def redact(self, text: str) -> str:
-        """``text`` with the key and the secret headers' values replaced by ``***``."""
+        """``text`` with the key, the secret headers' and body fields' values as ``***``."""
         return redact_text(text, self._secrets())
 
     def _open_cache(self) -> ReplyCache | None:
