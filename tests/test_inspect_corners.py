@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -28,7 +29,7 @@ from inspect_ai import Epochs, Task, eval  # noqa: E402 - after the skip
 from inspect_ai.dataset import MemoryDataset, Sample  # noqa: E402
 from inspect_ai.log import EvalLog, read_eval_log  # noqa: E402
 from inspect_ai.model import ModelOutput, get_model  # noqa: E402
-from inspect_ai.scorer import f1, includes, match  # noqa: E402
+from inspect_ai.scorer import at_least, f1, includes, match  # noqa: E402
 from inspect_ai.solver import generate  # noqa: E402
 
 # inspect_ai's own dependencies warn about their own use of each other; not ours to fix.
@@ -318,3 +319,76 @@ def test_samples_scored_at_once_in_a_fresh_interpreter_are_all_scored(tmp_path: 
     assert got["status"] == "success"
     assert got["states"] == ["ok"] * 12
     assert got["value"] == 1.0
+
+
+# -- 23: standard errors over questions, per reducer ---------------------------------------------
+
+RIGHT, WRONG = "Rome", "Paris"
+#: Three epochs of one question each: every answer is the right one or the one wrong one, so
+#: the most frequent answer (itemscore's majority) is the most frequent verdict (inspect's mode).
+EPOCHS: list[Row] = [
+    (ident, f"Question {ident}: name the capital of Italy.", "Rome", answers)
+    for ident, answers in [
+        ("a", [RIGHT, RIGHT, RIGHT]),
+        ("b", [RIGHT, WRONG, WRONG]),
+        ("c", [WRONG, WRONG, WRONG]),
+        ("d", [RIGHT, RIGHT, WRONG]),
+        ("e", [WRONG, RIGHT, WRONG]),
+        ("f", [WRONG, WRONG, RIGHT]),
+    ]
+]
+#: itemscore's reducer and inspect's of the same name.
+REDUCERS = {"mean": "mean", "at_least:2": "at_least_2", "majority": "mode", "max": "max"}
+
+
+@pytest.fixture(scope="module")
+def epochs_log(tmp_path_factory: pytest.TempPathFactory) -> EvalLog:
+    """match() over six questions, three epochs, reduced four ways."""
+    folder = tmp_path_factory.mktemp("epochs")
+    reducers = ["mean", at_least(2), "mode", "max"]
+    return run_eval(folder, "epochs", EPOCHS, match(), epochs=Epochs(3, reducers))
+
+
+def _by_reducer(result: itemscore.RunResult) -> dict[str, itemscore.Measurement]:
+    return {
+        name: result.measurements["e.exact_match" + ("" if name == "mean" else f"[{name}]")]
+        for name in REDUCERS
+    }
+
+
+def test_under_harness_rules_each_reducers_standard_error_is_inspects(epochs_log: EvalLog) -> None:
+    """at_least, mode, max and mean: value and stderr as inspect logged them, to 1e-12."""
+    assert epochs_log.results is not None
+    logged = {s.reducer: s.metrics for s in epochs_log.results.scores}
+    items = itemscore.read_items(epochs_log.location, format="inspect", rules="harness")
+    result = itemscore.score(items, ["exact_match"], suite_id="e", reduce=list(REDUCERS))
+    for name, measurement in _by_reducer(result).items():
+        metrics = logged[REDUCERS[name]]
+        assert measurement.n == 6
+        assert measurement.value == pytest.approx(metrics["accuracy"].value, abs=1e-12), name
+        assert measurement.extra["se"] == pytest.approx(metrics["stderr"].value, abs=1e-12), name
+    # The premise: a reducer whose question values are 0 or 1 is a ratio, whose binomial
+    # standard error (over n) is not inspect's (over n - 1).
+    p = logged["at_least_2"]["accuracy"].value
+    assert math.sqrt(p * (1 - p) / 6) != pytest.approx(logged["at_least_2"]["stderr"].value)
+
+
+def test_under_itemscores_rules_a_ratio_keeps_its_binomial_standard_error(
+    epochs_log: EvalLog,
+) -> None:
+    """Read without rules: the same verdicts; a ratio's se is sqrt(p(1-p)/n), a mean's inspect's."""
+    assert epochs_log.results is not None
+    logged = {s.reducer: s.metrics for s in epochs_log.results.scores}
+    items = itemscore.read_items(epochs_log.location, format="inspect")
+    result = itemscore.score(items, ["exact_match"], suite_id="e", reduce=list(REDUCERS))
+    for name, measurement in _by_reducer(result).items():
+        metrics = logged[REDUCERS[name]]
+        assert measurement.value == pytest.approx(metrics["accuracy"].value, abs=1e-12), name
+        se = measurement.extra["se"]
+        if measurement.aggregation == "ratio":
+            p = measurement.value
+            assert p is not None
+            assert se == pytest.approx(math.sqrt(p * (1 - p) / 6), abs=1e-12), name
+        else:
+            assert se == pytest.approx(metrics["stderr"].value, abs=1e-12), name
+    assert {m.aggregation for m in _by_reducer(result).values()} == {"ratio", "mean"}

@@ -125,6 +125,9 @@ class _Source:
     error: str | None = None
     #: Whether a corpus metric's results apply (the run table's own rows).
     corpus: bool = False
+    #: Whether every scored attempt was decided by a harness rule: the standard error over
+    #: questions is then the harness's (``sd / sqrt(n)`` for a ratio too).
+    harness: bool = False
 
 
 def measure_all(
@@ -276,6 +279,8 @@ class _Sources:
                 out.append(self._failed(pm, key, named, reason, shown))
                 continue
             out.append(self._reduced(pm, key, named, reduced, picked, shown))
+        if self.attempts and label_attempts is not None and _by_harness_rule(label_attempts):
+            out = [attrs.evolve(source, harness=True) for source in out]
         return out
 
     def _failed(
@@ -354,6 +359,17 @@ class _Sources:
             key, self.table, pm.label, self.models, self.groups, clusters,
             reducer=reducer, attempts=attempts, of_question=of_question, question_scores=means,
         )  # fmt: skip
+
+
+def _by_harness_rule(attempts: LabelAttempts) -> bool:
+    """Whether a harness rule decided every scored attempt (its ``extra`` names the rule)."""
+    import pyarrow.compute as pc
+
+    if attempts.rows.size == 0:
+        return False
+    extras = attempts.column.field("extra").take(pa.array(attempts.rows))
+    named = pc.match_substring(extras.fill_null(""), '"rule": "')
+    return bool(pc.all(named).as_py())
 
 
 def _partial_credit(table: RunTable, label: str) -> bool:
@@ -509,7 +525,7 @@ def _measure(
         return Measurement(**common, groups=by_group, error=error, extra=named or EMPTY)
     extra = {k: float(v) for k, v in estimate.extra.items()} if estimate.extra else {}
     if src.attempts is not None and "se_cluster" not in extra:
-        extra.update(_question_se(common["aggregation"], scores, value))
+        extra.update(_question_se(common["aggregation"], scores, value, src.harness))
     extra.update(_receipt(pm, scores, estimate, ctx.seed))
     if by_group:
         assert subset.groups is not None
@@ -528,13 +544,17 @@ def _measure(
     )
 
 
-def _question_se(kind: str, scores: ScoreColumn, value: float | None) -> dict[str, float]:
+def _question_se(
+    kind: str, scores: ScoreColumn, value: float | None, harness: bool = False
+) -> dict[str, float]:
     """The standard error over questions (``se``) and the questions' standard deviation (``sd``).
 
     Only a ratio or a mean of question-level scores has one: a ratio's binomial
     ``sqrt(p (1 - p) / n)``, a mean's ``sd / sqrt(n)`` (inspect's ``stderr``), ``sd`` the sample
-    standard deviation (``ddof=1``) of the question values (1 and 0 for a ratio). Readers of the
-    measurement (the Every Eval Ever report) take it from there: the item scores are attempts.
+    standard deviation (``ddof=1``) of the question values (1 and 0 for a ratio). Attempts a
+    harness rule decided (``harness``) get the harness's ``sd / sqrt(n)`` for a ratio too:
+    inspect's ``stderr`` divides by ``n - 1`` whatever the reducer. Readers of the measurement
+    (the Every Eval Ever report) take it from there: the item scores are attempts.
     """
     if kind == "ratio":
         counts = scores.counts()
@@ -542,7 +562,8 @@ def _question_se(kind: str, scores: ScoreColumn, value: float | None) -> dict[st
         if n < 2:
             return {}
         p = counts[Status.OK] / n if value is None else value
-        return {"se": math.sqrt(p * (1 - p) / n), "sd": math.sqrt(p * (1 - p) * n / (n - 1))}
+        sd = math.sqrt(p * (1 - p) * n / (n - 1))
+        return {"se": sd / math.sqrt(n) if harness else math.sqrt(p * (1 - p) / n), "sd": sd}
     if kind != "mean":
         return {}
     values = np.asarray(scores.scored_values(), dtype=np.float64)
