@@ -24,6 +24,7 @@ from itemscore import (
     MetricContext,
     OptionError,
     RunResult,
+    export,
     is_secret_name,
     mask_secrets,
     plan,
@@ -303,3 +304,67 @@ def test_a_rotated_body_credential_finds_the_cache(
     assert other.measurements[f"default.{LABEL}"].extra["cache_hits"] == 0
     assert len(server.requests) == 6
     assert files_holding(tmp_path, old) == files_holding(tmp_path, new) == []
+
+
+# -- 12. results.md keeps data as text ---------------------------------------------------------
+
+HOSTILE_MODEL = "m</td><img src=x onerror=alert(1)>"
+PIXEL_MODEL = "![p](http://tracker.example/pixel.png) & [click](http://evil.example)"
+
+
+def hostile_run() -> RunResult:
+    """Two models, a group and a label, a metric's unit: each carrying markup of its own."""
+    rows = [
+        ItemResult(id=f"q{i}", model=model, output="a" if i % 3 else "b", expected="a",
+                   group="<script>alert(2)</script>|g", metadata={"cost": 0.01 * (1 + i % 2)})
+        for model in (HOSTILE_MODEL, PIXEL_MODEL)
+        for i in range(12)
+    ]  # fmt: skip
+    return score(
+        rows,
+        [{"name": "exact_match", "label": "em<b onmouseover=alert(3)>"},
+         {"name": "cost", "unit": "<img src=u>"}],
+        suite_id="s<i>uite",
+    )  # fmt: skip
+
+
+def test_results_md_renders_no_markup_from_the_data(tmp_path: Path) -> None:
+    """Under CommonMark + GFM tables, no HTML, link or image comes from a name: only text."""
+    from markdown_it import MarkdownIt
+
+    (path,) = export(hostile_run(), tmp_path / "out", ["md"])
+    text = path.read_text(encoding="utf-8")
+    parser = MarkdownIt("commonmark").enable("table")
+    tokens = parser.parse(text)
+    inline = [child for token in tokens for child in (token.children or [])]
+    kinds = {t.type for t in tokens} | {t.type for t in inline}
+    assert not kinds & {"html_inline", "html_block", "image", "link_open"}, kinds
+    rendered = parser.render(text)
+    for tag in ("<img", "<script", "<b ", "<i>", "<a ", "</td><img"):
+        assert tag not in rendered
+    # Each name is shown whole, as the text it is.
+    shown = {child.content for t in tokens if t.type == "inline" for child in t.children or []
+             if child.type == "text"}  # fmt: skip
+    assert any(HOSTILE_MODEL in s for s in shown), shown
+    assert any("![p](http://tracker.example/pixel.png) & " in s for s in shown)
+    assert any("em<b onmouseover=alert(3)>" in s for s in shown)
+    assert any("<script>alert(2)</script>|g" in s for s in shown)
+    assert any("<img src=u>" in s for s in shown)
+    widths = [0]
+    for token in tokens:  # no name opens a cell: 8 in every row
+        if token.type == "tr_close":
+            widths.append(0)
+        elif token.type in ("td_open", "th_open"):
+            widths[-1] += 1
+    assert set(widths[:-1]) == {8}
+
+
+def test_results_md_escapes_markup_and_keeps_plain_names_plain() -> None:
+    """md_text: entities and escapes for markup; an ordinary label comes out as it went in."""
+    from itemscore.reports.results_md import md_text
+
+    assert md_text("exact_match (v2)") == "exact_match (v2)"
+    assert md_text("a|b\\c") == "a\\|b\\\\c"
+    assert md_text("<a&b>") == "&lt;a&amp;b&gt;"
+    assert md_text("![x](y)") == "!\\[x\\](y)"
+    assert md_text("line\nbreak\x1b[2J") == "line break\\\\x1b\\[2J"

@@ -1,15 +1,21 @@
-"""``results.md``: the measurements as a Markdown table, the way lm-eval prints its results.
+r"""``results.md``: the measurements as a Markdown table, the way lm-eval prints its results.
 
 One row per model and metric (then its groups, with ``--by-group`` rows indented by ``-``):
 suite, model, metric, an arrow for the direction (``↑`` higher is better, ``↓`` lower),
 value, interval and n. Numbers follow :mod:`._format`; a bold value is a significant lead
 (the same paired tests as every table); an interval whose coverage receipt is below the
-floor has a double dagger before it, with its coverage in a note under the table. Pipes and
-line breaks in names are escaped, so a name never opens a new cell or row.
+floor has a double dagger before it, with its coverage in a note under the table.
+
+Every text from the data (suite id, model, metric label, group, a metric's unit) is kept text
+under CommonMark and GFM: ``&``, ``<`` and ``>`` are written as entities, so a name holding
+``<img src=x onerror=...>`` is shown, never rendered as HTML; ``[`` and ``]`` are escaped, so
+no name makes a link or an image that loads from elsewhere; ``|``, ``\`` and line breaks are
+escaped, so a name never opens a new cell or row.
 """
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from .._records import Measurement
@@ -33,14 +39,22 @@ __all__ = ["FILENAME", "markdown_table", "md_text", "write"]
 FILENAME = "results.md"
 
 
+def _cell(text: str) -> str:
+    r"""One line, with ``\`` and ``|`` escaped and ``& < >`` as entities: no cell, row or HTML."""
+    escaped = one_line(text).replace("\\", "\\\\").replace("|", "\\|")
+    return html.escape(escaped, quote=False)
+
+
 def md_text(text: str) -> str:
-    r"""Text from the data for one table cell: one line, ``|`` and ``\`` escaped.
+    r"""Text from the data for one table cell or note: shown as it is, never read as markup.
+
+    One line; ``\``, ``|``, ``[`` and ``]`` escaped; ``&``, ``<`` and ``>`` as entities.
 
     Example:
-        >>> md_text("a|b\nc")
-        'a\\|b c'
+        >>> md_text("a|b\n<img src=x>[x](y)")
+        'a\\|b &lt;img src=x&gt;\\[x\\](y)'
     """
-    return one_line(text).replace("\\", "\\\\").replace("|", "\\|")
+    return _cell(text).replace("[", "\\[").replace("]", "\\]")
 
 
 def _row(
@@ -56,8 +70,8 @@ def _row(
         md_text("" if model is None else model),
         md_text(name),
         _format.direction_arrow(m.higher_is_better),
-        md_text(value),
-        md_text((COVERAGE_MARK if marked and shown else "") + shown),
+        md_text(value),  # the unit is a metric option's text; ** (bold) is left to mean bold
+        _cell((COVERAGE_MARK if marked and shown else "") + shown),  # numbers: [ ] stay plain
         md_text(method_name(m.ci_method)),
         str(m.n),
     ]
