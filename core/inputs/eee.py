@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from .._exceptions import ConfigError, InputError, did_you_mean, one_of
-from ..integrations.harness_rules import RULE_KEY
 from ..reports.eee import sample_hash
 from ._convert import MAPPABLE, ROLES
 from ._limits import MAX_SAMPLE_BYTES, check_limits
@@ -60,6 +59,8 @@ _OWN = (
     "attempt",
 )
 _RULES = ("itemscore", "harness")
+#: The metadata key of a harness rule (``itemscore.integrations.harness_rules.RULE_KEY``).
+_RULE_KEY = "harness_rule"
 #: The names this reader gives meaning to: a line's metadata key among them is renamed.
 _RESERVED = frozenset(
     {
@@ -187,7 +188,7 @@ def _closed(record: dict[str, Any], ended: list[str | None]) -> dict[str, Any]:
 
 def _agree(current: dict[str, Any], record: Mapping[str, Any], where: str) -> None:
     """Make ``current`` an error when ``record``, a further line of it, records another verdict."""
-    mine, theirs = current.get(RULE_KEY), record.get(RULE_KEY)
+    mine, theirs = current.get(_RULE_KEY), record.get(_RULE_KEY)
     if mine == theirs:
         return
     named = [
@@ -217,7 +218,7 @@ def _record(line: Mapping[str, Any], name: str, lineno: int, harness: bool) -> d
         record = _read(line)
         rule = _rule(line) if harness else None
         if rule is not None:
-            record[RULE_KEY] = rule
+            record[_RULE_KEY] = rule
         return record
     except _Bad as exc:
         ident = line.get("sample_id")

@@ -34,9 +34,10 @@ What goes where:
   that line's alone.
 - An item read from a harness log with ``rules="harness"`` carries on each line the rule the
   harness compared by (``metadata.itemscore_harness_rule``, its JSON text: kind and options)
-  and the verdict it gives (``metadata.itemscore_harness_verdict``: ``correct``,
-  ``incorrect`` or ``unscored``), so that ``read_items(format="eee", rules="harness")`` gives
-  the items back with the same rule and they score to the same verdicts.
+  and the verdict it gave in this run (``metadata.itemscore_harness_verdict``: ``correct``,
+  ``incorrect`` or ``unscored``, from a metric the rule decided), so that
+  ``read_items(format="eee", rules="harness")`` gives the items back with the same rule and
+  they score to the same verdicts.
 
 Only the public result API is read: ``items``, ``by_model``, ``settings``, ``provenance`` and
 the fields of each ``Measurement``.
@@ -57,7 +58,6 @@ from typing import Any
 
 from .._records import ItemResult, Measurement
 from .._result import RunResult
-from ..integrations.harness_rules import RULE_KEY, verdict
 from ._files import open_report
 
 __all__ = ["FILENAME", "SCHEMA_VERSION", "aggregate_record", "sample_hash", "write"]
@@ -68,6 +68,10 @@ FILENAME = "eee"
 SCHEMA_VERSION = "0.3.0"
 _SAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 _STATUSES = ("ok", "fail", "skip", "error")
+#: The metadata key of a harness rule (``itemscore.integrations.harness_rules.RULE_KEY``).
+_RULE_KEY = "harness_rule"
+#: A metric's state where the rule decided it, as the harness's verdict.
+_VERDICTS = {"ok": "correct", "fail": "incorrect", "skip": "unscored"}
 
 
 def sample_hash(input_text: str, reference: Sequence[str]) -> str:
@@ -371,8 +375,13 @@ def _instances(
 
 
 def _harness(item: ItemResult) -> dict[str, str]:
-    """The item's harness rule and the verdict it gives, as metadata texts (none: no rule)."""
-    rule = item.metadata.get(RULE_KEY)
+    """The item's harness rule and the verdict it gave, as metadata texts (none: no rule).
+
+    The verdict is the state of a metric that the rule decided (its ``extra`` names the
+    rule), or ``unscored`` for a rule of that kind; when no metric applied the rule, only the
+    rule is written.
+    """
+    rule = item.metadata.get(_RULE_KEY)
     if not isinstance(rule, Mapping):
         return {}
     try:
@@ -380,13 +389,13 @@ def _harness(item: ItemResult) -> dict[str, str]:
     except (TypeError, ValueError):  # not JSON: the scorers could not have applied it either
         return {}
     out = {"itemscore_harness_rule": text}
-    try:
-        found = verdict(item.output, item.expected, rule)
-    except ValueError:  # a kind this version does not apply: the rule alone is written
-        return out
-    out["itemscore_harness_verdict"] = (
-        "unscored" if found is None else "correct" if found else "incorrect"
-    )
+    if rule.get("kind") == "unscored":  # no metric's extra names it: a skip carries none
+        return out | {"itemscore_harness_verdict": "unscored"}
+    for score in item.scores.values():
+        status = str(getattr(score.status, "value", score.status))
+        if "rule" in score.extra and status in _VERDICTS:
+            out["itemscore_harness_verdict"] = _VERDICTS[status]
+            break
     return out
 
 
