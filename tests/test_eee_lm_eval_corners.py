@@ -8,6 +8,9 @@ needs a line another tool could have written.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,7 @@ import itemscore
 from itemscore import ConfigError, ItemResult, RunResult, Status
 from itemscore.inputs._formats import REGISTRY
 from itemscore.inputs.eee import read_eee
+from itemscore.inputs.lm_eval import group_means
 from itemscore.reports.eee import write
 
 HARNESS = Path(__file__).parent / "data" / "harness"
@@ -153,6 +157,10 @@ def test_harness_rules_survive_every_eval_ever(tmp_path: Path, log: Path) -> Non
     assert [i.metadata["harness_rule"] for i in back] == [
         dict(i.metadata["harness_rule"]) for i in before.items
     ]
+    verdicts = {"ok": "correct", "fail": "incorrect", "skip": "unscored"}
+    assert [i.metadata["harness_verdict"] for i in back] == [
+        verdicts[Status(i.scores["exact_match"].status).value] for i in before.items
+    ]
 
 
 def test_the_round_trip_keeps_what_itemscores_own_rules_lose(tmp_path: Path) -> None:
@@ -246,3 +254,191 @@ def test_rules_is_an_eee_option_checked_when_called(tmp_path: Path) -> None:
     assert "rules" in REGISTRY["eee"].options()
     with pytest.raises(ConfigError, match=r"`rules` \('harnes'\) must be one of .*'harness'"):
         read_eee(path, rules="harnes")  # type: ignore[arg-type]
+
+
+# -- 22: lm-eval's output folder, read as lm-eval wrote it ---------------------------------------
+
+LM_EVAL_CASES = HARNESS / "lm-eval-cases" / "results" / "scripted-a"
+
+#: Writes an lm-eval run of two groups, offline: ``by_task`` (weight_by_size: false) over the
+#: multiple-choice tasks ``five`` (5 documents, 2 right) and ``three`` (3, all right), and
+#: ``by_size`` (weight_by_size: true) over ``four`` (4, 1 right) and ``two`` (2, both right).
+#: The model, registered here, gives each choice the log-likelihood minus its length, so it
+#: picks the shorter choice ("no"), which the data make right where it should be.
+_LM_EVAL_RUN = r'''
+import json, os, sys
+from pathlib import Path
+
+out = Path(sys.argv[1])
+tasks = out / "tasks"
+tasks.mkdir(parents=True)
+TASK = """task: {name}
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {name}.jsonl
+test_split: test
+output_type: multiple_choice
+doc_to_text: "Question: {{{{question}}}}\\nAnswer:"
+doc_to_choice: "{{{{choices}}}}"
+doc_to_target: label
+metric_list:
+  - metric: acc
+metadata:
+  version: 1.0
+"""
+GROUP = """group: {name}
+task: [{tasks}]
+aggregate_metric_list:
+  - metric: acc
+    weight_by_size: {weight}
+metadata:
+  version: 1.0
+"""
+for name, n, right in (("five", 5, 2), ("three", 3, 3), ("four", 4, 1), ("two", 2, 2)):
+    (tasks / f"{name}.yaml").write_text(TASK.format(name=name))
+    with (tasks / f"{name}.jsonl").open("w") as f:
+        for i in range(n):
+            row = {"question": f"{name} {i}?", "choices": ["no", "maybe"], "label": int(i >= right)}
+            f.write(json.dumps(row) + "\n")
+GROUPS = [("by_task", "five, three", "false"), ("by_size", "four, two", "true")]
+for name, members, weight in GROUPS:
+    (tasks / f"{name}.yaml").write_text(GROUP.format(name=name, tasks=members, weight=weight))
+
+from lm_eval.api.model import LM
+from lm_eval.api.registry import register_model
+
+
+@register_model("shortest")
+class Shortest(LM):
+    def __init__(self, **kwargs):
+        super().__init__()
+
+    def loglikelihood(self, requests, disable_tqdm=False):
+        return [(-float(len(r.arguments[1])), False) for r in requests]
+
+    def generate_until(self, requests, disable_tqdm=False):
+        raise NotImplementedError
+
+    def loglikelihood_rolling(self, requests, disable_tqdm=False):
+        raise NotImplementedError
+
+
+from lm_eval.__main__ import cli_evaluate
+
+os.chdir(tasks)
+sys.argv = [
+    "lm_eval", "run", "--model", "shortest", "--model_args", "pretrained=shortest",
+    "--tasks", "by_task,by_size", "--include_path", str(tasks),
+    "--log_samples", "--output_path", str(out / "results"),
+]
+cli_evaluate()
+'''
+
+
+@pytest.fixture(scope="module")
+def lm_eval_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder lm-eval writes for one model (``results/<model>/``), made by lm-eval now."""
+    pytest.importorskip("lm_eval")
+    out = tmp_path_factory.mktemp("lm-eval-run")
+    home = out / "hf"
+    env = os.environ | {
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(home),
+        "HF_DATASETS_CACHE": str(home / "datasets"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _LM_EVAL_RUN, str(out / "run")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (folder,) = (out / "run" / "results").iterdir()
+    assert len(list(folder.glob("samples_*.jsonl"))) == 4
+    assert len(list(folder.glob("results_*.json"))) == 1
+    return folder
+
+
+@pytest.mark.parametrize("format", [None, "lm-eval"])
+def test_the_real_output_folder_reads_as_lm_eval_wrote_it(format: str | None) -> None:
+    """A folder of samples files and the run's results_*.json: the samples, ids by task."""
+    with pytest.warns(UserWarning, match="1 of 18 documents could not be read"):
+        items = itemscore.read_items(LM_EVAL_CASES, format=format)
+    assert sorted({i.group for i in items}) == [
+        "colours_choice_gen",
+        "fruit_mc",
+        "repeat_gen",
+        "strict_gen",
+    ]
+    assert len({i.id for i in items}) == 18  # ids name their task: fruit_mc/0
+    assert {i.model for i in items} == {"scripted-a"}
+    fruit = [i for i in items if i.group == "fruit_mc"]
+    assert {(i.metadata["task_group"], i.metadata["group_metric"]) for i in fruit} == {
+        ("fruit_group", "acc,none")
+    }
+    # colours_choice_gen is in the group, but has no acc: it counts in no value of the group
+    colours = [i for i in items if i.group == "colours_choice_gen"]
+    assert {i.metadata.get("group_weight") for i in colours} == {None}
+
+
+def test_a_group_is_lm_evals_weighted_mean(lm_eval_run: Path) -> None:
+    """The group values are lm-eval's, to 1e-12: its aggregation, and its results file.
+
+    by_task weighs its tasks equally (0.4 and 1.0: 0.7), where the items pooled give 5/8.
+    """
+    from lm_eval.api.metrics import aggregate_subtask_metrics
+
+    (results_file,) = lm_eval_run.glob("results_*.json")
+    logged = json.loads(results_file.read_text())
+    items = itemscore.read_items(lm_eval_run, rules="harness")
+    assert len(items) == 14
+    result = itemscore.score(items, ["accuracy", "exact_match"], suite_id="lm")
+    for label in ("accuracy", "exact_match"):
+        means = group_means(result, label)
+        assert list(means) == ["shortest"]
+        for group, weight_by_size in (("by_task", False), ("by_size", True)):
+            tasks = logged["group_subtasks"][group]
+            values = [logged["results"][t]["acc,none"] for t in tasks]
+            sizes = [logged["results"][t]["sample_len"] for t in tasks]
+            theirs = aggregate_subtask_metrics(values, sizes, weight_by_size)
+            assert means["shortest"][group] == pytest.approx(theirs, abs=1e-12)
+            assert means["shortest"][group] == pytest.approx(
+                logged["groups"][group]["acc,none"], abs=1e-12
+            )
+    assert group_means(result, "accuracy")["shortest"]["by_task"] == pytest.approx(0.7, abs=1e-12)
+    pooled = itemscore.score(
+        [i for i in items if i.metadata["task_group"] == "by_task"], ["accuracy"], suite_id="lm"
+    )
+    assert pooled.measurements["lm.accuracy"].value == pytest.approx(0.625, abs=1e-12)
+
+
+def test_the_folder_scores_from_its_path(lm_eval_run: Path) -> None:
+    """score(folder) and `itemscore score FOLDER` read it too, without --format."""
+    result = itemscore.score(str(lm_eval_run), ["accuracy"], suite_id="lm")
+    measurement = result.measurements["lm.accuracy"]
+    assert (measurement.n, measurement.value) == (14, pytest.approx(8 / 14, abs=1e-12))
+    done = subprocess.run(
+        [sys.executable, "-m", "itemscore", "score", str(lm_eval_run), "-m", "accuracy"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_results_file_is_left_out_only_beside_samples(tmp_path: Path) -> None:
+    """A results_*.json without samples beside it is a data file like any other."""
+    from itemscore.inputs._sniff import lm_eval_results
+
+    found = [
+        ("a/results_2026-11-30T23-40-36.903617.json", "json"),
+        ("a/samples_x_2026-11-30T23-40-36.903617.jsonl", "lm-eval"),
+        ("b/results_2026-11-30T23-40-36.903617.json", "json"),
+        ("b/rows.jsonl", "jsonl"),
+    ]
+    assert lm_eval_results(found) == {"a/results_2026-11-30T23-40-36.903617.json"}

@@ -634,7 +634,8 @@ def expand(
 
     Each may be a local path or a URL (:mod:`._fs`). A folder or glob keeps the files whose
     extension names a format (or, with ``format``, that format's extensions); names starting
-    with ``.`` or ``_`` are left out.
+    with ``.`` or ``_`` are left out, and so is lm-eval's ``results_TIMESTAMP.json`` beside
+    its samples files (the samples reader reads it).
 
     Raises:
         ConfigError: a URL that fsspec cannot read (fsspec or its backend missing).
@@ -655,7 +656,7 @@ def expand(
             out.append(text)
             continue
         kind, found = listed
-        kept = []
+        kept: list[tuple[str, str]] = []
         for candidate in found:
             if Path(candidate).name.startswith(_HIDDEN):
                 continue
@@ -667,11 +668,15 @@ def expand(
                 REGISTRY[fmt].extensions or (Path(candidate).suffix.lower(),)
             ):
                 continue
-            kept.append(candidate)
+            kept.append((candidate, fmt))
+        from ._sniff import lm_eval_results  # lm-eval's folder: its results file is no data
+
+        record = lm_eval_results(kept)
+        kept = [(candidate, fmt) for candidate, fmt in kept if candidate not in record]
         if not kept:
             raise InputError(
                 f"The {kind} {text} holds no data file (none with an extension itemscore reads: "
                 f"{', '.join(sorted({e for f in REGISTRY.values() for e in f.extensions}))})."
             )
-        out += kept
+        out += [candidate for candidate, _ in kept]
     return out

@@ -7,6 +7,11 @@ their content tells them apart without doubt, so ``--format`` may be left out:
   ``resps``, ``filtered_resps``) and no ``output`` is an lm-eval samples file;
 - a ``.json`` file holding an object (a JSON data file holds a list) that starts with
   inspect_ai's ``"version"`` and has an ``"eval"`` object is an inspect_ai log.
+
+lm-eval's output folder holds, beside the samples files of a run, the run's
+``results_TIMESTAMP.json``: its configuration, which the samples reader reads itself. In a
+folder or glob, :func:`lm_eval_results` names those files, so that the folder reads as lm-eval
+wrote it instead of as two formats.
 """
 
 from __future__ import annotations
@@ -15,11 +20,24 @@ import json
 import os
 import re
 
-__all__ = ["sniff"]
+__all__ = ["lm_eval_results", "sniff"]
 
 _HEAD = 1 << 20  # enough for the first line of a samples file, whose doc may be long
 _LM_EVAL_KEYS = frozenset({"doc_id", "arguments", "resps", "filtered_resps"})
 _INSPECT = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,.*?"eval"\s*:\s*\{', re.S)
+#: What lm-eval names a run's results file: ``results_2026-11-30T23-40-36.903617.json``.
+_LM_EVAL_RESULTS = re.compile(r"^results_\d{4}-\d\d-\d\dT[0-9.\-]+\.json$")
+
+
+def lm_eval_results(found: list[tuple[str, str]]) -> set[str]:
+    """The lm-eval results files among a folder's ``(path, format)`` pairs.
+
+    A ``results_TIMESTAMP.json`` counts when an lm-eval samples file lies in its folder: it is
+    the run's record, not data (the samples reader reads the task configuration from it).
+    """
+    results = {p for p, _ in found if _LM_EVAL_RESULTS.match(os.path.basename(p))}
+    folders = {os.path.dirname(p) for p, fmt in found if fmt == "lm-eval" and p not in results}
+    return {p for p in results if os.path.dirname(p) in folders}
 
 
 def sniff(path: str | os.PathLike[str], name: str) -> str:

@@ -11,7 +11,15 @@ has the reasons):
   beside it by the same run does (``model_name``; else the ``pretrained=`` of ``model_args``).
   Without such a file the model is left unnamed (one model) unless ``model=`` names it.
 - ``input``: the prompt the model was given (the context of the first request).
-- ``group``: the task's name; metadata ``task_group`` names the group the run ran it in.
+- ``group``: the task's name; metadata ``task_group`` names the group the run ran it in and,
+  when the task counts in that group's value for the metric the document's verdict stands for
+  (``acc``/``acc_norm`` of a multiple_choice task, the task's first metric otherwise, with the
+  line's filter), ``group_metric`` names that value (``"acc,none"``) and ``group_weight`` the
+  task's weight in it: lm-eval's group value is the weighted mean of its tasks' values
+  (``aggregate_subtask_metrics``), weighted by the task's size (its documents) or, for a group
+  with ``weight_by_size: false``, equally. The results file does not say which: the weighting
+  that gives the group's value as the file records it is taken (by size when both do).
+  :func:`group_means` computes the group values of a run from these.
 - generate_until tasks: ``output`` is, with ``output="answer"`` (the default), the response
   after the task's filters (``filtered_resps``: what lm-eval scored); with
   ``output="completion"`` the response as generated (``resps``). The other one is kept in
@@ -52,17 +60,18 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, Protocol, TypeGuard
 
 from .._exceptions import ConfigError, InputError, did_you_mean, one_of
+from .._records import ItemResult, Measurement
 from ._convert import ROLES
 from ._limits import LITERAL_CHARS, MAX_SAMPLE_BYTES, check_limits
 from ._lines import json_lines
 from ._source import escape_name, find_lone_surrogate, show, surrogate_error, surrogate_offset
 
-__all__ = ["read_lm_eval"]
+__all__ = ["group_means", "read_lm_eval"]
 
 _OUTPUTS = ("answer", "completion")
 _PICKS = ("acc", "acc_norm")
@@ -146,6 +155,7 @@ def read_lm_eval(
         config=config,
         task_group=_task_group(results, task),
     )
+    context.group_weights = _group_weights(results, task, context.task_group)
     return _records(raw, context, filter, max_bytes)
 
 
@@ -176,6 +186,21 @@ class _Context:
         self.metric_list = (
             [m for m in metrics if isinstance(m, dict)] if isinstance(metrics, list) else []
         )
+        #: The task's weight in its group's value, by lm-eval metric key (``"acc,none"``).
+        self.group_weights: dict[str, float] = {}
+
+    def group_metric(self, row: Mapping[str, Any]) -> str | None:
+        """The lm-eval metric key (``"acc,none"``) the document's verdict stands for."""
+        if self.output_type == "multiple_choice":
+            metric: Any = self.pick
+        elif self.metric_list:
+            metric = self.metric_list[0].get("metric")
+        else:
+            logged = row.get("metrics")
+            metric = logged[0] if isinstance(logged, list) and logged else None
+        if not isinstance(metric, str):
+            return None
+        return f"{metric},{row.get('filter')}"
 
     def where(self, line: int) -> _Where:
         return _Where(self.name, line, self.task)
@@ -304,6 +329,9 @@ def _document(row: Any, lineno: int, context: _Context) -> Iterator[dict[str, An
             raise _BadDocument(f"'doc_id' must be a whole number, not {doc_id!r}.")
         base["id"] = str(doc_id)
         base.update({"filter": row.get("filter"), "doc_id": doc_id, "doc": row.get("doc")})
+        key = context.group_metric(row) if context.group_weights else None
+        if key is not None and key in context.group_weights:
+            base.update({"group_metric": key, "group_weight": context.group_weights[key]})
         metrics = row.get("metrics")
         if isinstance(metrics, list):
             base.update({m: row[m] for m in metrics if isinstance(m, str) and m in row})
@@ -514,6 +542,143 @@ def _task_group(results: tuple[Path, dict[str, Any]] | None, task: str) -> str |
         if isinstance(tasks, list) and task in tasks:
             return str(group)
     return None
+
+
+def _group_weights(
+    results: tuple[Path, dict[str, Any]] | None, task: str, group: str | None
+) -> dict[str, float]:
+    """``task``'s weight in each value of ``group`` it counts in, by metric key.
+
+    lm-eval's group value is ``aggregate_subtask_metrics(values, sizes, weight_by_size)``
+    over the group's leaf tasks that have the metric; the results file records the value, the
+    tasks' values and sizes, not ``weight_by_size``: the weighting that gives the recorded
+    value is taken, by size (lm-eval's default) when both do or neither does.
+    """
+    if results is None or group is None:
+        return {}
+    data = results[1]
+    scores = data.get("results")
+    groups = data.get("groups")
+    recorded = groups.get(group) if isinstance(groups, dict) else None
+    if not isinstance(recorded, dict) and isinstance(scores, dict):
+        recorded = scores.get(group)
+    if not isinstance(recorded, dict) or not isinstance(scores, dict):
+        return {}
+    leaves = _leaves(data.get("group_subtasks"), group)
+    weights: dict[str, float] = {}
+    for key, value in recorded.items():
+        if "," not in key or "_stderr" in key or not _number(value):
+            continue
+        members = [(t, scores[t]) for t in leaves if isinstance(scores.get(t), dict)]
+        values = [(t, row[key], _size(data, t, row)) for t, row in members if _number(row.get(key))]
+        if task not in [t for t, _, _ in values] or any(n is None for _, _, n in values):
+            continue
+        sizes = [float(n or 0) for _, _, n in values]
+        numbers = [float(v) for _, v, _ in values]
+        equal = math.fsum(numbers) / len(numbers)
+        by_size = math.fsum(v * n for v, n in zip(numbers, sizes)) / (math.fsum(sizes) or 1.0)
+        size = sizes[[t for t, _, _ in values].index(task)]
+        weights[key] = 1.0 if _close(equal, value) and not _close(by_size, value) else size
+    return weights
+
+
+def _leaves(subtasks: Any, group: str, seen: frozenset[str] = frozenset()) -> list[str]:
+    """The leaf tasks of ``group`` (``group_subtasks`` lists subgroups as well as tasks)."""
+    if not isinstance(subtasks, dict) or group in seen:
+        return []
+    out: list[str] = []
+    for child in subtasks.get(group) or ():
+        if isinstance(child, str) and isinstance(subtasks.get(child), list):
+            out += _leaves(subtasks, child, seen | {group})
+        elif isinstance(child, str):
+            out.append(child)
+    return out
+
+
+def _size(data: Mapping[str, Any], task: str, row: Mapping[str, Any]) -> int | None:
+    """How many documents lm-eval weighs ``task`` by: its ``sample_len``."""
+    size = row.get("sample_len")
+    if isinstance(size, int) and not isinstance(size, bool):
+        return size
+    counts = data.get("n-samples")
+    count = counts.get(task) if isinstance(counts, dict) else None
+    effective = count.get("effective") if isinstance(count, dict) else None
+    return effective if isinstance(effective, int) and not isinstance(effective, bool) else None
+
+
+def _number(value: Any) -> TypeGuard[int | float]:
+    """A finite number, not a boolean."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(b))
+
+
+class _Run(Protocol):
+    """What :func:`group_means` reads of a ``RunResult``."""
+
+    @property
+    def items(self) -> Iterable[ItemResult]: ...
+
+    @property
+    def by_model(self) -> Mapping[str | None, Mapping[str, Measurement]]: ...
+
+
+def group_means(result: _Run, label: str) -> dict[str | None, dict[str, float | None]]:
+    """lm-eval's group values of a run of lm-eval items: per model, per group, for ``label``.
+
+    Each group's value is the mean of its tasks' values (the measurement's ``groups``, one per
+    task) weighted by the items' ``group_weight``, as lm-eval aggregates a group; a task
+    without a scored item leaves its group's value ``None``. Read the samples with
+    ``rules="harness"`` and score ``accuracy`` or ``exact_match`` to get lm-eval's own values.
+
+    Args:
+        result: A run over items read from lm-eval samples files (a folder, or files of one
+            run); each item's ``group`` is its task, as the reader gives it.
+        label: The measurement's label (``"accuracy"``); its first reducer's value is used.
+
+    Returns:
+        ``{model: {group: value}}`` for every group whose tasks' items carry weights.
+
+    Raises:
+        KeyError: no measurement of ``label``.
+        ValueError: an item's ``group`` is not its task (the items were mapped otherwise).
+    """
+    out: dict[str | None, dict[str, float | None]] = {}
+    for model, measurements in result.by_model.items():
+        found = [m for m in measurements.values() if m.metric == label]
+        if not found:
+            raise KeyError(
+                f"The run has no measurement labelled {label!r}; its labels are "
+                f"{one_of(dict.fromkeys(m.metric for m in measurements.values()))}."
+            )
+        measurement = found[0]
+        weights: dict[str, dict[str, float]] = {}
+        for item in result.items:
+            group, weight = item.metadata.get("task_group"), item.metadata.get("group_weight")
+            if item.model != model or not isinstance(group, str) or not _number(weight):
+                continue
+            task = item.metadata.get("task")
+            if item.group != task:
+                raise ValueError(
+                    f"Item {item.id!r} has the group {item.group!r}, not its task {task!r}: "
+                    "group_means needs the tasks as groups, as the lm-eval reader gives them "
+                    "(leave the group role unmapped)."
+                )
+            weights.setdefault(group, {})[str(task)] = float(weight)
+        values: dict[str, float | None] = {}
+        for group, tasks in sorted(weights.items()):
+            parts = [(measurement.groups.get(t), w) for t, w in tasks.items()]
+            if any(m is None or m.value is None for m, _ in parts):
+                values[group] = None
+                continue
+            total = math.fsum(w for _, w in parts)
+            values[group] = (
+                math.fsum(float(m.value) * w for m, w in parts if m and m.value is not None) / total
+            )
+        out[model] = values
+    return out
 
 
 def _requests(row: Mapping[str, Any]) -> list[tuple[Any, ...]]:
