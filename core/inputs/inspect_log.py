@@ -543,10 +543,10 @@ def _scorers(header: Mapping[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]
     scores = results.get("scores") if isinstance(results, dict) else None
     for entry in scores if isinstance(scores, list) else []:
         if isinstance(entry, dict):
-            name = entry.get("scorer", entry.get("name"))
+            logged = entry.get("scorer", entry.get("name"))
             params = entry.get("params")
-            if isinstance(name, str) and name not in found:
-                found[name] = (name, params if isinstance(params, dict) else {})
+            if isinstance(logged, str) and logged not in found:
+                found[logged] = (logged, params if isinstance(params, dict) else {})
     return found
 
 

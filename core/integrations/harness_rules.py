@@ -129,7 +129,7 @@ def credit(
         value = rule.get("value")
         if isinstance(value, str) and value in _PARTIAL:
             return _PARTIAL[value]
-        if _is_partial(value):
+        if isinstance(value, (int, float)) and _is_partial(value):
             return float(value)
     right = verdict(output, expected, rule)
     return None if right is None else float(right)
