@@ -21,8 +21,11 @@ __all__ = [
     "check_ci_support",
     "check_groups",
     "check_score_values",
+    "compare_item_scores",
     "compare_measurements",
+    "compare_settings",
     "likely_group_columns",
+    "not_checked",
     "score_range",
     "score_value_problem",
 ]
@@ -119,26 +122,6 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _differences(where: str, saved: Measurement, again: Measurement) -> list[str]:
-    out = []
-    for field in ("value", "ci_low", "ci_high", "n", "ci_method", "confidence", "error"):
-        a, b = getattr(saved, field), getattr(again, field)
-        if not _same(a, b):
-            out.append(f"{where}: `{field}` is {a!r} in the file but recomputes to {b!r}.")
-    counts_a = {str(k): v for k, v in saved.counts.items()}
-    counts_b = {str(k): v for k, v in again.counts.items()}
-    if counts_a != counts_b:
-        out.append(f"{where}: the counts are {counts_a} in the file but recompute to {counts_b}.")
-    for group in sorted(set(saved.groups) | set(again.groups)):
-        if group not in again.groups or group not in saved.groups:
-            out.append(
-                f"{where}: group {group!r} is in only one of the file and the recomputation."
-            )
-            continue
-        out += _differences(f"{where} group {group!r}", saved.groups[group], again.groups[group])
-    return out
-
-
 def compare_item_scores(saved: RunResult, again: RunResult, *, shown: int = 5) -> list[str]:
     """One sentence per label whose saved per-item scores ``again`` does not reproduce.
 
@@ -177,25 +160,147 @@ def _value(value: float) -> str:
     return "without a value" if math.isnan(value) else f"with value {float(value)!r}"
 
 
-def compare_measurements(saved: RunResult, again: RunResult) -> list[str]:
-    """One sentence per number of ``saved`` that ``again`` does not reproduce.
+def compare_measurements(
+    saved: RunResult, again: RunResult, document: Mapping[str, Any] | None = None
+) -> list[str]:
+    """One sentence per field of ``saved``'s measurements that ``again`` does not reproduce.
 
-    Every model's measurements are compared, and with several models the pooled ones too.
+    Both copies results.json holds are compared: the top-level ``measurements`` (with several
+    models, pooled over them) and every model's in ``by_model``. Every field of each is
+    compared: value, interval, ``n``, counts, ``extra``, groups and derived measurements, and
+    the names and kinds (label, model, interval method, aggregation...).
+
+    Args:
+        saved: The results as loaded.
+        again: The same results recomputed from their items.
+        document: The results file as parsed JSON: its measurements are compared as written,
+            so that a field the loader does not read is named too. ``None``: ``saved``'s
+            measurements in the form they are written.
     """
-    out = []
-    pairs: list[tuple[str, Mapping[str, Measurement], Mapping[str, Measurement]]] = []
-    for model, measurements in saved.by_model.items():
-        who = f" for model {model!r}" if model is not None else ""
-        pairs.append((who, measurements, again.by_model.get(model, {})))
-    if len(saved.by_model) > 1:
-        pairs.append((" pooled over the models", saved.measurements, again.measurements))
-    for who, measurements, recomputed in pairs:
-        for key, m in measurements.items():
-            if key not in recomputed:
-                out.append(f"{key}{who}: not recomputed.")
+    from ._serialize import measurement_to_dict
+
+    def written(measurements: Iterable[Measurement]) -> list[Any]:
+        return [measurement_to_dict(m) for m in measurements]
+
+    top = " pooled over the models" if len(saved.by_model) > 1 else " (top-level measurements)"
+    sections: list[tuple[str, Any, Mapping[str, Measurement]]] = []
+    if document is not None:
+        sections.append((top, document.get("measurements"), again.measurements))
+        for entry in document.get("by_model") or ():
+            model = entry.get("model") if isinstance(entry, Mapping) else None
+            who = f" for model {model!r}" if model is not None else ""
+            ms = entry.get("measurements") if isinstance(entry, Mapping) else None
+            sections.append((who, ms, again.by_model.get(model, {})))
+    else:
+        sections.append((top, written(saved.measurements.values()), again.measurements))
+        for model, measurements in saved.by_model.items():
+            who = f" for model {model!r}" if model is not None else ""
+            sections.append((who, written(measurements.values()), again.by_model.get(model, {})))
+    out: list[str] = []
+    for who, measurements, recomputed in sections:
+        if not isinstance(measurements, list):
+            out.append(f"The measurements{who} are not a list in the file.")
+            continue
+        again_written = {key: measurement_to_dict(m) for key, m in recomputed.items()}
+        seen = set()
+        for m in measurements:
+            key = m.get("key") if isinstance(m, Mapping) else None
+            seen.add(key)
+            if key not in again_written:
+                out.append(f"{key}{who}: in the file, but not recomputed.")
                 continue
-            out += _differences(f"{key}{who}", m, recomputed[key])
+            _walk(f"{key}{who}", "", m, again_written[key], out)
+        out += [f"{key}{who}: recomputed, but missing from the file."
+                for key in again_written if key not in seen]  # fmt: skip
     return out
+
+
+def _walk(where: str, path: str, a: Any, b: Any, out: list[str]) -> None:
+    """Compare a field of the file (``a``) with its recomputation (``b``), down to each number.
+
+    A group or a derived measurement is named in ``where``, its fields in ``path``.
+    """
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for key, value in a.items():
+            if path == "" and key in ("groups", "derived") and isinstance(value, Mapping):
+                kind = "group" if key == "groups" else "derived"
+                other = b.get(key) or {}
+                for name, sub in value.items():
+                    if name not in other:
+                        out.append(f"{where}: {kind} {name!r} is in the file, but not recomputed.")
+                    else:
+                        _walk(f"{where} {kind} {name!r}", "", sub, other[name], out)
+                out += [f"{where}: {kind} {name!r} is recomputed, but missing from the file."
+                        for name in other if name not in value]  # fmt: skip
+                continue
+            field = f"{path}.{key}" if path else str(key)
+            if key not in b:
+                out.append(f"{where}: `{field}` ({value!r}) is in the file, but no recomputation "
+                           "gives it.")  # fmt: skip
+            else:
+                _walk(where, field, value, b[key], out)
+        return
+    if not _same(a, b):
+        out.append(f"{where}: `{path}` is {a!r} in the file but recomputes to {b!r}.")
+
+
+def not_checked(document: Mapping[str, Any] | None, *, data_checked: bool = False) -> list[str]:
+    """The fields of a results document that ``verify`` does not recompute, by path.
+
+    What the items cannot reproduce: when, where and how the run was made (``provenance``),
+    the execution settings that change no number, and the versions of the metrics' packages.
+    """
+    if document is None:
+        return ["provenance", "settings that change no number", "metric versions"]
+    out: list[str] = []
+    provenance = document.get("provenance")
+    if isinstance(provenance, Mapping):
+        for key in provenance:
+            if key == "data" and data_checked:
+                out.append("provenance.data (all but its sha256, checked against --data)")
+            else:
+                out.append(f"provenance.{key}")
+    settings = document.get("settings")
+    if isinstance(settings, Mapping):
+        out += [f"settings.{key}" for key in settings if key in _EXECUTION_SETTINGS]
+    config = document.get("config")
+    if isinstance(config, Mapping):
+        # Its copies of the settings are checked against them (compare_settings).
+        if "itemscore_version" in config:
+            out.append("config.itemscore_version")
+        for entry in config.get("metrics") or ():
+            if isinstance(entry, Mapping) and ("version" in entry or "distribution" in entry):
+                out += ["config.metrics[].distribution", "config.metrics[].version"]
+                break
+    known = {"schema", "version", "config", "settings", "provenance", "measurements",
+             "by_model", "items"}  # fmt: skip
+    out += [str(key) for key in document if key not in known]
+    return out
+
+
+def compare_settings(document: Mapping[str, Any] | None) -> list[str]:
+    """One sentence per setting whose copy in ``config`` differs from ``settings``.
+
+    results.json writes each setting twice; the recomputation reads ``settings``, so an edit of
+    the other copy would go unseen.
+    """
+    if document is None:
+        return []
+    settings, config = document.get("settings"), document.get("config")
+    if not isinstance(settings, Mapping) or not isinstance(config, Mapping):
+        return []
+    return [
+        f"`config.{key}` is {config[key]!r} but `settings.{key}` is {value!r}: the file "
+        "disagrees with itself (the recomputation used `settings`)."
+        for key, value in settings.items()
+        if key in config and not _same(config[key], value)
+    ]
+
+
+#: Settings that say how a run was executed and change no number it gives.
+_EXECUTION_SETTINGS = frozenset(
+    {"executor", "workers", "concurrency", "retries", "item_timeout", "deadline"}
+)
 
 
 def score_range(result: RunResult, label: str) -> tuple[float, float] | None:

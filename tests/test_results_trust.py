@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -211,3 +212,69 @@ def test_verify_names_a_score_the_metric_cannot_give(
     assert f"Item {first!r} is ok for exact_match with the value 5.0, outside [0, 1]" in (
         run.output
     )
+
+
+# -- 5. every number of results.json -----------------------------------------------------------
+
+
+def _edit_document(results: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    document = json.loads(results.read_text(encoding="utf-8"))
+    edit(document)
+    results.write_text(json.dumps(document), encoding="utf-8")
+
+
+def _top(document: dict[str, Any]) -> dict[str, Any]:
+    """The first top-level measurement (one model: the copy of its by_model entry)."""
+    first: dict[str, Any] = document["measurements"][0]
+    return first
+
+
+EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    "value": (lambda d: _top(d).update(value=0.123), "`value` is 0.123 in the file"),
+    "interval": (lambda d: _top(d).update(ci_high=0.99), "`ci_high` is 0.99 in the file"),
+    "counts": (lambda d: _top(d)["counts"].update(ok=1), "`counts.ok` is 1 in the file"),
+    "n": (lambda d: _top(d).update(n=3), "`n` is 3 in the file"),
+    "extra": (lambda d: _top(d)["extra"].update(coverage=0.5), "`extra.coverage` is 0.5"),
+    "direction": (lambda d: _top(d).update(higher_is_better=False),
+                  "`higher_is_better` is False in the file"),
+    "added": (lambda d: _top(d).update(p_value=0.01),
+              "`p_value` (0.01) is in the file, but no recomputation gives it"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_verify_recomputes_the_top_level_measurements(
+    scored: Callable[..., Path], tmp_path: Path, edit: str
+) -> None:
+    """An edit of the top-level copy alone (the per-model one left) is a difference: exit 1."""
+    results = _copy(scored("em", "exact_match"), tmp_path / "edited")
+    change, said = EDITS[edit]
+    _edit_document(results, change)
+    run = invoke("verify", results)
+    assert run.exit_code == 1, run.output
+    assert f"default.exact_match (top-level measurements): {said}" in run.output
+
+
+def test_verify_checks_the_copy_of_the_settings_in_config(
+    scored: Callable[..., Path], tmp_path: Path
+) -> None:
+    """results.json writes each setting twice; an edit of the copy not read is named."""
+    results = _copy(scored("em", "exact_match"), tmp_path / "edited")
+    _edit_document(results, lambda d: d["config"].update(confidence=0.9))
+    run = invoke("verify", results)
+    assert run.exit_code == 1, run.output
+    assert "`config.confidence` is 0.9 but `settings.confidence` is 0.95" in run.output
+
+
+def test_verify_names_what_it_does_not_check(scored: Callable[..., Path]) -> None:
+    """Timings and versions cannot be recomputed: verify lists them, and still agrees."""
+    results = scored("em", "exact_match")
+    run = invoke("verify", results)
+    assert run.exit_code == 0, run.output
+    assert "Not checked" in run.output
+    assert "provenance: created, duration_s" in run.output
+    verdict = json.loads(invoke("verify", results, "--json").output)
+    assert verdict["agree"] is True
+    assert {"provenance.created", "provenance.duration_s", "settings.executor",
+            "config.metrics[].version"} <= set(verdict["not_checked"])  # fmt: skip
+    assert not any(f.startswith(("measurements", "by_model")) for f in verdict["not_checked"])
