@@ -17,6 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ._arena import Arena, Rating, arena
     from ._columns import ScoreColumn
     from ._compare import Comparison, compare
     from ._exceptions import (
@@ -54,6 +55,9 @@ if TYPE_CHECKING:
 #: Every public name, and the private module that defines it.
 _EXPORTS: dict[str, str] = {
     "ScoreColumn": "._columns",
+    "Arena": "._arena",
+    "Rating": "._arena",
+    "arena": "._arena",
     "Comparison": "._compare",
     "compare": "._compare",
     "ConfigError": "._exceptions",
@@ -103,6 +107,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "Arena",
     "Comparison",
     "ConfigError",
     "Estimate",
@@ -124,6 +129,7 @@ __all__ = [
     "OptionError",
     "OptionInfo",
     "PluginLoadError",
+    "Rating",
     "Registry",
     "ResultsFormatError",
     "RunPlan",
@@ -135,6 +141,7 @@ __all__ = [
     "UnknownMetricError",
     "UnknownSuiteError",
     "__version__",
+    "arena",
     "compare",
     "export",
     "get_suite",
