@@ -8,8 +8,14 @@ viewer's request log shows control characters as escapes.
 from __future__ import annotations
 
 import json
+import os
+import re
 import secrets
+import signal
+import socket
+import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -368,3 +374,86 @@ def test_results_md_escapes_markup_and_keeps_plain_names_plain() -> None:
     assert md_text("<a&b>") == "&lt;a&amp;b&gt;"
     assert md_text("![x](y)") == "!\\[x\\](y)"
     assert md_text("line\nbreak\x1b[2J") == "line break\\\\x1b\\[2J"
+
+
+# -- 13. the viewer's request log ---------------------------------------------------------------
+
+#: Request lines that carry terminal sequences: OSC (set the title), CSI (clear the screen) and
+#: a C1 CSI (byte 0x9b, read as one character by the server's Latin-1 decoding).
+RAW_LINES = [
+    b"GET /\x1b]0;PWNED\x07 HTTP/1.1",
+    b"GET /?q=\x1b[2J\x1b[31mred HTTP/1.1",
+    b"GET /\x9b2J HTTP/1.1",
+    b"GET / HTTP/1.1\x1b]52;c;cHduZWQ=\x07",
+]
+CONTROLS = ("\x1b", "\x07", "\x9b")
+
+
+def raw_request(port: int, line: bytes) -> bytes:
+    """Send ``line`` as the request line, as a client that is not a browser may, and read all."""
+    host = f"Host: 127.0.0.1:{port}".encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(line + b"\r\n" + host + b"\r\nConnection: close\r\n\r\n")
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def report_set(folder: Path) -> Path:
+    result = score([ItemResult(id="a", output="x", expected="x")], ["exact_match"])
+    export(result, folder, ["json", "items"])
+    return folder
+
+
+def test_the_request_log_shows_control_characters_as_escapes(tmp_path: Path) -> None:
+    """Each logged line is one line of text: ESC, BEL and C1 controls appear as escapes."""
+    from itemscore.viewer import make_server
+
+    logged: list[str] = []
+    viewer = make_server([report_set(tmp_path / "set")], 0, logged.append)
+    thread = threading.Thread(target=viewer.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        answers = [raw_request(viewer.port, line) for line in RAW_LINES]
+    finally:
+        viewer.shutdown()
+        viewer.server_close()
+        thread.join(10)
+    assert all(answers)  # each answered (a bad version with an HTTP/0.9 error, no status line)
+    assert len(logged) >= len(RAW_LINES)
+    for line in logged:
+        assert not any(c in line for c in CONTROLS), repr(line)
+        assert line.isprintable(), repr(line)
+    text = "\n".join(logged)
+    assert "GET /\\x1b]0;PWNED\\x07 HTTP/1.1" in text
+    assert "\\x1b[2J\\x1b[31mred" in text
+    assert "GET /\\x9b2J" in text
+
+
+def test_view_log_prints_no_control_character_to_the_terminal(tmp_path: Path) -> None:
+    """`itemscore view --log`: the lines on stderr hold no ESC or BEL from the requests."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from itemscore.cli import main; main()", "view",
+         str(report_set(tmp_path / "set")), "--log"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().decode()
+        found = re.search(r"at http://127\.0\.0\.1:(\d+)/ \(Ctrl-C stops it\)\.", line)
+        assert found is not None, line
+        for raw in RAW_LINES:
+            assert raw_request(int(found.group(1)), raw)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    for control in CONTROLS:
+        assert control.encode("latin-1") not in err, err
+    assert b"\xc2\x9b" not in err  # the C1 CSI as UTF-8
+    assert b"GET /\\x1b]0;PWNED\\x07 HTTP/1.1" in err

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from itemscore.cli import CONTEXT, BadInput
+from itemscore.cli._app import terminal_text
 
 __all__ = ["view"]
 
@@ -37,7 +38,8 @@ def view(folders: tuple[Path, ...], port: int, log_requests: bool) -> None:
     from itemscore.viewer import NoReportSet, make_server, serve
 
     given = list(folders) or [Path(".")]
-    log = (lambda line: click.echo(line, err=True)) if log_requests else None
+    # A request line is anyone's text: its escape sequences are shown, as in every message.
+    log = (lambda line: click.echo(terminal_text(line), err=True)) if log_requests else None
     try:
         viewer = make_server(given, port, log)
     except NoReportSet as exc:
@@ -51,7 +53,9 @@ def view(folders: tuple[Path, ...], port: int, log_requests: bool) -> None:
         raise BadInput(f"--port {port}: the viewer cannot listen there ({exc.strerror}).") from exc
     n = len(viewer.runs.runs())
     click.echo(
-        f"Serving {n} run{'s' if n != 1 else ''} from {', '.join(map(str, given))} at "
-        f"{viewer.url} (Ctrl-C stops it)."
+        terminal_text(
+            f"Serving {n} run{'s' if n != 1 else ''} from {', '.join(map(str, given))} at "
+            f"{viewer.url} (Ctrl-C stops it)."
+        )
     )
     serve(viewer, click.echo)

@@ -1,4 +1,4 @@
-"""The viewer's HTTP server: the standard library's, on the loopback interface only.
+r"""The viewer's HTTP server: the standard library's, on the loopback interface only.
 
 Addresses (nothing else is served; no address names a file):
 
@@ -16,7 +16,8 @@ characters with at most :data:`MAX_FIELDS` query fields, at most :data:`~._query
 items per answer, a slow client cut off after :data:`TIMEOUT` seconds. A request whose
 ``Host`` is not the viewer's own address is refused, so a web page elsewhere cannot reach
 the viewer through a name that resolves to 127.0.0.1 (DNS rebinding). Every answer forbids
-framing, sniffing and caching, and carries the policy of its page.
+framing, sniffing and caching, and carries the policy of its page. The request log
+(``log``) shows control characters of a request line as escapes (``\x1b``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from .._exceptions import ConfigError, ItemscoreError
 from ..reports._html_data import item_json
 from ..reports._html_markup import policy
 from ..reports._html_script import SCRIPT
+from ..reports._text import printable
 from ..reports.report_html import MAX_TEXT, report_html
 from ._pages import PAGE_POLICY, compare_page, index_page, message_page
 from ._query import ItemView
@@ -84,7 +86,8 @@ class Viewer(ThreadingHTTPServer):
         error = sys.exc_info()[1]
         if isinstance(error, (ConnectionError, TimeoutError)):
             return
-        print(f"itemscore view: a request failed: {type(error).__name__}: {error}", file=sys.stderr)
+        message = printable(f"{type(error).__name__}: {error}")
+        print(f"itemscore view: a request failed: {message}", file=sys.stderr)
 
     @property
     def url(self) -> str:
@@ -122,8 +125,10 @@ class _Handler(BaseHTTPRequestHandler):
     # -- plumbing --------------------------------------------------------------------------
 
     def log_message(self, format: str, *args: Any) -> None:
+        # The request line is the client's bytes: an escape sequence in it (`GET /\x1b]0;...`)
+        # is shown, never obeyed by the terminal the log goes to.
         if self.server.log is not None:
-            self.server.log(f"{self.address_string()} {format % args}")
+            self.server.log(printable(f"{self.address_string()} {format % args}"))
 
     def _send(self, status: HTTPStatus, body: bytes, kind: str, csp: str) -> None:
         self.send_response(status)
