@@ -330,8 +330,10 @@ class LlmJudge(ValueMeansBootstrap, Metric):
     ``judge_sensitivity`` and ``judge_specificity`` on the slice and the Rogan-Gladen
     ``corrected`` pass rate with ``corrected_low``/``corrected_high`` (Jeffreys posteriors
     of both samples); on numeric scales the prediction-powered mean ``ppi`` with
-    ``ppi_low``/``ppi_high`` and ``ppi_se``; ``n_judge_only`` counts the items the judge
-    alone graded, and ``corrected_method[NAME]`` names the method.
+    ``ppi_low``/``ppi_high`` and ``ppi_se`` (Welch's t interval; its simulated coverage
+    receipt in ``ppi_coverage``, ``ppi_coverage_high``, ``ppi_coverage_reps``);
+    ``n_judge_only`` counts the items the judge alone graded, and ``corrected_method[NAME]``
+    names the method.
 
     Args:
         model: The judge model's name, as the endpoint knows it.
@@ -843,7 +845,11 @@ class LlmJudge(ValueMeansBootstrap, Metric):
         extra: dict[str, float],
     ) -> None:
         """The judge-corrected score beside the naive one: Rogan-Gladen or PPI."""
-        from itemscore.metrics_builtin.judge._correction import prediction_powered, rogan_gladen
+        from itemscore.metrics_builtin.judge._correction import (
+            ppi_receipt,
+            prediction_powered,
+            rogan_gladen,
+        )
 
         extra["n_judge_only"] = float(len(judged_alone))
         if self.scale.pass_fail:
@@ -860,6 +866,8 @@ class LlmJudge(ValueMeansBootstrap, Metric):
             )
             if found:
                 found["corrected_method[prediction-powered]"] = 1.0
+                found.update(ppi_receipt(judged_alone, judged_labelled, labelled,
+                                         confidence=ctx.confidence, seed=ctx.seed))  # fmt: skip
         extra.update(found)
 
     def derived_measurements(
@@ -903,9 +911,23 @@ def _corrected_measurement(
             higher_is_better=own.higher_is_better,
             reproducibility_class=own.reproducibility_class,
             display_name=f"{own.display_name or own.metric}, judge-corrected ({said})",
-            groups=dict(groups), extra={"n_human": own.extra.get("n_human", 0.0)},
+            groups=dict(groups), extra=_corrected_extra(own, key),
         )  # fmt: skip
     return None
+
+
+def _corrected_extra(own: Measurement, key: str) -> dict[str, float]:
+    """The corrected row's ``extra``: ``n_human`` and its interval's coverage receipt.
+
+    The naive measurement keeps the receipt under the corrected score's prefix
+    (``ppi_coverage``...), beside its own ``coverage``; the row takes it under the names
+    every receipt has, so that tables flag it as they flag any interval.
+    """
+    extra = {"n_human": own.extra.get("n_human", 0.0)}
+    for name in ("coverage", "coverage_high", "coverage_reps"):
+        if f"{key}_{name}" in own.extra:
+            extra[name] = own.extra[f"{key}_{name}"]
+    return extra
 
 
 class _Outcome:
