@@ -457,3 +457,40 @@ def test_view_log_prints_no_control_character_to_the_terminal(tmp_path: Path) ->
         assert control.encode("latin-1") not in err, err
     assert b"\xc2\x9b" not in err  # the C1 CSI as UTF-8
     assert b"GET /\\x1b]0;PWNED\\x07 HTTP/1.1" in err
+
+
+@pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_an_inspect_log_records_the_judges_options_masked(tmp_path: Path) -> None:
+    """itemscore_scorer's options go into inspect's log with the body credential as `***`."""
+    pytest.importorskip("inspect_ai")
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import get_model, modelapi
+    from inspect_ai.model._providers.mockllm import MockLLM
+    from inspect_ai.solver import generate
+
+    @modelapi(name="secrets_offline")
+    class Offline(MockLLM):  # type: ignore[misc]
+        """The mock model, counting tokens by words: tiktoken would download its tables."""
+
+        async def count_text_tokens(self, text: str) -> int:
+            return len(text.split())
+
+    from itemscore.integrations.inspect import itemscore_scorer
+
+    key = fresh("sk-inspect")
+    with StubServer() as server:
+        spec = server.spec(body={"api_key": key, "top_p": 0.5})
+        scorer = itemscore_scorer(spec.pop("name"), **spec)
+        task = Task(dataset=[Sample(input="Say hi.", target="hi")], solver=generate(),
+                    scorer=scorer)  # fmt: skip
+        model = get_model("secrets_offline/model")
+        (log,) = eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")
+    assert log.status == "success", log.error
+    assert server.requests[0].body["api_key"] == key  # sent
+    assert log.eval.scorers[0].options["options"]["body"] == {"api_key": "***", "top_p": 0.5}
+    assert log.results.scores[0].metrics  # the metrics are computed from the masked options
+    assert list((tmp_path / "logs").iterdir())
+    assert files_holding(tmp_path, key) == []

@@ -39,6 +39,7 @@ from .._exceptions import ConfigError
 from .._metric import MetricContext
 from .._plan import RunPlan
 from .._records import ItemResult, ItemScore
+from .._secrets import mask_secrets
 from ..engine._runner import score as run_score
 
 try:
@@ -82,7 +83,10 @@ def itemscore_scorer(metric: str, *, label: str | None = None, **options: Any) -
     # finds pandas half imported by another fails. Scoring no items here, in the caller's
     # thread, imports all of them first, without calling the metric.
     run_score([], planned, suite_id=_SUITE)
-    args: dict[str, Any] = {"metric": metric, "label": name, "options": dict(options)}
+    # inspect writes these into its log: a credential option (`body={api_key: ...}`) is `***`
+    # there, as in results.json; the metric scoring the samples is `planned`, with the value.
+    masked, _ = mask_secrets(dict(options))
+    args: dict[str, Any] = {"metric": metric, "label": name, "options": masked}
 
     @scorer(
         metrics=[value(**args), ci_low(**args), ci_high(**args)],
