@@ -21,9 +21,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+import attrs
+
 from ._exceptions import ResultsFormatError
 
-__all__ = ["items_reference", "open_items_file", "resolve_items", "resolve_table"]
+__all__ = [
+    "Declared",
+    "declared_items",
+    "items_reference",
+    "open_items_file",
+    "resolve_items",
+    "resolve_table",
+]
 
 _BLOCK = 1 << 20
 
@@ -107,6 +116,70 @@ def _check_count(count: int, ref: Mapping[str, Any], name: str, results: Path) -
         )
 
 
+@attrs.frozen
+class Declared:
+    """How many items a results document says its items file holds, and where it says so."""
+
+    #: The item count (``items.count``): the rows the items file must hold.
+    count: int
+    #: Whether the measurements count questions (the items are attempts at them), so that
+    #: they bound the count only from below.
+    attempts: bool
+
+
+def declared_items(data: Mapping[str, Any], path: Path) -> Declared:
+    """The number of items ``data`` declares: ``items.count``, checked against its measurements.
+
+    Read from results.json alone, before the items file is opened. Without attempts, every
+    top-level measurement counts each item once (its four counts add up to the items); with
+    attempts they count questions, at most the items.
+
+    Raises:
+        ResultsFormatError: no count, a count that is not a whole number, or one that the
+            measurements contradict.
+    """
+    count = data["items"].get("count")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise ResultsFormatError(
+            f"{path}: its items reference records no item count (`items.count` is "
+            f"{count!r}), so its items file cannot be bounded before it is read. Re-create "
+            "the report set with `itemscore score --out` or `itemscore rescore --out`."
+        )
+    measurements = data.get("measurements")
+    attempts = False
+    totals: list[tuple[str, int, bool]] = []
+    for m in measurements if isinstance(measurements, list) else ():
+        counts = m.get("counts") if isinstance(m, Mapping) else None
+        if not isinstance(counts, Mapping):
+            continue
+        numbers = [v for v in counts.values() if isinstance(v, int) and not isinstance(v, bool)]
+        extra = m.get("extra") if isinstance(m.get("extra"), Mapping) else {}
+        questions = "n_questions" in extra or "n_attempts" in extra
+        attempts = attempts or questions
+        totals.append((str(m.get("key")), sum(numbers), questions))
+    for key, total, questions in totals:
+        if total > count or (total != count and not (questions or attempts)):
+            raise ResultsFormatError(
+                f"{path}: `items.count` ({count}) disagrees with the measurement {key!r}, "
+                f"which counts {total} items: the results were altered. Re-create the report "
+                "set with `itemscore score --out`, or run `itemscore verify` on an untouched "
+                "copy."
+            )
+    return Declared(count, attempts)
+
+
+def _check_rows(footer: Any, declared: Declared, name: str, results: Path) -> None:
+    """The items file must hold the declared rows, by its footer: checked before any is read."""
+    groups = sum(footer.row_group(i).num_rows for i in range(footer.num_row_groups))
+    if footer.num_rows != declared.count or groups != declared.count:
+        rows = footer.num_rows if footer.num_rows != declared.count else groups
+        raise ResultsFormatError(
+            f"{results}: {name} holds {rows} rows by its Parquet footer, but the results "
+            f"declare {declared.count} items; it was refused before any row was read. Copy "
+            "results.json together with its own items file, or score the items again."
+        )
+
+
 def resolve_table(data: Any, path: Path) -> Any:
     """The run table of a results document whose items are in ``items.parquet``; else ``None``.
 
@@ -124,19 +197,22 @@ def resolve_table(data: Any, path: Path) -> Any:
 
     from .engine._table import RunTable
 
+    declared = declared_items(data, path)
     with open_items_file(items_path, path) as handle:
         _check_hash(_digest(handle), ref, name, path)
         handle.seek(0)
         try:
-            rows = pq.ParquetFile(handle).metadata.num_rows
+            footer = pq.ParquetFile(handle).metadata
         except (pa.ArrowException, OSError) as exc:
             raise ResultsFormatError(
                 f"{path}: {name} is not a readable Parquet file ({exc})."
             ) from None
-    _check_count(rows, ref, name, path)
+    _check_rows(footer, declared, name, path)
     labels = [m.get("label") for m in (data.get("config") or {}).get("metrics") or []]
     try:
-        return RunTable.from_parquet(items_path, [label for label in labels if label])
+        return RunTable.from_parquet(
+            items_path, [label for label in labels if label], max_rows=declared.count
+        )
     except (ValueError, KeyError, pa.ArrowException) as exc:
         raise ResultsFormatError(
             f"{path}: {name} does not hold this run's items ({exc})."
@@ -157,36 +233,44 @@ def resolve_items(data: Any, path: Path) -> Any:
     if found is None:
         return data
     name, ref, items_path = found
+    count = ref.get("count")
+    limit = count if isinstance(count, int) and not isinstance(count, bool) else None
     with open_items_file(items_path, path) as handle:
-        items, digest, bad = _read_lines(handle, items_path)
+        items, rows, digest, bad = _read_lines(handle, items_path, limit)
     _check_hash(digest, ref, name, path)
     if bad is not None:
         raise bad
-    _check_count(len(items), ref, name, path)
+    _check_count(rows, ref, name, path)
     return {**data, "items": items}
 
 
 def _read_lines(
-    handle: IO[bytes], items_path: Path
-) -> tuple[list[Any], str, ResultsFormatError | None]:
-    """The JSON lines of an items file, its SHA-256, and what is wrong with its first bad line.
+    handle: IO[bytes], items_path: Path, limit: int | None = None
+) -> tuple[list[Any], int, str, ResultsFormatError | None]:
+    """The JSON lines of an items file, how many, its SHA-256, and its first bad line's fault.
 
     Read line by line, hashing as it goes. Parsing stops at a bad line, hashing does not: the
-    caller checks the hash first, which says more. Lines end at a line feed only: JSON text may
-    hold U+2028 or U+0085, which ``str.splitlines`` splits on.
+    caller checks the hash first, which says more. Past ``limit`` lines (the count the results
+    declare) they are counted, not parsed: the caller refuses the file, and its rows never
+    reach memory. Lines end at a line feed only: JSON text may hold U+2028 or U+0085, which
+    ``str.splitlines`` splits on.
     """
     digest = hashlib.sha256()
     items: list[Any] = []
+    rows = 0
     bad: ResultsFormatError | None = None
     for number, line in enumerate(handle, 1):
         digest.update(line)
-        if bad is not None or not line.strip():
+        if not line.strip():
+            continue
+        rows += 1
+        if bad is not None or (limit is not None and rows > limit):
             continue
         try:
             items.append(json.loads(line))
         except (json.JSONDecodeError, UnicodeDecodeError):
             bad = _bad_line(items_path, number, line.removesuffix(b"\n"))
-    return items, digest.hexdigest(), bad
+    return items, rows, digest.hexdigest(), bad
 
 
 def _bad_line(items_path: Path, number: int, line: bytes) -> ResultsFormatError:

@@ -232,7 +232,8 @@ def _top(document: dict[str, Any]) -> dict[str, Any]:
 EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "value": (lambda d: _top(d).update(value=0.123), "`value` is 0.123 in the file"),
     "interval": (lambda d: _top(d).update(ci_high=0.99), "`ci_high` is 0.99 in the file"),
-    "counts": (lambda d: _top(d)["counts"].update(ok=1), "`counts.ok` is 1 in the file"),
+    "counts": (lambda d: _top(d)["counts"].update(ok=99, fail=101),
+               "`counts.ok` is 99 in the file"),
     "n": (lambda d: _top(d).update(n=3), "`n` is 3 in the file"),
     "extra": (lambda d: _top(d)["extra"].update(coverage=0.5), "`extra.coverage` is 0.5"),
     "direction": (lambda d: _top(d).update(higher_is_better=False),
@@ -278,3 +279,111 @@ def test_verify_names_what_it_does_not_check(scored: Callable[..., Path]) -> Non
     assert {"provenance.created", "provenance.duration_s", "settings.executor",
             "config.metrics[].version"} <= set(verdict["not_checked"])  # fmt: skip
     assert not any(f.startswith(("measurements", "by_model")) for f in verdict["not_checked"])
+
+
+# -- 9. an items file far larger than the results declare -----------------------------------
+
+#: Rows of the bloated items file: one row repeated, a few KB of Parquet.
+BLOATED = 200_000
+
+
+def _bloat(results: Path, edit: Callable[[dict[str, Any]], None] | None = None) -> Path:
+    """The items file rewritten as ``BLOATED`` copies of its first row, its hash recorded."""
+    path = results.parent / "items.parquet"
+    first = pq.read_table(path).slice(0, 1)
+    pq.write_table(first.take(pa.array([0] * BLOATED, pa.int64())), path)
+    assert path.stat().st_size < 100_000  # tiny on disk, huge once read
+    _rehash(results)
+    if edit is not None:
+        _edit_document(results, edit)
+    return results
+
+
+def _never_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading the file's rows fails the test: a refusal must come before it."""
+    from itemscore.engine._table import RunTable
+
+    def read(*_: object, **__: object) -> None:
+        raise AssertionError("the items file's rows were read")
+
+    monkeypatch.setattr(RunTable, "from_parquet", read)
+
+
+@pytest.mark.parametrize("command", ["verify", "rescore"])
+def test_more_rows_than_declared_are_refused_before_reading(
+    scored: Callable[..., Path], tmp_path: Path, command: str
+) -> None:
+    """200,000 rows against results declaring 200: exit 2, saying nothing was read."""
+    results = _bloat(_copy(scored("em", "exact_match"), tmp_path / "bloated"))
+    run = invoke(command, results)
+    assert run.exit_code == 2, run.output
+    assert (
+        f"{results}: items.parquet holds {BLOATED} rows by its Parquet footer, but the "
+        f"results declare {N_ITEMS} items; it was refused before any row was read."
+    ) in run.output
+
+
+def test_the_refusal_comes_before_any_row_is_read(
+    scored: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """load_json (and so view, rescore, verify) refuses from the footer alone."""
+    results = _bloat(_copy(scored("em", "exact_match"), tmp_path / "bloated"))
+    _never_read(monkeypatch)
+    with pytest.raises(ResultsFormatError, match="refused before any row was read"):
+        RunResult.load_json(results)
+
+
+def test_a_count_raised_to_match_is_caught_by_the_measurements(
+    scored: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """items.count edited to the file's rows: the measurements still count 200 items."""
+    results = _bloat(
+        _copy(scored("em", "exact_match"), tmp_path / "bloated"),
+        lambda d: d["items"].update(count=BLOATED),
+    )
+    _never_read(monkeypatch)
+    with pytest.raises(ResultsFormatError) as caught:
+        RunResult.load_json(results)
+    said = (
+        f"`items.count` ({BLOATED}) disagrees with the measurement 'default.exact_match', "
+        f"which counts {N_ITEMS} items"
+    )
+    assert said in str(caught.value)
+
+
+def test_a_missing_count_is_refused(
+    scored: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without items.count nothing bounds the file: refused, not read to its end."""
+    results = _bloat(
+        _copy(scored("em", "exact_match"), tmp_path / "bloated"),
+        lambda d: d["items"].pop("count"),
+    )
+    _never_read(monkeypatch)
+    with pytest.raises(ResultsFormatError, match="records no item count"):
+        RunResult.load_json(results)
+    assert invoke("verify", results).exit_code == 2
+
+
+def test_the_viewer_refuses_the_bloated_set(scored: Callable[..., Path], tmp_path: Path) -> None:
+    """view loads a run through the same reader: the same refusal, no table built."""
+    from itemscore.viewer._runs import Runs
+
+    _bloat(_copy(scored("em", "exact_match"), tmp_path / "sets" / "bloated"))
+    runs = Runs([tmp_path / "sets"])
+    (run,) = runs.runs()
+    with pytest.raises(ResultsFormatError, match="refused before any row was read"):
+        runs.load(run)
+
+
+def test_a_table_read_with_a_bound_stops_at_the_footer(
+    scored: Callable[..., Path], tmp_path: Path
+) -> None:
+    """RunTable.from_parquet(max_rows=...) refuses a larger file; a fitting one reads whole."""
+    from itemscore.engine._table import RunTable
+
+    results = _bloat(_copy(scored("em", "exact_match"), tmp_path / "bloated"))
+    with pytest.raises(ValueError, match=f"holds {BLOATED} rows, more than 10"):
+        RunTable.from_parquet(results.parent / "items.parquet", max_rows=10)
+    table = RunTable.from_parquet(results.parent / "items.parquet", max_rows=BLOATED)
+    assert len(table.key("id")) == BLOATED

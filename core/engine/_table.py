@@ -474,21 +474,46 @@ class RunTable:
             raise
 
     @classmethod
-    def from_parquet(cls, path: Path, labels: Sequence[str] | None = None) -> RunTable:
+    def from_parquet(
+        cls, path: Path, labels: Sequence[str] | None = None, *, max_rows: int | None = None
+    ) -> RunTable:
         """The table of an ``items.parquet`` file: keys and scores read, items left in the file.
 
-        ``labels`` gives the order of the score columns (default: the file's).
+        ``labels`` gives the order of the score columns (default: the file's). The file is
+        read a row group at a time; with ``max_rows``, a file whose footer counts more rows
+        is refused before any is read, and so is a row group that brings more than it said.
+
+        Raises:
+            ValueError: a label without scores in the file, or more rows than ``max_rows``.
         """
         import pyarrow.parquet as pq
 
-        schema = pq.read_schema(path)
-        present = [n[len(SCORE_PREFIX) :] for n in schema.names if n.startswith(SCORE_PREFIX)]
-        order = list(labels) if labels is not None else present
-        missing = [label for label in order if score_field(label) not in schema.names]
-        if missing:
-            raise ValueError(f"{path} holds no scores for {', '.join(map(repr, missing))}.")
-        keys = [k for k in KEY_COLUMNS if k in schema.names]
-        table = pq.read_table(path, columns=keys + [score_field(label) for label in order])
+        with pq.ParquetFile(path, pre_buffer=False) as handle:
+            schema = handle.schema_arrow
+            present = [n[len(SCORE_PREFIX) :] for n in schema.names if n.startswith(SCORE_PREFIX)]
+            order = list(labels) if labels is not None else present
+            missing = [label for label in order if score_field(label) not in schema.names]
+            if missing:
+                raise ValueError(f"{path} holds no scores for {', '.join(map(repr, missing))}.")
+            columns = [k for k in KEY_COLUMNS if k in schema.names]
+            columns += [score_field(label) for label in order]
+            footer = handle.metadata
+            if max_rows is not None and footer.num_rows > max_rows:
+                raise ValueError(f"{path} holds {footer.num_rows} rows, more than {max_rows}.")
+            groups, read = [], 0
+            for index in range(footer.num_row_groups):
+                said = footer.row_group(index).num_rows
+                if max_rows is not None and read + said > max_rows:  # before reading it
+                    raise ValueError(f"{path} holds more than {max_rows} rows.")
+                group = handle.read_row_group(index, columns=columns)
+                if group.num_rows != said:
+                    raise ValueError(
+                        f"{path}: row group {index} holds {group.num_rows} rows, its footer "
+                        f"says {said}."
+                    )
+                read += said
+                groups.append(group)
+        table = pa.concat_tables(groups) if groups else schema.empty_table().select(columns)
         # The fingerprints need every input and answer key as Python text: a batch at a
         # time, never the whole columns (at 1M items, 700 MB against 280 MB).
         texts = [k for k in ("input", "expected") if k in schema.names]
