@@ -8,9 +8,16 @@ backend cannot be opened is an error naming the URL and the way out (issue 14).
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import resource
 import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -194,3 +201,168 @@ def test_the_command_line_refuses_a_parquet_file_rewritten_during_the_run(
     assert done.exit_code == 2, done.output
     output = _one_line(done.output)
     assert f"{path}: the file changed while" in output
+
+
+# -- issue 8: a stream given as Parquet -------------------------------------------------------
+
+SCRIPT = Path(sys.executable).parent / "itemscore"
+posix = pytest.mark.skipif(
+    not hasattr(os, "mkfifo"), reason="named pipes, /dev/zero and file size limits are POSIX"
+)
+
+
+def _zeros(fifo: Path, size: int, stop: threading.Event | None = None) -> threading.Thread:
+    """A writer of ``size`` zeros into ``fifo``; with ``stop``, it then holds the pipe open.
+
+    Far more than the bound the reader is given, and still a few MiB: a reader that kept
+    no bound copies it all and ends, instead of filling the disk.
+    """
+
+    def write() -> None:
+        block = bytes(64 << 10)
+        try:
+            with open(fifo, "wb") as handle:
+                for _ in range(size // len(block)):
+                    handle.write(block)
+                if stop is not None:
+                    stop.wait(60)  # the pipe stays open: the reader waits for more
+        except BrokenPipeError:  # the reader stopped at its bound: what the test wants
+            pass
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread
+
+
+def _copies(folder: Path) -> list[Path]:
+    return sorted(folder.glob("itemscore-input-*"))
+
+
+@posix
+def test_a_stream_given_as_parquet_is_copied_within_max_json_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An endless pipe named ``.parquet`` stops at the bound, naming it; its copy is gone."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    fifo = tmp_path / "z.parquet"
+    os.mkfifo(fifo)
+    writer = _zeros(fifo, 4 << 20)
+    with pytest.raises(InputError) as caught:
+        open_source(fifo, max_json_bytes=100_000)
+    writer.join(timeout=30)
+    assert not writer.is_alive()
+    message = _one_line(str(caught.value))
+    assert message.startswith(f"{fifo}: the stream holds more than 100,000 bytes (the bound")
+    assert "max_json_bytes" in message
+    assert "--read-option max_json_bytes=400000" in message
+    assert _copies(temp) == []
+
+
+@posix
+def test_dev_zero_as_parquet_on_the_command_line_is_exit_2(tmp_path: Path) -> None:
+    """``ln -s /dev/zero z.parquet; itemscore score z.parquet``: exit 2, nothing left behind."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    link = tmp_path / "z.parquet"
+    link.symlink_to("/dev/zero")
+    done = _run_cli(
+        "score", link, "-m", "exact_match", "--read-option", "max_json_bytes=2000000",
+        cwd=tmp_path, temp=temp,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    stderr = _one_line(done.stderr)
+    assert f"{link}: the stream holds more than 2,000,000 bytes (the bound max_json_bytes)" in (
+        stderr
+    )
+    assert "--read-option max_json_bytes=8000000" in stderr
+    assert _copies(temp) == []
+
+
+def test_an_interrupted_copy_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C in the middle of a copy: the interrupt goes on, the copy does not stay."""
+    import itemscore.inputs._files as files
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+
+    class Interrupted(io.RawIOBase):
+        """Three blocks of a stream, then Ctrl-C."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.blocks = 0
+
+        def readable(self) -> bool:
+            return True
+
+        def read(self, size: int = -1) -> bytes:
+            self.blocks += 1
+            if self.blocks > 3:
+                assert len(_copies(temp)) == 1  # the copy exists, half written
+                raise KeyboardInterrupt
+            return b"x" * size
+
+    def opened(path: object, mode: str = "r") -> Interrupted:
+        return Interrupted()
+
+    monkeypatch.setattr(files, "open", opened, raising=False)
+    with pytest.raises(KeyboardInterrupt):
+        files.copy_stream(
+            "s.parquet", "s.parquet", "document", max_line_bytes=1, max_json_bytes=1 << 40
+        )
+    assert _copies(temp) == []
+
+
+@posix
+def test_sigterm_while_a_parquet_stream_is_copied_leaves_no_copy(tmp_path: Path) -> None:
+    """``timeout``/``kill`` stop the command in the middle of a copy: the copy is removed."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    fifo = tmp_path / "z.parquet"
+    os.mkfifo(fifo)
+    stop = threading.Event()
+    writer = _zeros(fifo, 3 << 20, stop)
+    process = subprocess.Popen(
+        [str(SCRIPT), "score", str(fifo), "-m", "exact_match", "--no-user-config"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        env=_environment(temp), preexec_fn=_small_files,
+    )  # fmt: skip
+    try:
+        for _ in range(3000):  # until the copy holds bytes (the writer then waits)
+            copied = [p for c in _copies(temp) for p in c.iterdir() if p.stat().st_size]
+            if copied or process.poll() is not None:
+                break
+            threading.Event().wait(0.01)
+        assert copied, "the copy never began"
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+    finally:
+        stop.set()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    writer.join(timeout=30)
+    assert process.returncode != 0
+    assert _copies(temp) == []
+
+
+def _environment(temp: Path) -> dict[str, str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ITEMSCORE_")}
+    environ["TMPDIR"] = str(temp)
+    return environ
+
+
+def _small_files() -> None:
+    """In the child: no file past 64 MiB (an unbounded copy of /dev/zero ends, not the disk)."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
+
+
+def _run_cli(*args: str | Path, cwd: Path, temp: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SCRIPT), *map(str, args), "--no-user-config"],
+        capture_output=True, text=True, env=_environment(temp), cwd=cwd, timeout=120,
+        preexec_fn=_small_files, check=False,
+    )  # fmt: skip

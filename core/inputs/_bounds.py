@@ -5,8 +5,8 @@
   that never ends a line (``/dev/zero``), is an input error naming the file and the line; the
   reader never holds much more than this bound and one block of the file.
 - ``max_json_bytes`` (default 1 GiB): the largest JSON file (one list of objects), which must
-  be parsed whole. The same bound holds for a stream (a pipe) of a harness log that must be
-  copied before it can be read.
+  be parsed whole. The same bound holds for a stream (a pipe, a device) of a harness log or a
+  Parquet file, which must be copied whole before it can be read (``/dev/zero`` never ends).
 - ``max_columns`` (default 2,048): the most distinct keys (columns) the rows of a source may
   hold. Every key is a column of the batches, as long as the batch: a file whose rows each
   bring keys of their own would make the reading quadratic.
@@ -48,7 +48,7 @@ class Limits:
 
     #: The longest JSON line, or CSV/TSV record, in bytes.
     max_line_bytes: int = attrs.field(default=64 * _MIB, validator=_positive)
-    #: The largest JSON (list) file, or copied stream of a harness log, in bytes.
+    #: The largest JSON (list) file, or copied stream of a harness log or Parquet file, in bytes.
     max_json_bytes: int = attrs.field(default=1024 * _MIB, validator=_positive)
     #: The most distinct keys (columns) in the rows of a source.
     max_columns: int = attrs.field(default=2048, validator=_positive)

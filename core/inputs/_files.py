@@ -6,7 +6,9 @@ cannot be read twice or split, so it is first copied, once and hashing as it goe
 private temporary file (mode 0600, in a folder of mode 0700, removed when the source is
 closed), which is then read like any file. The copy keeps the bounds of
 :mod:`._bounds`: a line longer than ``max_line_bytes`` (``/dev/zero`` has none) ends it
-with an error, and so does a whole-file document larger than ``max_json_bytes``.
+with an error, and so does a file read whole (JSON, a harness log, Parquet) larger than
+``max_json_bytes``. A copy that does not finish is removed, whatever stops it: an error, or
+Ctrl-C (and ``SIGTERM``, which the command line raises as Ctrl-C).
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ def line_too_long(name: str, line: int, limit: int, *, what: str = "line") -> In
 def copy_stream(
     path: str | os.PathLike[str],
     name: str,
-    kind: Literal["lines", "document", "any"],
+    kind: Literal["lines", "document"],
     *,
     max_line_bytes: int,
     max_json_bytes: int,
@@ -119,20 +121,23 @@ def copy_stream(
         path: The stream (a pipe, a device).
         name: How messages name it.
         kind: ``"lines"``: one row per line (JSON lines, CSV), each line within
-            ``max_line_bytes``; ``"document"``: a whole-file document (JSON, a harness log),
-            within ``max_json_bytes``; ``"any"``: no bound but the disk's (Parquet).
+            ``max_line_bytes``; ``"document"``: a file read whole (JSON, a harness log,
+            Parquet), within ``max_json_bytes``.
         max_line_bytes: The bound of a line.
-        max_json_bytes: The bound of a document.
+        max_json_bytes: The bound of a file read whole.
 
     Raises:
-        InputError: a line or document past its bound (the copy is removed).
+        InputError: a line or document past its bound.
         OSError: the stream cannot be read, or the copy written.
+
+    A copy that does not finish is removed before the error (or the interrupt) goes on.
     """
     folder = tempfile.mkdtemp(prefix="itemscore-input-")  # mode 0700: the user's own
     target = os.path.join(folder, "data")
     digest = hashlib.sha256()
     total = 0
     line, run = 1, 0  # the current line and its length so far
+    finished = False
     try:
         descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with open(path, "rb") as source, os.fdopen(descriptor, "wb") as out:
@@ -144,20 +149,22 @@ def copy_stream(
                 total += len(block)
                 if kind == "lines":
                     line, run = _check_lines(block, name, line, run, max_line_bytes)
-                elif kind == "document" and total > max_json_bytes:
+                elif total > max_json_bytes:
                     raise InputError.at(
                         name,
                         None,
                         None,
                         f"the stream holds more than {max_json_bytes:,} bytes (the bound "
-                        "max_json_bytes), more than a document read whole may be. If it is "
-                        f"meant, raise the bound, e.g. --read-option max_json_bytes="
+                        "max_json_bytes), more than a file read whole (JSON, Parquet, a "
+                        "harness log) may be; a stream such as /dev/zero never ends. If it "
+                        "is meant, raise the bound, e.g. --read-option max_json_bytes="
                         f"{max_json_bytes * 4}.",
                     )
                 out.write(block)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
+        finished = True
+    finally:
+        if not finished:  # an error, Ctrl-C, or SIGTERM (which the command line raises so)
+            shutil.rmtree(folder, ignore_errors=True)
     return Copy(target, folder, digest.hexdigest(), total)
 
 

@@ -37,8 +37,8 @@ from ._vector import arrow_batch, arrow_metadata, numbers
 __all__ = ["FIXED_VERSION", "plan", "read", "rows"]
 
 UNIT = "row"
-STREAM = "any"
-BOUNDS = ("max_columns",)
+STREAM = "document"  # read whole from its footer back: a stream is copied, within max_json_bytes
+BOUNDS = ("max_json_bytes", "max_columns")
 
 #: The first pyarrow release that does not unpickle extension types from files.
 FIXED_VERSION = (14, 0, 1)
