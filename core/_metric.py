@@ -107,6 +107,11 @@ class Metric:
     #: calling a rate-limited service sets it from its options). ``None``: the run's
     #: ``concurrency``.
     max_concurrency: int | None = None
+    #: Seconds one item may take by this metric's own limits (a judge: its timeout times its
+    #: attempts, and the waits between them). A run's *default* ``item_timeout`` is raised to
+    #: it, so the default never cuts short what the metric bounds itself; a limit the user set
+    #: is kept. ``None``: the metric sets no bound of its own.
+    item_time_bound: float | None = None
 
     # Set by ``bind`` (notebooks and tests); a run never binds: the label comes from the
     # context, and the runner labels every score it records.

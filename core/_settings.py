@@ -15,7 +15,25 @@ import attrs
 
 from ._exceptions import ConfigError, did_you_mean, one_of
 
-__all__ = ["RunSettings", "check_ci_method", "resolve_workers"]
+__all__ = [
+    "DEFAULT_ITEM_TIMEOUT",
+    "RunSettings",
+    "check_ci_method",
+    "parse_memory",
+    "resolve_workers",
+]
+
+#: Seconds one metric may take on one item unless the run says otherwise: long enough for any
+#: metric that computes (the slowest built-in takes well under a second an item), short enough
+#: that a metric stuck on one item costs minutes, not the run. A metric that bounds its own
+#: items longer (the LLM judge: its timeout times its attempts, and the waits between them)
+#: gets its own bound instead (:func:`itemscore.engine._shard.item_limit`).
+DEFAULT_ITEM_TIMEOUT = 300.0
+#: The smallest worker memory limit taken: below it a worker cannot even start Python.
+_MIN_MEMORY = 64 << 20
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+#: Words that switch a limit off.
+_OFF = ("none", "off")
 
 
 def check_ci_method(method: str, name: str = "`ci_method`") -> None:
@@ -90,6 +108,52 @@ def _check_seconds(instance: Any, attribute: attrs.Attribute[Any], value: Any) -
         )
 
 
+def _item_timeout_off(value: Any) -> Any:
+    """``0``, ``"none"`` and ``"off"`` switch the item time limit off (``None``)."""
+    if isinstance(value, str) and value.strip().lower() in _OFF:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0:
+        return None
+    return value
+
+
+def parse_memory(value: Any, name: str = "`worker_memory`") -> int | None:
+    """A memory size as bytes: an integer, or a text like ``"2G"``, ``"512M"``, ``"1.5GiB"``.
+
+    ``None``, ``0``, ``"none"`` and ``"off"`` mean no limit (``None``). Units are powers of
+    1024 (K, M, G, T, with or without ``B``/``iB``).
+
+    Raises:
+        ConfigError: neither a size nor a word for no limit, or a size below 64 MiB.
+    """
+    if value is None:
+        return None
+    size: float
+    if isinstance(value, bool):
+        size = -1
+    elif isinstance(value, (int, float)):
+        size = value
+    elif isinstance(value, str) and value.strip().lower() in _OFF:
+        return None
+    elif isinstance(value, str):
+        text = value.strip().lower().removesuffix("ib").removesuffix("b").strip()
+        unit = text[-1:] if text[-1:] in _UNITS else ""
+        try:
+            size = float(text[: len(text) - len(unit)]) * _UNITS[unit]
+        except ValueError:
+            size = -1
+    else:
+        size = -1
+    if size == 0:
+        return None
+    if not size >= _MIN_MEMORY or size != size or size == float("inf"):
+        raise ConfigError(
+            f"{name} ({value!r}) must be a size of at least 64M (bytes, or a number with K, M, G "
+            "or T: '2G', '512M'), or 'none' for no limit."
+        )
+    return int(size)
+
+
 def _to_reduce(value: Any) -> Any:
     """A reducer name or a list of them as a tuple (the names are checked by the validator)."""
     if isinstance(value, list):
@@ -140,11 +204,18 @@ class RunSettings:
     #: not tried again: it would raise again.
     retries: int = attrs.field(default=1, validator=_check_int(0))
     #: Seconds one metric may take on one item; past it the item is an ``error`` ("timed out
-    #: after N s"). ``None``: no limit.
-    item_timeout: float | None = attrs.field(default=None, validator=_check_seconds)
+    #: after N s"). Default :data:`DEFAULT_ITEM_TIMEOUT`; ``None`` (or ``0``, ``"none"``): no
+    #: limit.
+    item_timeout: float | None = attrs.field(
+        default=DEFAULT_ITEM_TIMEOUT, converter=_item_timeout_off, validator=_check_seconds
+    )
     #: Seconds the whole run may take; shards not done by then get ``error`` scores.
     #: ``None``: no limit.
     deadline: float | None = attrs.field(default=None, validator=_check_seconds)
+    #: Bytes of address space each worker process may use (``RLIMIT_AS``, where the platform
+    #: has it); past it the metric's allocation fails (a ``MemoryError``: that item's
+    #: ``error``). Never applied to the caller's own process. ``None``: no limit.
+    worker_memory: int | None = attrs.field(default=None, converter=parse_memory)
     #: How each question's attempts are reduced to one score before aggregation, in order:
     #: the first reducer gives the measurement ``<suite>.<label>``, each further one
     #: ``<suite>.<label>[<reducer>]`` (``"mean"``, ``"max"``, ``"min"``, ``"majority"``,

@@ -4,6 +4,8 @@
   is alone: it is an ``error`` naming the lost worker, every other item is scored;
 - a run that is killed or stopped leaves no worker, no lock on its output folder and no
   temporary folder behind;
+- every run has an item time limit unless switched off, and workers may have a memory limit:
+  what exceeds either is an ``error`` item, never a dead run.
 """
 
 from __future__ import annotations
@@ -456,3 +458,108 @@ def test_a_plan_that_fails_waits_for_the_reads_running_before_removing_the_spool
         line.replace("start", "end") for line in started
     ]
     assert not list((tmp_path / "tmp").iterdir())
+
+
+# -- 10. default time limit, worker memory limit ---------------------------------------------
+
+
+def test_every_run_has_an_item_time_limit_unless_switched_off() -> None:
+    """300 s by default, recorded in the settings; 0, 'none' and 'off' switch it off."""
+    from itemscore._settings import DEFAULT_ITEM_TIMEOUT, RunSettings
+
+    result = itemscore.score(plain_items(5), ["exact_match"])
+    assert result.settings.item_timeout == DEFAULT_ITEM_TIMEOUT == 300.0
+    assert RunSettings.from_dict(result.settings.to_dict()).item_timeout == 300.0
+    for off in (None, 0, 0.0, "none", "off"):
+        assert RunSettings(item_timeout=off).item_timeout is None
+    assert (
+        itemscore.score(plain_items(5), ["exact_match"], item_timeout=0).settings.item_timeout
+        is None
+    )
+
+
+def test_the_default_limit_gives_way_to_the_judges_own_bound_but_a_set_one_holds() -> None:
+    """The judge bounds each item itself (timeout x attempts + waits): the default yields."""
+    pytest.importorskip("httpx")
+    from itemscore._registry import default_registry
+    from itemscore.engine._shard import item_limit
+
+    judge = default_registry().get("llm_judge")(
+        model="m", base_url="http://127.0.0.1:9/v1", api_key_env=None
+    )
+    plain = default_registry().get("exact_match")()
+    assert judge.item_time_bound is not None
+    assert judge.item_time_bound > (judge.max_retries + 1) * judge.timeout >= 300
+    assert item_limit(judge, 300.0) == judge.item_time_bound
+    assert item_limit(plain, 300.0) == 300.0
+    assert item_limit(judge, 30.0) == 30.0  # the user's limit holds
+    assert item_limit(judge, None) is None
+
+
+def test_a_leaking_metric_is_bounded_by_the_worker_memory_limit(worker_metrics: Any) -> None:
+    """Past the limit the leaking metric's items are MemoryError errors; the run finishes."""
+    import pyarrow  # noqa: F401 - in the address space the workers are forked with
+
+    itemscore.score(plain_items(4), ["exact_match"], executor="process", workers=2)
+    size = next(
+        int(line.split()[1]) << 10
+        for line in Path("/proc/self/status").read_text().splitlines()
+        if line.startswith("VmSize")
+    ) if LINUX else 2 << 30  # fmt: skip
+    limit = size + (600 << 20)  # room for about 30 leaks of 20 MB per worker
+    result = itemscore.score(
+        plain_items(200),
+        [worker_metrics.Leaks(20), "exact_match"],
+        executor="process",
+        workers=2,
+        worker_memory=limit,
+    )
+    assert result.settings.worker_memory == limit
+    leaks = [item.scores["leaks_test"] for item in result.items]
+    errors = [s for s in leaks if s.status is Status.ERROR]
+    assert errors  # bounded...
+    assert len(errors) < 200  # ...not every item lost
+    assert {s.reason for s in errors} == {"MemoryError"}
+    assert result.measurements["default.exact_match"].n == 200  # the other metric unharmed
+
+
+def test_worker_memory_is_refused_where_no_worker_runs_and_sizes_are_checked() -> None:
+    """Serially the caller's process would be limited: an error, before any item."""
+    from itemscore._settings import RunSettings
+
+    with pytest.raises(itemscore.ConfigError, match="serial executor scores in this process"):
+        itemscore.score(plain_items(3), ["exact_match"], worker_memory="2G")
+    assert RunSettings(worker_memory="2G").worker_memory == 2 << 30
+    assert RunSettings(worker_memory="512MiB").worker_memory == 512 << 20
+    assert RunSettings(worker_memory="none").worker_memory is None
+    with pytest.raises(itemscore.ConfigError, match="at least 64M"):
+        RunSettings(worker_memory="2X")
+
+
+def test_the_command_line_switches_the_item_time_limit_off_and_sets_worker_memory(
+    tmp_path: Path,
+) -> None:
+    """--item-timeout none and --worker-memory 2G are recorded in results.json."""
+    import subprocess
+
+    data = write_jsonl(tmp_path / "d.jsonl", 20)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(WORKERS), *sys.path])}
+    script = str(WORKERS / "itemscore_isolation_workers.py")
+    runs = {
+        "default": [],
+        "off": ["--item-timeout", "none", "--workers", "1", "--worker-memory", "2G"],
+    }
+    settings = {}
+    for name, extra in runs.items():
+        out = tmp_path / name
+        done = subprocess.run(
+            [sys.executable, script, "score", str(data), "-m", "exact_match", "--out", str(out),
+             *extra],
+            env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        settings[name] = json.loads((out / "results.json").read_text())["settings"]
+    assert settings["default"]["item_timeout"] == 300.0
+    assert settings["default"]["worker_memory"] is None
+    assert settings["off"]["item_timeout"] is None
+    assert settings["off"]["worker_memory"] == 2 << 30

@@ -336,9 +336,16 @@ def _stat_options(func: Any) -> Any:
             ),
             click.option(
                 "--item-timeout",
-                type=float,
-                metavar="SECONDS",
-                help="One metric may take this long on one item; past it the item is an error.",
+                callback=_seconds_or_off,
+                metavar="SECONDS|none",
+                help="One metric may take this long on one item; past it the item is an error "
+                "(default 300; none or 0: no limit).",
+            ),
+            click.option(
+                "--worker-memory",
+                metavar="SIZE|none",
+                help="With --workers or --dask: each worker may use this much memory (2G, "
+                "512M); past it a metric's allocation fails and its item is an error.",
             ),
             click.option(
                 "--deadline",
@@ -411,6 +418,20 @@ def _read_options(pairs: Sequence[str]) -> dict[str, str]:
             )
         options[key.strip()] = value
     return options
+
+
+def _seconds_or_off(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    """``--item-timeout``: seconds, or ``none``/``off`` (given on as ``0``: no limit)."""
+    if value is None:
+        return None
+    if value.strip().lower() in ("none", "off"):
+        return 0.0
+    try:
+        return float(value)
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} must be a number of seconds, or none for no limit.", ctx, param
+        ) from None
 
 
 def _override(request: RunRequest, **values: Any) -> None:
@@ -564,6 +585,7 @@ def score(
     dask: str | None,
     retries: int | None,
     item_timeout: float | None,
+    worker_memory: str | None,
     deadline: float | None,
     out: Path | None,
     reports: tuple[str, ...],
@@ -624,6 +646,7 @@ def score(
         dask=dask,
         retries=retries,
         item_timeout=item_timeout,
+        worker_memory=worker_memory,
         deadline=deadline,
         out=out,
         reports=list(reports) or None,
@@ -652,6 +675,7 @@ def run_command(
     dask: str | None,
     retries: int | None,
     item_timeout: float | None,
+    worker_memory: str | None,
     deadline: float | None,
     out: Path | None,
     reports: tuple[str, ...],
@@ -686,6 +710,7 @@ def run_command(
         dask=dask,
         retries=retries,
         item_timeout=item_timeout,
+        worker_memory=worker_memory,
         deadline=deadline,
         out=out,
         reports=list(reports) or None,
@@ -722,6 +747,7 @@ def rescore(
     dask: str | None,
     retries: int | None,
     item_timeout: float | None,
+    worker_memory: str | None,
     deadline: float | None,
     out: Path | None,
     reports: tuple[str, ...],
@@ -748,6 +774,7 @@ def rescore(
         dask=dask,
         retries=retries,
         item_timeout=item_timeout,
+        worker_memory=worker_memory,
         deadline=deadline,
         out=out,
         reports=list(reports) or None,
@@ -780,14 +807,13 @@ def rescore(
 def verify(results: Path, data: Path | None, quiet: bool, as_json: bool) -> None:
     """Recompute every measurement of a results.json from its saved items.
 
-    Exits 0 when every number agrees, 1 when any differs (each difference is printed). The
-    fields no recomputation can check (timings, versions, execution settings) are listed.
+    Exits 0 when every number agrees, 1 when any differs (each difference is printed).
     """
     from ._pipeline import verify_results
 
     view = _View(quiet=quiet or as_json, as_json=as_json)
     _warn_broken_plugins(view)
-    again, differences, unchecked = verify_results(results, data=data, notice=view.notice)
+    again, differences = verify_results(results, data=data, notice=view.notice)
     if as_json:
         document = {
             "results": os.fspath(results),
@@ -795,7 +821,6 @@ def verify(results: Path, data: Path | None, quiet: bool, as_json: bool) -> None
             "measurements": sum(len(ms) for ms in again.by_model.values()),
             "data_checked": data is not None,
             "differences": list(differences),
-            "not_checked": list(unchecked),
         }
         click.echo(json_for_terminal(document, indent=2))
         if differences:
@@ -807,7 +832,6 @@ def verify(results: Path, data: Path | None, quiet: bool, as_json: bool) -> None
 
             for line in differences:
                 click.echo(terminal_text(line))
-            _not_checked(unchecked)
             click.echo(
                 f"{len(differences)} difference(s): {results} does not recompute as saved.",
                 err=True,
@@ -817,24 +841,6 @@ def verify(results: Path, data: Path | None, quiet: bool, as_json: bool) -> None
         count = sum(len(ms) for ms in again.by_model.values())
         checked = " and the data file's hash" if data is not None else ""
         click.echo(f"All {count} measurements{checked} agree with {results}.")
-        _not_checked(unchecked)
-
-
-def _not_checked(fields: Sequence[str]) -> None:
-    """Say which fields of the results verify could not recompute (timings, versions...)."""
-    if not fields:
-        return
-    from ._app import terminal_text
-
-    grouped: dict[str, list[str]] = {}
-    for field in fields:  # "provenance.created" -> provenance: created
-        head, _, rest = field.partition(".")
-        grouped.setdefault(head, []).append(rest)
-    shown = "; ".join(
-        f"{head}: {', '.join(rest)}" if all(rest) else head for head, rest in grouped.items()
-    )
-    why = "how, when and where the run was made; no item recomputes them"
-    click.echo(terminal_text(f"Not checked ({why}): {shown}."))
 
 
 @click.command(context_settings=CONTEXT)

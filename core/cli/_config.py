@@ -43,6 +43,7 @@ CONFIG_KEYS: tuple[str, ...] = (
     "dask",
     "retries",
     "item_timeout",
+    "worker_memory",
     "deadline",
     "reduce",
     "out",
@@ -198,7 +199,10 @@ class _Reader:
                 request.setting_where[f"read_options.{option}"] = self.at(option_node)
         elif key in ("metrics", "extra_metrics"):
             getattr(request, key).extend(self.metric_list(key, node))
-        elif key in ("confidence", "seed", "workers", "retries", "item_timeout", "deadline"):
+        elif key in (
+            "confidence", "seed", "workers", "retries", "item_timeout", "worker_memory",
+            "deadline",
+        ):  # fmt: skip
             # Checked by the library's RunSettings; the pipeline reports it at this node.
             setattr(request, key, node_value(node))
         elif key == "reduce":

@@ -64,6 +64,7 @@ SETTING_FLAGS = {
     "dask": "--dask",
     "retries": "--retries",
     "item_timeout": "--item-timeout",
+    "worker_memory": "--worker-memory",
     "deadline": "--deadline",
     "reduce": "--reduce",
 }
@@ -112,7 +113,8 @@ def check_settings(request: RunRequest) -> dict[str, Any]:
     from itemscore._settings import RunSettings, resolve_workers
 
     values: dict[str, Any] = {}
-    settings = ("confidence", "ci_method", "seed", "retries", "item_timeout", "deadline", "reduce")
+    settings = ("confidence", "ci_method", "seed", "retries", "item_timeout", "worker_memory",
+                "deadline", "reduce")  # fmt: skip
     for key in settings:
         value = getattr(request, key)
         if value is None:
@@ -536,17 +538,11 @@ def load_results(path: Path, command: str) -> RunResult:
 
 def verify_results(
     results: Path, *, data: Path | None = None, notice: Notice = _ignore
-) -> tuple[RunResult, list[str], list[str]]:
+) -> tuple[RunResult, list[str]]:
     """Recompute every measurement of a saved results.json from its saved items.
 
-    Every number the file holds is compared with its recomputation — both copies of the
-    measurements (top-level and per model), with their intervals, counts, ``extra``, groups
-    and derived measurements; the settings' two copies; every item's score — or named as not
-    checked (when and how the run was made: ``provenance``, execution settings, versions).
-
     Returns:
-        The recomputed result, one sentence per difference (none: everything agrees), and the
-        fields of the file that were not checked, by path.
+        The recomputed result, and one sentence per difference (none: everything agrees).
 
     Raises:
         ResultsFormatError: ``results`` is not an itemscore results file.
@@ -555,16 +551,13 @@ def verify_results(
     from itemscore._checks import (
         compare_item_scores,
         compare_measurements,
-        compare_settings,
-        not_checked,
         score_range,
         score_value_problem,
     )
     from itemscore.engine._runner import rescore
 
     saved = load_results(results, "verify")
-    document = _document(results)
-    differences: list[str] = _unhashed_items(results, document)
+    differences: list[str] = _unhashed_items(results)
     if data is not None:
         recorded = saved.provenance.get("data") or {}
         expected = recorded.get("sha256") if isinstance(recorded, Mapping) else None
@@ -582,36 +575,30 @@ def verify_results(
         again = rescore(saved)
     except ItemscoreError as exc:
         raise located(exc, f"{results}") from exc
-    differences += compare_settings(document)
-    differences += compare_measurements(saved, again, document)
+    differences += compare_measurements(saved, again)
     for label in saved.table.labels:  # a score no metric gives, named with its item
         problem = score_value_problem(saved, label, score_range(saved, label))
         if problem is not None:
             differences.append(f"{results}: {problem}")
     differences += compare_item_scores(saved, again)
-    return again, differences, not_checked(document, data_checked=data is not None)
+    return again, differences
 
 
 #: A results.json larger than this lists its items inline: it refers to no items file.
 _INLINE_FROM = 64 << 20
 
 
-def _document(results: Path) -> Mapping[str, Any] | None:
-    """``results`` as parsed JSON; ``None`` when it lists its items inline (too large)."""
+def _unhashed_items(results: Path) -> list[str]:
+    """A sentence when ``results`` refers to its items file without recording its SHA-256."""
     import json
 
     try:
         if results.stat().st_size > _INLINE_FROM:
-            return None
+            return []
         data = json.loads(results.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    return data if isinstance(data, Mapping) else None
-
-
-def _unhashed_items(results: Path, data: Mapping[str, Any] | None) -> list[str]:
-    """A sentence when ``results`` refers to its items file without recording its SHA-256."""
-    ref = data.get("items") if data is not None else None
+        return []
+    ref = data.get("items") if isinstance(data, Mapping) else None
     if isinstance(ref, Mapping) and not ref.get("sha256"):
         return [
             f"{results} records no SHA-256 of its items file {ref.get('file')!r}, so the items "

@@ -94,7 +94,9 @@ class RunRequest:
     #: How often a shard whose worker was lost is tried again; ``None``: the library's default.
     retries: int | None = None
     #: Seconds one metric may take on one item (``--item-timeout``).
-    item_timeout: float | None = None
+    item_timeout: float | str | None = None
+    #: Memory each worker process may use (``--worker-memory``), as written.
+    worker_memory: int | str | None = None
     #: Seconds the whole run may take (``--deadline``).
     deadline: float | None = None
     #: How each question's attempts are reduced (``--reduce`` and ``reduce:``), as written.

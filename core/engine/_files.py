@@ -51,7 +51,7 @@ from ._scores import SCORE_TYPE, filled, to_arrow, unreadable, without_extras
 from ._shard import score_shard
 from ._store import ItemsWriter
 from ._table import ItemSource, RunTable, keys_of
-from ._tasks import Job, ShardFailed, release_memo
+from ._tasks import Job, ShardFailed, limit_worker_memory, release_memo
 
 __all__ = ["Keep", "PartRead", "ScoredPart", "score_source"]
 
@@ -278,6 +278,7 @@ def score_part_task(
         WorkerCannotLoad: the metrics cannot be loaded in this process.
         InputError: the part changed since it was read.
     """
+    limit_worker_memory(job)
     plan = job.the_plan()
     out = ScoredPart({}, [] if schema is not None else None, 0)
     try:

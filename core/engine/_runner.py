@@ -25,7 +25,7 @@ from .._exceptions import ConfigError
 from .._plan import RunPlan, plan, reduce_of
 from .._records import ItemResult, MetricResult, Status
 from .._registry import Registry
-from .._settings import RunSettings, resolve_workers
+from .._settings import DEFAULT_ITEM_TIMEOUT, RunSettings, resolve_workers
 from .._spec import MetricLike
 from .._suite import Suite
 from ..executors import Engine, ExecutorSpec, resolve_executor
@@ -67,9 +67,10 @@ def _prepare(
     workers: int | str | None,
     client: Any,
     retries: int,
-    item_timeout: float | None,
+    item_timeout: float | str | None,
     deadline: float | None,
     reduce: tuple[str, ...] | None = None,
+    worker_memory: int | str | None = None,
 ) -> tuple[RunSettings, ExecutorSpec]:
     """The run's typed settings and its executor (not started); every option checked."""
     spec = resolve_executor(executor, workers=resolve_workers(workers), client=client)
@@ -84,8 +85,15 @@ def _prepare(
         retries=retries,
         item_timeout=item_timeout,
         deadline=deadline,
+        worker_memory=worker_memory,
         **({} if reduce is None else {"reduce": reduce}),
     )
+    if settings.worker_memory is not None and not spec.parallel:
+        raise ConfigError(
+            f"`worker_memory` ({worker_memory!r}) limits worker processes, and the serial "
+            "executor scores in this process, which itemscore never limits: pass "
+            "executor='process' (or 'dask') with it, or leave it out."
+        )
     return settings, spec
 
 
@@ -410,8 +418,9 @@ def score(
     workers: int | str | None = None,
     client: Any = None,
     retries: int = 1,
-    item_timeout: float | None = None,
+    item_timeout: float | str | None = DEFAULT_ITEM_TIMEOUT,
     deadline: float | None = None,
+    worker_memory: int | str | None = None,
     reduce: str | Iterable[str] | None = None,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
@@ -444,8 +453,13 @@ def score(
         client: A ``distributed.Client`` for ``executor="dask"``; without one a local cluster
             of ``workers`` processes is started and closed.
         retries: How often a shard whose worker was lost is tried again (default once).
-        item_timeout: Seconds a metric may take on one item before it is an ``error``.
+        item_timeout: Seconds a metric may take on one item before it is an ``error``
+            (default 300; a metric that bounds its own items longer, as the LLM judge
+            does, gets its bound); ``None`` or ``0``: no limit.
         deadline: Seconds the whole run may take; shards not done by then are errors.
+        worker_memory: Bytes (or ``"2G"``, ``"512M"``) of address space each worker
+            process may use; past it a metric's allocation fails and its item is an
+            ``error``. Not for the serial executor's process. ``None``: no limit.
         reduce: How each question's attempts (items with one ``model`` and ``id`` and
             several ``attempt``) are reduced to one score: a reducer name or a list of them
             (``["mean", "pass@5"]``); the first gives ``<suite>.<label>``, each further one
@@ -462,6 +476,7 @@ def score(
         suite_id=suite_id, confidence=confidence, ci_method=ci_method, seed=seed,
         concurrency=concurrency, executor=executor, workers=workers, client=client,
         retries=retries, item_timeout=item_timeout, deadline=deadline,
+        worker_memory=worker_memory,
         reduce=reduce_of(reduce, metrics),
     )  # fmt: skip
     the_plan = plan(metrics, extra_metrics, registry=registry)
@@ -506,7 +521,8 @@ def score_opened(
     arguments = {
         "confidence": 0.95, "ci_method": None, "seed": 0, "concurrency": 16,
         "executor": "serial", "workers": None, "client": None, "retries": 1,
-        "item_timeout": None, "deadline": None, **settings,
+        "item_timeout": DEFAULT_ITEM_TIMEOUT, "deadline": None, "worker_memory": None,
+        **settings,
     }  # fmt: skip
     run_settings, spec = _prepare(suite_id=suite_id, **arguments)
     the_plan = plan(metrics)
@@ -539,8 +555,9 @@ def run(
     workers: int | str | None = None,
     client: Any = None,
     retries: int = 1,
-    item_timeout: float | None = None,
+    item_timeout: float | str | None = DEFAULT_ITEM_TIMEOUT,
     deadline: float | None = None,
+    worker_memory: int | str | None = None,
     reduce: str | Iterable[str] | None = None,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
@@ -563,8 +580,13 @@ def run(
         workers: Worker processes of ``"process"``/``"dask"`` (``"auto"``: the cores).
         client: A ``distributed.Client`` for ``executor="dask"``.
         retries: How often a shard whose worker was lost is tried again (default once).
-        item_timeout: Seconds a metric may take on one item before it is an ``error``.
+        item_timeout: Seconds a metric may take on one item before it is an ``error``
+            (default 300; a metric that bounds its own items longer, as the LLM judge
+            does, gets its bound); ``None`` or ``0``: no limit.
         deadline: Seconds the whole run may take; shards not done by then are errors.
+        worker_memory: Bytes (or ``"2G"``, ``"512M"``) of address space each worker
+            process may use; past it a metric's allocation fails and its item is an
+            ``error``. Not for the serial executor's process. ``None``: no limit.
         reduce: How each question's attempts are reduced (see :func:`score`).
         progress: ``progress(done, total)`` as scoring advances.
         registry: Where to find metrics (default: every installed one).
@@ -577,6 +599,7 @@ def run(
         suite_id=suite.suite_id, confidence=confidence, ci_method=ci_method, seed=seed,
         concurrency=concurrency, executor=executor, workers=workers, client=client,
         retries=retries, item_timeout=item_timeout, deadline=deadline,
+        worker_memory=worker_memory,
         reduce=reduce_of(reduce, extra_metrics),
     )  # fmt: skip
     if isinstance(extra_metrics, RunPlan):
@@ -599,8 +622,9 @@ def rescore(
     workers: int | str | None = None,
     client: Any = None,
     retries: int = 1,
-    item_timeout: float | None = None,
+    item_timeout: float | str | None = DEFAULT_ITEM_TIMEOUT,
     deadline: float | None = None,
+    worker_memory: int | str | None = None,
     reduce: str | Iterable[str] | None = None,
     progress: ProgressCallback | None = None,
     registry: Registry | None = None,
@@ -622,6 +646,7 @@ def rescore(
         seed=old.seed if seed is None else seed,
         concurrency=concurrency, executor=executor, workers=workers, client=client,
         retries=retries, item_timeout=item_timeout, deadline=deadline,
+        worker_memory=worker_memory,
         reduce=reduce_of(reduce, metrics) or old.reduce,
     )  # fmt: skip
     if metrics is None:

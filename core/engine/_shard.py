@@ -11,7 +11,8 @@ item, so a run never ends without saying why. A wrong return type is an error to
 is skip. A batch (``score_items``) that raises, returns the wrong number of results or runs
 out of time is scored again item by item, so one bad item costs one score.
 
-With ``RunSettings.item_timeout``, an item whose call does not return in time becomes an
+With ``RunSettings.item_timeout`` (300 s unless the run says otherwise, see
+:func:`item_limit`), an item whose call does not return in time becomes an
 ``error`` ("timed out after N s"): enforced with ``SIGALRM`` in a main thread (the serial
 executor, process workers) and by raising into the scoring thread elsewhere (Dask workers),
 both of which need the metric to be running Python code; a metric stuck inside native code
@@ -38,6 +39,7 @@ from .._columns import SKIP, ScoreColumn
 from .._exceptions import describe_exception
 from .._metric import Metric, MetricContext
 from .._records import ItemResult, ItemScore, Status
+from .._settings import DEFAULT_ITEM_TIMEOUT
 
 if TYPE_CHECKING:
     from .._plan import PlannedMetric, RunPlan
@@ -50,6 +52,7 @@ __all__ = [
     "ItemTimeout",
     "Tick",
     "error_score",
+    "item_limit",
     "run_coroutine",
     "score_metric",
     "score_shard",
@@ -197,7 +200,50 @@ class _AlarmTimer(_Timer):
 
 
 class _ThreadTimer(_Timer):
-    """A time limit outside the main thread: the exception is raised into the calling thread."""
+    """A time limit outside the main thread: the exception is raised into the calling thread.
+
+    One watching thread serves every call of the guard (a thread per call would cost more
+    than most metrics' items): a call sets its end under a lock, the watcher looks at it at
+    least every :data:`_WATCH_POLL` seconds, and a call that ended first takes back an
+    exception raised too late to land inside it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._call: tuple[int, float, int] | None = None  # (thread, end, call number)
+        self._fired = -1  # the call number an exception was raised for
+        self._calls = 0
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        stop = threading.Event()
+        watcher = threading.Thread(
+            target=self._watch, args=(stop,), name="itemscore-item-timeout", daemon=True
+        )
+        watcher.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            watcher.join()
+
+    def _watch(self, stop: threading.Event) -> None:
+        wait = _WATCH_POLL
+        while not stop.wait(wait):
+            wait = _WATCH_POLL
+            with self._lock:
+                if self._call is None:
+                    continue
+                thread, end, number = self._call
+                left = end - time.monotonic()
+                if left > 0:
+                    wait = min(left, _WATCH_POLL)
+                    continue
+                self._call = None
+                self._fired = number
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(thread), ctypes.py_object(ItemTimeout)
+                )
 
     @contextlib.contextmanager
     def within(
@@ -206,24 +252,26 @@ class _ThreadTimer(_Timer):
         if seconds is None:
             yield
             return
-        target = threading.get_ident()
-        done = threading.Event()
-
-        def expire() -> None:
-            if not done.wait(seconds):
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                    ctypes.c_ulong(target), ctypes.py_object(ItemTimeout)
-                )
-
-        watcher = threading.Thread(target=expire, name="itemscore-item-timeout", daemon=True)
-        watcher.start()
+        with self._lock:
+            self._calls += 1
+            number = self._calls
+            self._call = (threading.get_ident(), time.monotonic() + seconds, number)
         try:
             yield
         except ItemTimeout:
             raise _timed_out(seconds, expired) from None
         finally:
-            done.set()
-            watcher.join()
+            with self._lock:
+                self._call = None
+                if self._fired == number:  # raised, maybe not delivered yet: take it back
+                    self._fired = -1
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                        ctypes.c_ulong(threading.get_ident()), None
+                    )
+
+
+#: Seconds between two looks of the watching thread at the call it times.
+_WATCH_POLL = 0.05
 
 
 def error_score(label: str, exc: BaseException) -> ItemScore:
@@ -296,8 +344,25 @@ def score_shard(
             ci_method=settings.ci_method, seed=settings.seed, concurrency=settings.concurrency,
             shared_normalizers=shared, memo=memo,
         )  # fmt: skip
-        out[pm.label] = score_metric(pm, items, ctx, tick, settings.item_timeout, deadline)
+        limit = item_limit(pm.metric, settings.item_timeout)
+        out[pm.label] = score_metric(pm, items, ctx, tick, limit, deadline)
     return out
+
+
+def item_limit(metric: Metric, item_timeout: float | None) -> float | None:
+    """The seconds ``metric`` may take on one item in a run whose setting is ``item_timeout``.
+
+    The default limit (:data:`~itemscore._settings.DEFAULT_ITEM_TIMEOUT`) gives way to a
+    longer bound the metric sets its own items (:attr:`~itemscore.Metric.item_time_bound`):
+    the judge's retries are not cut short by a limit nobody asked for. Any other limit is
+    the user's, and holds.
+    """
+    if item_timeout is None or item_timeout != DEFAULT_ITEM_TIMEOUT:
+        return item_timeout
+    bound = getattr(metric, "item_time_bound", None)
+    if isinstance(bound, (int, float)) and not isinstance(bound, bool) and bound > item_timeout:
+        return float(bound)
+    return item_timeout
 
 
 #: The key of the shared normalisers in a run's memo (labels are metric ids: no clash).

@@ -4,10 +4,13 @@ Tasks are module-level functions so that any executor can send them to a worker 
 they return is plain Arrow arrays and small records, cheap to send back. The metrics' caches
 (:attr:`~itemscore.MetricContext.memo`) live in the worker across the tasks of one run: a
 task names its run by a token, and a worker keeps the memo of the last run it served only.
+A task first puts the run's ``worker_memory`` limit on the process it runs in, unless that is
+the caller's (:func:`limit_worker_memory`).
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import uuid
 from collections.abc import Collection, Sequence
@@ -26,7 +29,14 @@ if TYPE_CHECKING:
     from .._plan import RunPlan
     from .._settings import RunSettings
 
-__all__ = ["Job", "ShardFailed", "WorkerCannotLoad", "release_memo", "score_items_task"]
+__all__ = [
+    "Job",
+    "ShardFailed",
+    "WorkerCannotLoad",
+    "limit_worker_memory",
+    "release_memo",
+    "score_items_task",
+]
 
 _MEMO: dict[str, dict[str, Any]] = {}
 
@@ -62,6 +72,8 @@ class Job:
     keep_extras: frozenset[str] | None = None
     #: When the run must end (``time.time()``), or ``None``.
     deadline: float | None = None
+    #: The process of the run's caller: a memory limit is never put on it.
+    driver: int = attrs.field(factory=os.getpid)
 
     @classmethod
     def of(
@@ -119,6 +131,37 @@ class Job:
 _PLAN = " plan"
 
 
+#: The address-space limit this process had before a run's limit (``None``: none set here).
+_OWN_LIMIT: list[tuple[int, int]] = []
+
+
+def limit_worker_memory(job: Job) -> None:
+    """Put the run's ``worker_memory`` on this worker process (``RLIMIT_AS``), or take it off.
+
+    Only in a process other than the caller's, and where the platform has the limit. A
+    worker that lives on after the run (Dask's) gets its own limit back for a run without
+    one.
+    """
+    if os.getpid() == job.driver:
+        return
+    try:
+        import resource
+    except ImportError:  # Windows: no limit
+        return
+    wanted = job.settings.worker_memory
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if wanted is None:
+        if _OWN_LIMIT and (soft, hard) != _OWN_LIMIT[0]:
+            resource.setrlimit(resource.RLIMIT_AS, _OWN_LIMIT[0])
+        return
+    if not _OWN_LIMIT:
+        _OWN_LIMIT.append((soft, hard))
+    if hard != resource.RLIM_INFINITY:
+        wanted = min(wanted, hard)  # a process may not raise its hard limit
+    if soft != wanted:
+        resource.setrlimit(resource.RLIMIT_AS, (wanted, hard))
+
+
 def release_memo(token: str) -> None:
     """Drop the caches of run ``token`` in this process (the driver's, after a serial run)."""
     _MEMO.pop(token, None)
@@ -140,6 +183,7 @@ def score_items_task(
     Raises:
         WorkerCannotLoad: the metrics cannot be loaded in this process.
     """
+    limit_worker_memory(job)
     plan = job.the_plan()
     try:
         # A shard's scores and extras are many acyclic objects: a full collection would walk

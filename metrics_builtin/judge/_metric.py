@@ -453,6 +453,11 @@ class LlmJudge(ValueMeansBootstrap, Metric):
         self.samples = samples
         self.timeout = timeout
         self.max_retries = max_retries
+        from itemscore.metrics_builtin.judge._http import MAX_DELAY
+
+        # Every attempt, and the longest wait before each retry: what a run's default item
+        # time limit must leave it (a minute more for the cache and the session's start).
+        self.item_time_bound = (max_retries + 1) * timeout + max_retries * MAX_DELAY + 60.0
         #: Read by the runner: items an ``async def score_item`` scores at once.
         self.max_concurrency = concurrency
         self.concurrency = concurrency

@@ -52,12 +52,34 @@ class Slow(Metric):
         return self.ok()
 
 
+class Leaks(Metric):
+    """Keeps ``megabytes`` of memory for good on every item it scores (a leak).
+
+    Args:
+        megabytes: What each item leaks.
+    """
+
+    metric_id = "leaks_test"
+    required_inputs = ()
+
+    def __init__(self, megabytes: int = 20) -> None:
+        self.megabytes = megabytes
+        self.kept: list[bytearray] = []
+
+    def __getstate__(self) -> dict[str, object]:
+        return {"megabytes": self.megabytes, "kept": []}  # a worker starts with no leak
+
+    def score_item(self, item: ItemResult, ctx: MetricContext) -> ItemScore:
+        self.kept.append(bytearray(self.megabytes << 20))
+        return self.ok()
+
+
 def command_line(argv: list[str]) -> None:
     """The command line with this module's metrics registered, as an installed plugin's are."""
     import itemscore
     from itemscore.cli import main
 
-    for cls in (KillsOn, Slow):
+    for cls in (KillsOn, Slow, Leaks):
         itemscore.register(cls)
     main(argv)
 
