@@ -807,13 +807,14 @@ def rescore(
 def verify(results: Path, data: Path | None, quiet: bool, as_json: bool) -> None:
     """Recompute every measurement of a results.json from its saved items.
 
-    Exits 0 when every number agrees, 1 when any differs (each difference is printed).
+    Exits 0 when every number agrees, 1 when any differs (each difference is printed). The
+    fields no recomputation can check (timings, versions, execution settings) are listed.
     """
     from ._pipeline import verify_results
 
     view = _View(quiet=quiet or as_json, as_json=as_json)
     _warn_broken_plugins(view)
-    again, differences = verify_results(results, data=data, notice=view.notice)
+    again, differences, unchecked = verify_results(results, data=data, notice=view.notice)
     if as_json:
         document = {
             "results": os.fspath(results),
@@ -821,6 +822,7 @@ def verify(results: Path, data: Path | None, quiet: bool, as_json: bool) -> None
             "measurements": sum(len(ms) for ms in again.by_model.values()),
             "data_checked": data is not None,
             "differences": list(differences),
+            "not_checked": list(unchecked),
         }
         click.echo(json_for_terminal(document, indent=2))
         if differences:
@@ -832,6 +834,7 @@ def verify(results: Path, data: Path | None, quiet: bool, as_json: bool) -> None
 
             for line in differences:
                 click.echo(terminal_text(line))
+            _not_checked(unchecked)
             click.echo(
                 f"{len(differences)} difference(s): {results} does not recompute as saved.",
                 err=True,
@@ -841,6 +844,24 @@ def verify(results: Path, data: Path | None, quiet: bool, as_json: bool) -> None
         count = sum(len(ms) for ms in again.by_model.values())
         checked = " and the data file's hash" if data is not None else ""
         click.echo(f"All {count} measurements{checked} agree with {results}.")
+        _not_checked(unchecked)
+
+
+def _not_checked(fields: Sequence[str]) -> None:
+    """Say which fields of the results verify could not recompute (timings, versions...)."""
+    if not fields:
+        return
+    from ._app import terminal_text
+
+    grouped: dict[str, list[str]] = {}
+    for field in fields:  # "provenance.created" -> provenance: created
+        head, _, rest = field.partition(".")
+        grouped.setdefault(head, []).append(rest)
+    shown = "; ".join(
+        f"{head}: {', '.join(rest)}" if all(rest) else head for head, rest in grouped.items()
+    )
+    why = "how, when and where the run was made; no item recomputes them"
+    click.echo(terminal_text(f"Not checked ({why}): {shown}."))
 
 
 @click.command(context_settings=CONTEXT)

@@ -538,11 +538,17 @@ def load_results(path: Path, command: str) -> RunResult:
 
 def verify_results(
     results: Path, *, data: Path | None = None, notice: Notice = _ignore
-) -> tuple[RunResult, list[str]]:
+) -> tuple[RunResult, list[str], list[str]]:
     """Recompute every measurement of a saved results.json from its saved items.
 
+    Every number the file holds is compared with its recomputation — both copies of the
+    measurements (top-level and per model), with their intervals, counts, ``extra``, groups
+    and derived measurements; the settings' two copies; every item's score — or named as not
+    checked (when and how the run was made: ``provenance``, execution settings, versions).
+
     Returns:
-        The recomputed result, and one sentence per difference (none: everything agrees).
+        The recomputed result, one sentence per difference (none: everything agrees), and the
+        fields of the file that were not checked, by path.
 
     Raises:
         ResultsFormatError: ``results`` is not an itemscore results file.
@@ -551,13 +557,16 @@ def verify_results(
     from itemscore._checks import (
         compare_item_scores,
         compare_measurements,
+        compare_settings,
+        not_checked,
         score_range,
         score_value_problem,
     )
     from itemscore.engine._runner import rescore
 
     saved = load_results(results, "verify")
-    differences: list[str] = _unhashed_items(results)
+    document = _document(results)
+    differences: list[str] = _unhashed_items(results, document)
     if data is not None:
         recorded = saved.provenance.get("data") or {}
         expected = recorded.get("sha256") if isinstance(recorded, Mapping) else None
@@ -575,30 +584,36 @@ def verify_results(
         again = rescore(saved)
     except ItemscoreError as exc:
         raise located(exc, f"{results}") from exc
-    differences += compare_measurements(saved, again)
+    differences += compare_settings(document)
+    differences += compare_measurements(saved, again, document)
     for label in saved.table.labels:  # a score no metric gives, named with its item
         problem = score_value_problem(saved, label, score_range(saved, label))
         if problem is not None:
             differences.append(f"{results}: {problem}")
     differences += compare_item_scores(saved, again)
-    return again, differences
+    return again, differences, not_checked(document, data_checked=data is not None)
 
 
 #: A results.json larger than this lists its items inline: it refers to no items file.
 _INLINE_FROM = 64 << 20
 
 
-def _unhashed_items(results: Path) -> list[str]:
-    """A sentence when ``results`` refers to its items file without recording its SHA-256."""
+def _document(results: Path) -> Mapping[str, Any] | None:
+    """``results`` as parsed JSON; ``None`` when it lists its items inline (too large)."""
     import json
 
     try:
         if results.stat().st_size > _INLINE_FROM:
-            return []
+            return None
         data = json.loads(results.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return []
-    ref = data.get("items") if isinstance(data, Mapping) else None
+        return None
+    return data if isinstance(data, Mapping) else None
+
+
+def _unhashed_items(results: Path, data: Mapping[str, Any] | None) -> list[str]:
+    """A sentence when ``results`` refers to its items file without recording its SHA-256."""
+    ref = data.get("items") if data is not None else None
     if isinstance(ref, Mapping) and not ref.get("sha256"):
         return [
             f"{results} records no SHA-256 of its items file {ref.get('file')!r}, so the items "
