@@ -262,7 +262,7 @@ def not_checked(document: Mapping[str, Any] | None, *, data_checked: bool = Fals
                 out.append(f"provenance.{key}")
     settings = document.get("settings")
     if isinstance(settings, Mapping):
-        out += [f"settings.{key}" for key in settings if key in _EXECUTION_SETTINGS]
+        out += [f"settings.{key}" for key in settings if key not in _RESULT_SETTINGS]
     config = document.get("config")
     if isinstance(config, Mapping):
         # Its copies of the settings are checked against them (compare_settings).
@@ -297,10 +297,9 @@ def compare_settings(document: Mapping[str, Any] | None) -> list[str]:
     ]
 
 
-#: Settings that say how a run was executed and change no number it gives.
-_EXECUTION_SETTINGS = frozenset(
-    {"executor", "workers", "concurrency", "retries", "item_timeout", "deadline"}
-)
+#: The settings the recomputation uses, and so checks: every number depends on them. The
+#: others say how the run was executed (executor, workers, time limits) and change none.
+_RESULT_SETTINGS = frozenset({"suite_id", "confidence", "ci_method", "seed", "reduce"})
 
 
 def score_range(result: RunResult, label: str) -> tuple[float, float] | None:

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from itemscore import InputError
+from itemscore import ConfigError, InputError
 from itemscore.cli import cli
 from itemscore.inputs import Part, Source, open_source, read_part
 
@@ -366,3 +366,45 @@ def _run_cli(*args: str | Path, cwd: Path, temp: Path) -> subprocess.CompletedPr
         capture_output=True, text=True, env=_environment(temp), cwd=cwd, timeout=120,
         preexec_fn=_small_files, check=False,
     )  # fmt: skip
+
+
+# -- issue 14: a URL whose backend cannot be opened -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        pytest.param(
+            "ftp://127.0.0.1:1/x.jsonl",  # port 1 of this machine: refused, no network needed
+            "could not be read through fsspec's ftp:// backend: ConnectionRefusedError",
+            id="refused",
+        ),
+        pytest.param(
+            "reference://x",  # its file system needs a reference set no URL can name
+            "fsspec's reference:// file system cannot be opened from a URL alone (TypeError:",
+            id="needs-options",
+        ),
+    ],
+)
+def test_a_url_without_a_usable_backend_is_exit_2_naming_it(
+    tmp_path: Path, url: str, said: str
+) -> None:
+    """The backend's bare error becomes a sentence naming the URL and what to do: exit 2."""
+    done = _run_cli("score", url, "-m", "exact_match", cwd=tmp_path, temp=tmp_path)
+    assert done.returncode == 2, done.stderr
+    stderr = _one_line(done.stderr)
+    assert stderr.startswith(f"Error: {url}")
+    assert said in stderr
+    assert "local" in stderr  # the way out: a local copy, or another URL
+    assert "Traceback" not in stderr
+
+
+def test_a_backend_that_cannot_be_made_is_a_config_error_with_its_cause() -> None:
+    """From Python too: a ConfigError (a ValueError), the backend's error as its cause."""
+    with pytest.raises(ConfigError) as caught:
+        open_source("ftp://127.0.0.1:1/x.jsonl")
+    assert isinstance(caught.value.__cause__, ConnectionRefusedError)
+    assert "Check the URL (its host, port and path)" in str(caught.value)
+    with pytest.raises(ConfigError) as caught:
+        open_source("reference://x")
+    assert isinstance(caught.value.__cause__, TypeError)

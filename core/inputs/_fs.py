@@ -64,8 +64,14 @@ def _install_hint(protocol: str) -> str:
 def _filesystem(url: str) -> tuple[Any, str]:
     """``(fsspec file system, path within it)`` of ``url``.
 
+    A backend may connect, or need settings, as soon as it is made (``ftp://`` connects;
+    ``reference://`` needs a reference file no URL names): its error, which names neither the
+    URL nor the way out, becomes one that does.
+
     Raises:
-        ConfigError: fsspec is not installed, or has no backend for the URL's protocol.
+        ConfigError: fsspec is not installed, has no backend for the URL's protocol, or the
+            backend cannot be made for this URL.
+        FileNotFoundError: the backend found nothing at the URL.
     """
     protocol = _protocol(url)
     try:
@@ -86,11 +92,22 @@ def _filesystem(url: str) -> tuple[Any, str]:
         ) from None
     except ValueError as exc:
         if "protocol" not in str(exc).lower():
-            raise
+            raise _unreachable(url, exc) from exc
         raise ConfigError(
             f"{url}: fsspec knows no file system for the protocol {protocol}:// ({exc}). "
             "Check the URL, or install the package that registers that protocol with fsspec."
         ) from None
+    except FileNotFoundError:
+        raise _missing(url) from None
+    except TypeError as exc:  # the backend's constructor wants arguments a URL cannot give
+        raise ConfigError(
+            f"{url}: fsspec's {protocol}:// file system cannot be opened from a URL alone "
+            f"({describe_exception(exc, one_line=True).rstrip('.')}). Name the data by a URL "
+            "whose backend needs nothing more (file://, s3://, gs://, https://...), or copy "
+            "it to a local file and score that."
+        ) from exc
+    except Exception as exc:  # a backend's own types: a refused connection, a bad host...
+        raise _unreachable(url, exc) from exc
 
 
 #: Where a backend looks for credentials, for the protocols whose backends need them.
@@ -121,18 +138,25 @@ def _backend(url: str) -> Iterator[None]:
     except (FileNotFoundError, ConfigError):
         raise
     except Exception as exc:
-        protocol = _protocol(url)
-        where = _CREDENTIALS.get(protocol)
-        hint = (
-            f" Its backend takes credentials from {where}; check that they are set and "
-            "allow reading this URL."
-            if where
-            else " Check the URL, the network and the access the backend is given."
-        )
-        raise ConfigError(
-            f"{url} could not be read through fsspec's {protocol}:// backend: "
-            f"{describe_exception(exc, one_line=True).rstrip('.')}.{hint}"
-        ) from exc
+        raise _unreachable(url, exc) from exc
+
+
+def _unreachable(url: str, exc: Exception) -> ConfigError:
+    """The error for a backend that failed to reach ``url``: the URL, its error, the way out."""
+    protocol = _protocol(url)
+    where = _CREDENTIALS.get(protocol)
+    hint = (
+        f" Its backend takes credentials from {where}; check that they are set and "
+        "allow reading this URL."
+        if where
+        else " Check the URL (its host, port and path), that its server is up and reachable "
+        "from here, and the access the backend is given; or download the file and score the "
+        "local copy."
+    )
+    return ConfigError(
+        f"{url} could not be read through fsspec's {protocol}:// backend: "
+        f"{describe_exception(exc, one_line=True).rstrip('.')}.{hint}"
+    )
 
 
 def open_binary(path: str) -> BinaryIO:
