@@ -338,21 +338,31 @@ def test_workers_of_a_killed_run_end_and_free_its_output_folder(tmp_path: Path) 
 def test_a_forked_child_does_not_keep_the_claim_on_the_output_folder(tmp_path: Path) -> None:
     """A worker forked while the folder is claimed does not hold it after its parent lets go."""
     import multiprocessing
-    import time
 
     from itemscore.reports._commit import claim
 
     if "fork" not in multiprocessing.get_all_start_methods():
         pytest.skip("no fork on this platform")
+    context = multiprocessing.get_context("fork")
     held = claim(tmp_path / "out", command=["first"])
-    child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(60,))
+    started = context.Event()
+    child = context.Process(target=_started_then_asleep, args=(started,))
     child.start()
     try:
+        assert started.wait(30)  # the child runs: what it does as it starts is done
         held.release()
         claim(tmp_path / "out", command=["second"]).release()  # refused while the child held it
     finally:
         child.kill()
         child.join()
+
+
+def _started_then_asleep(started: Any) -> None:
+    """A forked child that says it runs, then waits to be killed."""
+    import time
+
+    started.set()
+    time.sleep(60)
 
 
 def _dead_pid() -> int:
