@@ -19,6 +19,7 @@ of one metric and one pair another.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from ._result import RunResult
     from .engine._table import RunTable
 
-__all__ = ["Comparison", "check_same_metrics", "compare", "significant_leaders"]
+__all__ = ["Comparison", "check_same_metrics", "compare", "score_range", "significant_leaders"]
 
 Kind = Literal["ratio", "mean", "bootstrap"]
 
@@ -430,6 +431,20 @@ def _metric_for(result: RunResult, label: str, *, required: bool) -> Metric | No
             "be recomputed on resampled items; leave the label out with `metrics=`."
         )
     return None
+
+
+def score_range(result: RunResult, label: str) -> tuple[float, float] | None:
+    """The range every scored value of ``label`` lies in, or ``None`` when none is known.
+
+    [0, 1] for a right-or-wrong (ratio) metric; otherwise the metric's ``value_bounds``, when
+    it is installed here and declares them.
+    """
+    kinds = {m.aggregation for m in _measurements_of(result, label)}
+    if kinds == {"ratio"}:
+        return 0.0, 1.0
+    metric = _metric_for(result, label, required=False)
+    bounds = None if metric is None else metric.value_bounds
+    return None if bounds is None else (float(bounds[0]), float(bounds[1]))
 
 
 def _metric_identity(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -1258,15 +1273,16 @@ def _comparisons(
             result, side_b_result, col_a, col_b, labels, pairs, several_a, several_b
         )
     if checked:
-        from ._checks import check_score_values
+        from ._score_values import check_score_values
 
         if other is None:
-            check_score_values(result, labels, run_names[0] if run_names else "the results")
+            runs = [(result, run_names[0] if run_names else "the results")]
         else:
             sources = run_names or ("the baseline results", "the candidate results")
             check_same_metrics(result, other, [entry.label for entry in entries], names=sources)
-            check_score_values(result, labels, sources[0])
-            check_score_values(other, labels, sources[1])
+            runs = [(result, sources[0]), (other, sources[1])]
+        for run, name in runs:
+            check_score_values(run, labels, name, bounds_of=functools.partial(score_range, run))
     aligned = sides.aligned()
     if labels and all(ra.size == 0 for _, _, ra, _, _, _ in aligned):
         raise ConfigError(

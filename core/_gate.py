@@ -127,7 +127,7 @@ def _side(result: RunResult, label: str, which: str) -> tuple[list[str], NDArray
 
 def _range(result: RunResult, label: str) -> tuple[float, float]:
     """The range every score of ``label`` lies in: [0, 1] for a ratio, else the metric's."""
-    from ._checks import score_range
+    from ._compare import score_range
 
     bounds = score_range(result, label)
     if bounds is None:
@@ -180,10 +180,10 @@ def gate(
 
     check_same_metrics(baseline, candidate, [metric], names=names)
     lo, hi = _range(baseline, metric)
-    from ._checks import check_score_values
+    from ._score_values import check_score_values
 
     for side, name in ((baseline, names[0]), (candidate, names[1])):
-        check_score_values(side, [metric], name)
+        check_score_values(side, [metric], name, bounds_of=lambda _: (lo, hi))
     where = {item: i for i, item in enumerate(ids_b)}
     pairs = [(i, where[item]) for i, item in enumerate(ids_a) if item in where]
     ia = np.array([i for i, _ in pairs], dtype=np.intp)

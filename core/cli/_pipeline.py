@@ -559,9 +559,9 @@ def verify_results(
         compare_measurements,
         compare_settings,
         not_checked,
-        score_range,
-        score_value_problem,
     )
+    from itemscore._compare import score_range
+    from itemscore._score_values import score_value_problem
     from itemscore.engine._runner import rescore
 
     saved = load_results(results, "verify")
