@@ -44,6 +44,7 @@ COMMANDS: dict[str, str] = {
     "view": "itemscore.cli._view:view",
     "diagnose": "itemscore.cli._stats_commands:diagnose_command",
     "gate": "itemscore.cli._stats_commands:gate_command",
+    "leaderboard": "itemscore.cli._board_commands:leaderboard_command",
 }
 
 #: Set to ``1`` to print the traceback of unexpected errors (like ``--debug``).

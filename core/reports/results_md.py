@@ -41,8 +41,10 @@ FILENAME = "results.md"
 
 def _cell(text: str) -> str:
     r"""One line, with ``\`` and ``|`` escaped and ``& < >`` as entities: no cell, row or HTML."""
-    escaped = one_line(text).replace("\\", "\\\\").replace("|", "\\|")
-    return html.escape(escaped, quote=False)
+    escaped = html.escape(one_line(text).replace("\\", "\\\\").replace("|", "\\|"), quote=False)
+    # GFM reads any backslash right before a pipe as escaping it: a text ending in an
+    # (escaped) backslash would swallow the pipe that ends its cell. The entity shows the same.
+    return escaped[:-2] + "&#92;" if escaped.endswith("\\\\") else escaped
 
 
 def md_text(text: str) -> str:

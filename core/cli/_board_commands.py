@@ -1,0 +1,217 @@
+"""``itemscore leaderboard`` and ``itemscore arena``: which ranks are real, on the command line."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from itemscore._exceptions import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from itemscore._leaderboard import Leaderboard
+
+__all__ = ["leaderboard_command", "leaderboard_table"]
+
+
+def _load(path: Path) -> Any:
+    from itemscore._result import RunResult
+
+    from ._app import BadInput
+
+    try:
+        return RunResult.load_json(path)
+    except (InputError, OSError) as exc:
+        message = str(exc)
+        raise BadInput(message if str(path) in message else f"{path}: {message}") from exc
+
+
+def _write(out: Path, files: dict[str, bytes]) -> list[Path]:
+    """Write every file into ``out``, each atomically (rendered before the first is written)."""
+    from itemscore._compare_out import _atomic_write_bytes
+
+    return [_atomic_write_bytes(out / name, data) for name, data in files.items()]
+
+
+def _note(message: str) -> None:
+    from ._app import terminal_text
+
+    click.echo(terminal_text(message), err=True)
+
+
+# --------------------------------------------------------------------------- leaderboard
+
+
+def _named(message: str, paths: Sequence[Path]) -> str:
+    """A message of :func:`~itemscore.leaderboard` with ``results[i]`` as the file's name."""
+    if len(paths) == 1:
+        return f"{paths[0]}: {message}"
+    return re.sub(
+        r"`results\[(\d+)\]`",
+        lambda m: str(paths[int(m.group(1))]) if int(m.group(1)) < len(paths) else m.group(),
+        message,
+    )
+
+
+def leaderboard_table(board: Leaderboard, *, width: int = 120) -> Any:
+    """The leaderboard for the terminal, in the widest layout that fits ``width`` columns.
+
+    ``wide``: rank, model, value, interval, rank range (``2-4``, with an en dash), tie group;
+    ``narrow``: the interval under the value and the group under the rank range; narrower
+    still, one block of lines per model. A dashed rule separates tie groups; the caption says
+    how the ranges were decided. Model names wrap; numbers are never cut.
+    """
+    from rich.box import Box
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    from itemscore._terminal import _width_of, safe_text
+    from itemscore.reports import _format
+    from itemscore.reports.leaderboard_files import TIE_NOTE, board_note, range_text
+
+    level = f"{100 * board.confidence:g}%"
+    d = _format.shared_decimals((r.value, r.ci_low, r.ci_high) for r in board.rows)
+    arrow = _format.direction_arrow(board.higher_is_better)
+    title = f"Leaderboard by {board.metric} {arrow}"
+    caption = f"{board_note(board)}.\nDashed lines separate tie groups. {TIE_NOTE}"
+    rows = board.rows
+    ends = [i + 1 < len(rows) and rows[i + 1].tie_group != r.tie_group for i, r in enumerate(rows)]
+
+    def table_of(columns: list[tuple[str, str]]) -> Table:
+        table = Table(
+            title=safe_text(title), title_justify="left",
+            caption=Text(caption), caption_justify="left",
+            # rich's SIMPLE_HEAD with a dashed rule where a section ends: between tie groups.
+            box=Box("    \n    \n ── \n    \n ╌╌ \n    \n    \n    \n"),
+        )  # fmt: skip
+        for name, justify in columns:
+            wrap = name == "model"
+            table.add_column(
+                name, justify=justify, no_wrap=not wrap,  # type: ignore[arg-type]
+                overflow="fold" if wrap else "ellipsis",
+            )  # fmt: skip
+        return table
+
+    wide = table_of(
+        [("rank", "right"), ("model", "left"), ("value", "right"), (f"{level} interval", "right"),
+         ("rank range", "center"), ("tie group", "right")]
+    )  # fmt: skip
+    narrow = table_of([("#", "right"), ("model", "left"), ("value", "right"), ("ranks", "right")])
+    for row, end in zip(rows, ends):
+        value = _format.format_value(row.value, d)
+        interval = _format.format_interval(row.ci_low, row.ci_high, d)
+        wide.add_row(
+            str(row.rank), safe_text(row.model), value, interval, range_text(row),
+            str(row.tie_group), end_section=end,
+        )  # fmt: skip
+        narrow.add_row(
+            str(row.rank), safe_text(row.model), f"{value}\n{interval}".strip(),
+            f"{range_text(row)}\ngroup {row.tie_group}", end_section=end,
+        )  # fmt: skip
+    for table in (wide, narrow):
+        if _width_of(table) <= width:
+            return table
+    lines: list[Any] = [safe_text(title)]
+    for row, end in zip(rows, ends):
+        name = safe_text(f"{row.rank}. {row.model}")
+        lines.append(name)
+        value = _format.format_value(row.value, d)
+        interval = _format.format_interval(row.ci_low, row.ci_high, d)
+        lines.append(Text(f"   {value} {interval}".rstrip()))
+        lines.append(Text(f"   ranks {range_text(row)}, group {row.tie_group}"))
+        if end:
+            lines.append(Text("╌" * 3))
+    lines.append(Text(caption))
+    return Group(*lines)
+
+
+@click.command("leaderboard")
+@click.argument(
+    "results", nargs=-1, required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)  # fmt: skip
+@click.option(
+    "-m", "--metric", "label", required=True, metavar="LABEL",
+    help="The metric label to rank on (a share of right answers or a mean over questions).",
+)  # fmt: skip
+@click.option(
+    "--confidence", default=0.95, show_default=True, type=float,
+    help="Confidence level of the intervals and rank ranges.",
+)  # fmt: skip
+@click.option(
+    "--method", type=click.Choice(["max-t", "none"]), default="max-t", show_default=True,
+    help="max-t: rank ranges hold for every model at once; none: pair by pair (pointwise).",
+)  # fmt: skip
+@click.option(
+    "--seed", default=0, show_default=True, type=click.IntRange(min=0),
+    help="Seed of the max-t bootstrap.",
+)  # fmt: skip
+@click.option(
+    "--allow-different-inputs", is_flag=True,
+    help="Pair items by id even when their input or expected differs between models.",
+)  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
+@click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path),
+    help="Write leaderboard.csv, leaderboard.md and leaderboard.tex into OUT.",
+)  # fmt: skip
+def leaderboard_command(
+    results: tuple[Path, ...],
+    label: str,
+    confidence: float,
+    method: str,
+    seed: int,
+    allow_different_inputs: bool,
+    as_json: bool,
+    out: Path | None,
+) -> None:
+    """Rank models with the ranks each could hold and the groups that cannot be told apart.
+
+    RESULTS is a results.json of several models, or several results.json (each model named
+    once). Models pair on the questions every model scored; rank ranges hold for every model
+    at once (--method max-t, a seeded paired bootstrap) or pair by pair (--method none).
+    """
+    from itemscore._leaderboard import leaderboard
+    from itemscore._terminal import progress_bar, progress_wanted
+
+    from ._app import BadInput
+
+    runs = [_load(path) for path in results]
+    try:
+        with progress_bar(progress_wanted(json_output=as_json), "ranking") as bar:
+            if bar is not None:  # a large board's bootstrap takes a few seconds: say so
+                bar.stage("ranking the models (paired bootstrap)")
+            board = leaderboard(
+                runs if len(runs) > 1 else runs[0],
+                label,
+                confidence=confidence,
+                method=method,  # type: ignore[arg-type]
+                seed=seed,
+                allow_different_inputs=allow_different_inputs,
+            )
+    except InputError as exc:  # names the file at fault itself
+        raise BadInput(str(exc)) from exc
+    except ConfigError as exc:
+        raise BadInput(_named(str(exc), results)) from exc
+    written: list[Path] = []
+    if out is not None:
+        from itemscore.reports.leaderboard_files import leaderboard_texts
+
+        suites = {run.suite_id for run in runs}
+        suite = suites.pop() if len(suites) == 1 else None
+        texts = leaderboard_texts(board, suite=suite)
+        written = _write(out, {name: text.encode("utf-8") for name, text in texts.items()})
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in board.rows], indent=1, allow_nan=False))
+    else:
+        from itemscore._terminal import make_console
+
+        console = make_console()
+        console.print(leaderboard_table(board, width=console.width))
+    if written:
+        _note(f"Wrote {', '.join(p.name for p in written)} to {out}.")

@@ -1,0 +1,371 @@
+r"""Leaderboard files: ``leaderboard.csv``, ``leaderboard.md`` and ``leaderboard.tex``.
+
+The three renderings of one :class:`~itemscore.Leaderboard`, best model first:
+
+- ``leaderboard.csv``: one row per model with the fields of
+  :class:`~itemscore.LeaderboardRow`, then how the board was made (``metric``,
+  ``higher_is_better``, ``method``, ``confidence``, ``n_pairs``); floats written exactly.
+- ``leaderboard.md``: a Markdown table in lm-eval's style -- rank, model, value, interval,
+  rank range (``2-4``, with an en dash), tie group -- and a line saying how the ranges were
+  decided. Text from the data is escaped as in ``results.md``
+  (:func:`~.results_md.md_text`): no name can make HTML, a link or a new cell.
+- ``leaderboard.tex``: a booktabs ``table`` that fits one column of a two-column article
+  unscaled (the interval beside the value when that fits, below it otherwise, and long model
+  names wrapped), a ``\midrule`` between tie groups, a one-sentence caption, a note and a
+  label derived from the board. Text is escaped with :func:`~.table_tex.tex_text`; a minus is
+  ``$-$``.
+
+As a report format (``--report leaderboard``), :func:`write` ranks every metric of a run that
+a leaderboard can rank and writes the three files of each into ``leaderboard/LABEL/``, with a
+``README.md`` listing the boards and the metrics left out (and why).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import _format
+from ._files import open_report
+from ._summary import confidence_of, labels_of
+from ._text import one_line
+from .results_md import md_text
+from .table_tex import COLUMN_PT, estimate_width, latex_escape, tex_text
+
+if TYPE_CHECKING:
+    from .._leaderboard import Leaderboard, LeaderboardRow
+    from .._result import RunResult
+
+__all__ = [
+    "COLUMNS",
+    "FILENAMES",
+    "FOLDER",
+    "TIE_NOTE",
+    "board_note",
+    "leaderboard_csv",
+    "leaderboard_markdown",
+    "leaderboard_rows",
+    "leaderboard_tex",
+    "leaderboard_texts",
+    "range_text",
+    "write",
+]
+
+#: The folder the report format writes into the output folder.
+FOLDER = "leaderboard"
+#: The files of one leaderboard.
+FILENAMES = ("leaderboard.csv", "leaderboard.md", "leaderboard.tex")
+#: The columns of ``leaderboard.csv``: a row's fields, then the board's.
+COLUMNS = (
+    "model",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "rank",
+    "rank_low",
+    "rank_high",
+    "tie_group",
+    "metric",
+    "higher_is_better",
+    "method",
+    "confidence",
+    "n_pairs",
+)
+#: Between the ends of a rank range (an en dash, as in print).
+RANGE_DASH = "\u2013"
+_LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9.-]+")
+_FOLDER_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
+#: ``\tabcolsep`` of the table (as table.tex sets it).
+_TABCOLSEP = 4.0
+#: Width of one character of ``\small`` in pt, as table.tex estimates it.
+_CHAR_PT = 9.0 * 0.53
+
+
+def range_text(row: LeaderboardRow, dash: str = RANGE_DASH) -> str:
+    """A row's rank range, ``2-4`` with :data:`RANGE_DASH` (the ends equal too: ``1-1``)."""
+    return f"{row.rank_low}{dash}{row.rank_high}"
+
+
+def leaderboard_rows(board: Leaderboard) -> list[dict[str, Any]]:
+    """One flat row per model, best first: :data:`COLUMNS`."""
+    shared = {
+        "metric": board.metric,
+        "higher_is_better": board.higher_is_better,
+        "method": board.method,
+        "confidence": board.confidence,
+        "n_pairs": board.n_pairs,
+    }
+    return [{**row.to_dict(), **shared} for row in board.rows]
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, float):
+        return repr(value)  # the shortest text that reads back as the same float
+    return "" if value is None else value
+
+
+def leaderboard_csv(board: Leaderboard) -> str:
+    """The text of ``leaderboard.csv``."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in leaderboard_rows(board):
+        writer.writerow([_number(row[name]) for name in COLUMNS])
+    return buffer.getvalue()
+
+
+def _decimals(board: Leaderboard) -> int:
+    return _format.shared_decimals((r.value, r.ci_low, r.ci_high) for r in board.rows)
+
+
+def board_note(board: Leaderboard) -> str:
+    """How the board was made: shared questions, level, method, direction (no final stop)."""
+    level = f"{100 * board.confidence:g}%"
+    if board.method == "max-t":
+        how = f"simultaneous over every pair (max-t, {board.n_resamples} bootstrap resamples"
+        how += f", seed {board.seed})" if board.n_resamples else ")"
+    else:
+        how = "pointwise, pair by pair (method none)"
+    left_out = (
+        f" ({board.n_unpaired} more left out: not scored by every model)"
+        if board.n_unpaired
+        else ""
+    )
+    clusters = f" in {board.n_clusters} clusters" if board.n_clusters is not None else ""
+    return (
+        f"{board.n_pairs} shared questions{clusters}{left_out}; rank ranges at {level}, {how}; "
+        f"{_format.direction(board.higher_is_better)}"
+    )
+
+
+#: What a tie group is, said under every table.
+TIE_NOTE = (
+    "A tie group holds the models that cannot be told apart from the group's first model "
+    "(no claim that they are equal)."
+)
+
+
+def leaderboard_markdown(board: Leaderboard) -> str:
+    """The text of ``leaderboard.md``: the table, then how it was made."""
+    d = _decimals(board)
+    level = f"{100 * board.confidence:g}%"
+    arrow = _format.direction_arrow(board.higher_is_better)
+    lines = [
+        f"|Rank|Model|{md_text(board.metric)} {arrow}|{level} interval|Rank range|Tie group|",
+        "|--:|---|--:|--:|:-:|--:|",
+    ]
+    for row in board.rows:
+        interval = _format.format_interval(row.ci_low, row.ci_high, d)
+        cells = [
+            str(row.rank),
+            md_text(row.model),
+            _format.format_value(row.value, d),
+            interval.replace("[", "\\[").replace("]", "\\]"),
+            range_text(row),
+            str(row.tie_group),
+        ]
+        lines.append("|" + "|".join(cells) + "|")
+    note = f"{md_text(board_note(board))}. {TIE_NOTE}"
+    return "\n".join(lines) + "\n\n" + note + "\n"
+
+
+def _tex_number(text: str) -> str:
+    """A number written by :mod:`._format` as LaTeX: ``[`` ``]`` braced, a minus as ``$-$``."""
+    return latex_escape(text).replace("-", "$-$")
+
+
+def _breakable(name: str, max_chars: int) -> str:
+    r"""A model name for a wrapping column: escaped, with ``\allowbreak`` after ``- / _ . :``.
+
+    A run of more than ``max_chars`` characters with no such place or space may also break
+    every three characters (TeX breaks a line only where it must), so that no name runs past
+    its column, whatever the widths of its letters.
+    """
+    text = one_line(name)
+    pieces: list[str] = []
+    for part in re.split(r"(?<=[-/_.: ])", text):
+        if len(part) > max_chars:
+            pieces += [part[i : i + 3] for i in range(0, len(part), 3)]
+        elif part:
+            pieces.append(part)
+    return r"\allowbreak{}".join(latex_escape(p) for p in pieces)
+
+
+def _small(text: str) -> str:
+    return rf"{{\scriptsize {text}}}" if text else ""
+
+
+def _stacked(lines: list[str]) -> str:
+    lines = [x for x in lines if x]
+    if len(lines) < 2:
+        return lines[0] if lines else ""
+    return r"\begin{tabular}[t]{@{}r@{}}" + r" \\ ".join(lines) + r"\end{tabular}"
+
+
+def leaderboard_tex(board: Leaderboard, *, suite: str | None = None) -> str:
+    r"""The text of ``leaderboard.tex``: a booktabs ``table`` that fits a column unscaled.
+
+    Columns: rank, model, value with its interval, rank range. The interval is beside the
+    value when the table then fits a two-column article's ``\columnwidth`` (219 pt, the
+    narrowest common one), else below it in small type; when even that is too wide, the model
+    column becomes a paragraph column whose names wrap. Tie groups are separated by
+    ``\midrule``.
+
+    Args:
+        board: The leaderboard.
+        suite: The suite (benchmark) the board ranks on, named in the caption when given.
+    """
+    d = _decimals(board)
+    level = f"{100 * board.confidence:g}"
+    metric = tex_text(board.metric)
+    header_value = metric if len(one_line(board.metric)) <= 14 else "Value"
+    header = ["Rank", "Model", header_value, "Ranks"]
+
+    def body(stack: bool, name: Any) -> list[list[str]]:
+        rows = []
+        for row in board.rows:
+            value = _tex_number(_format.format_value(row.value, d))
+            interval = _tex_number(_format.format_interval(row.ci_low, row.ci_high, d))
+            cell = _stacked([value, _small(interval)]) if stack else f"{value} {_small(interval)}"
+            rows.append([str(row.rank), name(row.model), cell.strip(), range_text(row, "--")])
+        return rows
+
+    spec = "rlrr"
+    wide = [header, *body(False, tex_text)]
+    narrow = [header, *body(True, tex_text)]
+    if estimate_width(wide) <= COLUMN_PT:
+        rows = wide
+    elif estimate_width(narrow) <= COLUMN_PT:
+        rows = narrow
+    else:
+        # What the other columns leave for the names, which then wrap between words, after
+        # - / _ . : or, in a long run without them, every few characters.
+        others = estimate_width([[r[0], r[2], r[3]] for r in narrow])
+        room = max(COLUMN_PT - others - 2 * _TABCOLSEP, 8 * _CHAR_PT)
+        chars = max(4, math.floor(room / _CHAR_PT))
+        rows = [header, *body(True, lambda m: r"\raggedright " + _breakable(m, chars))]
+        spec = f"rp{{{room:.0f}pt}}rr"
+    width = estimate_width(rows) if spec == "rlrr" else COLUMN_PT
+    lines = [
+        f"% itemscore leaderboard on {one_line(board.metric)}: rank, value with its "
+        f"{level}% interval, the ranks each model could hold; rules separate tie groups.",
+        r"% Needs \usepackage{booktabs}. "
+        f"Estimated {width:.0f}pt wide: fits one column of a two-column article.",
+        r"\begin{table}[htbp]",
+        r"\centering",
+        r"\small",
+        rf"\setlength{{\tabcolsep}}{{{_TABCOLSEP:g}pt}}",
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(rows[0]) + r" \\",
+        r"\midrule",
+    ]
+    previous = None
+    for row, cells in zip(board.rows, rows[1:]):
+        if previous is not None and row.tie_group != previous:
+            lines.append(r"\midrule")
+        previous = row.tie_group
+        lines.append(" & ".join(cells) + r" \\")
+    how = board_note(board)
+    note = (
+        f"Value: over the shared questions, with the model's own {level}% interval; Ranks: the "
+        f"ranks the model could hold. {how}. Rules separate tie groups. {TIE_NOTE}"
+    )
+    on = f" on {tex_text(suite)}" if suite else ""
+    lines += [
+        r"\bottomrule",
+        r"\end{tabular}",
+        r"\par\smallskip",
+        r"\parbox{\linewidth}{\footnotesize\raggedright Note: " + tex_text(note) + "}",
+        rf"\caption{{Leaderboard by {metric}{on}, with rank ranges and tie groups.}}",
+        rf"\label{{{_label(board, suite)}}}",
+        r"\end{table}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _label(board: Leaderboard, suite: str | None) -> str:
+    """``tab:itemscore-leaderboard-<metric>-<6 hex digits>`` from the suite, metric and models."""
+    parts = [suite or "", board.metric, *(row.model for row in board.rows)]
+    tag = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:6]
+    name = _LABEL_UNSAFE.sub("-", board.metric).strip("-") or "metric"
+    return f"tab:itemscore-leaderboard-{name}-{tag}"
+
+
+def leaderboard_texts(board: Leaderboard, *, suite: str | None = None) -> dict[str, str]:
+    """The three files of ``board``: file name -> text."""
+    return {
+        "leaderboard.csv": leaderboard_csv(board),
+        "leaderboard.md": leaderboard_markdown(board),
+        "leaderboard.tex": leaderboard_tex(board, suite=suite),
+    }
+
+
+# --------------------------------------------------------------------------- report format
+
+
+def _folder_names(labels: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """``(label, folder)``: each label as a plain folder name, unique among them."""
+    taken: set[str] = set()
+    for label in labels:
+        base = _FOLDER_UNSAFE.sub("_", one_line(label)).strip("._")[:80] or "metric"
+        name, k = base, 1
+        while name.lower() in taken:  # folders differing in case collide on some systems
+            k += 1
+            name = f"{base}-{k}"
+        taken.add(name.lower())
+        yield label, name
+
+
+def write(result: RunResult, path: Path) -> None:
+    """Write ``leaderboard/``: the three files of every metric a leaderboard can rank.
+
+    Each metric's board (at the run's confidence level, max-t, seed 0) goes into
+    ``path/LABEL/``; ``path/README.md`` lists the boards and the metrics left out with the
+    reason (a metric with its own aggregate, such as f1; a run of one model).
+    """
+    from .._exceptions import ConfigError
+    from .._leaderboard import leaderboard
+
+    path.mkdir(parents=True, exist_ok=True)
+    written: list[tuple[str, str, Leaderboard]] = []
+    skipped: list[tuple[str, str]] = []
+    models = list(result.by_model)
+    for label, folder in _folder_names(labels_of(result)):
+        if len(models) < 2:
+            skipped.append((label, "the run has one model; a leaderboard needs several."))
+            continue
+        try:
+            board = leaderboard(result, label, confidence=confidence_of(result))
+        except ConfigError as exc:
+            skipped.append((label, str(exc)))
+            continue
+        (path / folder).mkdir(exist_ok=True)
+        for name, text in leaderboard_texts(board, suite=result.suite_id).items():
+            with open_report(path / folder / name) as handle:
+                handle.write(text)
+        written.append((label, folder, board))
+    lines = [f"# Leaderboards of {md_text(result.suite_id)}", ""]
+    if written:
+        lines.append("|Metric|Folder|Models|Shared questions|Tie groups|")
+        lines.append("|---|---|--:|--:|--:|")
+        for label, folder, board in written:
+            groups = max((r.tie_group for r in board.rows), default=0)
+            lines.append(
+                f"|{md_text(label)}|{md_text(folder)}/|{len(board.rows)}|{board.n_pairs}|{groups}|"
+            )
+    else:
+        lines.append("No metric of this run could be ranked.")
+    if skipped:
+        lines += ["", "Left out:", ""]
+        lines += [f"- {md_text(label)}: {md_text(why)}" for label, why in skipped]
+    with open_report(path / "README.md") as handle:
+        handle.write("\n".join(lines) + "\n")
