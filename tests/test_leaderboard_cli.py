@@ -1,8 +1,9 @@
-"""`itemscore leaderboard` on saved runs: the table, --json, and the files of --out.
+"""`itemscore leaderboard` and `itemscore arena`: the tables, --json, and the files of --out.
 
 Runs are made with `itemscore score ... --out` on generated data (five models, three of them
-close); what the command prints and writes is checked against the Python API
-(:func:`itemscore.leaderboard`), read back with csv, markdown-it-py and pdflatex.
+close), judgments by a simulated judge that favours the answer shown first; what the commands
+print and write is checked against the Python API (:func:`itemscore.leaderboard`,
+:func:`itemscore.arena`), read back with csv, markdown-it-py and pdflatex.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 from click.testing import CliRunner, Result
 from markdown_it import MarkdownIt
 
-from itemscore import Leaderboard, LeaderboardRow, RunResult, leaderboard
+from itemscore import Arena, Leaderboard, LeaderboardRow, Rating, RunResult, arena, leaderboard
 from itemscore.cli import cli
 from itemscore.reports.leaderboard_files import COLUMNS, leaderboard_tex
 
@@ -355,3 +356,143 @@ def test_a_name_ending_in_a_backslash_keeps_its_cell() -> None:
     rows, _ = _md_rows(text)
     assert {len(r) for r in rows} == {8}
     assert "<td>ends\\</td>" in MarkdownIt("commonmark").enable("table").render(text)
+
+
+# --------------------------------------------------------------------------- arena
+
+STRENGTH = {"atlas": 0.8, "birch": 0.2, "cedar": 0.1, "ember": -0.6, "$\\frac{x <b>|": -0.1}
+ARENA_MAP = {"id": "prompt", "model_a": "left"}
+
+
+@pytest.fixture(scope="module")
+def votes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Judgments of 300 prompts by two judges who favour the answer shown first."""
+    rng = np.random.default_rng(1)
+    models = list(STRENGTH)
+    path = tmp_path_factory.mktemp("arena") / "votes.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for prompt in range(300):
+            a, b = rng.choice(models, size=2, replace=False)
+            edge = STRENGTH[a] - STRENGTH[b] + 0.4
+            for judge in ("judge-1", "judge-2"):
+                tie = rng.random() < 0.15
+                winner = "tie" if tie else ("a" if rng.random() < 1 / (1 + np.exp(-edge)) else "b")
+                row = {"prompt": f"p{prompt}", "left": str(a), "model_b": str(b),
+                       "winner": winner, "judge": judge}  # fmt: skip
+                handle.write(json.dumps(row) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def rated(votes: Path) -> Arena:
+    return arena(votes, ARENA_MAP)
+
+
+def _arena(votes: Path, *args: str | Path) -> Result:
+    return invoke("arena", votes, "--map", "id=prompt", "--map", "model_a=left", *args)
+
+
+_RATING = re.compile(r"^\s*(\d+)\s+(.*?)\s+(\d+)\s+\[[\d, ]+\]\s+(\d+)\u2013(\d+)\s+(\d+)\s*$")
+
+
+def test_arena_prints_ratings_and_the_position_bias_as_the_api(votes: Path, rated: Arena) -> None:
+    """The table shows each rating's rank, range and group; the notes the position bias."""
+    out = _arena(votes)
+    assert out.exit_code == 0, out.output
+    printed = [
+        (int(m[1]), m[2], int(m[3]), int(m[4]), int(m[5]), int(m[6]))
+        for m in (_RATING.match(line) for line in out.output.splitlines())
+        if m
+    ]
+    expected = [
+        (r.rank, r.model, round(r.rating), r.rank_low, r.rank_high, r.tie_group)
+        for r in rated.ratings.values()
+    ]
+    assert printed == expected
+    bias = rated.position_bias
+    assert bias.low is not None
+    assert bias.low > 0.5
+    text = " ".join(out.output.split())
+    assert f"of {bias.n} decided judgments: the judge favours the answer shown first" in text
+    assert f"{rated.judge_agreement:.3f}" in text
+    assert "600 judgments" in text
+
+
+def test_arena_json_lists_the_rating_fields(votes: Path, rated: Arena) -> None:
+    """--json prints one object per model with exactly the Rating fields, equal to arena()."""
+    data = json.loads(_arena(votes, "--json").output)
+    fields = [f.name for f in attrs.fields(Rating)]
+    assert [list(d) for d in data] == [fields] * len(rated.ratings)
+    assert data == [r.to_dict() for r in rated.ratings.values()]
+
+
+def test_arena_options_reach_the_api(votes: Path) -> None:
+    """--method, --seed and --confidence give what arena() gives with them."""
+    data = json.loads(
+        _arena(votes, "--json", "--method", "none", "--seed", "3", "--confidence", "0.9").output
+    )
+    api = arena(votes, ARENA_MAP, method="none", seed=3, confidence=0.9)
+    assert data == [r.to_dict() for r in api.ratings.values()]
+
+
+def test_arena_out_writes_csvs_markdown_and_the_plot(
+    votes: Path, rated: Arena, tmp_path: Path
+) -> None:
+    """arena.csv and win_rates.csv read back equal; arena.md is text; the plot is drawn."""
+    out = _arena(votes, "--out", tmp_path)
+    assert out.exit_code == 0, out.output
+    names = {p.name for p in tmp_path.iterdir()}
+    assert names == {"arena.csv", "arena.md", "win_rates.csv", "arena.png", "arena.svg"}
+    with (tmp_path / "arena.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    back = [
+        {"model": r["model"], "rating": float(r["rating"]),
+         "ci_low": float(r["ci_low"]) if r["ci_low"] else None,
+         "ci_high": float(r["ci_high"]) if r["ci_high"] else None,
+         **{k: int(r[k]) for k in ("rank", "rank_low", "rank_high", "tie_group")}}
+        for r in rows
+    ]  # fmt: skip
+    assert back == [r.to_dict() for r in rated.ratings.values()]
+    with (tmp_path / "win_rates.csv").open(encoding="utf-8", newline="") as handle:
+        matrix = list(csv.reader(handle))
+    models = matrix[0][1:]
+    assert models == list(rated.ratings)
+    for line in matrix[1:]:
+        got = {o: float(x) for o, x in zip(models, line[1:]) if x}
+        assert got == dict(rated.win_rates.get(line[0], {}))
+    text = (tmp_path / "arena.md").read_text(encoding="utf-8")
+    md_rows, tokens = _md_rows(text)
+    kinds = {t.type for t in _walk(tokens)}
+    assert not kinds & {"html_inline", "html_block", "link_open", "image"}
+    assert {len(r) for r in md_rows[: 1 + len(rated.ratings)]} == {6}
+    assert (tmp_path / "arena.png").read_bytes().startswith(b"\x89PNG")
+    svg = (tmp_path / "arena.svg").read_text(encoding="utf-8")
+    assert "<svg" in svg
+    assert "group 1" in svg  # the tie groups are labelled
+
+
+def test_the_plot_is_the_same_bytes_for_the_same_data(rated: Arena) -> None:
+    """No timestamp or random id in the plot files."""
+    from itemscore.reports.arena_files import arena_plot
+
+    assert arena_plot(rated) == arena_plot(rated)
+
+
+def test_arena_bad_input_exits_2_naming_the_row_and_the_fix(votes: Path, tmp_path: Path) -> None:
+    """A missing column names the file, the row and --map; a bad --map; a model never beaten."""
+    out = invoke("arena", votes)
+    assert out.exit_code == 2
+    assert f"{votes}:1" in out.output
+    assert "--map ROLE=COLUMN" in out.output
+    out = invoke("arena", votes, "--map", "winner")
+    assert out.exit_code == 2
+    assert "must be ROLE=COLUMN" in out.output
+    out = _arena(votes, "--map", "wnner=x")
+    assert out.exit_code == 2
+    assert "Did you mean 'winner'" in out.output
+    unbeaten = tmp_path / "unbeaten.csv"
+    unbeaten.write_text("model_a,model_b,winner\nx,y,a\ny,z,a\nz,y,a\n")
+    out = invoke("arena", unbeaten, "--out", tmp_path / "out")
+    assert out.exit_code == 2
+    assert "'x' never lost" in out.output
+    assert not (tmp_path / "out").exists()

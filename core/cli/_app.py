@@ -44,6 +44,7 @@ COMMANDS: dict[str, str] = {
     "view": "itemscore.cli._view:view",
     "diagnose": "itemscore.cli._stats_commands:diagnose_command",
     "gate": "itemscore.cli._stats_commands:gate_command",
+    "arena": "itemscore.cli._board_commands:arena_command",
     "leaderboard": "itemscore.cli._board_commands:leaderboard_command",
 }
 

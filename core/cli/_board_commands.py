@@ -13,9 +13,9 @@ import click
 from itemscore._exceptions import ConfigError, InputError
 
 if TYPE_CHECKING:
-    from itemscore._leaderboard import Leaderboard
+    from itemscore._leaderboard import Leaderboard, LeaderboardRow
 
-__all__ = ["leaderboard_command", "leaderboard_table"]
+__all__ = ["arena_command", "leaderboard_command", "leaderboard_table", "ranked_table"]
 
 
 def _load(path: Path) -> Any:
@@ -57,35 +57,39 @@ def _named(message: str, paths: Sequence[Path]) -> str:
     )
 
 
-def leaderboard_table(board: Leaderboard, *, width: int = 120) -> Any:
-    """The leaderboard for the terminal, in the widest layout that fits ``width`` columns.
+def ranked_table(
+    rows: Sequence[LeaderboardRow],
+    *,
+    title: str,
+    caption: str,
+    confidence: float,
+    value_header: str = "value",
+    width: int = 120,
+) -> Any:
+    """Ranked rows for the terminal, in the widest layout that fits ``width`` columns.
 
     ``wide``: rank, model, value, interval, rank range (``2-4``, with an en dash), tie group;
     ``narrow``: the interval under the value and the group under the rank range; narrower
-    still, one block of lines per model. A dashed rule separates tie groups; the caption says
-    how the ranges were decided. Model names wrap; numbers are never cut.
+    still, one block of lines per model. A dashed rule separates tie groups. Model names
+    wrap; numbers are never cut.
     """
     from rich.box import Box
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
-    from itemscore._terminal import _width_of, safe_text
+    from itemscore._terminal import _lines_text, _width_of, safe_text
     from itemscore.reports import _format
-    from itemscore.reports.leaderboard_files import TIE_NOTE, board_note, range_text
+    from itemscore.reports.leaderboard_files import range_text
 
-    level = f"{100 * board.confidence:g}%"
-    d = _format.shared_decimals((r.value, r.ci_low, r.ci_high) for r in board.rows)
-    arrow = _format.direction_arrow(board.higher_is_better)
-    title = f"Leaderboard by {board.metric} {arrow}"
-    caption = f"{board_note(board)}.\nDashed lines separate tie groups. {TIE_NOTE}"
-    rows = board.rows
+    level = f"{100 * confidence:g}%"
+    d = _format.shared_decimals((r.value, r.ci_low, r.ci_high) for r in rows)
     ends = [i + 1 < len(rows) and rows[i + 1].tie_group != r.tie_group for i, r in enumerate(rows)]
 
     def table_of(columns: list[tuple[str, str]]) -> Table:
         table = Table(
             title=safe_text(title), title_justify="left",
-            caption=Text(caption), caption_justify="left",
+            caption=_lines_text(caption), caption_justify="left",
             # rich's SIMPLE_HEAD with a dashed rule where a section ends: between tie groups.
             box=Box("    \n    \n ── \n    \n ╌╌ \n    \n    \n    \n"),
         )  # fmt: skip
@@ -98,10 +102,12 @@ def leaderboard_table(board: Leaderboard, *, width: int = 120) -> Any:
         return table
 
     wide = table_of(
-        [("rank", "right"), ("model", "left"), ("value", "right"), (f"{level} interval", "right"),
-         ("rank range", "center"), ("tie group", "right")]
+        [("rank", "right"), ("model", "left"), (value_header, "right"),
+         (f"{level} interval", "right"), ("rank range", "center"), ("tie group", "right")]
     )  # fmt: skip
-    narrow = table_of([("#", "right"), ("model", "left"), ("value", "right"), ("ranks", "right")])
+    narrow = table_of(
+        [("#", "right"), ("model", "left"), (value_header, "right"), ("ranks", "right")]
+    )
     for row, end in zip(rows, ends):
         value = _format.format_value(row.value, d)
         interval = _format.format_interval(row.ci_low, row.ci_high, d)
@@ -118,16 +124,30 @@ def leaderboard_table(board: Leaderboard, *, width: int = 120) -> Any:
             return table
     lines: list[Any] = [safe_text(title)]
     for row, end in zip(rows, ends):
-        name = safe_text(f"{row.rank}. {row.model}")
-        lines.append(name)
+        lines.append(safe_text(f"{row.rank}. {row.model}"))
         value = _format.format_value(row.value, d)
         interval = _format.format_interval(row.ci_low, row.ci_high, d)
         lines.append(Text(f"   {value} {interval}".rstrip()))
         lines.append(Text(f"   ranks {range_text(row)}, group {row.tie_group}"))
         if end:
             lines.append(Text("╌" * 3))
-    lines.append(Text(caption))
+    lines.append(_lines_text(caption))
     return Group(*lines)
+
+
+def leaderboard_table(board: Leaderboard, *, width: int = 120) -> Any:
+    """The leaderboard for the terminal (:func:`ranked_table`); the caption says how it was made."""
+    from itemscore.reports import _format
+    from itemscore.reports.leaderboard_files import TIE_NOTE, board_note
+
+    arrow = _format.direction_arrow(board.higher_is_better)
+    return ranked_table(
+        board.rows,
+        title=f"Leaderboard by {board.metric} {arrow}",
+        caption=f"{board_note(board)}.\nDashed lines separate tie groups. {TIE_NOTE}",
+        confidence=board.confidence,
+        width=width,
+    )
 
 
 @click.command("leaderboard")
@@ -215,3 +235,130 @@ def leaderboard_command(
         console.print(leaderboard_table(board, width=console.width))
     if written:
         _note(f"Wrote {', '.join(p.name for p in written)} to {out}.")
+
+
+# --------------------------------------------------------------------------- arena
+
+#: The roles a judgment's columns may be mapped to.
+_ARENA_ROLES = ("model_a", "model_b", "winner", "id", "judge")
+
+
+def _column_map(pairs: Sequence[str]) -> dict[str, str] | None:
+    """``--map ROLE=COLUMN`` pairs as ``columns=`` of :func:`~itemscore.arena`."""
+    from ._app import BadInput
+
+    mapping: dict[str, str] = {}
+    for pair in pairs:
+        role, sep, column = (x.strip() for x in pair.partition("="))
+        if not sep or not role or not column:
+            raise BadInput(
+                f"--map {pair!r} must be ROLE=COLUMN, e.g. --map winner=verdict (roles: "
+                f"{', '.join(_ARENA_ROLES)})."
+            )
+        if role in mapping:
+            raise BadInput(
+                f"--map names the role {role!r} twice ({mapping[role]!r} and {column!r}); map "
+                "each role once."
+            )
+        mapping[role] = column
+    return mapping or None
+
+
+def arena_texts(arena: Any) -> dict[str, bytes]:
+    """The files of ``--out``: arena.csv, arena.md, win_rates.csv, and the plot when possible."""
+    from itemscore._compare_out import plot_available
+    from itemscore.reports.arena_files import arena_csv, arena_markdown, arena_plot, win_rates_csv
+
+    files = {
+        "arena.csv": arena_csv(arena).encode("utf-8"),
+        "arena.md": arena_markdown(arena).encode("utf-8"),
+        "win_rates.csv": win_rates_csv(arena).encode("utf-8"),
+    }
+    if plot_available():
+        for fmt, data in arena_plot(arena).items():
+            files[f"arena.{fmt}"] = data
+    return files
+
+
+@click.command("arena")
+@click.argument("judgments", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--map", "maps", multiple=True, metavar="ROLE=COLUMN",
+    help=f"Read a role from another column (roles: {', '.join(_ARENA_ROLES)}).",
+)  # fmt: skip
+@click.option(
+    "--confidence", default=0.95, show_default=True, type=float,
+    help="Confidence level of the intervals and rank ranges.",
+)  # fmt: skip
+@click.option(
+    "--method", type=click.Choice(["max-t", "none"]), default="max-t", show_default=True,
+    help="max-t: rank ranges hold for every model at once; none: pair by pair (pointwise).",
+)  # fmt: skip
+@click.option(
+    "--seed", default=0, show_default=True, type=click.IntRange(min=0),
+    help="Seed of the bootstrap.",
+)  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the ratings as a JSON list.")
+@click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path),
+    help="Write arena.csv, arena.md, win_rates.csv and a plot (arena.png, arena.svg) into OUT.",
+)  # fmt: skip
+def arena_command(
+    judgments: Path,
+    maps: tuple[str, ...],
+    confidence: float,
+    method: str,
+    seed: int,
+    as_json: bool,
+    out: Path | None,
+) -> None:
+    """Rate models from pairwise judgments: Bradley-Terry ratings, rank ranges, position bias.
+
+    JUDGMENTS is a JSONL, CSV or Parquet file with one judgment a row: model_a (shown
+    first), model_b, winner (a, b or tie), and optionally id (the prompt: the bootstrap then
+    resamples prompts) and judge (each judge is then rated alone and their agreement given).
+    """
+    from itemscore._arena import arena
+    from itemscore._terminal import progress_bar, progress_wanted
+
+    from ._app import BadInput
+
+    columns = _column_map(maps)
+    try:
+        with progress_bar(progress_wanted(json_output=as_json), "rating") as bar:
+            if bar is not None:  # the bootstrap of many judgments takes a few seconds: say so
+                bar.stage("rating the models (bootstrap)")
+            board = arena(judgments, columns, confidence=confidence, method=method, seed=seed)
+    except (InputError, ConfigError, OSError) as exc:
+        # The library's messages name its argument; on the command line that is --map.
+        message = str(exc).replace("`columns=`", "--map ROLE=COLUMN").replace("`columns`", "--map")
+        raise BadInput(message if str(judgments) in message else f"{judgments}: {message}") from exc
+    written: list[Path] = []
+    if out is not None:
+        written = _write(out, arena_texts(board))
+    if as_json:
+        ratings = [r.to_dict() for r in board.ratings.values()]
+        click.echo(json.dumps(ratings, indent=1, allow_nan=False))
+    else:
+        from itemscore._terminal import make_console
+        from itemscore.reports.arena_files import arena_notes, ranked_rows
+        from itemscore.reports.leaderboard_files import TIE_NOTE
+
+        console = make_console()
+        notes = "\n".join(arena_notes(board))
+        console.print(
+            ranked_table(
+                ranked_rows(board),
+                title=f"Arena: {board.n_judgments} judgments among {len(board.ratings)} models",
+                caption=f"{notes}\nDashed lines separate tie groups. {TIE_NOTE}",
+                confidence=board.confidence,
+                value_header="rating",
+                width=console.width,
+            )
+        )
+    if written:
+        _note(f"Wrote {', '.join(p.name for p in written)} to {out}.")
+        from itemscore._compare_out import PLOT_EXTRA, plot_available
+
+        if not plot_available():
+            _note(f"No plot: it needs matplotlib (pip install '{PLOT_EXTRA}').")

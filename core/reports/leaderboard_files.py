@@ -29,7 +29,7 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import _format
 from ._files import open_report
@@ -47,6 +47,7 @@ __all__ = [
     "FILENAMES",
     "FOLDER",
     "TIE_NOTE",
+    "Ranked",
     "board_note",
     "leaderboard_csv",
     "leaderboard_markdown",
@@ -54,6 +55,7 @@ __all__ = [
     "leaderboard_tex",
     "leaderboard_texts",
     "range_text",
+    "ranked_markdown",
     "write",
 ]
 
@@ -88,7 +90,17 @@ _TABCOLSEP = 4.0
 _CHAR_PT = 9.0 * 0.53
 
 
-def range_text(row: LeaderboardRow, dash: str = RANGE_DASH) -> str:
+class Ranked(Protocol):
+    """Anything with a rank range: a leaderboard row, an arena's rating."""
+
+    @property
+    def rank_low(self) -> int: ...  # noqa: D102 - the fields say it
+
+    @property
+    def rank_high(self) -> int: ...  # noqa: D102 - the fields say it
+
+
+def range_text(row: Ranked, dash: str = RANGE_DASH) -> str:
     """A row's rank range, ``2-4`` with :data:`RANGE_DASH` (the ends equal too: ``1-1``)."""
     return f"{row.rank_low}{dash}{row.rank_high}"
 
@@ -152,16 +164,23 @@ TIE_NOTE = (
 )
 
 
-def leaderboard_markdown(board: Leaderboard) -> str:
-    """The text of ``leaderboard.md``: the table, then how it was made."""
-    d = _decimals(board)
-    level = f"{100 * board.confidence:g}%"
-    arrow = _format.direction_arrow(board.higher_is_better)
+def ranked_markdown(
+    rows: Sequence[LeaderboardRow], value_header: str, confidence: float
+) -> list[str]:
+    """The lines of a Markdown table of ranked rows (a leaderboard's, an arena's).
+
+    Args:
+        rows: The rows, best first.
+        value_header: The value column's header, escaped already.
+        confidence: The level of the intervals.
+    """
+    d = _format.shared_decimals((r.value, r.ci_low, r.ci_high) for r in rows)
+    level = f"{100 * confidence:g}%"
     lines = [
-        f"|Rank|Model|{md_text(board.metric)} {arrow}|{level} interval|Rank range|Tie group|",
+        f"|Rank|Model|{value_header}|{level} interval|Rank range|Tie group|",
         "|--:|---|--:|--:|:-:|--:|",
     ]
-    for row in board.rows:
+    for row in rows:
         interval = _format.format_interval(row.ci_low, row.ci_high, d)
         cells = [
             str(row.rank),
@@ -172,6 +191,13 @@ def leaderboard_markdown(board: Leaderboard) -> str:
             str(row.tie_group),
         ]
         lines.append("|" + "|".join(cells) + "|")
+    return lines
+
+
+def leaderboard_markdown(board: Leaderboard) -> str:
+    """The text of ``leaderboard.md``: the table, then how it was made."""
+    arrow = _format.direction_arrow(board.higher_is_better)
+    lines = ranked_markdown(board.rows, f"{md_text(board.metric)} {arrow}", board.confidence)
     note = f"{md_text(board_note(board))}. {TIE_NOTE}"
     return "\n".join(lines) + "\n\n" + note + "\n"
 
