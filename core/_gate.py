@@ -18,7 +18,9 @@ where a fixed-n interval checked at each look errs far more often (15-20% at ten
 
 Verdicts, with ``[L, U]`` the sequence at the current ``t`` and ``D`` the margin:
 ``"not worse"`` when ``L > -D`` (exit 0), ``"worse"`` when ``U < -D`` (exit 1), else
-``"inconclusive"`` (exit 3).
+``"inconclusive"`` (exit 3). The half-width ``(U - L) / 2`` is the smallest margin the
+current pairs can decide: a candidate that scores exactly like the baseline is "not worse"
+only for a margin above it (:func:`pairs_needed` says how many pairs a margin takes).
 """
 
 from __future__ import annotations
@@ -36,7 +38,14 @@ if TYPE_CHECKING:
 
     from ._result import RunResult
 
-__all__ = ["EXIT_CODES", "GateResult", "confidence_sequence", "gate", "mixture_radius"]
+__all__ = [
+    "EXIT_CODES",
+    "GateResult",
+    "confidence_sequence",
+    "gate",
+    "mixture_radius",
+    "pairs_needed",
+]
 
 #: Pairs at which the confidence sequence is tuned to be narrowest.
 TUNED_FOR = 500
@@ -66,11 +75,40 @@ class GateResult:
     confidence: float
     #: How the sequence was made.
     method: str = "normal-mixture confidence sequence (Howard et al. 2021)"
+    #: The model gated (``None``: each run's only model, or runs without model names).
+    model: str | None = None
+    #: Half-width of the sequence at ``n_pairs``: the smallest margin these pairs can decide
+    #: (a candidate scoring exactly like the baseline is "not worse" only above it).
+    half_width: float | None = None
+    #: Pairs at which the half-width falls below ``margin`` (``None`` for a margin of 0).
+    pairs_needed: int | None = None
 
     @property
     def exit_code(self) -> int:
         """0 not worse, 1 worse, 3 inconclusive."""
         return EXIT_CODES[self.verdict]
+
+    def margin_note(self) -> str | None:
+        """Why an inconclusive verdict cannot be helped by these pairs, or ``None``.
+
+        Said when the margin is within the sequence's half-width: then no gain these pairs
+        could show makes the candidate "not worse", and only more pairs (or a wider margin)
+        can.
+        """
+        if self.verdict != "inconclusive" or self.half_width is None:
+            return None
+        if self.margin > self.half_width:
+            return None
+        needed = (
+            f" A margin of {self.margin:g} needs about {self.pairs_needed:,} pairs when the "
+            "two score alike."
+            if self.pairs_needed is not None
+            else " A margin of 0 can never be shown."
+        )
+        return (
+            f"With these {self.n_pairs:,} pairs, a margin below {self.half_width:.4f} cannot be "
+            "shown: the interval's half-width is the smallest margin this data can decide." + needed
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON-ready data, with its exit code."""
@@ -108,21 +146,76 @@ def confidence_sequence(
     return centre - radius, centre + radius
 
 
-def _side(result: RunResult, label: str, which: str) -> tuple[list[str], NDArray[np.int8], Any]:
+def pairs_needed(
+    margin: float, sigma: float, alpha: float, tuned_for: int = TUNED_FOR
+) -> int | None:
+    """The fewest pairs at which the sequence's half-width falls below ``margin``.
+
+    The half-width shrinks as pairs are added, so a bisection finds it; ``None`` when no
+    count does (a margin of 0, or one beyond a trillion pairs).
+    """
+    limit = 10**12
+    if margin <= 0 or float(mixture_radius(limit, sigma, alpha, tuned_for)) >= margin:
+        return None
+    low, high = 0, limit  # radius(low) >= margin > radius(high)
+    while high - low > 1:
+        mid = (low + high) // 2
+        if mid > 0 and float(mixture_radius(mid, sigma, alpha, tuned_for)) < margin:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def _models(result: RunResult) -> list[str]:
+    return [m for m in result.by_model if m is not None]
+
+
+def _pick_model(baseline: RunResult, candidate: RunResult, model: str | None) -> None:
+    """Check that ``model`` names one model in each run (or is needed and missing)."""
+    sides = (("baseline", _models(baseline)), ("candidate", _models(candidate)))
+    if model is None:
+        for which, models in sides:
+            if len(models) > 1:
+                other_which, other = sides[1] if which == "baseline" else sides[0]
+                differs = len(other) > 1 and set(other) != set(models)
+                raise ConfigError(
+                    f"The {which} results hold several models ({one_of(models)}), and the gate "
+                    f"compares one model with one: pick it with `--model NAME`, e.g. "
+                    f"`--model {models[0]}`"
+                    + (f" (the {other_which} results hold {one_of(other)})." if differs else ".")
+                )
+        return
+    for which, models in sides:
+        if not models or model in models:
+            continue
+        if len(models) == 1:
+            raise ConfigError(
+                f"`--model` ({model!r}) is no model of the {which} results, which hold only "
+                f"{models[0]!r}."
+            )
+        raise ConfigError(
+            f"`--model` ({model!r}) is no model of the {which} results; its models are "
+            f"{one_of(models)}.{did_you_mean(model, models)}"
+        )
+
+
+def _side(
+    result: RunResult, label: str, which: str, model: str | None
+) -> tuple[list[str], NDArray[np.int8], Any]:
+    """Ids, states and values of ``label``: those of ``model`` when the run holds several."""
     labels = list(result.labels)
     if label not in labels:
         raise ConfigError(
             f"`--metric` ({label!r}) is no label of the {which} results; its labels are "
             f"{one_of(labels)}.{did_you_mean(label, labels)}"
         )
-    models = [m for m in result.by_model if m is not None]
-    if len(models) > 1:
-        raise ConfigError(
-            f"The {which} results hold several models ({one_of(models)}); the gate compares "
-            "one model with one: score each model into its own results."
-        )
     table = result.table
-    return table.key("id"), table.codes(label), table.values(label)
+    ids, codes, values = table.key("id"), table.codes(label), table.values(label)
+    if model is None or len(_models(result)) < 2:
+        return ids, codes, values
+    rows = np.flatnonzero(np.fromiter((m == model for m in table.key("model")), bool, len(ids)))
+    return [ids[i] for i in rows.tolist()], codes[rows], values[rows]
 
 
 def _range(result: RunResult, label: str) -> tuple[float, float]:
@@ -146,6 +239,7 @@ def gate(
     metric: str,
     margin: float,
     confidence: float = 0.95,
+    model: str | None = None,
     names: tuple[str, str] = ("the baseline results", "the candidate results"),
 ) -> GateResult:
     """Whether ``candidate`` is worse than ``baseline`` on ``metric`` by more than ``margin``.
@@ -160,11 +254,14 @@ def gate(
         metric: The label gated on.
         margin: How much worse the candidate may be (``D``).
         confidence: ``1 - alpha`` of the confidence sequence.
+        model: The model gated, in runs that hold several (a run of one model is used as
+            it is when that model is ``model``).
         names: How messages name the two runs (the command line gives the file names).
 
     Raises:
-        ConfigError: an unknown label, several models in one file, an unbounded metric, a
-            negative margin or a confidence level outside (0, 1).
+        ConfigError: an unknown label, several models in one file and no ``model``, a
+            ``model`` a run does not hold, an unbounded metric, a negative margin or a
+            confidence level outside (0, 1).
         MetricMismatchError: the label names different metrics or options in the two runs
             (a :class:`ConfigError`).
         ResultsFormatError: a per-item score the metric cannot give (a value outside its
@@ -174,8 +271,9 @@ def gate(
         raise ConfigError(f"`--margin` ({margin!r}) must be a non-negative number.")
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"`confidence` ({confidence!r}) must be in (0, 1).")
-    ids_a, codes_a, values_a = _side(baseline, metric, "baseline")
-    ids_b, codes_b, values_b = _side(candidate, metric, "candidate")
+    _pick_model(baseline, candidate, model)
+    ids_a, codes_a, values_a = _side(baseline, metric, "baseline", model)
+    ids_b, codes_b, values_b = _side(candidate, metric, "candidate", model)
     from ._compare import check_same_metrics
 
     check_same_metrics(baseline, candidate, [metric], names=names)
@@ -195,11 +293,16 @@ def gate(
 
     higher = _higher_is_better(baseline, metric)
     gains = (b - a) if higher else (a - b)
-    common: dict[str, Any] = {"metric": metric, "margin": float(margin), "confidence": confidence}
+    sigma, alpha = hi - lo, 1.0 - confidence
+    common: dict[str, Any] = {
+        "metric": metric, "margin": float(margin), "confidence": confidence, "model": model,
+        "pairs_needed": pairs_needed(float(margin), sigma, alpha),
+    }  # fmt: skip
     if gains.size == 0:
         return GateResult(verdict="inconclusive", n_pairs=0, gain=None, low=None, high=None,
                           **common)  # fmt: skip
-    low, high = confidence_sequence(gains, hi - lo, confidence)
+    low, high = confidence_sequence(gains, sigma, confidence)
+    common["half_width"] = (high - low) / 2.0
     low, high = max(low, lo - hi), min(high, hi - lo)
     verdict = "not worse" if low > -margin else "worse" if high < -margin else "inconclusive"
     return GateResult(

@@ -7,11 +7,15 @@ Load it as a plugin in the ``conftest.py`` at the root of the tests::
 and any test can ask for it::
 
     def test_candidate_is_no_worse(itemscore_gate):
+        # 1,000 items scored 0/1: the sequence's half-width is then about 0.097, the
+        # smallest margin they can decide; 0.12 passes a candidate losing at most ~0.02.
         itemscore_gate("baseline/results.json", "candidate/results.json",
-                       metric="exact_match", margin=0.02)
+                       metric="exact_match", margin=0.12)
 
 The fixture runs :func:`itemscore._gate.gate` (the anytime-valid sequential gate of
-``itemscore gate``) and fails the test when the candidate is worse by more than ``margin``;
+``itemscore gate``) and fails the test when the candidate is worse by more than ``margin``
+(a margin below the sequence's half-width at the run's size can never pass: the message of
+an inconclusive gate says which margin the pairs can decide, and how many pairs yours needs);
 when the items cannot tell yet, it fails too (``inconclusive="fail"``, the default: a gate
 that cannot tell has not shown the model is fine), or skips the test (``"skip"``). It
 returns the :class:`~itemscore._gate.GateResult`. (It is not registered through the
@@ -51,13 +55,14 @@ def itemscore_gate() -> Callable[..., GateResult]:
         metric: str,
         margin: float,
         confidence: float = 0.95,
+        model: str | None = None,
         inconclusive: Literal["fail", "skip"] = "fail",
     ) -> GateResult:
         from ._gate import gate
 
         result = gate(
             _result(baseline), _result(candidate), metric=metric, margin=margin,
-            confidence=confidence,
+            confidence=confidence, model=model,
         )  # fmt: skip
         summary = (
             f"{metric}: gain {result.gain} in [{result.low}, {result.high}] over "
@@ -67,6 +72,9 @@ def itemscore_gate() -> Callable[..., GateResult]:
             pytest.fail(f"The candidate is worse than the baseline: {summary}.")
         if result.verdict == "inconclusive":
             message = f"The items cannot tell yet whether the candidate is worse: {summary}."
+            note = result.margin_note()
+            if note is not None:
+                message += f" {note}"
             if inconclusive == "skip":
                 pytest.skip(message)
             pytest.fail(message)

@@ -84,9 +84,16 @@ def diagnose_command(results: Path, metric: str | None, top: int, as_json: bool)
 @click.option("--metric", "-m", "metric", required=True, metavar="LABEL", help="The metric.")
 @click.option("--margin", required=True, type=float, help="How much worse is tolerated.")
 @click.option("--confidence", default=0.95, show_default=True, type=float)
+@click.option("--model", metavar="NAME", help="The model to gate, in runs that hold several.")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 def gate_command(
-    baseline: Path, candidate: Path, metric: str, margin: float, confidence: float, as_json: bool
+    baseline: Path,
+    candidate: Path,
+    metric: str,
+    margin: float,
+    confidence: float,
+    model: str | None,
+    as_json: bool,
 ) -> None:
     """Exit 0: CANDIDATE not worse than BASELINE by more than --margin; 1 worse; 3 unclear.
 
@@ -105,6 +112,7 @@ def gate_command(
             metric=metric,
             margin=margin,
             confidence=confidence,
+            model=model,
             names=(str(baseline), str(candidate)),
         )
     except InputError as exc:  # names the file at fault itself
@@ -114,9 +122,13 @@ def gate_command(
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=1, allow_nan=False))
     else:
+        of = f" of {model}" if model is not None else ""
         click.echo(
-            f"{result.verdict}: {metric} gain {_fmt(result.gain, 4)} "
+            f"{result.verdict}: {metric}{of} gain {_fmt(result.gain, 4)} "
             f"[{_fmt(result.low, 4)}, {_fmt(result.high, 4)}] over {result.n_pairs} pairs, "
             f"margin {margin:g} ({result.method}, {100 * confidence:g}%)"
         )
+        note = result.margin_note()
+        if note is not None:
+            click.echo(note)
     sys.exit(result.exit_code)

@@ -1,0 +1,208 @@
+"""Everyday use of gate, compare and verify: runs of several models, labels, margins, data."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from itemscore import RunResult
+from itemscore._gate import _rho, gate, pairs_needed
+from itemscore.cli import cli
+
+pytest_plugins = ["itemscore.pytest_plugin"]
+
+ROOT = Path(__file__).parents[1]
+
+
+def _write(path: Path, models: dict[str, float], n: int, seed: int) -> None:
+    """``n`` questions per model, each right with the model's probability."""
+    rng = np.random.default_rng(seed)
+    lines = [
+        json.dumps({"id": f"q{i}", "model": model, "output": "y" if ok else "n", "expected": "y"})
+        for model, p in models.items()
+        for i, ok in enumerate((rng.random(n) < p).tolist())
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def itemscore(*args: str | Path) -> tuple[int, str]:
+    """``itemscore ARGS`` as a user types it: exit code and everything printed."""
+    run = CliRunner().invoke(cli, [str(a) for a in args], env={"COLUMNS": "200"})
+    return run.exit_code, run.output
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """v1 and v2 (two models each), one (989 questions, one model), m-a (v1's model-a alone)."""
+    folder = tmp_path_factory.mktemp("everyday")
+    _write(folder / "v1.jsonl", {"model-a": 0.6, "model-b": 0.7}, 200, 1)
+    _write(folder / "v2.jsonl", {"model-a": 0.62, "model-b": 0.69}, 200, 2)
+    _write(folder / "one.jsonl", {"model-x": 0.7}, 989, 3)
+    for name in ("v1", "v2", "one"):
+        code, output = itemscore(
+            "score", folder / f"{name}.jsonl", "-m", "exact_match", "--out", folder / name
+        )
+        assert code == 0, output
+    return folder
+
+
+def _radius(t: int, alpha: float = 0.05) -> float:
+    """Howard et al.'s two-sided normal-mixture boundary for differences in [-1, 1], by hand."""
+    rho = _rho(1.0, alpha, 500)
+    return math.sqrt((t + rho) * (2 * math.log(1 / alpha) + math.log((t + rho) / rho))) / t
+
+
+# --------------------------------------------------------------------------- gate --model
+
+
+def test_gate_on_runs_of_two_models_names_them_and_asks_for_model(
+    runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`gate v1/results.json v2/results.json -m exact_match --margin 0.01`: exit 2, --model."""
+    monkeypatch.chdir(runs)
+    code, output = itemscore(
+        "gate", "v1/results.json", "v2/results.json", "-m", "exact_match", "--margin", "0.01"
+    )
+    assert code == 2
+    assert "'model-a', 'model-b'" in output
+    assert "pick it with `--model NAME`, e.g. `--model model-a`" in output
+
+
+def test_gate_model_picks_the_same_model_in_both_runs(
+    runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--model model-b gates exactly what runs holding only model-b's items give."""
+    monkeypatch.chdir(runs)
+    code, output = itemscore(
+        "gate", "v1/results.json", "v2/results.json", "-m", "exact_match", "--margin", "0.25",
+        "--model", "model-b", "--json",
+    )  # fmt: skip
+    data = json.loads(output)
+    assert (
+        code
+        == data["exit_code"]
+        == {"not worse": 0, "worse": 1, "inconclusive": 3}[data["verdict"]]
+    )
+    assert data["model"] == "model-b"
+    # Reference: each run's model-b items scored into a run of their own, gated plainly.
+    alone = []
+    for name in ("v1", "v2"):
+        rows = [
+            line
+            for line in (runs / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+            if json.loads(line)["model"] == "model-b"
+        ]
+        (runs / f"{name}-b.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+        assert (
+            itemscore("score", f"{name}-b.jsonl", "-m", "exact_match", "--out", f"{name}-b")[0] == 0
+        )
+        alone.append(RunResult.load_json(runs / f"{name}-b" / "results.json"))
+    reference = gate(alone[0], alone[1], metric="exact_match", margin=0.25)
+    assert (data["n_pairs"], data["gain"], data["low"], data["high"]) == (
+        reference.n_pairs, reference.gain, reference.low, reference.high,
+    )  # fmt: skip
+    assert data["n_pairs"] == 200
+    in_python = gate(
+        RunResult.load_json(runs / "v1/results.json"),
+        RunResult.load_json(runs / "v2/results.json"),
+        metric="exact_match", margin=0.25, model="model-b",
+    )  # fmt: skip
+    assert in_python.gain == reference.gain
+
+
+@pytest.mark.parametrize(
+    ("candidate", "model", "said"),
+    [
+        ("v2", "model-c", "is no model of the baseline results; its models are 'model-a', "
+         "'model-b'. Did you mean"),
+        ("one", "model-a", "is no model of the candidate results, which hold only 'model-x'."),
+    ],
+    ids=["unknown", "not-in-the-one-model-run"],
+)  # fmt: skip
+def test_gate_model_that_a_run_does_not_hold_is_exit_2(
+    runs: Path, monkeypatch: pytest.MonkeyPatch, candidate: str, model: str, said: str
+) -> None:
+    """A model missing from either run is bad input naming that run's models."""
+    monkeypatch.chdir(runs)
+    code, output = itemscore(
+        "gate", "v1/results.json", f"{candidate}/results.json", "-m", "exact_match",
+        "--margin", "0.1", "--model", model,
+    )  # fmt: skip
+    assert code == 2, output
+    assert f"`--model` ('{model}') {said}" in output
+
+
+def test_a_run_gated_against_itself_says_the_smallest_margin_it_can_decide(
+    runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """989 pairs, margin 0.01: inconclusive (3), the half-width 0.0974 and the pairs needed."""
+    monkeypatch.chdir(runs)
+    code, output = itemscore(
+        "gate", "one/results.json", "one/results.json", "-m", "exact_match", "--margin", "0.01"
+    )
+    assert code == 3
+    first, note = output.splitlines()
+    assert first.startswith("inconclusive: exact_match gain 0.0000 [-0.0974, 0.0974] over 989")
+    needed = pairs_needed(0.01, 1.0, 0.05)
+    assert note == (
+        "With these 989 pairs, a margin below 0.0974 cannot be shown: the interval's "
+        "half-width is the smallest margin this data can decide. A margin of 0.01 needs about "
+        f"{needed:,} pairs when the two score alike."
+    )
+    assert f"{_radius(989):.4f}" == "0.0974"
+    # The pairs needed: the first count whose boundary is below the margin.
+    assert _radius(needed) < 0.01 <= _radius(needed - 1)
+    # Above the half-width the same pairs decide: not worse, and no note.
+    code, output = itemscore(
+        "gate", "one/results.json", "one/results.json", "-m", "exact_match", "--margin", "0.1"
+    )
+    assert code == 0
+    assert len(output.splitlines()) == 1
+
+
+def test_the_json_verdict_holds_the_half_width_and_the_pairs_needed(runs: Path) -> None:
+    """--json: half_width is Howard's boundary at n; pairs_needed the count for the margin."""
+    code, output = itemscore(
+        "gate", runs / "one/results.json", runs / "one/results.json", "-m", "exact_match",
+        "--margin", "0.05", "--json",
+    )  # fmt: skip
+    data = json.loads(output)
+    assert code == 3
+    assert data["half_width"] == pytest.approx(_radius(989), rel=1e-12)
+    assert _radius(data["pairs_needed"]) < 0.05 <= _radius(data["pairs_needed"] - 1)
+    assert data["model"] is None
+
+
+def test_the_fixture_says_why_a_small_margin_cannot_pass_and_the_docs_margin_passes(
+    runs: Path, itemscore_gate: object
+) -> None:
+    """margin=0.02 on ~1,000 items fails naming the margin they can decide; 0.12 passes."""
+    check = itemscore_gate
+    one = runs / "one/results.json"
+    with pytest.raises(pytest.fail.Exception, match=r"a margin below 0\.0974 cannot be shown"):
+        check(one, one, metric="exact_match", margin=0.02)  # type: ignore[operator]
+    assert check(one, one, metric="exact_match", margin=0.12).verdict == "not worse"  # type: ignore[operator]
+    two = runs / "v1/results.json", runs / "v2/results.json"
+    result = check(*two, metric="exact_match", margin=0.3, model="model-a")  # type: ignore[operator]
+    assert result.model == "model-a"
+
+
+def test_the_docs_table_of_smallest_margins_is_the_boundary() -> None:
+    """docs/comparing-models.md's table of pairs and smallest margins matches the formula."""
+    text = (ROOT / "docs" / "comparing-models.md").read_text(encoding="utf-8")
+    pairs_row = re.search(r"^\| pairs \|(.*)\|$", text, re.M)
+    margins_row = re.search(r"^\| smallest margin \|(.*)\|$", text, re.M)
+    assert pairs_row is not None
+    assert margins_row is not None
+    pairs = [int(x.strip().replace(",", "")) for x in pairs_row.group(1).split("|")]
+    margins = [x.strip() for x in margins_row.group(1).split("|")]
+    assert margins == [f"{_radius(t):.3f}" for t in pairs]
+    # The pytest example's margin passes a candidate scoring alike on 1,000 items.
+    assert "margin=0.12" in text
+    assert _radius(1000) < 0.12
