@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 
 from itemscore._records import Status
+from itemscore.engine._questions import question_error_reasons
 from itemscore.reports._text import one_line
 
 if TYPE_CHECKING:
@@ -49,16 +50,23 @@ class MetricErrors:
     distinct: int
     #: Whether nothing was scored (no ok, no fail) because of the errors.
     nothing_scored: bool
+    #: What is counted: ``"item"``, or ``"question"`` in a run with attempts.
+    unit: str = "item"
+
+    def _counted(self, count: int) -> str:
+        """``count`` with the unit: ``1 item``, ``5 questions``."""
+        return f"{count} {self.unit}{'' if count == 1 else 's'}"
 
     def line(self, several_models: bool) -> str:
         """One line for stderr: ``label: 6 of 6 items error — reason (1 distinct reason)``."""
         name = f"{self.label} · {self.model}" if several_models and self.model else self.label
+        several = len(self.reasons) > 1
         shown = "; ".join(
-            f"{_cut(reason)}" + (f" ({count} items)" if len(self.reasons) > 1 else "")
+            f"{_cut(reason)}" + (f" ({self._counted(count)})" if several else "")
             for reason, count in self.reasons
         )
         plural = "" if self.distinct == 1 else "s"
-        noun = "item" if self.items == 1 else "items"
+        noun = self._counted(self.items).split(" ", 1)[1]
         prefix = "Error" if self.nothing_scored else "Warning"
         more = ""
         if self.distinct > len(self.reasons):
@@ -134,7 +142,17 @@ def error_summary(result: RunResult) -> ErrorSummary:
     reasons: dict[tuple[str | None, str], Counter[str]] = {key: Counter() for key in erring}
     table = result.table  # its columns: no item is built to count reasons
     models = table.key("model") if several else None
+    questions = False
     for label in {label for _, label in erring}:
+        # With attempts the counts are of questions, whose reasons the reduced scores hold.
+        by_question = question_error_reasons(result, label)
+        if by_question is not None:
+            questions = True
+            for model, reason in by_question:
+                counter = reasons.get((model if several else next(iter(result.by_model)), label))
+                if counter is not None:
+                    counter[reason] += 1
+            continue
         label_reasons = table.reasons(label)
         for index in np.flatnonzero(table.codes(label) == 3).tolist():
             model = models[index] if models is not None else next(iter(result.by_model))
@@ -155,6 +173,7 @@ def error_summary(result: RunResult) -> ErrorSummary:
                 reasons=tuple(counter.most_common(SHOWN_REASONS)),
                 distinct=len(counter),
                 nothing_scored=scored == 0,
+                unit="question" if questions else "item",
             )
         )
     return ErrorSummary(tuple(metrics), tuple(aggregates), several)

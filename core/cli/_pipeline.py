@@ -217,6 +217,17 @@ def _suite_items(request: RunRequest, suite: Suite) -> list[ItemResult]:
 
 
 @contextlib.contextmanager
+def _reduce_placed(request: RunRequest) -> Iterator[None]:
+    """Report a reducer the data has too few attempts for where the request named it."""
+    try:
+        yield
+    except ConfigError as exc:
+        if exc.setting != "reduce":
+            raise
+        raise located(exc, request.setting_place("reduce", SETTING_FLAGS["reduce"])) from exc
+
+
+@contextlib.contextmanager
 def _read_options_placed(request: RunRequest, options: Mapping[str, Any]) -> Iterator[None]:
     """Report a reader's refusal of one of its options where the request set it."""
     try:
@@ -301,16 +312,17 @@ def score_request(
         recorded = _recorded_command(sys.argv if command is None else command, planned)
         export = _open_export(request.out, formats, notice, recorded)
         arguments, client = _executor_arguments(settings)
-        if source is not None:
-            result = score_opened(
-                source, planned, suite_id=prepared.suite_id, progress=progress,
-                keep=_keep(export), reading=reading, answer_column=answer_column,
-                limit=request.limit, **arguments,
-            )  # fmt: skip
-        else:
-            assert items is not None
-            result = score(items, planned, suite_id=prepared.suite_id, progress=progress,
-                           **arguments)  # fmt: skip
+        with _reduce_placed(request):
+            if source is not None:
+                result = score_opened(
+                    source, planned, suite_id=prepared.suite_id, progress=progress,
+                    keep=_keep(export), reading=reading, answer_column=answer_column,
+                    limit=request.limit, **arguments,
+                )  # fmt: skip
+            else:
+                assert items is not None
+                result = score(items, planned, suite_id=prepared.suite_id, progress=progress,
+                               **arguments)  # fmt: skip
         if request.limit is not None:
             rows = (result.provenance.get("data") or {}).get("rows", len(result.items))
             notice(
@@ -496,7 +508,8 @@ def rescore_results(
     client = None
     try:
         arguments, client = _executor_arguments(settings)
-        result = rescore(saved, planned, progress=progress, **arguments)
+        with _reduce_placed(request):
+            result = rescore(saved, planned, progress=progress, **arguments)
         if request.ci_method is not None:
             from itemscore._checks import check_ci_support
 

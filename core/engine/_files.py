@@ -47,6 +47,7 @@ from ..inputs import Part, Source, collector_paused, read_part
 from ..inputs._checks import KEY_SCHEMA
 from ..inputs._fs import size as file_size
 from ._dispatch import Lost, Split, Task, run_tasks
+from ._reduce import check_attempt_counts
 from ._scores import SCORE_TYPE, filled, to_arrow, unreadable, without_extras
 from ._shard import score_shard
 from ._store import ItemsWriter
@@ -382,6 +383,7 @@ def score_source(
         checks.finish(needing=list(needing), column=answer_column)
         del checks
         keys = pa.concat_tables([read.keys for read in reads])
+        check_attempt_counts(keys, settings.reduce)
         # What is checked is dropped, and what is in the table is not sent again with the
         # score tasks: ten million rows' check columns are 400 MB.
         reads = [attrs.evolve(read, keys=None, checks=None) for read in reads]

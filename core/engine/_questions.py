@@ -27,7 +27,14 @@ from ._table import RunTable
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["LabelAttempts", "Questions", "attempt_extra", "question_columns", "question_frame"]
+__all__ = [
+    "LabelAttempts",
+    "Questions",
+    "attempt_extra",
+    "question_columns",
+    "question_error_reasons",
+    "question_frame",
+]
 
 _OK, _FAIL, _SKIP, _ERROR = 0, 1, 2, 3
 
@@ -468,8 +475,6 @@ def question_columns(result: Any) -> dict[str, list[Any]]:
     learn whether it says right or wrong; one that is not installed here is taken as right
     or wrong when its headline measurement is a ratio.
     """
-    from .._plan import plan_metrics
-
     table = result.table
     questions = Questions.of(table)
     found: list[LabelAttempts] = []
@@ -477,20 +482,68 @@ def question_columns(result: Any) -> dict[str, list[Any]]:
         label = entry["label"]
         if label not in table.scores:
             continue
-        try:
-            spec = {"name": entry["name"], "label": label, **entry.get("options", {})}
-            metric = plan_metrics([spec])[0].metric
-            if metric.is_corpus:
-                continue
-            binary = metric.aggregation == "ratio"
-            normalizer = getattr(metric, "normalizer", None)
-        except Exception:  # noqa: BLE001 - not installed here: what the measurement says
-            headline = result.measurements.get(f"{result.suite_id}.{label}")
-            binary, normalizer = headline is not None and headline.aggregation == "ratio", None
+        shape = _label_shape(result, entry)
+        if shape is None:
+            continue
+        binary, normalizer = shape
         found.append(
             LabelAttempts.of(questions, table, label, binary=binary, normalizer=normalizer)
         )
     return question_frame(questions, found)
+
+
+def _label_shape(result: Any, entry: Mapping[str, Any]) -> tuple[bool, Any] | None:
+    """Whether a saved label's metric says right or wrong, and its normaliser.
+
+    ``None`` for a corpus metric (no score per question). A metric that is not installed
+    here is taken as right or wrong when its headline measurement is a ratio.
+    """
+    from .._plan import plan_metrics
+
+    label = entry["label"]
+    try:
+        spec = {"name": entry["name"], "label": label, **entry.get("options", {})}
+        metric = plan_metrics([spec])[0].metric
+        if metric.is_corpus:
+            return None
+        return metric.aggregation == "ratio", getattr(metric, "normalizer", None)
+    except Exception:  # noqa: BLE001 - not installed here: what the measurement says
+        headline = result.measurements.get(f"{result.suite_id}.{label}")
+        return headline is not None and headline.aggregation == "ratio", None
+
+
+def question_error_reasons(result: Any, label: str) -> list[tuple[str | None, str]] | None:
+    """``(model, reason)`` of each question in error in ``label``'s headline measurement.
+
+    With attempts (or a first reducer other than ``mean``) the headline counts questions,
+    whose reasons are those of the reduced scores ("pass@5 needs at least 5 scored
+    attempts; this question has 3"), kept by no table: they are made again here. ``None``
+    when the headline counts the run table's own items (their reasons are the table's).
+    """
+    from ._reduce import resolve_reducer
+
+    table = result.table
+    first = resolve_reducer(result.settings.reduce[0])
+    if label not in table.scores or (first.name == "mean" and not table.has("attempt")):
+        return None
+    entry = next((e for e in result.metric_configs if e.get("label") == label), None)
+    shape = None if entry is None else _label_shape(result, entry)
+    if shape is None:
+        return None
+    binary, normalizer = shape
+    values = table.values(label)
+    # Partial credit among a right-or-wrong metric's values (a harness's): measured as values.
+    partial = bool(np.any((values > 0.0) & (values < 1.0)))
+    questions = Questions.of(table)
+    attempts = LabelAttempts.of(
+        questions, table, label, binary=binary and not partial, normalizer=normalizer
+    )
+    reduced, _ = attempts.reduce(first)
+    status = reduced.field("status").to_numpy(zero_copy_only=False)
+    wrong = np.flatnonzero(status == _ERROR)
+    reasons = reduced.field("reason").take(pa.array(wrong)).to_pylist()
+    models = questions.keys.column("model").take(pa.array(wrong)).to_pylist()
+    return [(model, reason or "no reason given") for model, reason in zip(models, reasons)]
 
 
 def question_frame(questions: Questions, attempts: Sequence[LabelAttempts]) -> dict[str, list[Any]]:

@@ -54,6 +54,7 @@ import numpy as np
 from .._exceptions import ConfigError, ItemscoreError, did_you_mean, one_of
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from numpy.typing import NDArray
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "Attempts",
     "Reducer",
     "ReducerSpec",
+    "check_attempt_counts",
     "check_reduce",
     "pass_at_k",
     "pass_power_k",
@@ -594,6 +596,69 @@ def _as_names(value: object, setting: str) -> tuple[str, ...]:
             raise ConfigError(f"{setting} names the reducer {name!r} twice; name it once.")
         seen.add(name)
     return cast("tuple[str, ...]", names)
+
+
+def check_attempt_counts(keys: pa.Table, reduce: Sequence[str]) -> None:
+    """Refuse a reducer with ``K`` that no question of ``keys`` has attempts enough for.
+
+    A question with fewer than ``K`` scored attempts is an ``error`` for ``pass@K`` (and
+    ``maj@K``, ``pass^K``, ``at_least:K``); when *every* question has fewer than ``K``
+    attempts of any state, every question would be an error and the measurement empty, so
+    the run is refused before any item is scored, with the cause said once. Where some
+    questions have enough, the others stay errors one by one.
+
+    Args:
+        keys: The run table's key columns (``id``, ``model``, ``attempt``), one row per item.
+        reduce: The run's reducer names (checked).
+
+    Raises:
+        ConfigError: a reducer asks for more attempts than any question has (its
+            ``setting`` is ``"reduce"``).
+    """
+    specs = [spec for spec in map(resolve_reducer, reduce) if spec.k is not None]
+    if not specs or keys.num_rows == 0:
+        return
+    import pyarrow.compute as pc
+
+    widest = max(spec.k for spec in specs if spec.k is not None)
+    attempt = keys.column("attempt")
+    if attempt.null_count == keys.num_rows:
+        low = high = 1  # ids are unique per model: each item is a question of its own
+    elif widest <= 1:
+        return
+    else:
+        by = ["model", "id"] if keys.column("model").null_count < keys.num_rows else ["id"]
+        counts = keys.select(by).group_by(by, use_threads=False).aggregate([([], "count_all")])
+        sizes = counts.column("count_all")
+        low, high = int(pc.min(sizes).as_py()), int(pc.max(sizes).as_py())
+    short = [spec for spec in specs if spec.k is not None and spec.k > high]
+    if not short:
+        return
+    names = " and ".join(spec.name for spec in short)
+    needed = " and ".join(str(spec.k) for spec in short)
+    if attempt.null_count == keys.num_rows:
+        cause = (
+            "the data has no attempt column, so every id is one question with one attempt. "
+            "Map the column that numbers the attempts with --map attempt=COLUMN (`columns: "
+            "{attempt: COLUMN}` in a configuration), or reduce with 'mean'"
+        )
+    else:
+        these = f"{high}" if low == high else f"{low} to {high}"
+        cause = (
+            f"these have {these}. Reduce with a K of at most {high} (e.g. "
+            f"{_with_k(short[0].family, high)}), or give each question more attempts"
+        )
+    error = ConfigError(
+        f"{names} need{'s' if len(short) == 1 else ''} at least {needed} attempts per "
+        f"question; {cause}."
+    )
+    error.at_entry("reduce")
+    raise error
+
+
+def _with_k(family: str, k: int) -> str:
+    """The name of the reducer ``family`` (``pass@K``) with ``k`` put in: ``pass@5``."""
+    return family[:-1] + str(k)
 
 
 def shape_of_reduce(value: object, *, setting: str = "`reduce`") -> tuple[str, ...]:

@@ -33,6 +33,7 @@ from ..inputs import Source, suite_rows, to_items
 from ._dispatch import Lost, Split, Task, run_tasks
 from ._files import Keep, score_source
 from ._measure import compute_corpus, measure_all, model_rows
+from ._reduce import check_attempt_counts
 from ._scores import SCORE_TYPE, filled
 from ._table import RunTable, score_records
 from ._tasks import Job, ShardFailed, release_memo, score_items_task
@@ -303,6 +304,9 @@ def _run_plan(
     scored_hook = hooks.itemscore_item_scored
     listening = bool(scored_hook.get_hookimpls())
     data: dict[str, Any] | None = None
+    # A rescore that keeps the saved reducers recomputes what was saved, errors and all.
+    if isinstance(source, RunTable) and (base is None or settings.reduce != base.settings.reduce):
+        check_attempt_counts(source.keys, settings.reduce)
     engine = spec.open()
     try:
         if isinstance(source, Source):
