@@ -496,3 +496,57 @@ def test_arena_bad_input_exits_2_naming_the_row_and_the_fix(votes: Path, tmp_pat
     assert out.exit_code == 2
     assert "'x' never lost" in out.output
     assert not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------------------------- --report leaderboard
+
+
+def test_report_leaderboard_writes_the_files_of_every_rankable_metric(saved: Path) -> None:
+    """`score --report leaderboard`: each ranked metric's three files, f1 listed as left out."""
+    from itemscore.reports.leaderboard_files import leaderboard_texts
+
+    folder = saved.parent.parent
+    data = folder / "data.jsonl"
+    metrics = ("-m", "exact_match", "-m", "token_f1", "-m", "f1")
+    reports = ("--report", "leaderboard", "--report", "json")
+    out = invoke("score", data, *metrics, "--out", folder / "boards", *reports, "-q")
+    assert out.exit_code == 0, out.output
+    boards = folder / "boards" / "leaderboard"
+    run = RunResult.load_json(folder / "boards" / "results.json")
+    for label in ("exact_match", "token_f1"):
+        expected = leaderboard_texts(leaderboard(run, label), suite=run.suite_id)
+        for name, text in expected.items():
+            assert (boards / label / name).read_text(encoding="utf-8") == text
+    assert not (boards / "f1").exists()
+    readme = (boards / "README.md").read_text(encoding="utf-8")
+    assert "|exact_match|exact_match/|5|300|3|" in readme
+    assert "- f1: The metric 'f1'" in readme
+
+
+def test_report_leaderboard_of_one_model_says_why_it_has_none(tmp_path: Path) -> None:
+    """A run of one model gets a README saying a leaderboard needs several, and no board."""
+    data = _write_data(tmp_path / "one.jsonl", {"solo": 0.0}, n=20)
+    out = invoke("score", data, "-m", "exact_match", "--out", tmp_path / "out",
+                 "--report", "leaderboard", "-q")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    folder = tmp_path / "out" / "leaderboard"
+    assert {p.name for p in folder.iterdir()} == {"README.md"}
+    assert "one model" in (folder / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_default_report_set_has_no_leaderboard() -> None:
+    """Leaderboards are written when asked for, as eee and md are."""
+    from itemscore.reports import BUILTIN_FORMATS, ON_REQUEST, resolve_formats
+
+    assert BUILTIN_FORMATS["leaderboard"] == "leaderboard"
+    assert "leaderboard" in ON_REQUEST
+    assert "leaderboard" not in [name for name, _, _ in resolve_formats(None, notice=print)]
+
+
+def test_metric_folders_are_plain_and_unique() -> None:
+    """Labels become folder names without separators or dots in front, never the same twice."""
+    from itemscore.reports.leaderboard_files import _folder_names
+
+    names = dict(_folder_names(["a/b", "../etc", "Acc", "acc", "", "x\x1b[2J"]))
+    assert names == {"a/b": "a_b", "../etc": "etc", "Acc": "Acc", "acc": "acc-2", "": "metric",
+                     "x\x1b[2J": "x_x1b_2J"}  # fmt: skip

@@ -368,7 +368,7 @@ def test_default_export_skips_xlsx_with_a_notice(result: RunResult, tmp_path: Pa
     assert [n for n in names if n in BUILTIN_FORMATS.values()] == [
         f
         for f in BUILTIN_FORMATS.values()
-        if f not in ("results.xlsx", "items.jsonl", "results.md", "eee")
+        if f not in ("results.xlsx", "items.jsonl", "results.md", "eee", "leaderboard")
     ]
     assert not (tmp_path / "one" / "results.xlsx").exists()
     assert len(notices) == 1

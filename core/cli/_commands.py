@@ -275,7 +275,8 @@ def _out_options(func: Any) -> Any:
                 shell_complete=complete_reports,
                 help="Write only these report formats with --out (repeatable): json, items, "
                 "jsonl, csv, tex, xlsx, html (report.html), eee, md (an lm-eval-style Markdown "
-                "table) or a plugin's format. Default: all but jsonl and md.",
+                "table), leaderboard (each metric's rank ranges, for several models) or a "
+                "plugin's format. Default: all but jsonl, eee, md and leaderboard.",
             ),
             click.option(
                 "--by-group",

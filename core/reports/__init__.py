@@ -73,12 +73,13 @@ BUILTIN: tuple[ReportFormat, ...] = (
     ReportFormat("html", "report.html", "report_html"),
     ReportFormat("eee", "eee", "eee"),
     ReportFormat("md", "results.md", "results_md"),
+    ReportFormat("leaderboard", "leaderboard", "leaderboard_files"),
 )
 
 #: Formats written only when named: the items again as JSON lines (items.parquet has them),
-#: the Every Eval Ever files (a folder of its own, for exchange) and the Markdown table (to
-#: paste into a README or a pull request).
-ON_REQUEST = frozenset({"jsonl", "eee", "md"})
+#: the Every Eval Ever files (a folder of its own, for exchange), the Markdown table (to
+#: paste into a README or a pull request) and the leaderboards (a run of several models).
+ON_REQUEST = frozenset({"jsonl", "eee", "md", "leaderboard"})
 #: The built-in report formats: name -> file name.
 BUILTIN_FORMATS: dict[str, str] = {f.name: f.filename for f in BUILTIN}
 _BY_NAME = {f.name: f for f in BUILTIN}
