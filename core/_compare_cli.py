@@ -141,6 +141,7 @@ def compare_command(
     if written:
         _warn(f"Wrote {', '.join(p.name for p in written)} to {out}.")
         if not plot_available():
-            click.echo(
-                "No forest plot: it needs matplotlib (pip install 'itemscore[plot]').", err=True
-            )
+            from ._extras import install_hint
+
+            hint = install_hint("matplotlib")
+            click.echo(f"No forest plot: it needs matplotlib ({hint}).", err=True)

@@ -1,6 +1,6 @@
 """pandas in and out: DataFrames as a source of items, and results as DataFrames.
 
-pandas is optional (extra ``itemscore[pandas]``): it is imported only here, only when a
+pandas is optional (the ``pandas`` extra): it is imported only here, only when a
 DataFrame is asked for. A DataFrame handed to ``score()`` is recognised without importing it.
 """
 
@@ -66,9 +66,11 @@ def _pandas(what: str) -> Any:
     try:
         import pandas
     except ImportError:
+        from ._extras import install_hint
+
         raise ConfigError(
-            f"{what} needs pandas, which is not installed. "
-            "Install it with: pip install 'itemscore[pandas]'"
+            f"{what} needs pandas, which is not installed. Install it with: "
+            f"{install_hint('pandas')}"
         ) from None
     return pandas
 

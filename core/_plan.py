@@ -192,6 +192,17 @@ def _plan_one(obj: MetricLike, registry: Registry) -> PlannedMetric:
         metric = info.cls.configure(spec.options)
     except OptionError:
         raise
+    except ModuleNotFoundError as exc:
+        if not exc.name:
+            raise
+        from ._extras import install_hint
+
+        # The metric names what it needs; the versions are its distribution's to say.
+        hint = install_hint(exc.name, distribution=info.distribution or "itemscore")
+        raise OptionError(
+            f"Metric {info.id!r} cannot be used: {exc} Install it with: {hint}",
+            metric_id=info.id,
+        ) from exc
     except Exception as exc:  # a metric's own __init__ check, e.g. labels=[]
         raise OptionError(
             f"Metric {info.id!r} rejected its options {mask_secrets(dict(spec.options))[0]!r}: "

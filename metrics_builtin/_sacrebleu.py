@@ -14,7 +14,7 @@ Intervals and significance tests resample the same statistics as sacrebleu's ``-
 and ``--paired-ar`` do (:mod:`itemscore.metrics_builtin._resample`): with the same seed and
 number of resamples, the same figures.
 
-sacrebleu (the extra ``itemscore[text]``) is imported when such a metric is configured, never
+sacrebleu (the ``text`` extra) is imported when such a metric is configured, never
 when metrics are listed.
 """
 
@@ -61,8 +61,7 @@ def import_sacrebleu(metric_id: str) -> Any:
         import sacrebleu
     except ModuleNotFoundError as exc:
         raise ModuleNotFoundError(
-            f"The {metric_id} metric needs sacrebleu, which is not installed: "
-            "pip install 'itemscore[text]'.",
+            f"The {metric_id} metric needs sacrebleu (the `text` extra), which is not installed.",
             name="sacrebleu",
         ) from exc
     return sacrebleu

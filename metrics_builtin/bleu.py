@@ -28,7 +28,7 @@ class Bleu(SacrebleuMetric):
     ``precision_1`` ... ``precision_4``, sacrebleu's "μ ± ci" (``bootstrap_mean``,
     ``bootstrap_ci``) and its signature (``signature[nrefs:1|bs:1000|seed:0|case:mixed|...]``).
 
-    Requires the extra ``itemscore[text]`` (sacrebleu).
+    Requires the ``text`` extra (sacrebleu).
 
     Args:
         lowercase: Lowercase hypotheses and references before scoring.
@@ -44,7 +44,7 @@ class Bleu(SacrebleuMetric):
     metric_id = "bleu"
     display_name = "BLEU"
     description = (
-        "Corpus BLEU (sacrebleu, 0-100) from per-sentence statistics; needs itemscore[text]."
+        "Corpus BLEU (sacrebleu, 0-100) from per-sentence statistics; needs the text extra."
     )
     sacrebleu_class = "BLEU"
     score_extras: ClassVar[Mapping[str, str]] = {

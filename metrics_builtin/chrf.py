@@ -18,7 +18,7 @@ class Chrf(SacrebleuMetric):
     scored items, to the last digit. ``Measurement.extra`` has sacrebleu's "μ ± ci"
     (``bootstrap_mean``, ``bootstrap_ci``) and its signature (``signature[...]``).
 
-    Requires the extra ``itemscore[text]`` (sacrebleu).
+    Requires the ``text`` extra (sacrebleu).
 
     Args:
         char_order: Character n-gram order.
@@ -33,7 +33,7 @@ class Chrf(SacrebleuMetric):
     metric_id = "chrf"
     display_name = "chrF"
     description = (
-        "Corpus chrF/chrF++ (sacrebleu, 0-100) from per-sentence statistics; needs itemscore[text]."
+        "Corpus chrF/chrF++ (sacrebleu, 0-100) from per-sentence statistics; needs the text extra."
     )
     sacrebleu_class = "CHRF"
 

@@ -37,8 +37,7 @@ def _import_rouge_scorer() -> Any:
         from rouge_score import rouge_scorer
     except ModuleNotFoundError as exc:
         raise ModuleNotFoundError(
-            "The rouge metric needs rouge-score, which is not installed: "
-            "pip install 'itemscore[text]'.",
+            "The rouge metric needs rouge-score (the `text` extra), which is not installed.",
             name="rouge_score",
         ) from exc
     return rouge_scorer
@@ -66,7 +65,7 @@ class Rouge(Metric):
     themselves (rouge-score's tokens and formulas, the same floats);
     ``rougeLsum`` is rouge-score's own ``score``.
 
-    Requires the extra ``itemscore[text]`` (rouge-score).
+    Requires the ``text`` extra (rouge-score).
 
     Args:
         rouge_type: `rouge1`, `rouge2` (n-gram overlap), `rougeL` (longest common
@@ -86,7 +85,7 @@ class Rouge(Metric):
     display_name = "ROUGE"
     description = (
         "ROUGE-1/2/L/Lsum precision, recall or F of each output (Google's rouge-score), "
-        "averaged; needs itemscore[text]."
+        "averaged; needs the text extra."
     )
     required_inputs = ("expected",)
     reproducibility_class = "deterministic"

@@ -21,7 +21,7 @@ class Ter(SacrebleuMetric):
     ``num_edits``, ``ref_length``, sacrebleu's "μ ± ci" (``bootstrap_mean``,
     ``bootstrap_ci``) and its signature (``signature[...]``).
 
-    Requires the extra ``itemscore[text]`` (sacrebleu).
+    Requires the ``text`` extra (sacrebleu).
 
     Args:
         normalized: sacrebleu's character normalisation (punctuation split, XML entities).
@@ -34,7 +34,7 @@ class Ter(SacrebleuMetric):
     display_name = "TER"
     description = (
         "Corpus TER (sacrebleu) from per-sentence statistics; lower is better; "
-        "needs itemscore[text]."
+        "needs the text extra."
     )
     higher_is_better = False
     # A hypothesis longer than its references has a TER above 100: bounded below only.

@@ -172,8 +172,8 @@ def test_measurements_df_has_one_row_per_measurement_and_group() -> None:
 def test_without_pandas_the_error_names_the_extra(
     monkeypatch: pytest.MonkeyPatch, method: str
 ) -> None:
-    """pandas stays optional: a clear error says which extra to install."""
+    """pandas stays optional: a clear error says what to install."""
     result = _result()
     monkeypatch.setitem(sys.modules, "pandas", None)
-    with pytest.raises(ConfigError, match=r"pip install 'itemscore\[pandas\]'"):
+    with pytest.raises(ConfigError, match=r"pip install 'pandas>=2\.0'"):
         getattr(result, method)()

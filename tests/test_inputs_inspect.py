@@ -179,9 +179,9 @@ def test_eval_members_are_zstd_compressed() -> None:
 
 @pytest.mark.skipif(sys.version_info >= (3, 14), reason="zipfile reads zstd itself")
 def test_missing_zstandard_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without zstandard, reading a .eval log says which extra to install."""
+    """Without zstandard, reading a .eval log says what to install."""
     monkeypatch.setitem(sys.modules, "zstandard", None)
-    with pytest.raises(ConfigError, match=r"pip install 'itemscore\[inspect\]'"):
+    with pytest.raises(ConfigError, match=r"pip install 'zstandard>=0\.22'"):
         records_of(QA_A.with_suffix(".eval"))
     assert records_of(QA_A.with_suffix(".json"))[0]["output"] == "Paris"  # JSON needs none
 

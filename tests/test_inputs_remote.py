@@ -183,7 +183,7 @@ def test_without_fsspec_a_url_says_what_to_install(
         itemscore.score("s3://bucket/runs/d.jsonl", METRICS)
     message = str(caught.value)
     assert "s3://bucket/runs/d.jsonl" in message
-    assert "pip install 'itemscore[remote]' s3fs" in message
+    assert "pip install 'fsspec>=2023.1' s3fs" in message
     local = tmp_path / "d.jsonl"  # a local file needs no fsspec
     local.write_bytes(_jsonl(ROWS[:20]))
     assert len(itemscore.score(local, METRICS).items) == 20

@@ -718,13 +718,15 @@ def test_listing_metrics_does_not_import_httpx() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_missing_httpx_names_the_extra(server: StubServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without httpx, each item's error says to install itemscore[judge]."""
+def test_missing_httpx_names_the_package(
+    server: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without httpx, configuring the metric fails before any item, naming what to install."""
+    from itemscore import OptionError
+
     monkeypatch.setitem(sys.modules, "httpx", None)
-    result = score(items(1), [judge(server)])
-    got = scores_of(result)[0]
-    assert got.status is Status.ERROR
-    assert "pip install 'itemscore[judge]'" in (got.reason or "")
+    with pytest.raises(OptionError, match=r"needs httpx.*pip install 'httpx>=0\.27'"):
+        score(items(1), [judge(server)])
 
 
 def test_metric_pickles_without_its_session(server: StubServer) -> None:

@@ -373,7 +373,7 @@ def test_default_export_skips_xlsx_with_a_notice(result: RunResult, tmp_path: Pa
     assert not (tmp_path / "one" / "results.xlsx").exists()
     assert len(notices) == 1
     assert "results.xlsx is not written" in notices[0]
-    assert "pip install 'itemscore[xlsx]'" in notices[0]
+    assert "pip install 'XlsxWriter>=3.1'" in notices[0]
     export(result, tmp_path / "two", notice=notices.append)
     assert len(notices) == 1  # once per process, not once per export
 
@@ -384,13 +384,13 @@ def test_skipped_xlsx_notice_goes_to_stderr_by_default(
 ) -> None:
     """Never silent: with no notice callback the note is printed on standard error."""
     export(result, tmp_path)
-    assert "pip install 'itemscore[xlsx]'" in capsys.readouterr().err
+    assert "pip install 'XlsxWriter>=3.1'" in capsys.readouterr().err
 
 
 @pytest.mark.usefixtures("without_xlsxwriter")
 def test_asking_for_xlsx_without_xlsxwriter_is_an_error(result: RunResult, tmp_path: Path) -> None:
     """An explicit request for xlsx fails before anything is written, naming the install."""
-    with pytest.raises(ConfigError, match=r"needs XlsxWriter.*pip install 'itemscore\[xlsx\]'"):
+    with pytest.raises(ConfigError, match=r"needs XlsxWriter.*pip install 'XlsxWriter>=3\.1'"):
         export(result, tmp_path / "out", ["csv", "xlsx"])
     assert not (tmp_path / "out").exists()
     with pytest.raises(ConfigError, match="XlsxWriter"):
@@ -410,7 +410,7 @@ def test_cli_report_xlsx_without_xlsxwriter_fails_clearly(tmp_path: Path) -> Non
     args = ["score", str(data), "-m", "exact_match", "--out", str(out), "--report", "xlsx"]
     ran = CliRunner().invoke(cli, args)
     assert ran.exit_code != 0
-    assert "pip install 'itemscore[xlsx]'" in ran.output
+    assert "pip install 'XlsxWriter>=3.1'" in ran.output
     assert not (out / "results.xlsx").exists()
 
 

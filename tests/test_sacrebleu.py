@@ -395,13 +395,14 @@ def test_clusters_resample_whole_clusters(data: Any) -> None:
 def test_a_missing_extra_is_a_clear_error(
     metric: str, module: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without the text extra, configuring the metric says which extra to install."""
+    """Without the text extra, configuring the metric names the package and its version."""
     from itemscore import OptionError
 
     for name in [m for m in list(sys.modules) if m.split(".")[0] == module]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, module, None)
-    with pytest.raises(OptionError, match=r"pip install 'itemscore\[text\]'"):
+    wanted = {"sacrebleu": r"'sacrebleu<3,>=2\.2'", "rouge_score": r"'rouge-score>=0\.1\.2'"}
+    with pytest.raises(OptionError, match=rf"Install it with: pip install {wanted[module]}$"):
         score([ItemResult(id="1", output="a", expected="a")], [metric])
 
 

@@ -247,7 +247,9 @@ def connect_dask(address: str, place: str) -> Any:
     try:
         from distributed import Client
     except ImportError:
-        raise ConfigError("--dask needs the Dask extra: pip install 'itemscore[dask]'.") from None
+        from itemscore._extras import install_hint
+
+        raise ConfigError(f"--dask needs Dask: {install_hint('distributed')}.") from None
     try:
         return Client(address, timeout=DASK_CONNECT_TIMEOUT)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as exc:

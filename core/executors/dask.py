@@ -1,4 +1,4 @@
-"""``dask``: shards as tasks of a Dask cluster (extra ``itemscore[dask]``).
+"""``dask``: shards as tasks of a Dask cluster (the ``dask`` extra).
 
 Pass a ``distributed.Client`` as ``client=`` to use a running cluster; without one, a local
 cluster of ``workers`` processes (one thread each) is started for the run and closed after it.
@@ -26,8 +26,10 @@ def _import_distributed() -> Any:
     try:
         import distributed
     except ModuleNotFoundError as exc:
+        from itemscore._extras import install_hint
+
         raise ConfigError(
-            "executor='dask' needs the `distributed` package: pip install 'itemscore[dask]'."
+            f"executor='dask' needs the `distributed` package: {install_hint('distributed')}."
         ) from exc
     return distributed
 

@@ -77,18 +77,24 @@ def _filesystem(url: str) -> tuple[Any, str]:
     try:
         import fsspec
     except ImportError:
+        from itemscore._extras import install_hint
+
+        backend = _install_hint(protocol).split()
         raise ConfigError(
             f"{url} is a URL, which itemscore reads through fsspec, and fsspec is not "
             "installed. Install it with the backend of the protocol "
-            f"{protocol}://: pip install 'itemscore[remote]'{_install_hint(protocol)}"
+            f"{protocol}://: {install_hint('fsspec', *backend)}"
         ) from None
     try:
         return cast("tuple[Any, str]", fsspec.core.url_to_fs(url))
     except ImportError as exc:
-        package = _install_hint(protocol).strip() or "the package named above"
+        from itemscore._extras import install_hint
+
+        package = _install_hint(protocol).strip()
+        command = install_hint(package) if package else "pip install the package named above"
         raise ConfigError(
             f"Reading {url} needs fsspec's backend of the protocol {protocol}://, which is "
-            f"not installed ({exc}). Install it: pip install {package}"
+            f"not installed ({exc}). Install it: {command}"
         ) from None
     except ValueError as exc:
         if "protocol" not in str(exc).lower():

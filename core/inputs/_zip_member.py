@@ -6,7 +6,7 @@ whole member is out, so a crafted archive can declare little and expand to gigab
 declared size must be within the bounds before anything is decompressed, the output is read in
 small pieces and stops one byte past the declared size, and the ratio of output to input is
 checked as it grows. Python reads zstd members only from 3.14 on; before that the
-``zstandard`` package decompresses them (``pip install 'itemscore[inspect]'``).
+``zstandard`` package decompresses them (``pip install zstandard``).
 """
 
 from __future__ import annotations
@@ -158,10 +158,12 @@ def _zstd_stream(raw: IO[bytes], info: zipfile.ZipInfo, name: str) -> Any:
     try:
         import zstandard
     except ImportError:
+        from itemscore._extras import install_hint
+
         raise ConfigError(
             f"Reading {name} needs the zstandard package: inspect_ai compresses .eval logs "
             "with zstd, which Python reads only from 3.14 on. Install it with: "
-            "pip install 'itemscore[inspect]' (or read a log written with --log-format json)."
+            f"{install_hint('zstandard')} (or read a log written with --log-format json)."
         ) from None
     # The member's data follows its local header: 30 fixed bytes, then name and extra field.
     raw.seek(info.header_offset)

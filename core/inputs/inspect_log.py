@@ -4,7 +4,7 @@
 with ``header.json`` and one ``samples/ID_epoch_N.json`` per sample, each member compressed with
 zstd) or ``.json`` (``--log-format json``: one object with ``eval`` and ``samples``). Python
 reads zstd members of a zip archive only from 3.14 on; before that this reader decompresses
-them with the ``zstandard`` package (``pip install 'itemscore[inspect]'``). Either way the log
+them with the ``zstandard`` package (``pip install zstandard``). Either way the log
 is never held whole: one member (one element of ``samples``) at a time, each bounded in size
 (and, compressed, in ratio) by the reader options ``max_sample_bytes`` and ``max_ratio``.
 

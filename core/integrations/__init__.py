@@ -1,7 +1,7 @@
 """itemscore inside the harnesses, and the harnesses' rules inside itemscore.
 
 - :mod:`itemscore.integrations.inspect`: ``itemscore_scorer(metric, **options)``, any itemscore
-  metric as an inspect_ai scorer (extra ``itemscore[inspect]``).
+  metric as an inspect_ai scorer (the ``inspect`` extra).
 - :mod:`itemscore.integrations.harness_rules`: the harnesses' own comparisons, which items read
   with ``rules="harness"`` carry in their metadata.
 

@@ -25,7 +25,7 @@ also imports what scoring needs, so that samples scored at once on inspect's thr
 How a sample becomes the item scored: ``id`` the sample id, ``output`` the completion
 (``None`` when the model gave none), ``expected`` the target's texts, ``input`` the input
 text, ``model`` the model's name; metadata: the sample's metadata and ``choices`` (their
-texts). Needs inspect_ai: ``pip install 'itemscore[inspect]'``.
+texts). Needs inspect_ai (``pip install inspect_ai``).
 """
 
 from __future__ import annotations
@@ -54,9 +54,11 @@ try:
         scorer,
     )
     from inspect_ai.solver import TaskState
-except ImportError as exc:  # pragma: no cover - the extra names the fix
+except ImportError as exc:  # pragma: no cover - the hint names the fix
+    from itemscore._extras import install_hint
+
     raise ImportError(
-        "itemscore.integrations.inspect needs inspect_ai: pip install 'itemscore[inspect]'."
+        f"itemscore.integrations.inspect needs inspect_ai: {install_hint('inspect_ai')}."
     ) from exc
 
 __all__ = ["ci_high", "ci_low", "itemscore_scorer", "value"]

@@ -127,7 +127,7 @@ def resolve_formats(
             _notice_once(
                 "xlsx",
                 "Note: results.xlsx is not written because XlsxWriter is not installed "
-                f"({_XLSX_HINT}).",
+                f"({_xlsx_hint()}).",
                 notice,
             )
     else:
@@ -143,7 +143,7 @@ def resolve_formats(
         if "xlsx" in chosen and not _xlsx_available():
             raise ConfigError(
                 "The report format 'xlsx' needs XlsxWriter, which is not installed. Install it "
-                f"with: {_XLSX_HINT}"
+                f"with: {_xlsx_hint()}"
             )
     out: list[tuple[str, str, Writer]] = []
     for name in chosen:
@@ -155,7 +155,12 @@ def resolve_formats(
     return out
 
 
-_XLSX_HINT = "pip install 'itemscore[xlsx]'"
+def _xlsx_hint() -> str:
+    from itemscore._extras import install_hint
+
+    return install_hint("XlsxWriter")
+
+
 _noticed: set[str] = set()
 
 

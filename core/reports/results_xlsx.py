@@ -1,6 +1,6 @@
 """``results.xlsx``: a Summary sheet (as ``summary.csv``) and the items, written with XlsxWriter.
 
-XlsxWriter (the optional extra ``itemscore[xlsx]``) streams each sheet row by row in its
+XlsxWriter (the optional ``xlsx`` extra) streams each sheet row by row in its
 ``constant_memory`` mode, so memory stays bounded however many items a run has. It is told
 never to read text as a formula, a link or a number, and every text is written with
 ``write_string``: no text from the data can ever become a formula, in the header or anywhere
@@ -174,7 +174,7 @@ def write(
             note in the Outputs header saying where every item is; ``None``: every item.
 
     Raises:
-        ImportError: XlsxWriter is not installed (``pip install 'itemscore[xlsx]'``).
+        ImportError: XlsxWriter is not installed (``pip install XlsxWriter``).
     """
     import xlsxwriter
 

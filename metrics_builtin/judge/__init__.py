@@ -1,7 +1,7 @@
 """Judge-based metrics: ``llm_judge`` grades outputs with an LLM over an OpenAI-compatible API.
 
-httpx (the extra ``itemscore[judge]``) is imported only when a judgment is requested, so listing
-the metrics or reading their options needs none of it.
+httpx (the ``judge`` extra) is imported only when the metric is configured, so listing the
+metrics or reading their options needs none of it.
 """
 
 from __future__ import annotations

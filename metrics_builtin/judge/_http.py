@@ -60,8 +60,7 @@ def import_httpx() -> Any:
         import httpx
     except ModuleNotFoundError as exc:
         raise ModuleNotFoundError(
-            "The llm_judge metric needs httpx, which is not installed: "
-            "pip install 'itemscore[judge]'.",
+            "The llm_judge metric needs httpx (the `judge` extra), which is not installed.",
             name="httpx",
         ) from exc
     return httpx

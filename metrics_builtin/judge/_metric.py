@@ -478,6 +478,9 @@ class LlmJudge(ValueMeansBootstrap, Metric):
         #: The encoded body around the user message, by whether ``response_format`` is sent.
         self._halves: dict[bool, tuple[bytes, bytes]] = {}
         self._session: tuple[asyncio.AbstractEventLoop, JudgeSession, Any] | None = None
+        from itemscore.metrics_builtin.judge._http import import_httpx
+
+        import_httpx()  # httpx installed: said once, before any item is scored
 
     @property
     def url(self) -> str:
