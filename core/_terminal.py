@@ -9,13 +9,17 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
-import attrs
-
 from ._docgen import describe_aggregation
-from ._records import Measurement, Status
 from ._result import RunResult
 from .reports import _format
-from .reports._summary import confidence_of, method_name
+from .reports._result_rows import Cell as _Cell
+from .reports._result_rows import Row as _Row
+from .reports._result_rows import interval_text as _interval_text
+from .reports._result_rows import joined as _joined
+from .reports._result_rows import result_rows as _rows
+from .reports._result_rows import table_notes as _caption
+from .reports._result_rows import value_str
+from .reports._summary import confidence_of
 from .reports._text import printable
 
 if TYPE_CHECKING:
@@ -94,151 +98,19 @@ def _lines_text(text: str) -> Text:
 LAYOUTS = ("columns", "columns-narrow", "wide", "folded", "narrow", "stacked")
 
 
-@attrs.frozen
-class _Cell:
-    """One measurement as a table shows it."""
-
-    value: float | None
-    low: float | None
-    high: float | None
-    method: str
-    n: str | None  # "40", or "40 x 3" (questions times attempts)
-    counts: tuple[int, int, int, int] | None  # ok, fail, skip, error
-    unit: str | None = None
-    bold: bool = False
-    error: str | None = None
-    #: The measurement itself when its coverage receipt is below the floor (a flagged row).
-    undercovers: Measurement | None = None
-
-
-@attrs.frozen
-class _Row:
-    """One line of a result table: a name and one cell per model (``None``: no measurement)."""
-
-    name: str
-    kind: str  # "metric", "macro", "group", "derived"
-    cells: tuple[_Cell | None, ...]
-    small: bool = False
-    label: str = ""  # the measurement's label (a group row: its measurement's)
-
-    @property
-    def decimals(self) -> int:
-        return _format.shared_decimals((c.value, c.low, c.high) for c in self.cells if c)
-
-
-def _cell(m: Measurement, bold: bool = False) -> _Cell:
-    from .aggregate import coverage_flag
-    from .reports._summary import n_text
-
-    counts = tuple(m.counts.get(s, 0) for s in (Status.OK, Status.FAIL, Status.SKIP, Status.ERROR))
-    derived = m.ci_method == "none" and not any(counts)
-    return _Cell(
-        value=m.value, low=m.ci_low, high=m.ci_high, method=method_name(m.ci_method),
-        n=n_text(m), counts=None if derived else counts,  # type: ignore[arg-type]
-        unit=m.unit, bold=bold, error=m.error,
-        undercovers=m if coverage_flag(m) is not None else None,
-    )  # fmt: skip
-
-
-def _rows(
-    result: RunResult,
-    models: Sequence[str | None],
-    by_group: bool,
-    bold: set[tuple[str | None, str]],
-) -> list[_Row]:
-    """Every line of the tables of ``models``: metrics, then derived measurements."""
-    from .reports._summary import (
-        MACRO_NAME,
-        POOLED_NAME,
-        derived_of,
-        is_small_group,
-        macro_of,
-        reducer_name,
-    )
-
-    per_model = [result.by_model.get(model, {}) for model in models]
-    rows: list[_Row] = []
-
-    def add(label: str, found: list[Measurement | None], kind: str) -> None:
-        grouped = by_group and any(m is not None and m.groups for m in found)
-        reducer = next((reducer_name(m) for m in found if m is not None), None)
-        name = label + (f" [{reducer}]" if reducer is not None else "")
-        name += f" · {POOLED_NAME}" if grouped else ""
-        if any(m is not None and not m.higher_is_better for m in found):
-            name += " ↓"
-        cells = tuple(
-            None if m is None else _cell(m, (model, m.metric) in bold and reducer is None)
-            for model, m in zip(models, found)
-        )
-        rows.append(_Row(name, kind, cells, label=label))
-        if not grouped:
-            return
-        macros = [None if m is None or m.error else macro_of(m) for m in found]
-        if any(macros):
-            n_groups = max(x[3] for x in macros if x is not None)
-            rows.append(_Row(f"  {MACRO_NAME} ({n_groups})", "macro", tuple(
-                None if x is None else _Cell(x[0], x[1], x[2], "", None, None,
-                                             unit=next(m.unit for m in found if m is not None))
-                for x in macros
-            )))  # fmt: skip
-        names = sorted({g for m in found if m is not None for g in m.groups})
-        for group in names:
-            gms = [None if m is None else m.groups.get(group) for m in found]
-            small = any(g is not None and is_small_group(g) for g in gms)
-            cells = tuple(None if g is None else _cell(g) for g in gms)
-            rows.append(_Row(f"  {group}", "group", cells, small, label=f"{label}, group {group}"))
-
-    keys: dict[str, str] = {}  # every measurement's key (a reducer's own), first seen first
-    for ms in per_model:
-        for key, m in ms.items():
-            keys.setdefault(key, m.metric)
-    for key, label in keys.items():
-        add(label, [ms.get(key) for ms in per_model], "metric")
-    derived: dict[str, list[Measurement | None]] = {}
-    for i, ms in enumerate(per_model):
-        for d in derived_of(ms):
-            derived.setdefault(d.metric, [None] * len(models))[i] = d
-    for found in derived.values():
-        head = next(d for d in found if d is not None)
-        add(head.name, found, "derived")
-    return rows
-
-
 def _value_text(cell: _Cell | None, decimals: int) -> Text:
     from rich.text import Text
 
     if cell is None:
         return Text("")
-    if cell.error is not None:
-        return Text("error", style="red")
-    return Text(
-        _format.format_value(cell.value, decimals, unit=cell.unit),
-        style="bold" if cell.bold else "",
-    )
-
-
-def _interval_text(cell: _Cell | None, decimals: int) -> str:
-    """The interval; the coverage mark before it when flagged, so right edges stay aligned."""
-    from .reports._summary import COVERAGE_MARK
-
-    if cell is None:
-        return ""
-    text = _format.format_interval(cell.low, cell.high, decimals)
-    return f"{COVERAGE_MARK}{text}" if text and cell.undercovers is not None else text
+    style = "red" if cell.error is not None else "bold" if cell.bold else ""
+    return Text(value_str(cell, decimals), style=style)
 
 
 def _counts_text(cell: _Cell | None) -> str:
     if cell is None or cell.counts is None:
         return ""
     return "/".join(str(c) for c in cell.counts)
-
-
-def _joined(values: Sequence[str]) -> str:
-    """One value when every model has it, else each model's, joined by ``/``."""
-    shown = [v for v in values if v != ""]
-    if not shown:
-        return ""
-    return shown[0] if len(set(shown)) == 1 else "/".join(values)
 
 
 def _name_text(row: _Row) -> Text:
@@ -386,51 +258,6 @@ def _model_table(
             cells.append(_counts_text(cell))
         table.add_row(*cells, style="dim" if row.kind == "group" else None)
     return table
-
-
-def _caption(
-    result: RunResult,
-    rows: Sequence[_Row],
-    *,
-    methods: bool = False,
-    models: Sequence[str | None] | None = None,
-) -> str | None:
-    """The notes under a table; ``models``: the model of each cell, when cells are models."""
-    from .reports._summary import BOLD_NOTE, TIMES, coverage_notes, small_group_note
-
-    notes = []
-    if methods:  # the layout has no method column: say it once per metric
-        used: dict[str, list[str]] = {}
-        for r in rows:
-            if r.kind == "metric":
-                for c in r.cells:
-                    name = r.name.removesuffix(" ↓")
-                    if c is not None and c.method and name not in used.setdefault(c.method, []):
-                        used[c.method].append(name)
-        if used:
-            said = "; ".join(f"{m}: {', '.join(names)}" for m, names in used.items())
-            notes.append(f"Interval methods: {said}.")
-    if any(c is not None and c.bold for r in rows for c in r.cells):
-        notes.append(BOLD_NOTE.format(level=f"{confidence_of(result) * 100:g}%"))
-    if any(c is not None and c.n is not None and TIMES in c.n for r in rows for c in r.cells):
-        notes.append(f"n: questions {TIMES} attempts; [reducer]: how attempts were reduced.")
-    if any(r.name.endswith(" ↓") for r in rows):
-        notes.append("↓ lower is better.")
-    if any(r.small for r in rows):
-        notes.append(small_group_note())
-    undercovering = []
-    for r in rows:
-        for i, c in enumerate(r.cells):
-            if c is not None and c.undercovers is not None:
-                model = None if models is None else models[i]
-                where = r.label + ("" if model is None else f" · {model}")
-                undercovering.append((printable(where), c.undercovers))
-    notes += coverage_notes(undercovering)
-    for r in rows:
-        for c in r.cells:
-            if c is not None and c.error is not None:
-                notes.append(f"{r.name.strip()}: the aggregate failed: {printable(c.error)}")
-    return "\n".join(notes) or None
 
 
 def _width_of(renderable: Any) -> int:

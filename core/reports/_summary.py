@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._records import Measurement, Status
-from .._result import RunResult
 from ._format import method_name
+
+if TYPE_CHECKING:  # annotations only: a run's notebook table reads this module
+    from .._result import RunResult
 
 __all__ = [
     "BOLD_NOTE",
