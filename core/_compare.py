@@ -107,6 +107,12 @@ class Comparison:
     #: Secondary numbers: discordant pairs, clusters, design effect, resamples...
     extra: Mapping[str, float] = attrs.field(default=EMPTY, converter=_freeze)
 
+    def __repr__(self) -> str:
+        """One line: key, the models, difference and interval, adjusted p, pairs."""
+        from .reports._notebook import comparison_repr
+
+        return comparison_repr(self)
+
     def _repr_html_(self) -> str:
         """The comparison and its groups as an HTML table, for notebooks."""
         from .reports._notebook import comparison_html

@@ -6,12 +6,14 @@ DataFrame is asked for. A DataFrame handed to ``score()`` is recognised without 
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._exceptions import ConfigError, InputError
 from ._records import Status
+from ._serialize import json_safe
 from .inputs._convert import ROLES
 from .inputs._source import Rows, RowSource
 
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     from ._result import RunResult
 
 __all__ = [
+    "EXTRA_MODES",
     "ITEM_COLUMNS",
     "MEASUREMENT_COLUMNS",
     "frame_source",
@@ -121,31 +124,54 @@ def items_df(result: RunResult) -> Any:
     return frame
 
 
-def measurements_df(result: RunResult) -> Any:
+#: What :func:`measurements_df` does with each row's ``extra``.
+EXTRA_MODES = ("expand", "column", "drop")
+
+
+def measurements_df(result: RunResult, extra: str = "expand") -> Any:
     """One row per measurement and group: the overall row has ``group`` ``None``.
 
     Rows come per model (``by_model``); with several models the numbers pooled over them
     (``measurements``) follow with ``model`` ``None``. The four state counts are the columns
     ``n_ok``, ``n_fail``, ``n_skip`` and ``n_error``; ``error`` is the aggregate's failure, if
-    any; ``extra`` holds the secondary numbers as a dict.
+    any. ``extra`` says where the secondary numbers go: ``"expand"``, one column
+    ``extra.<name>`` each after the fixed columns (first seen first; NaN where a row has
+    none), so that every cell is a scalar and the printed frame stays readable;
+    ``"column"``, one column ``extra`` of dicts; ``"drop"``, nowhere.
+
+    Raises:
+        ConfigError: ``extra`` is not one of :data:`EXTRA_MODES`.
     """
+    if extra not in EXTRA_MODES:
+        raise ConfigError(
+            f"measurements_df(extra={extra!r}): extra must be one of "
+            f"{', '.join(map(repr, EXTRA_MODES))}; use 'expand' for one column per number."
+        )
     pandas = _pandas("RunResult.measurements_df()")
     blocks = list(result.by_model.values())
     if len(blocks) > 1:
         blocks.append(result.measurements)
     records = []
+    extras: list[Mapping[str, Any]] = []
     for block in blocks:
         for measurement in block.values():
-            records.append(_measurement_row(measurement, None))
-            for group, sub in measurement.groups.items():
-                records.append(_measurement_row(sub, group))
-    frame = pandas.DataFrame.from_records(records, columns=list(MEASUREMENT_COLUMNS))
+            for group, m in ((None, measurement), *measurement.groups.items()):
+                records.append(_measurement_row(m, group))
+                extras.append(m.extra)
+    columns = list(MEASUREMENT_COLUMNS)
+    frame = pandas.DataFrame.from_records(records, columns=columns)
     for column in ("value", "ci_low", "ci_high"):
         frame[column] = frame[column].astype("float64")
+    if extra == "column":
+        frame["extra"] = pandas.Series([dict(e) for e in extras], dtype=object)
+    elif extra == "expand":
+        names = list(dict.fromkeys(name for e in extras for name in e))
+        expanded = {f"extra.{name}": [_scalar(e.get(name)) for e in extras] for name in names}
+        frame = pandas.concat([frame, pandas.DataFrame(expanded, index=frame.index)], axis=1)
     return frame
 
 
-#: The columns of :func:`measurements_df`.
+#: The columns of :func:`measurements_df` before the secondary numbers of ``extra``.
 MEASUREMENT_COLUMNS = (
     "key",
     "suite",
@@ -165,7 +191,6 @@ MEASUREMENT_COLUMNS = (
     "higher_is_better",
     "reproducibility_class",
     "error",
-    "extra",
 )
 
 
@@ -190,5 +215,13 @@ def _measurement_row(m: Any, group: str | None) -> tuple[Any, ...]:
         m.higher_is_better,
         m.reproducibility_class,
         m.error,
-        dict(m.extra),
     )
+
+
+def _scalar(value: Any) -> Any:
+    """A secondary number as one cell: NaN when missing, JSON text for a nested value."""
+    if value is None:
+        return float("nan")
+    if isinstance(value, (Mapping, list, tuple, set)):
+        return json.dumps(json_safe(value), sort_keys=True, default=str)
+    return value

@@ -454,6 +454,12 @@ class Measurement:
         """The name tables show: :attr:`display_name`, else the label."""
         return self.display_name or self.metric
 
+    def __repr__(self) -> str:
+        """One line: key, model, value and interval, n (the fields: ``attrs.asdict``)."""
+        from .reports._notebook import measurement_repr
+
+        return measurement_repr(self)
+
     def _repr_html_(self) -> str:
         """The measurement as an HTML table, for notebooks."""
         from .reports._notebook import measurement_html

@@ -149,14 +149,17 @@ class RunResult:
         """The metric labels of the run, in configuration order."""
         return [m["label"] for m in self.metric_configs]
 
-    def _repr_html_(self) -> str:
-        """The measurements as an HTML table, for notebooks."""
-        from ._compare import significant_leaders
-        from .reports._notebook import result_html
+    def __repr__(self) -> str:
+        """One line: suite, models times metrics, items, data file (see ``result_repr``)."""
+        from .reports._notebook_run import result_repr
 
-        leaders = significant_leaders(self) if len(self.by_model) > 1 else {}
-        text: str = result_html(self, {(model, label) for label, model in leaders.items()})
-        return text
+        return result_repr(self)
+
+    def _repr_html_(self) -> str:
+        """The table ``itemscore score`` prints, as HTML for notebooks (one row per metric)."""
+        from .reports._notebook_run import result_html
+
+        return result_html(self)
 
     def items_df(self) -> Any:
         """A pandas DataFrame with one row per item and metric (needs ``itemscore[pandas]``).
@@ -183,17 +186,22 @@ class RunResult:
 
         return _pandas("RunResult.questions_df()").DataFrame(question_columns(self))
 
-    def measurements_df(self) -> Any:
+    def measurements_df(self, extra: str = "expand") -> Any:
         """A pandas DataFrame with one row per measurement and group (``group`` ``None``: all).
 
         Needs ``itemscore[pandas]``. Columns: ``key``, ``suite``, ``metric``, ``model``,
         ``group``, ``value``, ``ci_low``, ``ci_high``, ``ci_method``, ``confidence``, ``n``,
         ``n_ok``, ``n_fail``, ``n_skip``, ``n_error``, ``higher_is_better``,
-        ``reproducibility_class``, ``error``, ``extra``.
+        ``reproducibility_class``, ``error``, then the secondary numbers of ``extra``.
+
+        Args:
+            extra: ``"expand"`` (default): one column ``extra.<name>`` per secondary number,
+                NaN on the rows without it, so every cell is a scalar; ``"column"``: one
+                column ``extra`` holding each row's dict; ``"drop"``: none.
         """
         from ._frames import measurements_df
 
-        return measurements_df(self)
+        return measurements_df(self, extra=extra)
 
     def compare(self, other: RunResult | str | None = None, **options: Any) -> list[Comparison]:
         """Paired comparison of models: :func:`itemscore.compare` with this run first."""

@@ -1,14 +1,16 @@
-"""HTML for notebooks (``_repr_html_``): a run, a measurement, a comparison, as small tables.
+"""A measurement and a comparison in a notebook: a one-line ``repr`` and a small HTML table.
 
-Jupyter shows what ``_repr_html_`` returns in place of the ``repr``. Every text from the data
-(model, label, group, error) is escaped, and numbers follow :mod:`._format` as everywhere.
+Jupyter shows what ``_repr_html_`` returns in place of the ``repr``; the ``repr`` is what a
+terminal, a log or a list of them shows. Every text from the data (model, label, group,
+error) is escaped in the HTML and shown printable in the ``repr``, and numbers follow
+:mod:`._format` as everywhere. A run's own are in :mod:`._notebook_run`.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 # Only the formatting and escaping modules: the records this renders import this module.
 from ._format import (
@@ -25,9 +27,8 @@ from ._text import printable
 if TYPE_CHECKING:
     from .._compare import Comparison
     from .._records import Measurement
-    from .._result import RunResult
 
-__all__ = ["comparison_html", "measurement_html", "result_html"]
+__all__ = ["comparison_html", "comparison_repr", "measurement_html", "measurement_repr"]
 
 _STYLE = "border-collapse:collapse;font-variant-numeric:tabular-nums"
 
@@ -75,20 +76,6 @@ def measurement_html(m: Measurement) -> str:
     return _table(_HEADER, rows, _text(f"{m.key}: ") + note)
 
 
-def result_html(result: RunResult, bold: set[tuple[str | None, str]] | frozenset[Any]) -> str:
-    """Every model's measurements, ``bold`` where a model's lead is significant."""
-    rows = []
-    for model, ms in result.by_model.items():
-        for m in ms.values():
-            rows.append(_row(m, m.name, (model, m.metric) in bold))
-        rows += [_row(d, d.name) for m in ms.values() for d in m.derived.values()]
-    n_items = len(result.items)
-    caption = _text(f"{result.suite_id}: {n_items} items, {len(result.by_model)} model(s)")
-    if bold:
-        caption += "; bold: a significant lead (paired test, Holm-adjusted)"
-    return _table(_HEADER, rows, caption)
-
-
 def comparison_html(c: Comparison) -> str:
     """One comparison and its groups: difference, interval, p, adjusted p, pairs."""
     header = ("metric", "baseline", "candidate", "difference", "interval", "p", "adj. p", "pairs")
@@ -110,3 +97,50 @@ def comparison_html(c: Comparison) -> str:
         f"{c.confidence * 100:g}% interval; {_text(c.method)}"
     )
     return _table(header, rows, caption)
+
+
+def _where(model: str | None) -> str:
+    return "" if model is None else f" ({printable(model)})"
+
+
+def measurement_repr(m: Measurement) -> str:
+    """One line: ``<Measurement qa.exact_match (m1): 0.58 [0.51, 0.65] Wilson, n=200>``.
+
+    The value and interval as tables write them; the number of groups and derived
+    measurements when there are any; the aggregate's failure instead of a value.
+    """
+    head = f"<Measurement {printable(m.key)}{_where(m.model)}: "
+    if m.error:
+        return f"{head}error ({printable(m.error)[:60]}), n={m.n}>"
+    d = decimals_for(m.value, m.ci_low, m.ci_high)
+    shown = format_value(m.value, d, unit=m.unit)
+    interval = format_interval(m.ci_low, m.ci_high, d)
+    if interval:
+        shown += f" {interval} {method_name(m.ci_method)}"
+    more = [f"n={m.n}"]
+    if m.groups:
+        more.append(f"{len(m.groups)} group" + ("" if len(m.groups) == 1 else "s"))
+    if m.derived:
+        more.append(f"{len(m.derived)} derived")
+    if not m.higher_is_better:
+        more.append("lower is better")
+    return f"{head}{shown}, {', '.join(more)}>"
+
+
+def comparison_repr(c: Comparison) -> str:
+    """One line: ``<Comparison qa.exact_match m2 - m1: +0.16 [+0.02, +0.29], p=0.0328 ...>``.
+
+    The difference (candidate minus baseline) and its interval, the adjusted p-value, the
+    pairs, and whether the difference is significant.
+    """
+    d = decimals_for(c.difference, c.ci_low, c.ci_high)
+    diff = format_signed(c.difference, d)
+    interval = ""
+    if c.ci_low is not None and c.ci_high is not None:
+        interval = f" [{format_signed(c.ci_low, d)}, {format_signed(c.ci_high, d)}]"
+    verdict = "significant" if c.significant else "not significant"
+    sides = f"{printable(str(c.candidate))} - {printable(str(c.baseline))}"
+    return (
+        f"<Comparison {printable(c.key)} {sides}: "
+        f"{diff}{interval}, adj. p={format_p(c.p_adjusted)}, {c.n_pairs} pairs, {verdict}>"
+    )
