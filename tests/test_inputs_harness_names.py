@@ -83,15 +83,15 @@ def test_an_unreadable_eval_member_is_named_escaped_in_its_error(tmp_path: Path)
 
 
 def test_an_inspect_scorer_name_is_escaped(tmp_path: Path) -> None:
+    """A scorer named with controls, listed when another scorer is asked for."""
     members = _members(MC_EVAL)
     header = json.loads(members["header.json"])
-    scorer = f"{HOSTILE}/choice"
-    header["eval"]["scorers"] = [{"name": scorer, "options": {}}]
+    header["eval"]["scorers"] = [{"name": f"{HOSTILE}/choice", "options": {}}]
     members["header.json"] = json.dumps(header).encode()
     path = tmp_path / "scorer.eval"
     _write(path, members)
     with pytest.raises(ConfigError) as caught:
-        list(read_inspect(path, rules="harness", output="completion"))
+        list(read_inspect(path, scorer="missing"))
     _assert_escaped(str(caught.value))
 
 
