@@ -358,7 +358,8 @@ def arena_command(
         )
     if written:
         _note(f"Wrote {', '.join(p.name for p in written)} to {out}.")
-        from itemscore._compare_out import PLOT_EXTRA, plot_available
+        from itemscore._compare_out import plot_available
+        from itemscore._extras import install_hint
 
         if not plot_available():
-            _note(f"No plot: it needs matplotlib (pip install '{PLOT_EXTRA}').")
+            _note(f"No plot: it needs matplotlib ({install_hint('matplotlib')}).")
