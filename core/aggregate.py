@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COVERAGE_FLOOR",
+    "COVERAGE_MARGIN",
     "GEOMEAN_METHODS",
     "MEAN_METHODS",
     "RATIO_METHODS",
@@ -51,6 +52,7 @@ __all__ = [
     "cluster_mean",
     "cluster_ratio",
     "coverage_flag",
+    "coverage_floor",
     "coverage_receipt",
     "coverage_shortfall",
     "geomean",
@@ -93,7 +95,10 @@ AUTO_WILSON_FROM = 40
 AUTO_T_FROM = 30
 #: See :data:`AUTO_T_FROM`.
 AUTO_BOUND_SES = 3.0
-#: Receipts below this coverage are flagged (:func:`coverage_flag`).
+#: How far below its nominal level a receipt may fall before it is flagged: one point
+#: (:func:`coverage_floor`).
+COVERAGE_MARGIN = 0.01
+#: The floor at the default 95% level (:func:`coverage_floor` of 0.95).
 COVERAGE_FLOOR = 0.94
 
 # Elements (indices) drawn per bootstrap block: 2**20 int64 indices plus the gathered float64
@@ -1783,8 +1788,32 @@ def coverage_receipt(
     }
 
 
-def coverage_flag(measurement: object, floor: float = COVERAGE_FLOOR) -> str | None:
+def coverage_floor(confidence: float) -> float:
+    """The coverage below which an interval of level ``confidence`` is flagged.
+
+    One point (:data:`COVERAGE_MARGIN`) below the nominal level: 94% at 95%, 89% at 90%,
+    98% at 99%. Rounded to six decimals, so that the floor at 95% is ``0.94`` and not
+    ``0.9399999999999999``.
+    """
+    return max(round(confidence - COVERAGE_MARGIN, 6), 0.0)
+
+
+def _floor_of(measurement: object, floor: float | None) -> float:
+    """``floor``, or the floor of the measurement's own confidence level (95% when none)."""
+    if floor is not None:
+        return floor
+    confidence = getattr(measurement, "confidence", None)
+    if not isinstance(confidence, (int, float)) or not 0.0 < confidence < 1.0:
+        confidence = 0.95
+    return coverage_floor(confidence)
+
+
+def coverage_flag(measurement: object, floor: float | None = None) -> str | None:
     """A short warning when a measurement's coverage receipt is below ``floor``, else ``None``.
+
+    ``floor`` defaults to :func:`coverage_floor` of the measurement's own ``confidence``: an
+    interval is flagged against the level it claims (94% for a 95% interval, 89% for a 90%
+    one).
 
     For tables: exact receipts (proportions) are flagged when ``coverage_min``, the worst
     coverage for any truth inside the interval, is below the floor: the coverage at the
@@ -1799,22 +1828,25 @@ def coverage_flag(measurement: object, floor: float = COVERAGE_FLOOR) -> str | N
         e.g. ``"interval covers 83.7% at worst (< 94%)"``,
         ``"interval covers 73.5% simulated (< 94%)"``, or ``None``.
     """
+    floor = _floor_of(measurement, floor)
     shortfall = coverage_shortfall(measurement, floor)
     if shortfall is None:
         return None
     return f"interval covers {shortfall} (< {100 * floor:g}%)"
 
 
-def coverage_shortfall(measurement: object, floor: float = COVERAGE_FLOOR) -> str | None:
+def coverage_shortfall(measurement: object, floor: float | None = None) -> str | None:
     """The coverage :func:`coverage_flag` flags, as text (``"83.7% at worst"``).
 
-    The figure is the one the flag is decided on: ``coverage_min`` when the receipt has one
-    (exact receipts, ``"83.7% at worst"``), else the simulated ``coverage`` (flagged when
-    even ``coverage_high`` is below the floor: ``"73.5% simulated"``), else ``coverage``.
+    ``floor`` as :func:`coverage_flag`'s. The figure is the one the flag is decided on:
+    ``coverage_min`` when the receipt has one (exact receipts, ``"83.7% at worst"``), else
+    the simulated ``coverage`` (flagged when even ``coverage_high`` is below the floor:
+    ``"73.5% simulated"``), else ``coverage``.
 
     Returns:
         The receipt's coverage when it is flagged, else ``None``.
     """
+    floor = _floor_of(measurement, floor)
     extra = getattr(measurement, "extra", None)
     if not isinstance(extra, Mapping) or "coverage" not in extra:
         return None

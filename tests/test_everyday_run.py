@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 from click.testing import CliRunner
 
@@ -109,3 +110,130 @@ def test_some_questions_short_stay_errors_and_the_summary_names_the_reason(
         "attempts; this question has 4 (3 questions) (2 distinct reasons)."
         for model in ("a", "b")
     ]
+
+
+# -- item 3: the coverage flag at the run's confidence level -------------------------------------
+
+
+def _worst_wilson_coverage(k: int, n: int, confidence: float) -> float:
+    """The least coverage of Wilson's interval over a fine grid of truths inside it (k of n).
+
+    An independent reference: statsmodels' Wilson bounds for every count and scipy's binomial
+    probabilities; a grid's minimum lies at or just above the exact infimum.
+    """
+    import numpy as np
+    from scipy.stats import binom
+    from statsmodels.stats.proportion import proportion_confint
+
+    alpha = 1 - confidence
+    counts = np.arange(n + 1)
+    low, high = proportion_confint(counts, n, alpha=alpha, method="wilson")
+    truths = np.linspace(low[k], high[k], 4001)
+    covered = (low[None, :] <= truths[:, None]) & (truths[:, None] <= high[None, :])
+    return float((binom.pmf(counts[None, :], n, truths[:, None]) * covered).sum(axis=1).min())
+
+
+def write_ratio_runs(path: Path, runs: dict[str, tuple[int, int]]) -> Path:
+    """One model per entry ``model: (right, n)``: ``right`` of ``n`` items exactly right."""
+    rows = [
+        {"id": f"{model}{i}", "model": model, "output": "x" if i < right else "y", "expected": "x"}
+        for model, (right, n) in runs.items()
+        for i in range(n)
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_a_90_percent_interval_is_flagged_against_89_percent_not_94(tmp_path: Path) -> None:
+    """--confidence 0.9: Wilson at 89.6% worst is not flagged, at 88.1% it is (< 89%)."""
+    assert _worst_wilson_coverage(75, 151, 0.9) == pytest.approx(0.896, abs=0.0015)
+    assert _worst_wilson_coverage(25, 50, 0.9) == pytest.approx(0.8806, abs=0.0015)
+    data = write_ratio_runs(tmp_path / "two.jsonl", {"a": (75, 151), "b": (25, 50)})
+    code, out, _ = invoke("score", str(data), "-m", "exact_match", "--confidence", "0.9")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.strip().startswith("exact_match"))
+    assert "0.50 [0.43, 0.56]" in row  # a: no mark
+    assert "0.50 \u2021[0.39, 0.61]" in row  # b: marked
+    text = " ".join(out.split())
+    assert (
+        "\u2021 exact_match · b: interval covers 88.1% at worst (< 89%) at its n, for a nominal "
+        "90%" in text
+    )
+    assert "exact_match · a" not in text
+    assert "94%" not in text
+
+
+def test_a_configuration_at_90_percent_flags_the_same_way(tmp_path: Path) -> None:
+    """`confidence: 0.9` in a configuration: the one interval at 88.1% is the one flagged."""
+    data = write_ratio_runs(tmp_path / "two.jsonl", {"a": (75, 151), "b": (25, 50)})
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        f"data: {data.name}\nmetrics: [exact_match]\nconfidence: 0.9\n", encoding="utf-8"
+    )
+    code, out, _ = invoke("run", str(config))
+    assert code == 0
+    assert out.count("\u2021") == 2  # the mark and its note
+    assert "exact_match · b: interval covers 88.1% at worst (< 89%)" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(
+    ("confidence", "floor"), [(0.95, 0.94), (0.9, 0.89), (0.99, 0.98), (0.8, 0.79)]
+)
+def test_the_floor_is_one_point_below_the_nominal_level(confidence: float, floor: float) -> None:
+    """coverage_floor computes the threshold from the level; the flag uses the estimate's."""
+    from itemscore import Estimate, aggregate
+
+    assert aggregate.coverage_floor(confidence) == floor
+    just_below = Estimate(
+        value=0.5, low=0.4, high=0.6, n=50, method="wilson", confidence=confidence,
+        extra={"coverage": 0.99, "coverage_min": floor - 0.0004},
+    )  # fmt: skip
+    at_floor = attrs.evolve(just_below, extra={"coverage": 0.99, "coverage_min": floor})
+    assert aggregate.coverage_flag(just_below) == (
+        f"interval covers {100 * (floor - 0.0004):.2f}% at worst (< {100 * floor:g}%)"
+    )
+    assert aggregate.coverage_flag(at_floor) is None
+
+
+def test_the_demo_says_what_helps_once_per_table_after_the_list() -> None:
+    """`itemscore demo`: each table lists its flagged cells, then one line of what helps."""
+    run = CliRunner().invoke(cli, ["demo"], env={"COLUMNS": "100", "NO_COLOR": "1"})
+    assert run.exit_code == 0, run.output
+    lines = [line.rstrip() for line in run.stdout.splitlines()]
+    starts = [i for i, line in enumerate(lines) if line.startswith("\u2021 The interval covers")]
+    helps = [i for i, line in enumerate(lines) if line.startswith("What helps:")]
+    assert len(starts) == len(helps) == 2  # one per suite's table
+    for start, help_at in zip(starts, helps):
+        listed = " ".join(lines[start:help_at])
+        assert listed.endswith("at worst.")  # the list comes first, whole
+        advice = " ".join(lines[help_at : help_at + 2])
+        assert "more items" in advice
+        assert "--ci clopper-pearson" in advice  # the ratio method that holds its level
+    means = " ".join(lines[helps[0] : helps[0] + 2])
+    assert "for means --ci auto" in means  # demo_qa's token_f1 is a flagged normal mean
+    assert "for means" not in " ".join(lines[helps[1] : helps[1] + 2])
+    assert run.stdout.count("What helps:") == 2
+
+
+def test_clopper_pearson_clears_every_ratio_flag_the_advice_names() -> None:
+    """The advice is honest: where Wilson is flagged, Clopper-Pearson's worst holds the level."""
+    from itemscore import aggregate
+
+    for k, n in [(17, 18), (5, 18), (19, 20), (0, 40), (25, 50)]:
+        for confidence in (0.9, 0.95):
+            flagged = aggregate.ratio_coverage_min(
+                n, *_bounds(k, n, "wilson", confidence), "wilson", confidence
+            )
+            held = aggregate.ratio_coverage_min(
+                n, *_bounds(k, n, "clopper-pearson", confidence), "clopper-pearson", confidence
+            )
+            assert flagged < aggregate.coverage_floor(confidence) <= confidence <= held + 1e-12
+
+
+def _bounds(k: int, n: int, method: str, confidence: float) -> tuple[float, float]:
+    from itemscore import aggregate
+
+    estimate = aggregate.ratio(k, n, method, confidence)
+    assert estimate.low is not None
+    assert estimate.high is not None
+    return estimate.low, estimate.high

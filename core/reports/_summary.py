@@ -21,6 +21,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "bold_cells",
     "confidence_of",
+    "coverage_advice",
     "coverage_note",
     "coverage_notes",
     "derived_of",
@@ -78,8 +79,8 @@ def coverage_note(m: Measurement, where: str, mark: str = COVERAGE_MARK) -> str 
     """The note under a table for a row whose interval covers less than it says, or ``None``.
 
     :func:`itemscore.aggregate.coverage_flag` decides (exact receipts when the worst coverage
-    for a truth inside the interval is below 94%, simulated ones only when their Monte Carlo
-    upper end is); ``where`` names the row (and model).
+    for a truth inside the interval is more than a point below the nominal level, simulated
+    ones only when their Monte Carlo upper end is); ``where`` names the row (and model).
     """
     from ..aggregate import coverage_flag
 
@@ -98,19 +99,44 @@ def coverage_notes(
     """The notes for the rows ``(where, measurement)`` of one table: one line for them all.
 
     One flagged row gets :func:`coverage_note`; several share a line that says once what
-    the mark means and then lists each row with its coverage.
+    the mark means and then lists each row with its coverage. Either is followed by one
+    line of :func:`coverage_advice`.
     """
-    from ..aggregate import COVERAGE_FLOOR, coverage_shortfall
+    from ..aggregate import coverage_floor, coverage_shortfall
 
     flagged = [(where, m) for where, m in entries if coverage_shortfall(m) is not None]
+    advice = coverage_advice([m for _, m in flagged])
     if len(flagged) < 2:
-        return [note for where, m in flagged if (note := coverage_note(m, where, mark))]
-    levels = sorted({f"{m.confidence * 100:g}%" for _, m in flagged})
+        notes = [note for where, m in flagged if (note := coverage_note(m, where, mark))]
+        return notes + ([advice] if notes and advice else [])
+    levels = sorted({m.confidence for _, m in flagged}, reverse=True)
+    floors = " or ".join(f"{100 * coverage_floor(level):g}%" for level in levels)
+    nominal = " or ".join(f"{100 * level:g}%" for level in levels)
     rows = "; ".join(f"{where} {coverage_shortfall(m)}" for where, m in flagged)
     return [
-        f"{mark} The interval covers less than {100 * COVERAGE_FLOOR:g}% at its n, "
-        f"for a nominal {' or '.join(levels)} (see {COVERAGE_DOCS}): {rows}."
+        f"{mark} The interval covers less than {floors} at its n, for a nominal {nominal} "
+        f"(see {COVERAGE_DOCS}): {rows}.",
+        *([advice] if advice else []),
     ]
+
+
+def coverage_advice(flagged: Sequence[Measurement]) -> str | None:
+    """One line of what to do about the flagged intervals ``flagged`` (``None``: none).
+
+    More items help every kind. A proportion's exact receipt is cleared by Clopper-Pearson,
+    which never covers less than its level; a simulated one (a mean) by ``auto`` where it
+    was not the method yet (Student t below 30 values, BCa near a bound), else by nothing
+    but more items.
+    """
+    if not flagged:
+        return None
+    ways = ["more items"]
+    if any("coverage_min" in m.extra for m in flagged):
+        ways.append("for ratios --ci clopper-pearson, which never covers less than its level")
+    means = [m for m in flagged if "coverage_min" not in m.extra]
+    if any("auto" not in m.ci_method for m in means):
+        ways.append("for means --ci auto (t below 30 values, BCa near a bound)")
+    return f"What helps: {'; '.join(ways)}."
 
 
 #: The columns ``summary.csv`` and the Summary sheet add for a run with attempts.
