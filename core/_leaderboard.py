@@ -34,6 +34,7 @@ take about three seconds of CPU.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -87,6 +88,17 @@ _BLOCK_ELEMENTS = 1 << 22
 _PAIR_BLOCK = 256
 #: A spread below this many ulps of the values' scale is rounding, not spread.
 _ULPS = 64.0
+
+
+def _md_cell(text: str) -> str:
+    r"""A name from the data as Markdown table text: never HTML, a link or a new cell.
+
+    ``& < >`` become entities; ``\``, ``|``, ``[`` and ``]`` are escaped; line breaks are spaces.
+    """
+    text = html.escape(" ".join(text.splitlines()), quote=False)
+    for special in ("\\", "|", "[", "]"):
+        text = text.replace(special, "\\" + special)
+    return text
 
 
 @attrs.frozen(kw_only=True)
@@ -161,7 +173,7 @@ class Leaderboard:
         """
         level = f"{100 * self.confidence:g}%"
         lines = [
-            f"| Rank | Model | {self.metric} | {level} CI | Rank range | Tie group |",
+            f"| Rank | Model | {_md_cell(self.metric)} | {level} CI | Rank range | Tie group |",
             "|---:|---|---:|---|---|---:|",
         ]
         for row in self.rows:
@@ -170,9 +182,8 @@ class Leaderboard:
                 if row.ci_low is None or row.ci_high is None
                 else f"[{row.ci_low:.{digits}f}, {row.ci_high:.{digits}f}]"
             )
-            model = row.model.replace("|", "\\|")
             lines.append(
-                f"| {row.rank} | {model} | {row.value:.{digits}f} | {interval} "
+                f"| {row.rank} | {_md_cell(row.model)} | {row.value:.{digits}f} | {interval} "
                 f"| {row.rank_low}-{row.rank_high} | {row.tie_group} |"
             )
         how = "simultaneous over every pair (max-t)" if self.method == "max-t" else "pointwise"

@@ -421,3 +421,18 @@ def test_exported() -> None:
 
     for name in ("leaderboard", "Leaderboard", "LeaderboardRow"):
         assert name in itemscore.__all__
+
+
+def test_markdown_keeps_a_hostile_model_name_as_text() -> None:
+    """A model name holding HTML, a link or a pipe is shown, never rendered or split."""
+    from markdown_it import MarkdownIt
+
+    hostile = "m</td><img src=x onerror=alert(1)>[x](http://e)|y\\"
+    run = _run({hostile: _share(30, 40), "b": _share(10, 40)})
+    text = leaderboard(run, "exact_match", n_resamples=50).to_markdown()
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    kinds = {t.type for t in tokens} | {c.type for t in tokens for c in t.children or []}
+    assert not kinds & {"html_inline", "html_block", "image", "link_open"}
+    shown = ["".join(c.content for c in t.children or []) for t in tokens if t.type == "inline"]
+    assert hostile in shown
+    assert sum(1 for t in tokens if t.type == "td_open") == 2 * 6
