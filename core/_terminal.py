@@ -417,35 +417,107 @@ def _package(info: MetricInfo) -> str:
     return f"{info.distribution} {info.version}" if info.version else info.distribution
 
 
-def metric_detail(info: MetricInfo) -> list[Any]:
-    """Renderables describing one metric: what it is, how it aggregates, and its options."""
+def fit_columns(table: Table, width: int) -> bool:
+    """Size ``table``'s columns so that it fits ``width`` with no cell cut and no word split.
+
+    rich squeezes a table that is too wide by narrowing its widest columns, even below their
+    longest word, which it then splits (or cuts with an ellipsis). Here each column gets at
+    least its longest word (all of a ``no_wrap`` column's text), and what is left is shared
+    out evenly among the columns that wrap, none taking more than it needs (a short column
+    is shown whole, a long description takes the rest). ``False``, with the table untouched,
+    when even that does not fit: the caller stacks its cells instead.
+    """
+    from rich.console import Console
+    from rich.measure import Measurement as Measure
+
+    console = Console(width=10_000, file=io.StringIO(), color_system=None)
+    options = console.options
+    lows, highs = [], []
+    for column in table.columns:
+        cells = [column.header, *column.cells] if table.show_header else list(column.cells)
+        sizes = [Measure.get(console, options, cell) for cell in cells] or [Measure(1, 1)]
+        high = max(size.maximum for size in sizes)
+        highs.append(high)
+        lows.append(high if column.no_wrap else max(size.minimum for size in sizes))
+    whole = Measure.get(console, options, table).maximum
+    extra = whole - sum(highs)  # padding, edges and separators
+    if whole <= width:
+        return True
+    if sum(lows) + extra > width:
+        return False
+    spare = width - extra - sum(lows)
+    widths = list(lows)
+    while spare > 0:
+        short = [i for i, high in enumerate(highs) if widths[i] < high]
+        if not short:
+            break
+        share = max(1, spare // len(short))
+        for i in short:
+            given = min(share, highs[i] - widths[i], spare)
+            widths[i] += given
+            spare -= given
+    for column, column_width in zip(table.columns, widths):
+        column.width = column_width
+    return True
+
+
+def _stacked(pairs: Sequence[tuple[str, str]]) -> Any:
+    """``name`` on a line of its own, its text under it: a grid too wide for the terminal."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.text import Text
+
+    parts: list[Any] = []
+    for name, text in pairs:
+        parts.append(Text(printable(name), style="bold"))
+        parts.append(Padding(_lines_text(text), (0, 0, 0, 4)))
+    return Group(*parts)
+
+
+def metric_detail(info: MetricInfo, *, width: int = 120) -> list[Any]:
+    """Renderables describing one metric: what it is, how it aggregates, and its options.
+
+    Text wraps between words, never cut; when the facts or the options do not fit ``width``
+    side by side, each is stacked: its name on one line, its text under it.
+    """
     from rich import box
+    from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
     cls = info.cls
     assert cls is not None
-    facts = Table.grid(padding=(0, 2))
+    pairs = [
+        ("metric", cls.metric_id),
+        ("description", cls.description or "(none)"),
+        ("from", info.origin),
+        ("needs answer key", _yes("expected" in cls.required_inputs)),
+        ("required inputs", ", ".join(cls.required_inputs) or "(none)"),
+        ("aggregation", describe_aggregation(cls)),
+        ("higher is better", _yes(cls.higher_is_better)),
+        ("reproducibility", cls.reproducibility_class),
+    ]
+    facts: Any = Table.grid(padding=(0, 2))
     facts.add_column(style="bold", no_wrap=True)
-    facts.add_column(overflow="fold")
-    facts.add_row("metric", cls.metric_id)
-    facts.add_row("description", cls.description or "(none)")
-    facts.add_row("from", info.origin)
-    facts.add_row("needs answer key", _yes("expected" in cls.required_inputs))
-    facts.add_row("required inputs", ", ".join(cls.required_inputs) or "(none)")
-    facts.add_row("aggregation", describe_aggregation(cls))
-    facts.add_row("higher is better", _yes(cls.higher_is_better))
-    facts.add_row("reproducibility", cls.reproducibility_class)
+    facts.add_column()
+    for name, text in pairs:
+        facts.add_row(safe_text(name), safe_text(text))
+    if not fit_columns(facts, width):
+        facts = _stacked(pairs)
     options = cls.options()
     if not options:
         return [facts, Text("\nNo options.")]
-    table = Table(title="Options", box=box.SIMPLE_HEAD, title_justify="left")
+    table: Any = Table(title="Options", box=box.SIMPLE_HEAD, title_justify="left")
     table.add_column("option", no_wrap=True)
     table.add_column("type")
     table.add_column("default", no_wrap=True)
-    table.add_column("description", overflow="fold")
-    for name, option in options.items():
-        table.add_row(name, option.type_name, option_default(option), option.description)
+    table.add_column("description")
+    rows = [(n, o.type_name, option_default(o), o.description) for n, o in options.items()]
+    for row in rows:
+        table.add_row(*map(safe_text, row))
+    if not fit_columns(table, width):
+        stacked = [(n, f"{kind} · default {default}\n{text}") for n, kind, default, text in rows]
+        table = Group(Text("Options", style="italic"), Text(""), _stacked(stacked))
     return [facts, Text(""), table]
 
 

@@ -152,3 +152,52 @@ def test_no_message_or_page_says_pip_install_itemscore_extra() -> None:
                     if pattern.search(line) and "finds nothing" not in line:
                         said.append(f"{path.relative_to(ROOT)}:{number}")
     assert said == []
+
+
+# -- narrow terminals: wrap between words, never cut -------------------------------------------
+
+
+def _words_missing(output: str, texts: list[str]) -> list[str]:
+    """The words of ``texts`` that ``output`` does not show whole (cut, split or dropped)."""
+    shown = set(output.split())
+    return sorted({word for text in texts for word in text.split() if word not in shown})
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_plugins_on_a_narrow_terminal_cuts_no_cell(columns: int) -> None:
+    """`COLUMNS=80 itemscore plugins`: every kind, name and package whole, no `…`."""
+    runner = CliRunner()
+    listed = json.loads(runner.invoke(cli, ["plugins", "--json"]).output)
+    ran = runner.invoke(cli, ["plugins"], env={"COLUMNS": str(columns)})
+    assert ran.exit_code == 0, ran.output
+    assert "…" not in ran.output
+    assert max(map(len, ran.output.splitlines())) <= columns
+    fields = ("kind", "entry_point", "id", "distribution", "version", "status")
+    assert _words_missing(ran.output, [str(e[f]) for e in listed for f in fields if e[f]]) == []
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+@pytest.mark.parametrize("name", ["exact_match", "llm_judge"])
+def test_metrics_show_on_a_narrow_terminal_splits_no_word(columns: int, name: str) -> None:
+    """`COLUMNS=60 itemscore metrics show exact_match`: descriptions wrap between words."""
+    runner = CliRunner()
+    detail = json.loads(runner.invoke(cli, ["metrics", "show", name, "--json"]).output)
+    ran = runner.invoke(cli, ["metrics", "show", name], env={"COLUMNS": str(columns)})
+    assert ran.exit_code == 0, ran.output
+    assert "…" not in ran.output
+    assert max(map(len, ran.output.splitlines())) <= columns
+    texts = [detail["description"]]
+    for option in detail["options"]:
+        texts += [option["name"], option["type"], option["default_text"], option["description"]]
+    assert _words_missing(ran.output, texts) == []
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_the_metrics_list_on_a_narrow_terminal_splits_no_word(columns: int) -> None:
+    """`COLUMNS=60 itemscore metrics`: ids, packages and descriptions whole."""
+    runner = CliRunner()
+    listed = json.loads(runner.invoke(cli, ["metrics", "--json"]).output)
+    ran = runner.invoke(cli, ["metrics"], env={"COLUMNS": str(columns)})
+    assert "…" not in ran.output
+    texts = [str(e[f]) for e in listed for f in ("id", "description", "distribution") if e[f]]
+    assert _words_missing(ran.output, texts) == []

@@ -140,7 +140,7 @@ def show(name: str, as_json: bool) -> None:
     from itemscore._terminal import make_console, metric_detail
 
     console = make_console()
-    for renderable in metric_detail(info):
+    for renderable in metric_detail(info, width=console.width):
         console.print(renderable)
 
 
@@ -214,21 +214,43 @@ def plugins(as_json: bool) -> None:
 
 
 def _print_plugins(rows: Sequence[dict[str, Any]]) -> None:
+    """The plugins as a table; on a terminal too narrow for it, one block of lines each.
+
+    Cells wrap between words and are never cut: ``COLUMNS=80 itemscore plugins`` shows every
+    kind and package whole.
+    """
     from rich import box
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
-    from itemscore._terminal import make_console
+    from itemscore._terminal import fit_columns, make_console, safe_text
 
-    table = Table(title="Plugins", box=box.SIMPLE_HEAD, title_justify="left")
-    for name in ("kind", "entry point", "id", "package", "status"):
-        table.add_column(name, no_wrap=True)
-    table.add_column("error", overflow="fold", style="red")
+    console = make_console()
+    packages = []
     for entry in rows:
         package = entry["distribution"] or "(in-process)"
-        if entry["version"]:
-            package += f" {entry['version']}"
+        packages.append(package + (f" {entry['version']}" if entry["version"] else ""))
+    errors = any(entry["error"] for entry in rows)  # no error column when nothing failed
+    table = Table(title="Plugins", box=box.SIMPLE_HEAD, title_justify="left")
+    for name in ("kind", "entry point", "id", "package", "status"):
+        table.add_column(name)
+    if errors:
+        table.add_column("error", style="red")
+    for entry, package in zip(rows, packages):
         cells = [entry["kind"], entry["entry_point"] or "", entry["id"] or "", package,
                  entry["status"], entry["error"] or ""]  # fmt: skip
-        table.add_row(*(escape(str(c)) for c in cells))
-    make_console().print(table)
+        table.add_row(*(safe_text(c) for c in cells[: 6 if errors else 5]))
+    if not fit_columns(table, console.width):
+        table = Table(title="Plugins", box=box.SIMPLE_HEAD, title_justify="left")
+        table.add_column("plugin")
+        table.add_column("status")
+        for entry, package in zip(rows, packages):
+            name = safe_text(entry["entry_point"] or "")
+            name.stylize("bold")
+            facts = [entry["kind"], f"id {entry['id']}" if entry["id"] else "", package]
+            name.append_text(Text("\n" + " · ".join(f for f in facts if f), style="dim"))
+            status = safe_text(entry["status"])
+            if entry["error"]:
+                status.append_text(Text("\n" + entry["error"], style="red"))
+            table.add_row(name, status)
+    console.print(table)
