@@ -1133,6 +1133,7 @@ def compare(
     seed: int | None = None,
     allow_different_inputs: bool = False,
     names: tuple[str, str] | None = None,
+    labels: Sequence[str] | None = None,
 ) -> list[Comparison]:
     """Compare models on the items they share, metric by metric.
 
@@ -1159,13 +1160,17 @@ def compare(
             names; default "the baseline results", "the candidate results"). Two runs, or
             one named, are checked as read back from files: one metric per label on both
             sides, and every per-item score of the compared labels one its metric can give.
+        labels: Two runs: a short label of each (e.g. the folders of the results files,
+            ``("v1", "v2")``; default ``("a", "b")``). A model both runs hold is named
+            ``model @ label`` on each side.
 
     Returns:
         One :class:`Comparison` per metric label and pair of models, in the order of the
         labels, with per-group comparisons in ``groups``.
 
     Raises:
-        ConfigError: an unknown model or label, a bad ``adjust`` or ``confidence``; one model
+        ConfigError: an unknown model or label, a bad ``adjust``, ``confidence`` or
+            ``labels`` (``labels`` with one run); one model
             and nothing to compare it with; sides that share no item, or whose items with one
             id differ (unless ``allow_different_inputs``); a metric whose own aggregate must be
             recomputed but is not installed.
@@ -1178,7 +1183,30 @@ def compare(
         result, other, baseline=baseline, metrics=metrics, adjust=adjust,
         confidence=confidence, seed=seed, allow_different_inputs=allow_different_inputs,
         with_groups=True, checked=other is not None or names is not None, run_names=names,
+        run_labels=_check_labels(labels, other),
     )  # fmt: skip
+
+
+def _check_labels(labels: Sequence[str] | None, other: RunResult | str | None) -> tuple[str, str]:
+    """The two runs' labels: two distinct, non-empty strings; only with a second run."""
+    if labels is None:
+        return ("a", "b")
+    if other is None or isinstance(other, str):
+        raise ConfigError(
+            f"`labels` ({labels!r}) names two runs, and one run is compared: give the second "
+            "run, or leave `labels` out."
+        )
+    pair = (labels,) if isinstance(labels, str) else tuple(labels)
+    if (
+        len(pair) != 2
+        or not all(isinstance(x, str) and x.strip() for x in pair)
+        or (pair[0].strip() == pair[1].strip())
+    ):
+        raise ConfigError(
+            f"`labels` ({labels!r}) must be two different, non-empty names, one per run "
+            "(e.g. ('v1', 'v2'))."
+        )
+    return (pair[0].strip(), pair[1].strip())
 
 
 def _comparisons(
@@ -1194,6 +1222,7 @@ def _comparisons(
     with_groups: bool,
     checked: bool = False,
     run_names: tuple[str, str] | None = None,
+    run_labels: tuple[str, str] = ("a", "b"),
 ) -> list[Comparison]:
     """:func:`compare`; ``with_groups=False`` leaves the group comparisons out (bold cells).
 
@@ -1245,7 +1274,7 @@ def _comparisons(
         if len(models_a) == 1 and len(models_b) == 1:
             shared = []
             ma, mb = models_a[0], models_b[0]
-            na, nb = (ma, mb) if ma != mb else (_tag(ma, "a"), _tag(mb, "b"))
+            na, nb = (ma, mb) if ma != mb else (_tag(ma, run_labels[0]), _tag(mb, run_labels[1]))
             pairs = [(ma, mb, na, nb)]
         elif not shared:
             raise ConfigError(
@@ -1253,7 +1282,7 @@ def _comparisons(
                 f"{one_of(models_b)}); compare runs of one model each, or of the same models."
             )
         else:
-            pairs = [(m, m, _tag(m, "a"), _tag(m, "b")) for m in shared]
+            pairs = [(m, m, _tag(m, run_labels[0]), _tag(m, run_labels[1])) for m in shared]
 
     labels_a = _labels(result)
     labels_b = set(_labels(other)) if other is not None else set(labels_a)
@@ -1358,8 +1387,9 @@ def _is_whole(rows: NDArray[np.intp], n: int) -> bool:
     return rows.size == n and (n == 0 or (rows[0] == 0 and bool(np.all(np.diff(rows) == 1))))
 
 
-def _tag(model: str | None, side: str) -> str:
-    return f"{model} ({side})" if model is not None else side
+def _tag(model: str | None, run: str) -> str:
+    """A model both runs hold, named by its run: ``model @ run`` (the run alone: no name)."""
+    return f"{model} @ {run}" if model is not None else run
 
 
 def _take(column: Sequence[ItemScore | None], rows: NDArray[np.intp]) -> Sequence[ItemScore | None]:

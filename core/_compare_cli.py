@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
@@ -33,6 +34,46 @@ def _load(path: Path) -> object:
         if str(path) not in message:
             message = f"{path}: {message}"
         raise _BadInput(message) from exc
+
+
+def run_labels(first: Path, second: Path) -> tuple[str, str]:
+    """Short labels of two results files: the folder of a ``results.json``, else the stem.
+
+    When those agree (``runs/a/out/results.json`` and ``runs/b/out/results.json``), the
+    folders above are added until they differ: ``a/out`` and ``b/out``. The same file twice
+    is ``a`` and ``b``.
+    """
+
+    def parts(path: Path) -> list[str]:
+        # Absolute, not resolved: the results.json of --out is a link into a hidden folder.
+        whole = Path(os.path.abspath(path))
+        folders = [p for p in whole.parent.parts if p != whole.anchor]
+        return folders if path.name == "results.json" else [*folders, path.stem]
+
+    a, b = parts(first), parts(second)
+    for depth in range(1, max(len(a), len(b)) + 1):
+        label_a, label_b = "/".join(a[-depth:]), "/".join(b[-depth:])
+        if label_a != label_b:
+            return label_a or "a", label_b or "b"
+    return "a", "b"
+
+
+def _labels_option(value: str | None, results: Path, other: Path | None) -> tuple[str, str]:
+    """``--label A,B`` checked, or the labels of the two files."""
+    if value is None:
+        return run_labels(results, other) if other is not None else ("a", "b")
+    if other is None:
+        raise _BadInput(
+            f"--label ({value!r}) names two runs, and only {results} is given: give the second "
+            "results file, or leave --label out."
+        )
+    pair = [x.strip() for x in value.split(",")]
+    if len(pair) != 2 or not all(pair) or pair[0] == pair[1]:
+        raise _BadInput(
+            f"--label ({value!r}) must be two different names separated by a comma, the "
+            f"baseline's first: e.g. --label v1,v2 for {results} and {other}."
+        )
+    return pair[0], pair[1]
 
 
 def _warn(message: str) -> None:
@@ -70,6 +111,13 @@ def _warn(message: str) -> None:
     is_flag=True,
     help="Pair items by id even when their input or expected differs between the sides.",
 )
+@click.option(
+    "--label",
+    "label",
+    metavar="A,B",
+    help="Names of the two runs in the table and reports (default: the folder of each "
+    "results.json); a model both runs hold is shown as 'model @ A' and 'model @ B'.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
 @click.option(
     "--out",
@@ -84,6 +132,7 @@ def compare_command(
     adjust: str,
     by_group: bool,
     allow_different_inputs: bool,
+    label: str | None,
     as_json: bool,
     out: Path | None,
 ) -> None:
@@ -100,6 +149,7 @@ def compare_command(
         raise _BadInput(f"--out {out}: exists and is not a folder.")
     from ._terminal import progress_bar, progress_wanted
 
+    runs = _labels_option(label, results, other)
     first = _load(results)
     second = _load(other) if other is not None else None
     try:
@@ -114,6 +164,7 @@ def compare_command(
                 adjust=adjust,
                 allow_different_inputs=allow_different_inputs,
                 names=(str(results), str(other if other is not None else results)),
+                labels=runs if other is not None else None,
             )
     except InputError as exc:  # names the file at fault itself
         raise _BadInput(str(exc)) from exc
@@ -129,8 +180,14 @@ def compare_command(
         )
     written = []
     if out is not None:
+        from .reports._summary import display_name
+
         sources = [str(results)] + ([str(other)] if other is not None else [])
-        written = write_comparison(comparisons, out, sources, groups=by_group)
+        display = {c.metric: display_name(first, c.metric) for c in comparisons}  # type: ignore[arg-type]
+        written = write_comparison(
+            comparisons, out, sources, groups=by_group,
+            runs=runs if other is not None else None, names=display,
+        )  # fmt: skip
     if as_json:
         click.echo(json.dumps([c.to_dict() for c in comparisons], indent=1, allow_nan=False))
         return
@@ -138,6 +195,14 @@ def compare_command(
 
     console = make_console()
     console.print(comparison_table(comparisons, groups=by_group, width=console.width))
+    if other is not None:  # which file is which side: the labels name the runs
+        from .cli._app import terminal_text
+
+        click.echo(
+            terminal_text(
+                f"Runs: {runs[0]} = {results} (baseline), {runs[1]} = {other} (candidate)."
+            )
+        )
     if written:
         _warn(f"Wrote {', '.join(p.name for p in written)} to {out}.")
         if not plot_available():

@@ -10,7 +10,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,14 +84,23 @@ def comparison_rows(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
     return rows
 
 
-def comparison_json(comparisons: Sequence[Comparison], sources: Sequence[str] = ()) -> str:
-    """The text of ``comparison.json``: the sources and every comparison with its groups."""
-    document = {
+def comparison_json(
+    comparisons: Sequence[Comparison],
+    sources: Sequence[str] = (),
+    runs: tuple[str, str] | None = None,
+) -> str:
+    """The text of ``comparison.json``: the sources and every comparison with its groups.
+
+    ``runs``: the labels of two runs compared, listed as ``labels`` beside ``sources``.
+    """
+    document: dict[str, Any] = {
         "schema": "itemscore.comparison",
         "version": 1,
         "sources": list(sources),
-        "comparisons": [c.to_dict() for c in comparisons],
     }
+    if runs is not None:
+        document["labels"] = list(runs)
+    document["comparisons"] = [c.to_dict() for c in comparisons]
     return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=1) + "\n"
 
 
@@ -223,22 +232,106 @@ def _side(c: Comparison) -> str:
     return "candidate" if c.better == c.candidate else "baseline"
 
 
-def comparison_tex(
-    comparisons: Sequence[Comparison], *, groups: bool = False, suite: str | None = None
+def _same_model(c: Comparison, runs: tuple[str, str] | None) -> str | None:
+    """The model of ``c`` when it is one model of two runs (``model @ a``, ``model @ b``)."""
+    if runs is None or c.baseline is None or c.candidate is None:
+        return None
+    tail_a, tail_b = f" @ {runs[0]}", f" @ {runs[1]}"
+    if c.baseline.endswith(tail_a) and c.candidate.endswith(tail_b):
+        model = c.baseline[: -len(tail_a)]
+        if c.candidate[: -len(tail_b)] == model:
+            return model
+    return None
+
+
+def _pair(c: Comparison, runs: tuple[str, str] | None) -> str:
+    """``candidate vs baseline``; one model of two runs as ``model: run b vs run a``."""
+    model = _same_model(c, runs)
+    if model is not None and runs is not None:
+        return f"{model}: {runs[1]} vs {runs[0]}"
+    return f"{c.candidate} vs {c.baseline}"
+
+
+def _shown(c: Comparison, names: Mapping[str, str] | None) -> str:
+    """The metric as a paper names it: its display name (and a further reducer's name)."""
+    name = _name(c)
+    shown = (names or {}).get(c.metric)
+    return name if not shown else shown + name[len(c.metric) :]
+
+
+#: A hyphen-minus before a number, where a paper wants a minus sign.
+_MINUS = re.compile(r"(?<![0-9A-Za-z])-(?=[0-9.])")
+
+
+def _tex_number(text: str) -> str:
+    """A number's text as LaTeX: specials escaped, its minus a real minus (``$-$``)."""
+    from .reports.table_tex import latex_escape
+
+    return _MINUS.sub("$-$", latex_escape(text))
+
+
+def _and(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def _caption(
+    comparisons: Sequence[Comparison],
+    where: str,
+    runs: tuple[str, str] | None,
+    names: Mapping[str, str] | None,
 ) -> str:
-    r"""The text of ``comparison.tex``: a booktabs table that fits a column unscaled.
+    """The caption: what is compared on how many items, and the suite unless ``default``.
+
+    E.g. ``Exact match: model-b against model-a on 989 shared items.``
+    """
+    if not comparisons:
+        return "Paired differences between models" + (f" on {where}" if where else "") + "."
+    metrics = list(dict.fromkeys(_shown(c, names) for c in comparisons))
+    models = list(dict.fromkeys(_same_model(c, runs) for c in comparisons))
+    if runs is not None and None not in models:  # the same models in two runs
+        shown = _and([str(m) for m in models]) if len(models) <= 3 else f"{len(models)} models"
+        who = f"{runs[1]} against {runs[0]} for {shown}"
+    else:
+        pairs = list(dict.fromkeys(f"{c.candidate} against {c.baseline}" for c in comparisons))
+        who = _and(pairs) if len(pairs) <= 2 else f"{len(pairs)} pairs of models"
+    counts = sorted({c.n_pairs for c in comparisons})
+    n = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
+    suite = f" of {where}" if where and where != "default" else ""
+    return f"{_and(metrics)}: {who} on {n} shared items{suite}."
+
+
+def comparison_tex(
+    comparisons: Sequence[Comparison],
+    *,
+    groups: bool = False,
+    suite: str | None = None,
+    runs: tuple[str, str] | None = None,
+    names: Mapping[str, str] | None = None,
+) -> str:
+    r"""The text of ``comparison.tex``: a booktabs ``table`` that fits one column.
 
     Like ``table.tex`` (:mod:`itemscore.reports.table_tex`): the wide layout (baseline and
     candidate in columns of their own, the interval beside the difference) when it fits a
     two-column article's ``\columnwidth``; else the narrow one (the pair under the metric, the
-    interval under the difference, one p-value column); else the narrower in a ``table*``.
-    Significant differences (adjusted p below the level) are bold; a note under the table
-    names the tests. The label is derived from what is compared. ``groups``: add one row per
-    group comparison.
+    interval under the difference, one p-value column), then with the pair on two lines; else
+    the narrow one scaled to ``\columnwidth`` (``\resizebox``, package graphicx). Always a
+    ``table`` placed at the top (``[t]``): a ``table*`` floats to the next page of a
+    two-column paper. Significant differences (adjusted p below the level) are bold; minus
+    signs are real minus signs; a note under the table names the tests; the caption says
+    what is compared on how many items. The label is derived from what is compared.
+
+    Args:
+        comparisons: What :func:`itemscore.compare` returned.
+        groups: Add one row per group comparison.
+        suite: The suite id (default: read from the keys); named in the caption unless it
+            is ``default``.
+        runs: The labels of two runs compared (``compare(..., labels=)``): one model of both
+            is then shown as ``model: run b vs run a``.
+        names: Display names of the metric labels (``{"exact_match": "Exact match"}``).
     """
     import hashlib
 
-    from .reports.table_tex import COLUMN_PT, TEXT_PT, estimate_width, latex_escape, tex_text
+    from .reports.table_tex import COLUMN_PT, estimate_width, latex_escape, tex_text
 
     def small(text: str) -> str:
         return rf"{{\scriptsize {text}}}" if text else ""
@@ -254,47 +347,46 @@ def comparison_tex(
     wide: list[list[str]] = [
         ["Metric", "Baseline", "Candidate", "Difference [interval]", "$p$", r"adj.\ $p$", "Pairs"]
     ]
-    narrow: list[list[str]] = [
-        ["Metric", r"\begin{tabular}[b]{@{}r@{}}Difference \\ {[}interval{]}\end{tabular}",
-         r"adj.\ $p$", "Pairs"]
+    narrow_head = [
+        "Metric", r"\begin{tabular}[b]{@{}r@{}}Difference \\ {[}interval{]}\end{tabular}",
+        r"adj.\ $p$", "Pairs",
     ]  # fmt: skip
+    narrow: list[list[str]] = [narrow_head]
+    stacked: list[list[str]] = [narrow_head]
     for group, c in _walk(comparisons) if groups else ((None, c) for c in comparisons):
-        name = tex_text(_name(c) if group is None else f"{_name(c)}: {group}")
+        shown = _shown(c, names)
+        name = tex_text(shown if group is None else f"{shown}: {group}")
         d = _decimals(c)
-        diff = latex_escape(_format.format_signed(c.difference, d, none="--"))
+        diff = _tex_number(_format.format_signed(c.difference, d, none="--"))
         if c.significant:
             diff = rf"\textbf{{{diff}}}"
-        interval = latex_escape(_format.format_interval(c.ci_low, c.ci_high, d))
+        interval = _tex_number(_format.format_interval(c.ci_low, c.ci_high, d))
         p, adjusted = (
-            latex_escape(_format.format_p(x, none="--")) for x in (c.p_value, c.p_adjusted)
+            _tex_number(_format.format_p(x, none="--")) for x in (c.p_value, c.p_adjusted)
         )
         baseline, candidate = tex_text(str(c.baseline)), tex_text(str(c.candidate))
         wide.append(
             [name, baseline, candidate, f"{diff} {interval}".strip(), p, adjusted, str(c.n_pairs)]
         )
-        narrow.append(
-            [
-                stack([name, small(f"{candidate} vs {baseline}")], "l"),
-                stack([diff, small(interval)], "r"),
-                adjusted,
-                str(c.n_pairs),
-            ]
-        )
-    w_wide, w_narrow = estimate_width(wide), estimate_width(narrow)
-    if w_wide <= COLUMN_PT:
-        rows, env, width = wide, "table", w_wide
-    elif w_narrow <= COLUMN_PT:
-        rows, env, width = narrow, "table", w_narrow
-    else:
-        rows, env, width = (wide, "table*", w_wide) if w_wide <= TEXT_PT else (
-            narrow, "table*", w_narrow
-        )  # fmt: skip
-    note = _methods_note(comparisons)
+        numbers = [stack([diff, small(interval)], "r"), adjusted, str(c.n_pairs)]
+        pair = _pair(c, runs)
+        narrow.append([stack([name, small(tex_text(pair))], "l"), *numbers])
+        first, _, rest = pair.partition(" vs ")
+        lines = [small(tex_text(first)), small(tex_text(f"vs {rest}"))] if rest else [pair]
+        stacked.append([stack([name, *lines], "l"), *numbers])
+    layouts = [("wide", wide), ("narrow", narrow), ("narrow, the pair on two lines", stacked)]
+    fitting = [(what, rows) for what, rows in layouts if estimate_width(rows) <= COLUMN_PT]
+    layout, rows = fitting[0] if fitting else ("narrow, scaled to the column", stacked)
+    width = estimate_width(rows)
+    scaled = not fitting
+    note = latex_escape(_methods_note(comparisons)).replace(
+        "candidate - baseline", "candidate $-$ baseline"
+    )
     if comparisons:
         note += " Bold: significant after the adjustment."
-    lower = sorted({c.metric for c in comparisons if not c.higher_is_better})
+    lower = sorted({_shown(c, names) for c in comparisons if not c.higher_is_better})
     if lower:
-        note += f" Lower is better for {', '.join(lower)}."
+        note += f" Lower is better for {latex_escape(', '.join(lower))}."
     keys = [f"{c.key}\x1f{c.baseline}\x1f{c.candidate}" for c in comparisons]
     tag = hashlib.sha256("\x1e".join(keys).encode("utf-8", "surrogatepass")).hexdigest()[:6]
     where = (
@@ -303,16 +395,8 @@ def comparison_tex(
         else (comparisons[0].key.rsplit(".", 1)[0] if comparisons else "")
     )
     label = "tab:itemscore-comparison-" + (_LABEL_UNSAFE.sub("-", where).strip("-") or "runs")
-    on = f" on {tex_text(where)}" if where else ""
     spec = "l" * (3 if rows is wide else 1) + "r" * (len(rows[0]) - (3 if rows is wide else 1))
-    lines = [
-        r"% itemscore comparison: difference = candidate - baseline with its interval.",
-        rf"% Needs \usepackage{{booktabs}}. Layout: {'wide' if rows is wide else 'narrow'} in a "
-        f"{env} (estimated {width:.0f}pt wide).",
-        rf"\begin{{{env}}}[htbp]",
-        r"\centering",
-        r"\small",
-        r"\setlength{\tabcolsep}{4pt}",
+    tabular = [
         rf"\begin{{tabular}}{{{spec}}}",
         r"\toprule",
         " & ".join(rows[0]) + r" \\",
@@ -320,11 +404,24 @@ def comparison_tex(
         *(" & ".join(r) + r" \\" for r in rows[1:]),
         r"\bottomrule",
         r"\end{tabular}",
+    ]
+    if scaled:
+        tabular = [r"\resizebox{\columnwidth}{!}{%", *tabular[:-1], tabular[-1] + "}"]
+    packages = "booktabs,graphicx" if scaled else "booktabs"
+    lines = [
+        r"% itemscore comparison: difference = candidate - baseline with its interval.",
+        rf"% Needs \usepackage{{{packages}}}. Layout: {layout} in a table (estimated "
+        f"{width:.0f}pt wide).",
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\small",
+        r"\setlength{\tabcolsep}{4pt}",
+        *tabular,
         r"\par\smallskip",
-        r"\parbox{\linewidth}{\footnotesize\raggedright Note: " + latex_escape(note) + "}",
-        rf"\caption{{Paired differences between models{on}.}}",
+        r"\parbox{\linewidth}{\footnotesize\raggedright Note: " + note + "}",
+        rf"\caption{{{tex_text(_caption(comparisons, where, runs, names))}}}",
         rf"\label{{{label}-{tag}}}",
-        rf"\end{{{env}}}",
+        r"\end{table}",
     ]
     return "\n".join(lines) + "\n"
 
@@ -347,14 +444,17 @@ def _verdict(c: Comparison) -> str:
     return "better" if c.better == c.candidate else "worse"
 
 
-def forest_plot(comparisons: Sequence[Comparison]) -> dict[str, bytes]:
+def forest_plot(
+    comparisons: Sequence[Comparison], runs: tuple[str, str] | None = None
+) -> dict[str, bytes]:
     """A forest plot of the differences, one panel per metric, as ``{"png": ..., "svg": ...}``.
 
     Each metric gets its own x axis, scaled to its own differences and labelled with which way
     is better; one row per model pair, a dot at the difference and a bar for its interval,
     a dashed line at 0; colours say whether the candidate is significantly better, worse, or
-    neither (a legend names them). Drawn with matplotlib's Agg backend: no display, nothing
-    downloaded.
+    neither (a legend names them). ``runs``: the labels of two runs compared, so that one
+    model of both reads ``model: run b vs run a``. Drawn with matplotlib's Agg backend: no
+    display, nothing downloaded.
     """
     import matplotlib
 
@@ -382,9 +482,7 @@ def forest_plot(comparisons: Sequence[Comparison]) -> dict[str, bytes]:
             ax.axvline(0.0, color="black", linewidth=0.8, linestyle="--")
             ax.tick_params(axis="x", labelsize=7)
             ax.set_yticks(range(len(mine)))
-            ax.set_yticklabels(
-                [f"{c.candidate} vs {c.baseline}" for c in reversed(mine)], fontsize=8
-            )
+            ax.set_yticklabels([_pair(c, runs) for c in reversed(mine)], fontsize=8)
             if mine:
                 higher = mine[0].higher_is_better
                 arrow = "→" if higher else "←"
@@ -430,22 +528,27 @@ def write_comparison(
     sources: Sequence[str] = (),
     *,
     groups: bool = False,
+    runs: tuple[str, str] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Write comparison.json, .csv, .tex and (with matplotlib) .png and .svg into ``out_dir``.
 
     Everything is rendered before the first file is written, and each file is written
-    atomically.
+    atomically. ``runs`` (the labels of two runs) and ``names`` (display names of the metric
+    labels) are as in :func:`comparison_tex`.
 
     Returns:
         The paths written.
     """
     files = {
-        "comparison.json": comparison_json(comparisons, sources).encode("utf-8"),
+        "comparison.json": comparison_json(comparisons, sources, runs).encode("utf-8"),
         "comparison.csv": comparison_csv(comparisons).encode("utf-8"),
-        "comparison.tex": comparison_tex(comparisons, groups=groups).encode("utf-8"),
+        "comparison.tex": comparison_tex(comparisons, groups=groups, runs=runs, names=names).encode(
+            "utf-8"
+        ),
     }
     if plot_available():
-        for fmt, data in forest_plot(comparisons).items():
+        for fmt, data in forest_plot(comparisons, runs).items():
             files[f"comparison.{fmt}"] = data
     return [_atomic_write_bytes(out_dir / name, data) for name, data in files.items()]
 

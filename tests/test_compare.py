@@ -327,7 +327,7 @@ def test_compare_two_results() -> None:
     run_a = score(_items("m", a), ["exact_match"], suite_id="t")
     run_b = score(_items("m", b), ["exact_match"], suite_id="t")
     (c,) = compare(run_a, run_b)
-    assert (c.baseline, c.candidate) == ("m (a)", "m (b)")
+    assert (c.baseline, c.candidate) == ("m @ a", "m @ b")
     (same,) = compare(_run(a, b), metrics=["exact_match"])
     assert (c.difference, c.p_value, c.ci_low) == (same.difference, same.p_value, same.ci_low)
 

@@ -66,7 +66,7 @@ def test_out_writes_every_file(saved: Path, tmp_path: Path) -> None:
     tex = (out_dir / "comparison.tex").read_text()
     assert r"\begin{table}" in tex
     assert r"\caption{" in tex
-    assert r"\textbf{-0.30}" in tex
+    assert r"\textbf{$-$0.30}" in tex
     document = json.loads((out_dir / "comparison.json").read_text())
     assert document["sources"] == [str(saved)]
 
@@ -91,12 +91,15 @@ def test_bad_baseline_exits_2(saved: Path, tmp_path: Path) -> None:
 
 
 def test_two_files(saved: Path) -> None:
-    """Two results files: the models of the same name are compared (first is the baseline)."""
+    """Two results files: the models of the same name are compared (first is the baseline).
+
+    The same file twice has no folder to tell the runs apart: they are labelled a and b.
+    """
     out = invoke(saved, saved, "--json")
     data = json.loads(out.output)  # type: ignore[attr-defined]
     assert {(c["baseline"], c["candidate"]) for c in data} == {
-        ("model-a (a)", "model-a (b)"),
-        ("model-b (a)", "model-b (b)"),
+        ("model-a @ a", "model-a @ b"),
+        ("model-b @ a", "model-b @ b"),
     }
     assert {c["difference"] for c in data} == {0.0}
 

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import html
+import http.client
 import json
 import math
 import re
+import shutil
+import subprocess
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from itemscore import RunResult
+from itemscore import ConfigError, ItemResult, RunResult, compare, score
+from itemscore._compare_cli import run_labels
+from itemscore._compare_out import comparison_tex
 from itemscore._gate import _rho, gate, pairs_needed
 from itemscore.cli import cli
 
@@ -206,3 +213,208 @@ def test_the_docs_table_of_smallest_margins_is_the_boundary() -> None:
     # The pytest example's margin passes a candidate scoring alike on 1,000 items.
     assert "margin=0.12" in text
     assert _radius(1000) < 0.12
+
+
+# --------------------------------------------------------------------------- compare labels
+
+PDFLATEX = shutil.which("pdflatex")
+needs_pdflatex = pytest.mark.skipif(
+    PDFLATEX is None or shutil.which("kpsewhich") is None,
+    reason="pdflatex (texlive-latex-base, texlive-latex-recommended) is not installed",
+)
+
+
+def test_two_runs_name_each_model_by_its_folder_and_say_which_file_is_which(
+    runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`itemscore compare v1/results.json v2/results.json`: model-a @ v1, and a Runs: line."""
+    monkeypatch.chdir(runs)
+    code, output = itemscore("compare", "v1/results.json", "v2/results.json")
+    assert code == 0, output
+    for model in ("model-a", "model-b"):
+        assert re.search(rf"exact_match +{model} @ v1 +{model} @ v2 ", output), output
+    assert "(a)" not in output
+    assert "(b)" not in output
+    assert output.splitlines()[-1] == (
+        "Runs: v1 = v1/results.json (baseline), v2 = v2/results.json (candidate)."
+    )
+
+
+def test_label_names_the_runs_everywhere(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--label old,new: the JSON, comparison.json and the plot use the labels."""
+    monkeypatch.chdir(runs)
+    code, output = itemscore(
+        "compare", "v1/results.json", "v2/results.json", "--label", "old,new", "--json"
+    )
+    assert code == 0, output
+    pairs = {(c["baseline"], c["candidate"]) for c in json.loads(output)}
+    assert pairs == {("model-a @ old", "model-a @ new"), ("model-b @ old", "model-b @ new")}
+    code, output = itemscore(
+        "compare", "v1/results.json", "v2/results.json", "--label", "old,new", "--out", "cmp"
+    )
+    assert code == 0, output
+    document = json.loads((runs / "cmp" / "comparison.json").read_text(encoding="utf-8"))
+    assert document["sources"] == ["v1/results.json", "v2/results.json"]
+    assert document["labels"] == ["old", "new"]
+    svg = (runs / "cmp" / "comparison.svg").read_text(encoding="utf-8")
+    assert "model-a: new vs old" in svg
+    assert "model-b: new vs old" in svg
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["v1/results.json", "v2/results.json", "--label", "old"], "must be two different"),
+        (["v1/results.json", "v2/results.json", "--label", "x,x"], "must be two different"),
+        (["v1/results.json", "--label", "old,new"], "only v1/results.json is given"),
+    ],
+    ids=["one-name", "same-names", "one-run"],
+)
+def test_a_bad_label_is_exit_2(
+    runs: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], said: str
+) -> None:
+    """--label takes two different names and needs two runs."""
+    monkeypatch.chdir(runs)
+    code, output = itemscore("compare", *args)
+    assert code == 2
+    assert said in output
+
+
+def test_labels_in_python(runs: Path) -> None:
+    """compare(a, b, labels=...) names the shared models; a and b by default; checked."""
+    a = RunResult.load_json(runs / "v1/results.json")
+    b = RunResult.load_json(runs / "v2/results.json")
+    named = compare(a, b, labels=("v1", "v2"))
+    assert [(c.baseline, c.candidate) for c in named] == [
+        ("model-a @ v1", "model-a @ v2"), ("model-b @ v1", "model-b @ v2"),
+    ]  # fmt: skip
+    plain = compare(a, b)
+    assert [c.baseline for c in plain] == ["model-a @ a", "model-b @ a"]
+    assert [c.difference for c in plain] == [c.difference for c in named]
+    with pytest.raises(ConfigError, match="names two runs, and one run is compared"):
+        compare(a, labels=("v1", "v2"))
+    with pytest.raises(ConfigError, match="two different, non-empty names"):
+        compare(a, b, labels=("v1", "v1"))
+
+
+def test_run_labels_walk_up_until_the_folders_differ(tmp_path: Path) -> None:
+    """runs/a/out vs runs/b/out: a/out and b/out; two files in one folder: their stems."""
+    assert run_labels(tmp_path / "a/out/results.json", tmp_path / "b/out/results.json") == (
+        "a/out", "b/out",
+    )  # fmt: skip
+    assert run_labels(tmp_path / "base.json", tmp_path / "cand.json") == ("base", "cand")
+    assert run_labels(tmp_path / "results.json", tmp_path / "results.json") == ("a", "b")
+
+
+def _pages(folder: Path, tex: str) -> tuple[int, str]:
+    """comparison.tex in a two-column article after a paragraph: pages, and the log."""
+    assert PDFLATEX is not None
+    folder.mkdir()
+    (folder / "comparison.tex").write_text(tex, encoding="utf-8")
+    text = "Paired differences of the models are in the table. " * 12
+    (folder / "paper.tex").write_text(
+        "\\documentclass[twocolumn]{article}\n\\usepackage[T1]{fontenc}\n"
+        "\\usepackage{booktabs,graphicx}\n\\begin{document}\n"
+        f"{text}\n\n\\input{{comparison.tex}}\n\n{text}\n\\end{{document}}\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "paper.tex"],
+        cwd=folder, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    log = (folder / "paper.log").read_text(encoding="latin-1")
+    assert proc.returncode == 0, log[-3000:]
+    found = re.search(r"Output written on paper\.pdf \((\d+) pages?", log)
+    assert found is not None, log[-2000:]
+    return int(found.group(1)), log
+
+
+def _wide_tex() -> str:
+    """Long model names and a cost metric: too wide for a column unless scaled."""
+    models = ("gpt-4o-mini-2024-07-18_rev#2", "llama-3.1-70b-instruct & co")
+    data = [
+        ItemResult(id=str(i), model=m, output="Paris", expected="Paris" if i % 4 else "Rome",
+                   metadata={"cost": 0.0004 * (1 + k)})
+        for k, m in enumerate(models)
+        for i in range(120)
+    ]  # fmt: skip
+    return comparison_tex(compare(score(data, ["exact_match", "f1", "cost"])))
+
+
+@needs_pdflatex
+def test_comparison_tex_fits_one_column_of_a_two_column_paper(
+    runs: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """compare --out's comparison.tex, and a wide one, stay on page 1 with no overfull box."""
+    monkeypatch.chdir(runs)
+    code, output = itemscore("compare", "v1/results.json", "v2/results.json", "--out", "tex")
+    assert code == 0, output
+    tex = (runs / "tex" / "comparison.tex").read_text(encoding="utf-8")
+    assert r"\begin{table}[t]" in tex
+    assert "table*" not in tex
+    wide = _wide_tex()
+    assert r"\resizebox{\columnwidth}{!}{%" in wide
+    assert "booktabs,graphicx" in wide
+    for name, source in (("cli", tex), ("wide", wide)):
+        pages, log = _pages(tmp_path / name, source)
+        assert pages == 1, name
+        assert "Overfull" not in log, name
+
+
+def test_comparison_tex_names_minus_signs_and_caption(
+    runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Display names, real minus signs, escaped names, and a caption saying what is compared."""
+    monkeypatch.chdir(runs)
+    code, output = itemscore("compare", "v1/results.json", "v2/results.json", "--out", "cap")
+    assert code == 0, output
+    tex = (runs / "cap" / "comparison.tex").read_text(encoding="utf-8")
+    body = tex[tex.index(r"\midrule") : tex.index(r"\bottomrule")]
+    assert "Exact match" in body
+    assert "exact_match" not in body
+    assert "model-a: v2 vs v1" in body
+    assert re.search(r"(?<![$\w])-[0-9.]", body) is None  # no hyphen as a minus sign
+    assert "$-$0." in body
+    assert "candidate $-$ baseline" in tex
+    assert (
+        r"\caption{Exact match: v2 against v1 for model-a and model-b on 200 shared items.}" in tex
+    )
+    assert "default" not in tex.split(r"\caption")[1].split("\n")[0]
+    # One run of two models: which model against which, on how many items.
+    one_run = comparison_tex(compare(RunResult.load_json(runs / "v1/results.json")))
+    assert r"\caption{exact\_match: model-b against model-a on 200 shared items.}" in one_run
+    # LaTeX specials in names are escaped, and a suite other than default is named.
+    wide = _wide_tex()
+    assert r"llama-3.1-70b-instruct \& co" in wide
+    assert r"rev\#2" in wide
+
+
+def test_the_viewer_names_the_models_of_two_runs_by_their_runs(runs: Path) -> None:
+    """The viewer's comparison of v1 and v2 shows model-a @ v1 and model-a @ v2."""
+    from itemscore.viewer import make_server
+
+    viewer = make_server([runs / "v1", runs / "v2"], 0)
+    thread = threading.Thread(target=viewer.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+
+    def get(path: str) -> str:
+        connection = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=60)
+        try:
+            connection.request("GET", path, headers={"Host": f"127.0.0.1:{viewer.port}"})
+            answer = connection.getresponse()
+            body = answer.read().decode("utf-8")
+            assert answer.status == 200, body
+            return body
+        finally:
+            connection.close()
+
+    try:
+        tokens = {r["name"]: r["token"] for r in json.loads(get("/api/runs"))}
+        page = html.unescape(get(f"/compare?a={tokens['v1']}&b={tokens['v2']}"))
+    finally:
+        viewer.shutdown()
+        thread.join()
+        viewer.server_close()
+    assert "model-a @ v1" in page
+    assert "model-b @ v2" in page
+    assert "model-a (a)" not in page

@@ -360,7 +360,9 @@ class _Handler(BaseHTTPRequestHandler):
         comparisons = None
         refusal = None
         try:
-            comparisons = compare(loaded_a.result, loaded_b.result)
+            # A model both runs hold is named by its run ("model @ run"), not "(a)"/"(b)".
+            labels = (run_a.name, run_b.name) if run_a.name != run_b.name else None
+            comparisons = compare(loaded_a.result, loaded_b.result, labels=labels)
         except ConfigError as exc:
             refusal = str(exc)
         runs = self.server.runs
