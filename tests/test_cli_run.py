@@ -138,7 +138,7 @@ def test_verify_agrees_then_finds_a_tampered_number(tmp_path: Path) -> None:
     assert "provenance.duration_s" in verdict.pop("not_checked")
     assert verdict == {
         "results": str(results), "agree": True, "measurements": count, "data_checked": False,
-        "differences": [],
+        "data_differs": False, "differences": [],
     }  # fmt: skip
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import html
 import http.client
 import json
@@ -418,3 +419,95 @@ def test_the_viewer_names_the_models_of_two_runs_by_their_runs(runs: Path) -> No
     assert "model-a @ v1" in page
     assert "model-b @ v2" in page
     assert "model-a (a)" not in page
+
+
+# --------------------------------------------------------------------------- verify --data
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_verify_with_another_data_file_says_the_data_differs_first(
+    runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`verify v1/results.json --data v2.jsonl`: the hashes of both files first, exit 1."""
+    monkeypatch.chdir(runs)
+    code, output = itemscore("verify", "v1/results.json", "--data", "v2.jsonl")
+    assert code == 1
+    lines = output.splitlines()
+    assert lines[0] == (
+        "The data differs: v2.jsonl is not the file the results were computed from. v2.jsonl "
+        f"has the SHA-256 {_sha256(runs / 'v2.jsonl')}; v1/results.json records "
+        f"{_sha256(runs / 'v1.jsonl')} for {runs / 'v1.jsonl'}."
+    )
+    assert lines[-1] == (
+        "The data differs: v2.jsonl is not the data of v1/results.json; its 2 measurements "
+        "recompute as saved from its own items."
+    )
+    assert "does not recompute" not in output
+    code, output = itemscore("verify", "v1/results.json", "--data", "v2.jsonl", "--json")
+    document = json.loads(output)
+    assert code == 1
+    assert (document["agree"], document["data_differs"]) == (False, True)
+    assert document["differences"][0].startswith("The data differs: v2.jsonl")
+    code, output = itemscore("verify", "v1/results.json", "--data", "v1.jsonl")
+    assert code == 0
+    assert output.startswith("All 2 measurements and the data file's hash agree")
+
+
+def test_verify_with_another_data_file_and_an_edited_value_says_both(
+    runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The data line comes first; the verdict names the data, then the differences."""
+    monkeypatch.chdir(runs)
+    edited = runs / "edited"
+    edited.mkdir()
+    for name in ("results.json", "items.parquet"):  # the set's files, not its links
+        shutil.copyfile(runs / "v1" / name, edited / name)
+    document = json.loads((edited / "results.json").read_text(encoding="utf-8"))
+    document["measurements"][0]["value"] += 0.125
+    (edited / "results.json").write_text(json.dumps(document), encoding="utf-8")
+    code, output = itemscore("verify", "edited/results.json", "--data", "v2.jsonl")
+    assert code == 1
+    lines = output.splitlines()
+    assert lines[0].startswith("The data differs: v2.jsonl is not the file the results were")
+    assert lines[-1].startswith("The data differs: v2.jsonl is not the data of edited/results")
+    assert lines[-1].endswith("difference(s): edited/results.json does not recompute as saved.")
+    assert any("value" in line for line in lines[1:-1])
+
+
+def test_verify_says_the_data_before_recomputing(
+    runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The data's difference reaches the caller even when the recomputation then fails."""
+    from itemscore._exceptions import ItemscoreError
+    from itemscore.cli._pipeline import verify_results
+    from itemscore.engine import _runner
+
+    said: list[str] = []
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ItemscoreError("the metric is gone")
+
+    monkeypatch.setattr(_runner, "rescore", broken)
+    with pytest.raises(ItemscoreError, match="the metric is gone"):
+        verify_results(runs / "v1/results.json", data=runs / "v2.jsonl", on_data=said.extend)
+    assert len(said) == 1
+    assert said[0].startswith(f"The data differs: {runs / 'v2.jsonl'} is not the file")
+
+
+def test_verify_of_results_without_a_data_hash_says_it_cannot_check(tmp_path: Path) -> None:
+    """Results saved from Python record no data hash: that is said, not "data differs"."""
+    items = [ItemResult(id=str(i), output="y", expected="y") for i in range(5)]
+    saved = score(items, ["exact_match"]).save_json(tmp_path / "results.json")
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": "0", "output": "y", "expected": "y"}\n', encoding="utf-8")
+    code, output = itemscore("verify", saved, "--data", data)
+    assert code == 1
+    lines = output.splitlines()
+    assert lines[0].startswith(f"The data cannot be checked: {saved} records no data hash")
+    assert lines[-1] == (
+        f"The data cannot be checked: {saved} records no hash of its data; its measurement "
+        "recomputes as saved from its own items."
+    )

@@ -29,6 +29,8 @@ from ._request import MetricEntry, RunRequest
 if TYPE_CHECKING:
     from itemscore._result import RunResult
 
+    from ._pipeline import Verification
+
 __all__ = ["demo", "rescore", "run_command", "score", "verify"]
 
 
@@ -811,19 +813,28 @@ def verify(results: Path, data: Path | None, quiet: bool, as_json: bool) -> None
     Exits 0 when every number agrees, 1 when any differs (each difference is printed). The
     fields no recomputation can check (timings, versions, execution settings) are listed.
     """
+    from ._app import terminal_text
     from ._pipeline import verify_results
 
     view = _View(quiet=quiet or as_json, as_json=as_json)
     _warn_broken_plugins(view)
-    again, differences, unchecked = verify_results(results, data=data, notice=view.notice)
+
+    def say_data(lines: Sequence[str]) -> None:  # before the recomputation's own messages
+        if not (quiet or as_json):
+            for line in lines:
+                click.echo(terminal_text(line))
+
+    found = verify_results(results, data=data, notice=view.notice, on_data=say_data)
+    differences = found.data + found.differences
     if as_json:
         document = {
             "results": os.fspath(results),
-            "agree": not differences,
-            "measurements": sum(len(ms) for ms in again.by_model.values()),
+            "agree": found.agree,
+            "measurements": sum(len(ms) for ms in found.result.by_model.values()),
             "data_checked": data is not None,
+            "data_differs": bool(found.data),
             "differences": list(differences),
-            "not_checked": list(unchecked),
+            "not_checked": list(found.not_checked),
         }
         click.echo(json_for_terminal(document, indent=2))
         if differences:
@@ -831,21 +842,36 @@ def verify(results: Path, data: Path | None, quiet: bool, as_json: bool) -> None
         return
     if differences:
         if not quiet:
-            from ._app import terminal_text
-
-            for line in differences:
+            for line in found.differences:
                 click.echo(terminal_text(line))
-            _not_checked(unchecked)
-            click.echo(
-                f"{len(differences)} difference(s): {results} does not recompute as saved.",
-                err=True,
-            )
+            _not_checked(found.not_checked)
+            click.echo(_verdict(results, data, found), err=True)
         sys.exit(1)
     if not quiet:
-        count = sum(len(ms) for ms in again.by_model.values())
+        count = sum(len(ms) for ms in found.result.by_model.values())
         checked = " and the data file's hash" if data is not None else ""
         click.echo(f"All {count} measurements{checked} agree with {results}.")
-        _not_checked(unchecked)
+        _not_checked(found.not_checked)
+
+
+def _verdict(results: Path, data: Path | None, found: Verification) -> str:
+    """The last line of a failed verify: the data first, then what does not recompute."""
+    if not found.data:
+        n = len(found.differences)
+        return f"{n} difference(s): {results} does not recompute as saved."
+    lead = (
+        f"The data differs: {data} is not the data of {results}"
+        if found.data_recorded
+        else f"The data cannot be checked: {results} records no hash of its data"
+    )
+    if not found.differences:
+        count = sum(len(ms) for ms in found.result.by_model.values())
+        what = "its measurement recomputes" if count == 1 else f"its {count} measurements recompute"
+        return f"{lead}; {what} as saved from its own items."
+    return (
+        f"{lead}; and {len(found.differences)} difference(s): {results} does not recompute "
+        "as saved."
+    )
 
 
 def _not_checked(fields: Sequence[str]) -> None:

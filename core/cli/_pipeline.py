@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Notice",
+    "Verification",
     "check_settings",
     "file_digest",
     "plan_entries",
@@ -549,19 +550,73 @@ def load_results(path: Path, command: str) -> RunResult:
         raise better from exc
 
 
+@attrs.frozen(kw_only=True)
+class Verification:
+    """What ``verify`` found: the data file first, then what recomputes otherwise."""
+
+    #: The result recomputed from the saved items.
+    result: RunResult
+    #: How the ``--data`` file differs from the one the results record (empty: it is that
+    #: file, or none was given).
+    data: list[str]
+    #: One sentence per number or setting that does not recompute as saved.
+    differences: list[str]
+    #: The fields of the file no recomputation checks, by path.
+    not_checked: list[str]
+    #: Whether the results record the SHA-256 of their data (else ``data`` says so).
+    data_recorded: bool = True
+
+    @property
+    def agree(self) -> bool:
+        """Whether the data file and every number agree."""
+        return not self.data and not self.differences
+
+
+def _recorded_hash(saved: RunResult) -> str | None:
+    recorded = saved.provenance.get("data") or {}
+    found = recorded.get("sha256") if isinstance(recorded, Mapping) else None
+    return found if isinstance(found, str) else None
+
+
+def _data_differences(saved: RunResult, results: Path, data: Path) -> list[str]:
+    """How ``data`` differs from the file ``results`` records (its SHA-256), named both."""
+    recorded = saved.provenance.get("data") or {}
+    expected = _recorded_hash(saved)
+    path = recorded.get("path") if isinstance(recorded, Mapping) else None
+    actual = file_digest(data)
+    if expected is None:
+        return [
+            f"The data cannot be checked: {results} records no data hash, so {data} cannot be "
+            "checked against it."
+        ]
+    if expected == actual:
+        return []
+    scored = f" for {path}" if isinstance(path, str) and path else ""
+    return [
+        f"The data differs: {data} is not the file the results were computed from. {data} has "
+        f"the SHA-256 {actual}; {results} records {expected}{scored}."
+    ]
+
+
 def verify_results(
-    results: Path, *, data: Path | None = None, notice: Notice = _ignore
-) -> tuple[RunResult, list[str], list[str]]:
+    results: Path,
+    *,
+    data: Path | None = None,
+    notice: Notice = _ignore,
+    on_data: Callable[[Sequence[str]], None] | None = None,
+) -> Verification:
     """Recompute every measurement of a saved results.json from its saved items.
 
     Every number the file holds is compared with its recomputation — both copies of the
     measurements (top-level and per model), with their intervals, counts, ``extra``, groups
     and derived measurements; the settings' two copies; every item's score — or named as not
     checked (when and how the run was made: ``provenance``, execution settings, versions).
+    ``data`` is checked first, against the SHA-256 the results record; ``on_data`` gets what
+    differs before anything is recomputed, so that it can be said first.
 
     Returns:
-        The recomputed result, one sentence per difference (none: everything agrees), and the
-        fields of the file that were not checked, by path.
+        The recomputed result, how the data differs, one sentence per difference (none:
+        everything agrees), and the fields of the file that were not checked, by path.
 
     Raises:
         ResultsFormatError: ``results`` is not an itemscore results file.
@@ -578,21 +633,11 @@ def verify_results(
     from itemscore.engine._runner import rescore
 
     saved = load_results(results, "verify")
+    data_differences = _data_differences(saved, results, data) if data is not None else []
+    if on_data is not None and data_differences:
+        on_data(data_differences)
     document = _document(results)
     differences: list[str] = _unhashed_items(results, document)
-    if data is not None:
-        recorded = saved.provenance.get("data") or {}
-        expected = recorded.get("sha256") if isinstance(recorded, Mapping) else None
-        actual = file_digest(data)
-        if expected is None:
-            differences.append(
-                f"{results} records no data hash, so {data} cannot be checked against it."
-            )
-        elif expected != actual:
-            differences.append(
-                f"{data} is not the file the results were computed from: its SHA-256 is "
-                f"{actual}, the results record {expected}."
-            )
     try:
         again = rescore(saved)
     except ItemscoreError as exc:
@@ -604,7 +649,13 @@ def verify_results(
         if problem is not None:
             differences.append(f"{results}: {problem}")
     differences += compare_item_scores(saved, again)
-    return again, differences, not_checked(document, data_checked=data is not None)
+    return Verification(
+        result=again,
+        data=data_differences,
+        differences=differences,
+        not_checked=not_checked(document, data_checked=data is not None),
+        data_recorded=_recorded_hash(saved) is not None,
+    )
 
 
 #: A results.json larger than this lists its items inline: it refers to no items file.
