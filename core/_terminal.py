@@ -551,22 +551,104 @@ def progress_wanted(*, quiet: bool = False, json_output: bool = False) -> bool:
 class ProgressBar:
     """What :func:`progress_bar` yields: call it as ``progress(done, total)`` while scoring.
 
-    :meth:`reading` shows the rows read so far, before scoring starts.
+    One line names the phase and counts in its unit: ``reading`` (rows read so far, the total
+    unknown until the end of the file), the scoring phase (items: the runner counts items x
+    metrics, :meth:`count_items` says how many metrics that is; scores until it has), then
+    steps of unknown length (:meth:`stage`: the paired tests, the reports), which show the
+    time they take and no count. When a phase ends its bar is drawn complete before the next
+    one takes the line. Notes printed while the bar shows go through :meth:`above`, on lines
+    of their own.
     """
 
     def __init__(self, bar: Any, task: Any, description: str) -> None:
         self._bar, self._task, self._description = bar, task, description
+        self._phase: str | None = None
+        self._per_item: int | None = None
+
+    def count_items(self, metrics: int) -> None:
+        """The run scores ``metrics`` metrics per item: the bar counts items, not both."""
+        self._per_item = max(metrics, 1)
 
     def __call__(self, done: int, total: int) -> None:
-        self._bar.update(self._task, completed=done, total=total, description=self._description)
+        per = self._per_item
+        # Without the number of metrics, the runner's count is what it is: one per score.
+        self._enter(self._description, "scores" if per is None else "items")
+        per = per or 1
+        self._bar.update(self._task, completed=done // per, total=total // per)
 
     def reading(self, rows: int) -> None:
         """``rows`` read so far (the total is not known until the end of the file)."""
-        self._bar.update(self._task, completed=rows, total=None, description="reading")
+        self._enter("reading", "rows")
+        self._bar.update(self._task, completed=rows)
 
     def stage(self, description: str) -> None:
         """A step after scoring whose length is unknown (the paired tests, the reports)."""
-        self._bar.update(self._task, completed=0, total=None, description=description)
+        self._enter(description, None)
+
+    def above(self, notice: Callable[[str], None]) -> Callable[[str], None]:
+        """``notice`` printing its message on a line of its own, the bar drawn again below."""
+
+        def printed(message: str) -> None:
+            self._bar.stop()  # the bar's line is cleared, the message gets a line of its own
+            try:
+                notice(message)
+            finally:
+                self._bar.start()
+
+        return printed
+
+    def finish(self) -> None:
+        """Draw the current phase's bar complete: its count as it ended, the bar full."""
+        if self._phase is None:
+            return
+        task = self._current()
+        total = task.total if task.total is not None else max(task.completed, 1)
+        self._bar.update(self._task, completed=total, total=total)
+        self._bar.refresh()
+
+    def _current(self) -> Any:
+        return next(task for task in self._bar.tasks if task.id == self._task)
+
+    def _enter(self, phase: str, unit: str | None) -> None:
+        """Start ``phase`` on the line (counting ``unit``), the phase before finished."""
+        if phase == self._phase:
+            return
+        self.finish()
+        self._phase = phase
+        self._bar.reset(self._task, description=phase, completed=0, unit=unit)
+        # reset() keeps the total; None draws a pulsing bar (the length is not known yet).
+        self._current().total = None
+
+
+def _phase_columns() -> list[Any]:
+    """The bar's count and time columns (rich is imported only when a bar is shown)."""
+    from rich.progress import ProgressColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.text import Text
+
+    class CountColumn(ProgressColumn):
+        """``12,000/200,000 items``, ``150,000 rows`` while the total is unknown, or nothing."""
+
+        def render(self, task: Any) -> Text:
+            unit = task.fields.get("unit")
+            if unit is None:
+                return Text("")
+            done = f"{int(task.completed):,}"
+            count = done if task.total is None else f"{done}/{int(task.total):,}"
+            return Text(f"{count} {unit}", style="progress.download")
+
+    class TimeColumn(ProgressColumn):
+        """The time left while a count runs; the time taken by a step or a finished phase."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.elapsed, self.remaining = TimeElapsedColumn(), TimeRemainingColumn()
+
+        def render(self, task: Any) -> Text:
+            if task.total is None or task.finished or task.fields.get("unit") is None:
+                return self.elapsed.render(task)
+            return self.remaining.render(task)
+
+    return [CountColumn(), TimeColumn()]
 
 
 @contextmanager
@@ -574,19 +656,21 @@ def progress_bar(enabled: bool, description: str = "scoring") -> Iterator[Progre
     """A rich progress bar on stderr, fed by the runner's ``progress(done, total)``.
 
     Yields ``None`` when ``enabled`` is false, so the runner skips the callback entirely.
+    The last phase is drawn complete before the bar goes (it leaves no line behind).
     """
     if not enabled:
         yield None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    from rich.progress import BarColumn, Progress
 
     with Progress(
         "[progress.description]{task.description}",
         BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
+        *_phase_columns(),
         console=Console(file=sys.stderr),
         transient=True,
     ) as bar:
-        yield ProgressBar(bar, bar.add_task(description, total=None), description)
+        shown = ProgressBar(bar, bar.add_task(description, total=None, unit=None), description)
+        yield shown
+        shown.finish()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import attrs
@@ -237,3 +238,83 @@ def _bounds(k: int, n: int, method: str, confidence: float) -> tuple[float, floa
     assert estimate.low is not None
     assert estimate.high is not None
     return estimate.low, estimate.high
+
+
+# -- item 6: the progress bar names its phases and counts items ----------------------------------
+
+#: What a terminal shows of a control sequence: nothing.
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+#: A complete bar, as rich draws it without colours (the part still to go is left blank).
+_FULL_BAR = "\u2501" * 40
+
+
+def _frames(stream: str) -> list[str]:
+    """Every line the terminal drew, in order: each redraw after a carriage return is one."""
+    return [part.rstrip() for part in re.split(r"[\r\n]", _CONTROL.sub("", stream)) if part]
+
+
+def test_progress_counts_items_names_each_phase_finishes_it_and_prints_notes_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2,500 rows, 2 metrics, --out: rows read, 2,500 items (not 5,000), each bar complete."""
+    monkeypatch.setattr("itemscore._terminal.progress_wanted", lambda **_: True)
+    data = tmp_path / "d.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"id": str(i), "output": "ab"[i % 2], "expected": "a"}) + "\n"
+            for i in range(2500)
+        ),
+        encoding="utf-8",
+    )
+    run = CliRunner().invoke(
+        cli,
+        ["score", str(data), "-m", "exact_match", "-m", "answered_rate", "--by-group",
+         "--out", str(tmp_path / "out"), "--report", "csv"],
+        env={"TTY_COMPATIBLE": "1", "NO_COLOR": "1", "COLUMNS": "100"},
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    frames = _frames(run.stderr)
+
+    def last(phase: str) -> str:
+        return [frame for frame in frames if frame.startswith(phase + " ")][-1]
+
+    assert re.fullmatch(rf"reading {_FULL_BAR} 2,500/2,500 rows \d:\d\d:\d\d", last("reading"))
+    assert re.fullmatch(rf"scoring {_FULL_BAR} 2,500/2,500 items \d:\d\d:\d\d", last("scoring"))
+    assert re.fullmatch(
+        rf"writing the reports {_FULL_BAR} +\d:\d\d:\d\d", last("writing the reports")
+    )
+    assert not [f for f in frames if f.startswith("writing the reports") and "/" in f]
+    assert "5,000" not in run.stderr  # items x metrics is never shown
+    assert "5000" not in run.stderr
+    # The --by-group warning arrives while the bar shows: on a line of its own, whole.
+    warning = [frame for frame in frames if "--by-group shows no groups" in frame]
+    assert warning == [
+        "Warning: --by-group shows no groups: no item has a `group`. Name the group column "
+        "with --map group=COLUMN."
+    ]
+    # The bar's line is erased (cursor up, erase line) before the warning is written.
+    assert "\x1b[1A\x1b[2KWarning: --by-group" in run.stderr
+    assert "group=COLUMN.\n" in run.stderr
+
+
+def test_rescore_counts_the_items_of_every_saved_metric(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`itemscore rescore results.json` of a run with 3 metrics: 40 items, not 120 scores."""
+    data = write_attempts(tmp_path / "d.jsonl", [1] * 40)
+    out = tmp_path / "out"
+    code, _, _ = invoke(
+        "score", str(data), "-m", "exact_match", "-m", "answered_rate", "-m", "token_f1",
+        "--out", str(out), "--report", "json",
+    )  # fmt: skip
+    assert code == 0
+    monkeypatch.setattr("itemscore._terminal.progress_wanted", lambda **_: True)
+    run = CliRunner().invoke(
+        cli,
+        ["rescore", str(out / "results.json")],
+        env={"TTY_COMPATIBLE": "1", "NO_COLOR": "1", "COLUMNS": "100"},
+    )
+    assert run.exit_code == 0, run.output
+    scoring = [frame for frame in _frames(run.stderr) if frame.startswith("scoring ")]
+    assert re.fullmatch(rf"scoring {_FULL_BAR} 40/40 items \d:\d\d:\d\d", scoring[-1])
+    assert "120" not in run.stderr

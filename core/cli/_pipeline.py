@@ -296,8 +296,10 @@ def score_request(
     from itemscore.engine._runner import score, score_opened
 
     assert request.data is not None
+    notice = _above_bar(progress, notice)
     prepared = prepare_request(request, notice=notice)
     suite, planned, settings = prepared.suite, prepared.planned, prepared.settings
+    _count_items(progress, len(planned))
     answer_column = request.columns.get("expected", "expected")
     custom = suite is not None and type(suite).items is not Suite.items
     items = _suite_items(request, suite) if custom and suite is not None else None
@@ -356,6 +358,19 @@ def score_request(
         if source is not None:
             source.close()
     return result, paths
+
+
+def _above_bar(progress: Progress | None, notice: Notice) -> Notice:
+    """``notice`` on a line of its own while a progress bar shows, not glued to the bar."""
+    above = getattr(progress, "above", None)
+    return notice if above is None else above(notice)
+
+
+def _count_items(progress: Progress | None, metrics: int) -> None:
+    """Tell a progress bar that the runner counts items x ``metrics``: it shows items."""
+    count = getattr(progress, "count_items", None)
+    if count is not None:
+        count(metrics)
 
 
 def _check_groups(result: RunResult, source: Source | None, notice: Notice) -> None:
@@ -497,12 +512,14 @@ def rescore_results(
     """
     from itemscore.engine._runner import rescore
 
+    notice = _above_bar(progress, notice)
     settings = check_settings(request)
     reports = _check_reports(request, notice, own=[results])
     saved = load_results(results, "rescore")
     planned = None
     if entries:
         planned = plan_entries(rescore_specs(saved.config, entries), [], source=request.source)
+    _count_items(progress, len(planned) if planned is not None else len(saved.metric_configs))
     formats = reports if request.reports is not None else None
     recorded = _recorded_command(sys.argv, planned)
     export = _open_export(request.out, formats, notice, recorded)  # claims the folder first
