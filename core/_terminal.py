@@ -572,8 +572,9 @@ class ProgressBar:
     def __call__(self, done: int, total: int) -> None:
         per = self._per_item
         # Without the number of metrics, the runner's count is what it is: one per score.
-        self._enter(self._description, "scores" if per is None else "items")
+        unit = "scores" if per is None else "items"
         per = per or 1
+        self._enter(self._description, unit, total // per)
         self._bar.update(self._task, completed=done // per, total=total // per)
 
     def reading(self, rows: int) -> None:
@@ -609,15 +610,15 @@ class ProgressBar:
     def _current(self) -> Any:
         return next(task for task in self._bar.tasks if task.id == self._task)
 
-    def _enter(self, phase: str, unit: str | None) -> None:
-        """Start ``phase`` on the line (counting ``unit``), the phase before finished."""
+    def _enter(self, phase: str, unit: str | None, total: int | None = None) -> None:
+        """Start ``phase`` on the line (counting ``unit`` up to ``total``), the last finished."""
         if phase == self._phase:
             return
         self.finish()
         self._phase = phase
-        self._bar.reset(self._task, description=phase, completed=0, unit=unit)
-        # reset() keeps the total; None draws a pulsing bar (the length is not known yet).
-        self._current().total = None
+        self._bar.reset(self._task, description=phase, completed=0, total=total, unit=unit)
+        if total is None:  # reset() keeps the old total; None pulses (the length is unknown)
+            self._current().total = None
 
 
 def _phase_columns() -> list[Any]:

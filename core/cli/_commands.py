@@ -915,6 +915,8 @@ def demo(by_group: bool, out: Path | None, as_json: bool) -> None:
     results = []
     for suite in suites:
         with progress_bar(view.progress_enabled(), suite.suite_id) as progress:
+            if progress is not None:  # the bar counts items, not items x metrics
+                progress.count_items(len(suite.metrics))
             result = run(suite, progress=progress)
         results.append(result)
         if console is not None:
