@@ -84,6 +84,19 @@ def test_caption_is_one_sentence_and_the_label_comes_from_the_run() -> None:
     assert run_label(four_metrics(MODELS[:2])) != label
 
 
+def test_the_caption_of_the_unnamed_suite_says_what_the_table_holds() -> None:
+    """No suite id given: the caption names the metrics and the models, not "default"."""
+    caption = next(
+        line
+        for line in latex_table(four_metrics(suite="default")).splitlines()
+        if "caption" in line
+    )
+    assert caption == (
+        r"\caption{Exact match, Token F1, Answered rate and Accuracy of gpt-4o-mini-2024, "
+        r"llama-3.1-70b and mistral-large.}"
+    )
+
+
 def test_group_rows_on_request() -> None:
     """``groups=True`` adds each group's row (with its n) and the mean over groups."""
     data = [

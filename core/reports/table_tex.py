@@ -391,12 +391,28 @@ def latex_table(result: RunResult, *, groups: bool = False, transpose: bool | No
         r"\end{tabular}",
         r"\par\smallskip",
         r"\parbox{\linewidth}{\footnotesize\raggedright Note: " + " ".join(note) + "}",
-        rf"\caption{{Results on {suite}.}}",
+        rf"\caption{{{_caption(result, labels)}}}",
         rf"\label{{{run_label(result)}}}",
         rf"\end{{{env}}}",
         "",
     ]
     return "\n".join(lines)
+
+
+def _caption(result: RunResult, labels: list[str]) -> str:
+    """The caption: the suite's results, or, for the unnamed suite, what the table holds."""
+    if result.suite_id != "default":
+        return f"Results on {tex_text(result.suite_id)}."
+    models = [m for m in result.by_model if m is not None]
+    what = _series([display_name(result, x) for x in labels])
+    return tex_text(f"{what} of {_series(models)}." if models else f"{what}.")
+
+
+def _series(names: list[str], most: int = 4) -> str:
+    """``a, b and c``; past ``most`` names, the first ones and how many more."""
+    if len(names) > most:
+        return f"{', '.join(names[: most - 1])} and {len(names) - most + 1} more"
+    return " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else "".join(names)
 
 
 def _higher(result: RunResult, label: str) -> bool:
