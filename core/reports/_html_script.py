@@ -10,7 +10,9 @@ goes in with ``textContent``. It
   :mod:`itemscore.viewer._query` does for the viewer. When the page holds every item, or was
   opened from a file, it works on the items it holds; when the viewer served it and the run
   has more items than the page holds, each view is asked of the viewer's endpoint
-  (``source.items``), which reads them from ``items.parquet``;
+  (``source.items``), which reads them from ``items.parquet``, with a progress bar while it
+  works; a search that answers before it has looked at every item (``complete`` false) is
+  shown as far as it got and asked again until it has;
 - reads and writes the view in the address:
   ``report.html#state=error&metric=f1&model=m&q=paris&sort=metric:f1&dir=desc&page=2&size=50``.
 
@@ -190,16 +192,28 @@ document.querySelectorAll('#items thead th[data-sort]').forEach(function(th){
 var k=th.getAttribute('data-sort');
 if(k===view.sort&&k)th.setAttribute('aria-sort',view.dir==='desc'?'descending':'ascending');
 else th.removeAttribute('aria-sort');});}
+/* While the viewer works: a progress bar (how many items a search has looked at). */
+function busy(text,done,of){count.textContent=text;var b=document.createElement('progress');
+b.id='busy';if(of){b.max=of;b.value=done;}count.appendChild(b);
+el('items').setAttribute('aria-busy','true');}
 function render(){
 history.replaceState(null,'','#'+params().toString());
 if(!remote){draw(localView());return;}
 var p=params(),mine=++asked;p.set('offset',String((view.page-1)*view.size));
 p.set('limit',String(view.size));p.delete('page');p.delete('size');
-count.textContent='loading items…';
+busy('loading items… ');ask(p,mine);}
+/* A search answers with its first page of hits, then goes on each time it is asked. */
+function ask(p,mine){
 fetch(source.items+'?'+p.toString(),{credentials:'same-origin'}).then(function(r){
 if(!r.ok)return r.text().then(function(t){throw new Error(t||r.statusText);});
-return r.json();}).then(function(result){if(mine===asked)draw(result);})
-.catch(function(e){if(mine===asked)count.textContent='The viewer did not answer: '+e.message;});}
+return r.json();}).then(function(result){if(mine!==asked)return;
+if(result.complete!==false){draw(result);el('items').removeAttribute('aria-busy');return;}
+if(result.items.length)draw(result);
+busy('searching: '+result.total.toLocaleString()+' matching so far, '+
+result.scanned.toLocaleString()+' of '+result.of.toLocaleString()+' items searched ',
+result.scanned,result.of);ask(p,mine);})
+.catch(function(e){if(mine===asked){count.textContent='The viewer did not answer: '+e.message;
+el('items').removeAttribute('aria-busy');}});}
 function changed(){view.q=q.value;view.model=fm.value;view.metric=fl.value;
 view.state=fs.value;view.size=parseInt(fz.value,10)||50;view.page=1;render();}
 [q,fm,fl,fs,fz].forEach(function(c){c.addEventListener('input',changed);});

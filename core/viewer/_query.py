@@ -8,38 +8,61 @@ naturally (ASCII digit runs as numbers, before text runs), ``metric:LABEL`` by v
 without a value come last in either direction (skip, then error), and ties keep the run's
 order.
 
-An :class:`ItemIndex` reads the run's keys and scores once (``result.table.rows()``, batch
-by batch); a view then costs one pass over the items up to the last one of its page. A text
-search reads every item's texts once; they are kept for the next searches when they are
-small (:data:`KEEP_TEXT`), and the last few searches' answers are kept, so that paging
-through a search reads nothing again.
+An :class:`ItemIndex` reads no more of ``items.parquet`` than a view needs
+(:mod:`._store`): the run's own order pages without reading anything but the page's rows;
+filters and sorts read the key and state columns they use once; a text search streams the
+text columns a row group at a time, matching with ``pyarrow.compute``, and answers as soon
+as it has a page of hits (in the run's order) or has searched for :data:`SLICE` seconds —
+saying how far it got (:class:`Answer`). Asked again, it goes on from there, so the page
+shows the first hits at once and fills in the count. The last few searches are kept.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from .._result import RunResult
+from .._records import ItemResult
+from .._schema import ITEM_COLUMNS, batch_to_items
+from ..engine._store import score_field
+from ..reports._rows import Score
 from ..reports._text import printable
+from ._store import ItemStore, score_part
 
-__all__ = ["MAX_LIMIT", "STATES", "ItemIndex", "ItemView", "natural_key"]
+__all__ = [
+    "MAX_LIMIT",
+    "SLICE",
+    "STATES",
+    "Answer",
+    "ItemIndex",
+    "ItemView",
+    "natural_key",
+    "text_hits",
+]
 
 #: At most this many items per answer.
 MAX_LIMIT = 500
-#: Characters of item texts an index keeps for text searches (more: read again each time).
-KEEP_TEXT = 64 << 20
-#: Text searches whose answers an index keeps (paging a search reads the texts once).
+#: Text searches whose progress an index keeps (paging a search reads the texts once).
 KEEP_SEARCHES = 8
+#: Seconds a search goes on before it answers with what it found so far.
+SLICE = 0.5
 #: The states, in the order items without a value sort.
 STATES: tuple[str, ...] = ("ok", "fail", "skip", "error")
+#: The item columns a text search looks at (with each label's reasons).
+TEXT_COLUMNS: tuple[str, ...] = ("id", "model", "group", "input", "output", "expected")
 _RUNS = re.compile(r"[0-9]+|[^0-9]+")
+
+_Ints = np.ndarray[Any, np.dtype[np.int64]]
+_Bools = np.ndarray[Any, np.dtype[np.bool_]]
 
 
 def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
@@ -76,36 +99,81 @@ class ItemView:
     limit: int = 50
 
 
-class ItemIndex:
-    """A run's item keys and scores, read once, for the views the viewer is asked."""
+@attrs.frozen(kw_only=True)
+class Answer:
+    """What a view shows: how many items match, and the positions of its page."""
 
-    def __init__(self, result: RunResult) -> None:
-        self.result = result
-        labels = list(result.table.labels)
-        self.labels = labels
+    #: The items that match (those found so far while ``complete`` is false).
+    total: int
+    #: The positions of the page's items, in order.
+    positions: list[int]
+    #: Whether every item was looked at (a text search answers before it has, with the
+    #: page of hits it found first, or with none yet when the view is sorted).
+    complete: bool = True
+    #: How many items were looked at.
+    scanned: int = 0
+
+
+def text_hits(group: pa.Table, needle: str) -> _Bools:
+    """Which rows of ``group`` hold ``needle`` (lowercase) in a text column.
+
+    Each column is lowercased and searched on its own (expected answers joined by `` | ``
+    as the page shows them); score columns bring their reasons.
+    """
+    hit = np.zeros(group.num_rows, dtype=bool)
+    for name in group.schema.names:
+        column = group.column(name)
+        if name == "expected":
+            column = pc.binary_join(column, " | ")
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            continue
+        found = pc.match_substring(pc.utf8_lower(column), needle)
+        hit |= np.asarray(pc.fill_null(found, False).to_numpy(zero_copy_only=False), dtype=bool)
+    return hit
+
+
+class _Search:
+    """How far a text search went: the next row group, and the hits before it."""
+
+    def __init__(self, needle: str) -> None:
+        self.needle = needle
+        self.next = 0
+        self.hits: list[_Ints] = []
+        self._found: _Ints | None = None
+
+    def found(self) -> _Ints:
+        if self._found is None:
+            self._found = np.concatenate(self.hits) if self.hits else np.zeros(0, np.int64)
+        return self._found
+
+    def add(self, group: int, hits: _Ints) -> None:
+        self.next = group + 1
+        if len(hits):
+            self.hits.append(hits)
+            self._found = None
+
+
+class ItemIndex:
+    """A run's items, for the views the viewer is asked (reading as little as each needs).
+
+    Args:
+        store: The run's items.
+        models: The model names as the page shows them.
+    """
+
+    def __init__(self, store: ItemStore, models: Sequence[str]) -> None:
+        self.store = store
+        self.labels = list(store.labels)
         #: Labels as the page shows them -> the run's labels.
-        self.shown_labels = {printable(label): label for label in labels}
-        ids: list[str] = []
-        models: list[str | None] = []
-        groups: list[str | None] = []
-        states: dict[str, list[int]] = {label: [] for label in labels}
-        values: dict[str, list[float]] = {label: [] for label in labels}
-        for item, scores in result.table.rows():
-            ids.append(printable(item.id))
-            models.append(None if item.model is None else printable(item.model))
-            groups.append(None if item.group is None else printable(item.group))
-            for label, (code, value, _, _) in scores:
-                states[label].append(code)
-                values[label].append(np.nan if value is None else value)
-        self.n = len(ids)
-        self.keys: dict[str, list[Any]] = {"id": ids, "model": models, "group": groups}
-        self.states = {k: np.asarray(v, dtype=np.int8) for k, v in states.items()}
-        self.values = {k: np.asarray(v, dtype=np.float64) for k, v in values.items()}
-        self.models = sorted({m for m in models if m is not None})
-        self._ranks: dict[str, np.ndarray[Any, np.dtype[np.int64]]] = {}
-        self._found: OrderedDict[str, np.ndarray[Any, np.dtype[np.bool_]]] = OrderedDict()
-        self._texts: list[str] | None = None
+        self.shown_labels = {printable(label): label for label in self.labels}
+        self.n = store.n
+        self.models = sorted(set(models))
+        self._ranks: dict[str, _Ints] = {}
+        self._states: dict[str, np.ndarray[Any, np.dtype[np.int8]]] = {}
+        self._values: dict[str, np.ndarray[Any, np.dtype[np.float64]]] = {}
+        self._searches: OrderedDict[str, _Search] = OrderedDict()
         self._lock = threading.Lock()
+        self._searching = threading.Lock()
 
     def check(self, view: ItemView) -> str | None:
         """What is wrong with ``view`` for this run, as a sentence; ``None`` when nothing."""
@@ -128,85 +196,95 @@ class ItemIndex:
             return f"`offset` ({view.offset}) must be 0 or more."
         return None
 
-    def _mask(self, view: ItemView) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    # -- columns, read once ----------------------------------------------------------------
+
+    def states(self, label: str) -> np.ndarray[Any, np.dtype[np.int8]]:
+        """Each item's state code for ``label`` (0 ok, 1 fail, 2 skip, 3 error)."""
+        with self._lock:
+            if label not in self._states:
+                name = score_part(label, "status")
+                column = self.store.columns([name])[name]
+                self._states[label] = (
+                    np.asarray(column.to_numpy(), dtype=np.int8) if self.n else np.zeros(0, np.int8)
+                )
+            return self._states[label]
+
+    def values(self, label: str) -> np.ndarray[Any, np.dtype[np.float64]]:
+        """Each item's value for ``label`` (NaN for none)."""
+        with self._lock:
+            if label not in self._values:
+                name = score_part(label, "value")
+                column = self.store.columns([name])[name]
+                self._values[label] = (
+                    np.asarray(column.to_numpy(), dtype=np.float64)
+                    if self.n
+                    else np.zeros(0, np.float64)
+                )
+            return self._values[label]
+
+    def _key(self, name: str) -> pa.ChunkedArray | None:
+        found = self.store.columns([name])
+        return found.get(name)
+
+    def _model_mask(self, shown: str) -> _Bools:
+        column = self._key("model")
+        if column is None:
+            return np.zeros(self.n, dtype=bool)
+        raw = [m for m in pc.unique(column).to_pylist() if m is not None and printable(m) == shown]
+        found = pc.is_in(column, value_set=pa.array(raw, pa.string()))
+        return np.asarray(found.to_numpy(zero_copy_only=False), dtype=bool)
+
+    def _filter(self, view: ItemView) -> _Bools | None:
+        """The items the model and state filters keep; ``None`` when there are none."""
+        if not view.model and not view.state:
+            return None
         mask = np.ones(self.n, dtype=bool)
         if view.model:
-            models = self.keys["model"]
-            mask &= np.fromiter((m == view.model for m in models), bool, self.n)
+            mask &= self._model_mask(view.model)
         if view.state:
             code = STATES.index(view.state)
             which = [self.shown_labels[view.metric]] if view.metric else self.labels
             hit = np.zeros(self.n, dtype=bool)
             for label in which:
-                hit |= self.states[label] == code
+                hit |= self.states(label) == code
             mask &= hit
-        if view.q:
-            mask &= self._texts_match(view.q.lower())
         return mask
 
-    def _haystacks(self) -> Iterator[str]:
-        """Each item's texts, lowercase, joined: kept after one pass when they are small."""
-        if self._texts is not None:
-            yield from self._texts
-            return
-        kept: list[str] | None = []
-        size = 0
-        for item, scores in self.result.table.rows():
-            texts = [printable(item.id), item.model, item.group, item.input, item.output]
-            texts.append(" | ".join(item.expected) if item.expected else None)
-            texts += [reason for _, (_, _, reason, _) in scores]
-            hay = "\n".join(t for t in texts if t is not None).lower()
-            if kept is not None:
-                size += len(hay)
-                kept = kept if size <= KEEP_TEXT else None
-                if kept is not None:
-                    kept.append(hay)
-            yield hay
-        if kept is not None:
-            self._texts = kept
-
-    def _texts_match(self, needle: str) -> np.ndarray[Any, np.dtype[np.bool_]]:
-        """Which items hold ``needle`` (lowercase) in a text; the last few answers are kept."""
-        with self._lock:
-            if needle in self._found:
-                self._found.move_to_end(needle)
-                return self._found[needle]
-            found = np.fromiter((needle in hay for hay in self._haystacks()), bool, self.n)
-            self._found[needle] = found
-            while len(self._found) > KEEP_SEARCHES:
-                self._found.popitem(last=False)
-            return found
-
-    def _rank(self, key: str) -> np.ndarray[Any, np.dtype[np.int64]]:
+    def _rank(self, key: str) -> _Ints:
         """Each item's place in the natural order of ``key`` (equal keys share one; none: -1)."""
+        column = self._key(key)
         with self._lock:
             if key not in self._ranks:
-                keys = self.keys[key]
-                distinct = sorted({k for k in keys if k is not None}, key=natural_key)
-                rank: dict[str, int] = {}
-                previous: tuple[tuple[int, int, str], ...] | None = None
-                current = -1
-                for k in distinct:  # keys that differ but sort alike (q01, q1) share a place
-                    nk = natural_key(k)
-                    if nk != previous:
+                if column is None:
+                    self._ranks[key] = np.full(self.n, -1, dtype=np.int64)
+                    return self._ranks[key]
+                distinct = [k for k in pc.unique(column).to_pylist() if k is not None]
+                shown = {k: natural_key(printable(k)) for k in distinct}
+                distinct.sort(key=shown.__getitem__)
+                places = np.zeros(len(distinct), dtype=np.int64)
+                current, previous = -1, None
+                for i, k in enumerate(distinct):  # keys that differ but sort alike share a place
+                    if shown[k] != previous:
                         current += 1
-                        previous = nk
-                    rank[k] = current
-                self._ranks[key] = np.fromiter(
-                    (-1 if k is None else rank[k] for k in keys), np.int64, self.n
+                        previous = shown[k]
+                    places[i] = current
+                where = pc.index_in(column, value_set=pa.array(distinct, column.type))
+                index = np.asarray(
+                    pc.fill_null(where, -1).to_numpy(zero_copy_only=False), dtype=np.int64
                 )
+                rank = np.where(index >= 0, places[np.maximum(index, 0)] if len(places) else 0, -1)
+                self._ranks[key] = rank.astype(np.int64)
             return self._ranks[key]
 
-    def _order(self, view: ItemView, positions: np.ndarray[Any, np.dtype[np.intp]]) -> list[int]:
+    def _order(self, view: ItemView, positions: _Ints) -> _Ints:
         if not view.sort:
-            ordered: list[int] = positions.tolist()
-            return ordered
+            return positions
         if view.sort.startswith("metric:"):
             label = self.shown_labels[view.sort[7:]]
-            keys: np.ndarray[Any, Any] = self.values[label][positions]
+            keys: np.ndarray[Any, Any] = self.values(label)[positions]
             known = ~np.isnan(keys)
             rest = positions[~known]
-            rest = rest[np.lexsort((rest, self.states[label][rest]))]  # skip, then error
+            rest = rest[np.lexsort((rest, self.states(label)[rest]))]  # skip, then error
         else:
             keys = self._rank(view.sort)[positions]
             known = keys >= 0
@@ -214,25 +292,95 @@ class ItemIndex:
         have = positions[known]
         sign = -1 if view.dir == "desc" else 1
         first = have[np.lexsort((have, sign * keys[known]))]  # ties: the run's order
-        head: list[int] = first.tolist()
-        tail: list[int] = rest.tolist()
-        return head + tail
+        return np.concatenate([first, rest]).astype(np.int64)
 
-    def view(self, view: ItemView) -> tuple[int, list[int]]:
+    # -- views ------------------------------------------------------------------------------
+
+    def view(self, view: ItemView) -> Answer:
         """How many items match ``view``, and the positions of its page, in order."""
-        positions = np.flatnonzero(self._mask(view))
-        ordered = self._order(view, positions)
-        return len(ordered), ordered[view.offset : view.offset + view.limit]
+        end = view.offset + view.limit
+        if view.q:
+            return self._search_view(view)
+        if not (view.model or view.state or view.sort):  # the run's order: nothing to read
+            return Answer(
+                total=self.n,
+                positions=list(range(min(view.offset, self.n), min(end, self.n))),
+                scanned=self.n,
+            )
+        mask = self._filter(view)
+        positions = np.flatnonzero(mask) if mask is not None else np.arange(self.n)
+        ordered = self._order(view, positions.astype(np.int64))
+        page: list[int] = ordered[view.offset : end].tolist()
+        return Answer(total=len(ordered), positions=page, scanned=self.n)
 
-    def items_at(self, positions: Sequence[int]) -> list[tuple[Any, Any]]:
-        """The ``(item, scores)`` rows at ``positions``, in that order (one pass, stops early)."""
-        wanted = set(positions)
-        found: dict[int, tuple[Any, Any]] = {}
-        if wanted:
-            last = max(wanted)
-            for position, row in enumerate(self.result.table.rows()):
-                if position in wanted:
-                    found[position] = row
-                if position >= last:
-                    break
-        return [found[p] for p in positions]
+    def _search(self, needle: str) -> _Search:
+        found = self._searches.get(needle)
+        if found is None:
+            found = self._searches[needle] = _Search(needle)
+        self._searches.move_to_end(needle)
+        while len(self._searches) > KEEP_SEARCHES:
+            self._searches.popitem(last=False)
+        return found
+
+    def _search_view(self, view: ItemView) -> Answer:
+        """A text search: on from where the last one with this text stopped (see the module)."""
+        mask = self._filter(view)
+        need = view.offset + view.limit
+        columns = [*TEXT_COLUMNS, *(score_part(label, "reason") for label in self.labels)]
+        with self._searching:
+            search = self._search(view.q.lower())
+
+            def kept() -> _Ints:
+                found = search.found()
+                return found if mask is None else found[mask[found]]
+
+            filled = len(kept()) >= need
+            began = time.monotonic()
+            if search.next < self.store.groups:
+                scan = self.store.scan(columns, search.next)
+                try:
+                    for group, start, rows in scan:
+                        search.add(group, start + np.flatnonzero(text_hits(rows, search.needle)))
+                        if not view.sort and not filled and len(kept()) >= need:
+                            break  # a page of hits: shown at once, the count comes after
+                        if time.monotonic() - began >= SLICE:
+                            break  # say how far it got; asked again, it goes on
+                finally:
+                    scan.close()
+            complete = search.next >= self.store.groups
+            hits = kept()
+            scanned = self.store.bounds[search.next]
+        if not complete and view.sort:
+            return Answer(total=len(hits), positions=[], complete=False, scanned=scanned)
+        ordered = self._order(view, hits)
+        page: list[int] = ordered[view.offset : need].tolist()
+        return Answer(total=len(hits), positions=page, complete=complete, scanned=scanned)
+
+    def items_at(
+        self, positions: Sequence[int]
+    ) -> list[tuple[ItemResult, list[tuple[str, Score]]]]:
+        """The ``(item, scores)`` rows at ``positions``, in that order (their groups only)."""
+        table = self.store.take(positions)
+        return rows_of(table, self.store, self.labels)
+
+
+def rows_of(
+    table: pa.Table, store: ItemStore, labels: Sequence[str]
+) -> list[tuple[ItemResult, list[tuple[str, Score]]]]:
+    """Rows of a table of items and scores as ``(item, scores)``, as the reports read them."""
+    items = batch_to_items(table.select(store.present(ITEM_COLUMNS)))
+    columns = []
+    for label in labels:
+        column = table.column(score_field(label)).combine_chunks()
+        columns.append(
+            (
+                label,
+                column.field("status").to_pylist(),
+                column.field("value").to_pylist(),
+                column.field("reason").to_pylist(),
+            )
+        )
+    return [
+        (item, [(label, (s[i], v[i], r[i], None)) for label, s, v, r in columns])
+        for i, item in enumerate(items)
+    ]

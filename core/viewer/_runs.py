@@ -9,7 +9,14 @@ and never read.
 
 Each set is named by a token made from its path, so an address never holds a path: no
 request can name a file outside the sets. The listing reads each ``results.json`` again when
-it changed; loaded runs (:meth:`Runs.load`) are kept for the few runs last opened.
+it changed, with each run's headline measurements (metric label and value per model); loaded
+runs (:meth:`Runs.load`) are kept for the few runs last opened.
+
+Loading a run reads its ``results.json`` and checks its ``items.parquet`` (:mod:`._store`)
+without reading its rows: the report page holds the first rows, read from the first row
+group(s), and says how many items the run has from the checked count. A run with several
+models also reads every item's keys and scores once, for the comparison of its models that
+the page shows; so does a run compared with another.
 """
 
 from __future__ import annotations
@@ -25,11 +32,24 @@ from typing import Any
 
 import attrs
 
-from .._exceptions import ConfigError
+from .._exceptions import ConfigError, ResultsFormatError
 from .._result import RunResult
+from .._serialize import check_schema
+from ..engine._table import RunTable, ScoredItems
+from ..reports._text import printable
 from ._query import ItemIndex
+from ._store import ItemStore
 
-__all__ = ["MAX_DEPTH", "Loaded", "NoReportSet", "Run", "RunInfo", "Runs", "find_runs"]
+__all__ = [
+    "MAX_DEPTH",
+    "Headline",
+    "Loaded",
+    "NoReportSet",
+    "Run",
+    "RunInfo",
+    "Runs",
+    "find_runs",
+]
 
 #: How many folder levels below a given folder are searched for report sets.
 MAX_DEPTH = 4
@@ -67,6 +87,21 @@ class Run:
 
 
 @attrs.frozen(kw_only=True)
+class Headline:
+    """One headline measurement of a run, as ``results.json`` records it."""
+
+    #: The model (``None``: the run has none, or the numbers pool every model).
+    model: str | None
+    #: The metric label.
+    label: str
+    #: The value (``None`` when the measurement failed).
+    value: float | None
+    #: The interval's ends, when it has one.
+    low: float | None = None
+    high: float | None = None
+
+
+@attrs.frozen(kw_only=True)
 class RunInfo:
     """What the listing shows of a run, read from its ``results.json`` (no items)."""
 
@@ -84,23 +119,91 @@ class RunInfo:
     n_items: int | None = None
     #: The ``provenance`` object.
     provenance: Mapping[str, Any] = attrs.field(factory=dict)
+    #: The headline measurements, model by model (each model's, from ``by_model``).
+    scores: tuple[Headline, ...] = ()
+
+
+class _Counted(ScoredItems):
+    """The first items of a run, counted as the run's items (the checked count)."""
+
+    __slots__ = ("_count",)
+
+    def __init__(self, table: RunTable, count: int) -> None:
+        super().__init__(table)
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
 
 
 class Loaded:
-    """A loaded run: its item index, and its report page once rendered."""
+    """A loaded run: its items (read as needed), their index, and its report page.
 
-    def __init__(self, index: ItemIndex) -> None:
+    Args:
+        data: The run's results document.
+        source: Where it was read from.
+        store: Its items.
+        result: The run loaded whole, when it was (a run without ``items.parquet``).
+    """
+
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        source: Path,
+        store: ItemStore,
+        result: RunResult | None = None,
+    ) -> None:
+        self.data = data
+        self.source = source
+        #: The run's items.
+        self.store = store
+        models = [
+            entry.get("model")
+            for entry in data.get("by_model") or []
+            if isinstance(entry, dict) and entry.get("model") is not None
+        ]
+        #: The model names, as the run records them.
+        self.models = [str(m) for m in models]
         #: The run's items, indexed for views.
-        self.index = index
+        self.index = ItemIndex(store, [printable(m) for m in self.models])
         #: The report page, rendered on first request.
         self.page: str | None = None
         #: Held while the page is rendered, so that two first requests render it once.
         self.rendering = threading.Lock()
+        self._result = result
+
+    def _shell(self, items: ScoredItems) -> RunResult:
+        """The run's measurements and settings from its document, with ``items``."""
+        bare = RunResult.from_dict({**self.data, "items": []}, source=str(self.source))
+        return attrs.evolve(bare, items=items)
 
     @property
     def result(self) -> RunResult:
-        """The loaded run."""
-        return self.index.result
+        """The run with every item's keys and scores (what ``compare`` reads)."""
+        return self.whole(0)
+
+    def whole(self, held: int) -> RunResult:
+        """The run with every item's keys and scores, holding its first ``held`` items.
+
+        Raises:
+            ItemscoreError, OSError: the items file cannot be read (or changed meanwhile).
+        """
+        if self._result is not None:
+            return self._result
+        return self._shell(self.store.full_table(self.store.first(held)).scored_items())
+
+    def page_result(self, held: int) -> RunResult:
+        """The run as its report page needs it: the first ``held`` items, counted as all.
+
+        With several models the page compares them, which reads every item's scores.
+
+        Raises:
+            ItemscoreError, OSError: the items file cannot be read (or changed meanwhile).
+        """
+        if self._result is not None or len(self.models) >= 2:
+            return self.whole(held)
+        table = self.store.page_table(self.store.first(held))
+        return self._shell(_Counted(table, self.store.n))
 
 
 def _token(folder: Path) -> str:
@@ -186,6 +289,7 @@ def _info(run: Run) -> RunInfo:
     )
     labels = tuple(str(m.get("label")) for m in config.get("metrics") or [] if isinstance(m, dict))
     provenance = _mapping(data.get("provenance"))
+    scores = tuple(_headlines(data.get("by_model")))
     return RunInfo(
         run=run,
         suite=str(settings.get("suite_id") or config.get("suite_id") or ""),
@@ -193,7 +297,51 @@ def _info(run: Run) -> RunInfo:
         labels=labels,
         n_items=n_items if isinstance(n_items, int) else None,
         provenance=provenance,
+        scores=scores,
     )
+
+
+def _number(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if ok else None
+
+
+def _headlines(by_model: Any) -> list[Headline]:
+    """Each model's measurements (label and value), in the order the results list them."""
+    out = []
+    for entry in by_model if isinstance(by_model, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        model = entry.get("model")
+        for m in entry.get("measurements") or []:
+            if not isinstance(m, dict) or m.get("metric") is None:
+                continue
+            out.append(
+                Headline(
+                    model=None if model is None else str(model),
+                    label=str(m["metric"]),
+                    value=_number(m.get("value")),
+                    low=_number(m.get("ci_low")),
+                    high=_number(m.get("ci_high")),
+                )
+            )
+    return out
+
+
+def _document(path: Path) -> dict[str, Any]:
+    """The results document at ``path``, checked to be one (as ``load_json`` checks it)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ResultsFormatError.at(
+            str(path), exc.lineno, exc.colno, f"not valid JSON ({exc.msg})."
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ResultsFormatError(
+            f"{path}: not UTF-8 text (byte {exc.start}); is it a results.json?"
+        ) from None
+    check_schema(data, str(path))
+    return data  # type: ignore[no-any-return] # check_schema: a JSON object
 
 
 class Runs:
@@ -238,7 +386,9 @@ class Runs:
         return info
 
     def load(self, run: Run) -> Loaded:
-        """The run loaded (``RunResult.load_json``) with its item index, kept for next time.
+        """The run's results read and its items file checked (no row read), kept for next time.
+
+        A run whose items are not in ``items.parquet`` is loaded whole (``load_json``).
 
         Raises:
             ConfigError: the run's results.json lies outside its folder.
@@ -255,7 +405,13 @@ class Runs:
             if cached is not None and cached[0] == stamp:
                 self._loaded.move_to_end(run.token)
                 return cached[1]
-        loaded = Loaded(ItemIndex(RunResult.load_json(run.results)))
+        data = _document(run.results)
+        store = ItemStore.open(data, run.results)
+        if store is None:
+            whole = RunResult.load_json(run.results)
+            loaded = Loaded(data, run.results, ItemStore.of_result(whole), whole)
+        else:
+            loaded = Loaded(data, run.results, store)
         with self._lock:
             self._loaded[run.token] = (stamp, loaded)
             self._loaded.move_to_end(run.token)

@@ -7,9 +7,16 @@ Addresses (nothing else is served; no address names a file):
   and paging the rest from ``/api/runs/TOKEN/items``;
 - ``/api/runs``: the runs as JSON;
 - ``/api/runs/TOKEN/items?q=&model=&metric=&state=&sort=&dir=&offset=&limit=``: one view of
-  a run's items (:mod:`._query`), in the page's item shape;
+  a run's items (:mod:`._query`), in the page's item shape; a text search may answer before
+  it has looked at every item (``"complete": false``, ``"scanned"``), and goes on when asked
+  again;
 - ``/compare?a=TOKEN&b=TOKEN``: two runs compared by :func:`itemscore.compare`, or why it
-  refuses them.
+  refuses them;
+- ``/changed?a=TOKEN&b=TOKEN&metric=&change=&model_a=&model_b=&offset=&limit=`` (and
+  ``/api/changed?...``, as JSON): the items whose verdict changed between two runs
+  (:mod:`._views`);
+- ``/disagree?run=TOKEN&metric=&offset=&limit=`` (and ``/api/runs/TOKEN/disagree?...``): the
+  questions a run's models disagree on.
 
 Bounds: only ``GET`` and ``HEAD``, no request body, an address of at most :data:`MAX_URL`
 characters with at most :data:`MAX_FIELDS` query fields, at most :data:`~._query.MAX_LIMIT`
@@ -38,9 +45,17 @@ from ..reports._html_markup import policy
 from ..reports._html_script import SCRIPT
 from ..reports._text import printable
 from ..reports.report_html import MAX_TEXT, report_html
-from ._pages import PAGE_POLICY, compare_page, index_page, message_page
-from ._query import ItemView
-from ._runs import Runs
+from ._pages import (
+    PAGE_POLICY,
+    changed_page,
+    compare_page,
+    disagree_page,
+    index_page,
+    message_page,
+)
+from ._query import MAX_LIMIT, ItemIndex, ItemView
+from ._runs import Loaded, Run, Runs
+from ._views import CHANGES, Refused, changed_items, disagreements, questions_at
 
 __all__ = [
     "HOST",
@@ -238,6 +253,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._report(parts[1])
         elif parts == ["compare"]:
             self._compare(query)
+        elif parts == ["changed"]:
+            self._changed(query, page=True)
+        elif parts == ["api", "changed"]:
+            self._changed(query, page=False)
+        elif parts == ["disagree"]:
+            self._disagree(query.get("run", ""), query, page=True)
+        elif len(parts) == 4 and parts[:2] == ["api", "runs"] and parts[3] == "disagree":
+            self._disagree(parts[2], query, page=False)
         else:
             raise _Refused(
                 HTTPStatus.NOT_FOUND,
@@ -289,25 +312,53 @@ class _Handler(BaseHTTPRequestHandler):
                     "models": list(info.models),
                     "metrics": list(info.labels),
                     "n_items": info.n_items,
+                    "scores": [
+                        {"model": h.model, "metric": h.label, "value": h.value} for h in info.scores
+                    ],
                     "provenance": dict(info.provenance),
                 }
             )
         self._json(out)
 
     def _report(self, token: str) -> None:
-        _, loaded = self._loaded(token, page=True)
+        run, loaded = self._loaded(token, page=True)
         with loaded.rendering:
             if loaded.page is None:
+                try:
+                    result = loaded.page_result(PAGE_ITEMS)
+                except (ItemscoreError, OSError) as exc:
+                    raise _Refused(
+                        HTTPStatus.UNPROCESSABLE_ENTITY,
+                        f"{run.name} cannot be loaded: {exc}",
+                        page=True,
+                    ) from exc
                 loaded.page = report_html(
-                    loaded.result,
+                    result,
                     source={"items": f"/api/runs/{token}/items"},
                     max_items=PAGE_ITEMS,
                     back="/",
                 )
         self._html(loaded.page, csp=_REPORT_POLICY)
 
+    def _page(self, query: dict[str, str], default: int = 50) -> tuple[int, int]:
+        """``offset`` and ``limit`` of the query, checked."""
+        try:
+            offset = int(query.get("offset") or "0")
+            limit = int(query.get("limit") or str(default))
+        except ValueError:
+            raise _Refused(
+                HTTPStatus.BAD_REQUEST, "`offset` and `limit` must be whole numbers."
+            ) from None
+        if not 1 <= limit <= MAX_LIMIT:
+            raise _Refused(
+                HTTPStatus.BAD_REQUEST, f"`limit` ({limit}) must be between 1 and {MAX_LIMIT}."
+            )
+        if offset < 0:
+            raise _Refused(HTTPStatus.BAD_REQUEST, f"`offset` ({offset}) must be 0 or more.")
+        return offset, limit
+
     def _items(self, token: str, query: dict[str, str]) -> None:
-        _, loaded = self._loaded(token, page=False)
+        run, loaded = self._loaded(token, page=False)
         index = loaded.index
         try:
             view = ItemView(
@@ -327,17 +378,214 @@ class _Handler(BaseHTTPRequestHandler):
         problem = index.check(view)
         if problem is not None:
             raise _Refused(HTTPStatus.BAD_REQUEST, problem)
-        total, positions = index.view(view)
+        with self._reading(run):
+            answer = index.view(view)
+            rows = index.items_at(answer.positions)
+        cut = [0]
+        names: dict[str, str] = {}
+        items = ", ".join(item_json(item, scores, MAX_TEXT, cut, names) for item, scores in rows)
+        self._json(
+            f'{{"total": {answer.total}, "offset": {view.offset}, "positions": '
+            f'{json.dumps(answer.positions)}, "complete": {json.dumps(answer.complete)}, '
+            f'"scanned": {answer.scanned}, "of": {index.n}, "items": [{items}]}}'
+        )
+
+    @contextlib.contextmanager
+    def _reading(self, run: Run, *, page: bool = False) -> Any:
+        """Items read after the run was loaded: a file changed since is said, not read."""
+        try:
+            yield
+        except (ItemscoreError, OSError) as exc:
+            raise _Refused(
+                HTTPStatus.UNPROCESSABLE_ENTITY, f"{run.name} cannot be read: {exc}", page=page
+            ) from exc
+
+    def _label(self, index: ItemIndex, shown: str, labels: list[str], *, page: bool) -> str:
+        """The run's label that ``shown`` names (the first of ``labels`` when empty)."""
+        if not shown:
+            if not labels:
+                raise _Refused(
+                    HTTPStatus.UNPROCESSABLE_ENTITY, "The run has no metric label.", page=page
+                )
+            return labels[0]
+        label = index.shown_labels.get(shown)
+        if label is None or label not in labels:
+            choices = ", ".join(printable(x) for x in labels)
+            raise _Refused(
+                HTTPStatus.BAD_REQUEST,
+                f"`metric` ({shown!r}) is no metric label of {'both runs' if page else 'the run'}"
+                f"; choose one of {choices}.",
+                page=page,
+            )
+        return label
+
+    def _model(self, loaded: Loaded, shown: str, which: str, *, page: bool) -> str | None:
+        if not shown:
+            return None
+        found = next((m for m in loaded.models if printable(m) == shown), None)
+        if found is None:
+            raise _Refused(
+                HTTPStatus.BAD_REQUEST,
+                f"`{which}` ({shown!r}) is no model of that run; its models are "
+                f"{', '.join(printable(m) for m in loaded.models) or 'none'}.",
+                page=page,
+            )
+        return found
+
+    def _changed(self, query: dict[str, str], *, page: bool) -> None:
+        a, b = query.get("a", ""), query.get("b", "")
+        if not a or not b or a == b:
+            raise _Refused(
+                HTTPStatus.BAD_REQUEST,
+                "Choose two different runs (a=TOKEN&b=TOKEN); the list at / has a form.",
+                page=page,
+            )
+        change = query.get("change", "")
+        if change and change not in CHANGES:
+            raise _Refused(
+                HTTPStatus.BAD_REQUEST,
+                f"`change` ({change!r}) must be empty, {', '.join(CHANGES)}.",
+                page=page,
+            )
+        offset, limit = self._page(query)
+        run_a, loaded_a = self._loaded(a, page=page)
+        run_b, loaded_b = self._loaded(b, page=page)
+        shared = [x for x in loaded_a.index.labels if x in loaded_b.index.labels]
+        if not shared:
+            raise _Refused(
+                HTTPStatus.UNPROCESSABLE_ENTITY,
+                f"{run_a.name} and {run_b.name} share no metric label; the items can change "
+                "only on a metric both runs have.",
+                page=page,
+            )
+        label = self._label(loaded_a.index, query.get("metric", ""), shared, page=page)
+        models = (
+            self._model(loaded_a, query.get("model_a", ""), "model_a", page=page),
+            self._model(loaded_b, query.get("model_b", ""), "model_b", page=page),
+        )
+        with self._reading(run_a, page=page):
+            try:
+                found = changed_items(
+                    loaded_a.index,
+                    loaded_b.index,
+                    label,
+                    change=change,
+                    names=(run_a.name, run_b.name),
+                    models=models,
+                )
+            except Refused as exc:
+                raise _Refused(HTTPStatus.UNPROCESSABLE_ENTITY, str(exc), page=page) from None
+            chosen = found.pairs[offset : offset + limit]
+            rows_a = loaded_a.index.items_at(chosen[:, 0].tolist())
+            rows_b = loaded_b.index.items_at(chosen[:, 1].tolist())
+        if page:
+            runs = self.server.runs
+            rows = list(zip(chosen[:, 0].tolist(), rows_a, chosen[:, 1].tolist(), rows_b))
+            shown = {k: v for k, v in query.items() if k in _CHANGED_FIELDS}
+            shown["metric"] = printable(label)
+            self._html(
+                changed_page(
+                    runs.info(run_a),
+                    runs.info(run_b),
+                    printable(label),
+                    [printable(x) for x in shared],
+                    shown,
+                    found,
+                    rows,
+                    offset,
+                    limit,
+                )
+            )
+            return
         cut = [0]
         names: dict[str, str] = {}
         items = ", ".join(
-            item_json(item, scores, MAX_TEXT, cut, names)
-            for item, scores in index.items_at(positions)
+            f'{{"position_a": {pa_}, "position_b": {pb}, '
+            f'"a": {item_json(ia, sa, MAX_TEXT, cut, names)}, '
+            f'"b": {item_json(ib, sb, MAX_TEXT, cut, names)}}}'
+            for pa_, (ia, sa), pb, (ib, sb) in zip(
+                chosen[:, 0].tolist(), rows_a, chosen[:, 1].tolist(), rows_b
+            )
         )
-        self._json(
-            f'{{"total": {total}, "offset": {view.offset}, "positions": '
-            f'{json.dumps(positions)}, "items": [{items}]}}'
+        head = json.dumps(
+            {
+                "metric": printable(label),
+                "paired_by": list(found.keys),
+                "shared": found.shared,
+                "only_a": found.only_a,
+                "only_b": found.only_b,
+                "counts": found.counts,
+                "total": len(found.pairs),
+                "offset": offset,
+            },
+            ensure_ascii=False,
         )
+        self._json(f'{head[:-1]}, "items": [{items}]}}')
+
+    def _disagree(self, token: str, query: dict[str, str], *, page: bool) -> None:
+        if not token:
+            raise _Refused(
+                HTTPStatus.BAD_REQUEST,
+                "Choose a run (run=TOKEN); the list at / links each run with several models.",
+                page=page,
+            )
+        offset, limit = self._page(query)
+        run, loaded = self._loaded(token, page=page)
+        index = loaded.index
+        graded = _graded(loaded)
+        labels = [x for x in index.labels if x in graded] + [
+            x for x in index.labels if x not in graded
+        ]
+        label = self._label(index, query.get("metric", ""), labels, page=page)
+        with self._reading(run, page=page):
+            try:
+                found = disagreements(index, label)
+            except Refused as exc:
+                raise _Refused(HTTPStatus.UNPROCESSABLE_ENTITY, str(exc), page=page) from None
+            chosen = questions_at(index, found.questions.slice(offset, limit))
+            positions = [p for q in chosen for p in q.positions.values()]
+            rows = dict(zip(positions, index.items_at(positions)))
+        models = [printable(m) for m in loaded.models]
+        by_question = [(q, {printable(m): rows[p] for m, p in q.positions.items()}) for q in chosen]
+        if page:
+            shown = {"run": token, "metric": printable(label)}
+            self._html(
+                disagree_page(
+                    self.server.runs.info(run),
+                    printable(label),
+                    [printable(x) for x in labels],
+                    shown,
+                    found,
+                    by_question,
+                    models,
+                    offset,
+                    limit,
+                )
+            )
+            return
+        cut = [0]
+        names: dict[str, str] = {}
+        questions = ", ".join(
+            f'{{"id": {json.dumps(printable(q.id), ensure_ascii=False)}, '
+            f'"attempt": {json.dumps(q.attempt)}, "items": {{'
+            + ", ".join(
+                f"{json.dumps(m, ensure_ascii=False)}: {item_json(i, s, MAX_TEXT, cut, names)}"
+                for m, (i, s) in by_model.items()
+            )
+            + "}}"
+            for q, by_model in by_question
+        )
+        head = json.dumps(
+            {
+                "metric": printable(label),
+                "compared": found.compared,
+                "total": found.questions.num_rows,
+                "ok_by_model": {printable(m): n for m, n in found.ok_by_model.items()},
+                "offset": offset,
+            },
+            ensure_ascii=False,
+        )
+        self._json(f'{head[:-1]}, "questions": [{questions}]}}')
 
     def _compare(self, query: dict[str, str]) -> None:
         a, b = query.get("a", ""), query.get("b", "")
@@ -371,6 +619,18 @@ class _Handler(BaseHTTPRequestHandler):
         )
         status = HTTPStatus.OK if refusal is None else HTTPStatus.UNPROCESSABLE_ENTITY
         self._html(page, status)
+
+
+_CHANGED_FIELDS = ("a", "b", "metric", "change", "model_a", "model_b")
+
+
+def _graded(loaded: Loaded) -> set[str]:
+    """The labels whose ``ok`` means right (ratios), from the run's measurements."""
+    return {
+        str(m.get("metric"))
+        for m in loaded.data.get("measurements") or []
+        if isinstance(m, dict) and m.get("aggregation") == "ratio"
+    }
 
 
 def serve(viewer: Viewer, out: Callable[[str], None] = print) -> None:

@@ -1,0 +1,336 @@
+"""A run's items as the viewer reads them: a row group at a time, checked first, never all at once.
+
+``items.parquet`` is written in row groups. :meth:`ItemStore.open` checks it as
+``RunResult.load_json`` does — a plain file beside the real ``results.json``, not reached
+through a link, with the SHA-256 the results record, and a footer whose row counts equal the
+items the results declare, all before any row is read — and then reads only what a view
+needs: the first page reads the first row group(s); a text search streams the groups' text
+columns (:meth:`ItemStore.scan`); the key and score columns that filters, sorts and the
+views between runs and models read are read once, a group at a time, and kept
+(:meth:`ItemStore.columns`). The number of items comes from the footer the results were
+checked against, so nothing is counted by reading.
+
+Every later read opens the file again (no link followed) and refuses it when it is no longer
+the file that was checked (another inode, size or time), so a set written over while the
+viewer runs is never read as the old one.
+
+A run saved with its items inline (``RunResult.save_json``) or in ``items.jsonl`` has no row
+groups: it is loaded whole, as before, and held as Arrow columns of the same names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .._exceptions import ResultsFormatError
+from .._items_file import (
+    _check_hash,
+    _check_rows,
+    _digest,
+    declared_items,
+    items_reference,
+    open_items_file,
+)
+from .._result import RunResult
+from .._schema import ITEM_COLUMNS
+from ..engine._store import ROW_GROUP, SCORE_PREFIX, score_field
+from ..engine._table import FINGERPRINT, KEY_COLUMNS, ItemSource, RunTable, keys_of
+
+__all__ = ["ItemStore", "score_part"]
+
+#: The fields of a score column, each readable on its own.
+SCORE_PARTS = ("status", "value", "reason", "extra")
+
+_Stamp = tuple[int, int, int]
+
+
+def score_part(label: str, part: str) -> str:
+    """The column name of one field of a label's scores (``score:<label>.status``).
+
+    Parquet reads such a field alone, so that states and values are read without the
+    reasons and extras beside them.
+    """
+    return f"{score_field(label)}.{part}"
+
+
+def _split(name: str) -> tuple[str, str | None]:
+    """``(the stored column, the score field or None)`` of a column name."""
+    top, _, part = name.rpartition(".")
+    if top.startswith(SCORE_PREFIX) and part in SCORE_PARTS:
+        return top, part
+    return name, None
+
+
+def _stamp(fd: int) -> _Stamp:
+    st = os.fstat(fd)
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+class ItemStore:
+    """A run's items and scores: in its ``items.parquet`` (read by row group), or in memory.
+
+    Build one with :meth:`open`. ``bounds[g]`` is the first row of group ``g``;
+    ``bounds[-1]`` is the number of items.
+    """
+
+    def __init__(
+        self,
+        *,
+        labels: Sequence[str],
+        names: Sequence[str],
+        bounds: Sequence[int],
+        path: Path | None = None,
+        results: Path | None = None,
+        stamp: _Stamp | None = None,
+        table: pa.Table | None = None,
+    ) -> None:
+        #: The metric labels, in the run's order.
+        self.labels = list(labels)
+        #: The columns the items have (item columns, ``score:<label>``).
+        self.names = frozenset(names)
+        #: Where each row group starts, and the number of items last.
+        self.bounds = list(bounds)
+        self._path = path
+        self._results = results
+        self._stamp = stamp
+        self._table = table
+        self._kept: dict[str, pa.ChunkedArray] = {}
+        self._lock = threading.Lock()
+
+    # -- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, data: Mapping[str, Any], results: Path) -> ItemStore | None:
+        """The items of the results document ``data`` read from ``results``, checked.
+
+        ``None`` when the items are not in an ``items.parquet`` (load the run whole, and
+        use :meth:`of_result`).
+
+        Raises:
+            ResultsFormatError: the items file is missing, altered, a link, not Parquet, or
+                holds other rows than the results declare (said before any row is read).
+        """
+        found = items_reference(data, results)
+        if found is None or not found[0].endswith(".parquet"):
+            return None
+        labels = [
+            str(m["label"])
+            for m in (data.get("config") or {}).get("metrics") or []
+            if isinstance(m, Mapping) and m.get("label")
+        ]
+        name, ref, items_path = found
+        import pyarrow.parquet as pq
+
+        declared = declared_items(data, results)
+        with open_items_file(items_path, results) as handle:
+            _check_hash(_digest(handle), ref, name, results)
+            handle.seek(0)
+            try:
+                footer = pq.ParquetFile(handle, pre_buffer=False).metadata
+            except (pa.ArrowException, OSError) as exc:
+                raise ResultsFormatError(
+                    f"{results}: {name} is not a readable Parquet file ({exc})."
+                ) from None
+            stamp = _stamp(handle.fileno())
+        _check_rows(footer, declared, name, results)
+        names = footer.schema.to_arrow_schema().names
+        missing = [label for label in labels if score_field(label) not in names]
+        if missing or "id" not in names:
+            what = f"no scores for {', '.join(map(repr, missing))}" if missing else "no ids"
+            raise ResultsFormatError(f"{results}: {name} does not hold this run's items ({what}).")
+        bounds = [0]
+        for index in range(footer.num_row_groups):
+            bounds.append(bounds[-1] + footer.row_group(index).num_rows)
+        return cls(
+            labels=labels,
+            names=names,
+            bounds=bounds,
+            path=items_path,
+            results=results,
+            stamp=stamp,
+        )
+
+    @classmethod
+    def of_result(cls, result: RunResult) -> ItemStore:
+        """The items of a loaded run, as Arrow columns in memory (in groups of ``ROW_GROUP``)."""
+        table = result.table
+        source = table.items
+        if source is None:
+            raise ResultsFormatError("This run did not keep its items; nothing to view.")
+        pieces = []
+        start = 0
+        for batch in source.arrow_batches(ROW_GROUP):
+            n = batch.num_rows
+            columns = dict(zip(batch.schema.names, batch.columns))
+            for label in table.labels:
+                columns[score_field(label)] = table.scores[label].slice(start, n).combine_chunks()
+            pieces.append(pa.table(columns))
+            start += n
+        whole = pa.concat_tables(pieces, promote_options="default") if pieces else pa.table({})
+        bounds = [*range(0, start, ROW_GROUP), start]
+        return cls(labels=table.labels, names=whole.schema.names, bounds=bounds or [0], table=whole)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    @property
+    def n(self) -> int:
+        """How many items."""
+        return self.bounds[-1]
+
+    @property
+    def groups(self) -> int:
+        """How many row groups."""
+        return len(self.bounds) - 1
+
+    def present(self, names: Sequence[str]) -> list[str]:
+        """Those of ``names`` the items have (a score field: its column), in that order."""
+        return [name for name in names if _split(name)[0] in self.names]
+
+    @contextlib.contextmanager
+    def _file(self) -> Iterator[Any]:
+        """The checked file opened again, refused when it is no longer the one checked."""
+        assert self._path is not None
+        assert self._results is not None
+        import pyarrow.parquet as pq
+
+        with open_items_file(self._path, self._results) as handle:
+            if _stamp(handle.fileno()) != self._stamp:
+                raise ResultsFormatError(
+                    f"{self._results}: {self._path.name} changed since the viewer checked it; "
+                    "open the run again from the list."
+                )
+            yield pq.ParquetFile(handle, pre_buffer=False)
+
+    def _group(self, source: Any, index: int, columns: Sequence[str]) -> pa.Table:
+        """Row group ``index`` with ``columns``, checked against the footer's count."""
+        said = self.bounds[index + 1] - self.bounds[index]
+        tops = list(dict.fromkeys(_split(name)[0] for name in columns))
+        if self._table is not None:
+            group = self._table.slice(self.bounds[index], said).select(tops)
+        else:
+            group = source.read_row_group(index, columns=list(columns))
+            if group.num_rows != said:
+                raise ResultsFormatError(
+                    f"{self._results}: row group {index} of {self._path} holds "
+                    f"{group.num_rows} rows, its footer says {said}."
+                )
+        out = {}
+        for name in columns:
+            top, part = _split(name)
+            column = group.column(top)
+            out[name] = column if part is None else pc.struct_field(column, part)
+        return pa.table(out) if out else group
+
+    @contextlib.contextmanager
+    def _source(self) -> Iterator[Any]:
+        if self._table is not None:
+            yield None
+        else:
+            with self._file() as source:
+                yield source
+
+    def scan(
+        self, columns: Sequence[str], start: int = 0
+    ) -> Generator[tuple[int, int, pa.Table], None, None]:
+        """``(group, its first row, its rows)`` from group ``start`` on, one group at a time."""
+        columns = self.present(columns)
+        with self._source() as source:
+            for index in range(start, self.groups):
+                yield index, self.bounds[index], self._group(source, index, columns)
+
+    def take(self, positions: Sequence[int], columns: Sequence[str] | None = None) -> pa.Table:
+        """The rows at ``positions``, in that order, reading only the groups that hold them."""
+        chosen = self.present(columns) if columns is not None else self.all_columns()
+        if not len(positions):
+            return self._empty(chosen)
+        wanted = np.asarray(positions, dtype=np.int64)
+        where = np.searchsorted(self.bounds, wanted, side="right") - 1
+        pieces: list[pa.Table] = []
+        starts: dict[int, int] = {}
+        with self._source() as source:
+            for index in sorted(set(where.tolist())):
+                starts[index] = sum(p.num_rows for p in pieces)
+                pieces.append(self._group(source, index, chosen))
+        joined = pa.concat_tables(pieces)
+        places = [starts[g] + p - self.bounds[g] for g, p in zip(where.tolist(), wanted.tolist())]
+        return joined.take(pa.array(places, pa.int64()))
+
+    def first(self, count: int, columns: Sequence[str] | None = None) -> pa.Table:
+        """The first ``count`` rows (all when fewer), reading only the groups they are in."""
+        return self.take(range(min(count, self.n)), columns)
+
+    def all_columns(self) -> list[str]:
+        """The item columns and every label's score column."""
+        return self.present([*ITEM_COLUMNS, *(score_field(label) for label in self.labels)])
+
+    def _empty(self, columns: Sequence[str]) -> pa.Table:
+        return pa.table({name: pa.array([], self._type(name)) for name in columns})
+
+    def columns(self, names: Sequence[str]) -> dict[str, pa.ChunkedArray]:
+        """Whole columns (those the items have), read a group at a time once, then kept."""
+        names = self.present(names)
+        with self._lock:
+            missing = [name for name in names if name not in self._kept]
+            if missing:
+                chunks: dict[str, list[pa.Array]] = {name: [] for name in missing}
+                for _, _, group in self.scan(missing):
+                    for name in missing:
+                        chunks[name] += group.column(name).chunks
+                for name in missing:
+                    kind = self._type(name)
+                    self._kept[name] = pa.chunked_array(chunks[name], kind)
+            return {name: self._kept[name] for name in names}
+
+    def _type(self, name: str) -> pa.DataType:
+        top, part = _split(name)
+        if self._table is not None:
+            kind = self._table.schema.field(top).type
+        else:
+            with self._file() as source:
+                kind = source.schema_arrow.field(top).type
+        return kind if part is None else kind.field(part).type
+
+    # -- tables for the report and compare -------------------------------------------------
+
+    def page_table(self, first: pa.Table) -> RunTable:
+        """A table of the rows ``first`` alone (the first items: what a page holds)."""
+        items = first.select(self.present(ITEM_COLUMNS))
+        scores = {label: first.column(score_field(label)) for label in self.labels}
+        return RunTable(keys_of(items), scores, ItemSource.of_arrow(items))
+
+    def full_table(self, first: pa.Table) -> RunTable:
+        """Every item's keys and scores (what ``compare`` reads); the items held are ``first``."""
+        keys = self.columns(self.present(KEY_COLUMNS))
+        scores = self.columns([score_field(label) for label in self.labels])
+        table = pa.table({**keys, FINGERPRINT: self.fingerprints()})
+        if not keys:
+            table = pa.table({"id": pa.nulls(self.n, pa.string()), FINGERPRINT: table[0]})
+        items = first.select(self.present(ITEM_COLUMNS))
+        return RunTable(
+            keys_of(table),
+            {label: scores[score_field(label)] for label in self.labels},
+            ItemSource.of_arrow(items),
+        )
+
+    def fingerprints(self) -> pa.ChunkedArray:
+        """Every item's content fingerprint, from its input and answer key, made once.
+
+        The texts are read a group at a time, as ``RunTable.from_parquet`` reads them.
+        """
+        with self._lock:
+            if FINGERPRINT not in self._kept:
+                prints = [
+                    keys_of(group).column(FINGERPRINT).combine_chunks()
+                    for _, _, group in self.scan(["input", "expected"])
+                ]
+                self._kept[FINGERPRINT] = pa.chunked_array(prints, pa.uint64())
+            return self._kept[FINGERPRINT]
