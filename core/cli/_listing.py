@@ -245,12 +245,12 @@ def _print_plugins(rows: Sequence[dict[str, Any]]) -> None:
         table.add_column("plugin")
         table.add_column("status")
         for entry, package in zip(rows, packages):
-            name = safe_text(entry["entry_point"] or "")
-            name.stylize("bold")
+            plugin = safe_text(entry["entry_point"] or "")
+            plugin.stylize("bold")
             facts = [entry["kind"], f"id {entry['id']}" if entry["id"] else "", package]
-            name.append_text(Text("\n" + " · ".join(f for f in facts if f), style="dim"))
+            plugin.append_text(Text("\n" + " · ".join(f for f in facts if f), style="dim"))
             status = safe_text(entry["status"])
             if entry["error"]:
                 status.append_text(Text("\n" + entry["error"], style="red"))
-            table.add_row(name, status)
+            table.add_row(plugin, status)
     console.print(table)
