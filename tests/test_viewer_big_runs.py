@@ -495,3 +495,30 @@ def test_the_report_shows_a_progress_bar_while_a_search_goes_on(
     )
     assert shown == [r["id"] for r in matching[:50]]
     assert page.problems() == []
+
+
+# -- natural order of numbered ids --------------------------------------------------------------
+
+
+def natural(text: str) -> list[tuple[int, Any]]:
+    """The page's natural order, written again here: digit runs as numbers, before text."""
+    return [
+        (0, int(run)) if run.isdigit() else (1, run) for run in re.findall(r"[0-9]+|[^0-9]+", text)
+    ]
+
+
+IDS = ["q10", "q2", "q02", "", "a", "a1", "b", "10", "9", "item-0042", "item-42", "item-5", None]
+
+
+def test_numbered_ids_rank_by_arrow_as_the_natural_order_does() -> None:
+    """Ids of text then digits are ranked without Python keys, in the page's order."""
+    import pyarrow as pa
+
+    column = pa.chunked_array([pa.array(IDS, pa.string())])
+    ranks = query_module._numbered_ranks(column)
+    assert ranks is not None
+    keys = sorted({tuple(natural(i)) for i in IDS if i is not None})
+    expected = [-1 if i is None else keys.index(tuple(natural(i))) for i in IDS]
+    assert ranks.tolist() == expected
+    mixed = pa.chunked_array([pa.array(["q1a", "q2"], pa.string())])
+    assert query_module._numbered_ranks(mixed) is None  # text after the number: the general way

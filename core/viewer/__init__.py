@@ -2,9 +2,11 @@
 
 :func:`make_server` finds the report sets in the given folders (:mod:`._runs`) and makes the
 standard library's threading HTTP server for them (:mod:`._server`); :func:`serve` runs it
-until Ctrl-C. The viewer lists the runs with their provenance (:mod:`._pages`), serves each
-run's report.html paging its items from ``items.parquet`` (:mod:`._query`), and compares two
-runs with :func:`itemscore.compare`.
+until Ctrl-C. The viewer lists the runs with their scores and provenance (:mod:`._pages`),
+serves each run's report.html paging its items from ``items.parquet`` a row group at a time
+(:mod:`._store`, :mod:`._query`), compares two runs with :func:`itemscore.compare`, and lists
+the items that changed between two runs and the questions a run's models disagree on
+(:mod:`._views`).
 """
 
 from __future__ import annotations

@@ -258,6 +258,10 @@ class ItemIndex:
                 if column is None:
                     self._ranks[key] = np.full(self.n, -1, dtype=np.int64)
                     return self._ranks[key]
+                fast = _numbered_ranks(column)
+                if fast is not None:
+                    self._ranks[key] = fast
+                    return fast
                 distinct = [k for k in pc.unique(column).to_pylist() if k is not None]
                 shown = {k: natural_key(printable(k)) for k in distinct}
                 distinct.sort(key=shown.__getitem__)
@@ -362,6 +366,55 @@ class ItemIndex:
         """The ``(item, scores)`` rows at ``positions``, in that order (their groups only)."""
         table = self.store.take(positions)
         return rows_of(table, self.store, self.labels)
+
+
+#: Keys a text then a number (``q17``, ``item-0042``): the common ids, ranked by Arrow.
+_NUMBERED = r"^(?P<head>[\x20-\x2f\x3a-\x7e]*)(?P<num>[0-9]*)$"
+
+
+def _numbered_ranks(column: pa.ChunkedArray) -> _Ints | None:
+    """:func:`natural_key` ranks of keys that are printable ASCII text then digits, or ``None``.
+
+    For such keys the natural order is that of (text, has digits, the number's digit count
+    without leading zeros, those digits), which Arrow sorts without a Python object per key
+    (a million ids: a fraction of a second instead of seconds). Other keys take the general way.
+    """
+    if column.null_count == len(column) or not pa.types.is_string(column.type):
+        return None
+    parts = pc.extract_regex(column, _NUMBERED)
+    present = pc.is_valid(column)
+    if pc.any(pc.and_(present, pc.is_null(parts))).as_py():
+        return None
+    head = pc.struct_field(parts, "head")
+    digits = pc.struct_field(parts, "num")
+    stripped = pc.utf8_ltrim(digits, "0")
+    table = pa.table(
+        {
+            "head": head,
+            "has": pc.greater(pc.utf8_length(digits), 0),
+            "length": pc.utf8_length(stripped),
+            "number": stripped,
+        }
+    )
+    # Missing keys sort last (Arrow's default), where their rank is overwritten with -1.
+    order = pc.sort_indices(
+        table, sort_keys=[(name, "ascending") for name in table.column_names]
+    ).to_numpy()
+    ranked = table.take(order)
+    new = np.zeros(len(order), dtype=bool)
+    if len(order):
+        new[0] = True
+    for name in table.column_names:  # a key that differs from the one before starts a place
+        values = ranked.column(name).combine_chunks()
+        if len(values) > 1:
+            differs = pc.not_equal(values.slice(1), values.slice(0, len(values) - 1))
+            new[1:] |= np.asarray(pc.fill_null(differs, True).to_numpy(zero_copy_only=False))
+    places = np.cumsum(new) - 1
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = places
+    missing = ~np.asarray(present.to_numpy(zero_copy_only=False), dtype=bool)
+    rank[missing] = -1
+    return rank
 
 
 def rows_of(
