@@ -14,11 +14,11 @@ from ._result import RunResult
 from .reports import _format
 from .reports._result_rows import Cell as _Cell
 from .reports._result_rows import Row as _Row
+from .reports._result_rows import block_decimals, value_str
 from .reports._result_rows import interval_text as _interval_text
 from .reports._result_rows import joined as _joined
 from .reports._result_rows import result_rows as _rows
 from .reports._result_rows import table_notes as _caption
-from .reports._result_rows import value_str
 from .reports._summary import confidence_of
 from .reports._text import printable
 
@@ -110,7 +110,7 @@ def _value_text(cell: _Cell | None, decimals: int) -> Text:
 def _counts_text(cell: _Cell | None) -> str:
     if cell is None or cell.counts is None:
         return ""
-    return "/".join(str(c) for c in cell.counts)
+    return "/".join(f"{c:,}" for c in cell.counts)
 
 
 def _name_text(row: _Row) -> Text:
@@ -170,8 +170,7 @@ def _model_columns_table(
         columns += [("skip", "right"), ("error", "right")]
     title = f"{result.suite_id} · value [{level} interval] per model"
     table = _table(title, caption, columns, wrap_names=stacked)
-    for row in rows:
-        d = row.decimals
+    for row, d in zip(rows, block_decimals(rows)):
         cells: list[Any] = [_name_text(row)]
         for cell in row.cells:
             value = _value_text(cell, d)
@@ -185,7 +184,7 @@ def _model_columns_table(
         cells.append(_joined(["" if c.n is None else c.n for c in row.cells if c]))
         if not_scored:
             for i in (2, 3):
-                cells.append(_joined([str(c.counts[i]) for c in present if c.counts is not None]))
+                cells.append(_joined([f"{c.counts[i]:,}" for c in present if c.counts is not None]))
         table.add_row(*cells, style="dim" if row.kind == "group" else None)
     return table
 
@@ -205,11 +204,10 @@ def _model_table(
     level = f"{confidence_of(result) * 100:g}% interval"
     if layout == "stacked":
         parts: list[Any] = [Text(f"{printable(title)} · value [{level}]", style="bold")]
-        for row in rows:
+        for row, d in zip(rows, block_decimals(rows)):
             cell = row.cells[0]
             if cell is None:
                 continue
-            d = row.decimals
             parts.append(_name_text(row))
             line = Text("    ")
             line.append_text(_value_text(cell, d))
@@ -222,7 +220,7 @@ def _model_table(
             counts = [] if cell.n is None else [f"n {cell.n}"]
             if cell.counts is not None:
                 names = ("ok", "fail", "skip", "error")
-                counts += [f"{name} {c}" for name, c in zip(names, cell.counts)]
+                counts += [f"{name} {c:,}" for name, c in zip(names, cell.counts)]
             if counts:
                 parts.append(Text("    " + " · ".join(counts)))
         if caption:
@@ -237,11 +235,10 @@ def _model_table(
     else:
         columns.append(("ok/fail/skip/error", "right"))
     table = _table(title, caption, columns, wrap_names=layout == "narrow")
-    for row in rows:
+    for row, d in zip(rows, block_decimals(rows)):
         cell = row.cells[0]
         if cell is None:
             continue
-        d = row.decimals
         value = _value_text(cell, d)
         cells: list[Any] = [_name_text(row), value]
         interval = _interval_text(cell, d)
@@ -253,7 +250,7 @@ def _model_table(
             cells += [interval, cell.method]
         cells.append("" if cell.n is None else cell.n)
         if layout == "wide":
-            cells += [str(c) for c in cell.counts] if cell.counts else [""] * 4
+            cells += [f"{c:,}" for c in cell.counts] if cell.counts else [""] * 4
         else:
             cells.append(_counts_text(cell))
         table.add_row(*cells, style="dim" if row.kind == "group" else None)
@@ -282,7 +279,12 @@ def _width_of(renderable: Any) -> int:
 
 
 def result_tables(
-    result: RunResult, *, by_group: bool = False, width: int = 120, layout: str | None = None
+    result: RunResult,
+    *,
+    by_group: bool = False,
+    width: int = 120,
+    layout: str | None = None,
+    bold: bool = True,
 ) -> list[Any]:
     """The run's tables: the widest layout of :data:`LAYOUTS` that fits ``width`` columns.
 
@@ -307,6 +309,8 @@ def result_tables(
         by_group: Add the group rows.
         width: The columns available (the console's width).
         layout: One of :data:`LAYOUTS` to use whatever the width (tests, ``--layout``).
+        bold: Set a model's significant lead in bold, with the note saying so under the
+            table; ``False`` where bold cannot be seen (a pipe, a file): neither is shown.
     """
     models = list(result.by_model) or [None]
     several = len(models) > 1
@@ -320,8 +324,8 @@ def result_tables(
         candidates = [layout]
     from .reports._summary import bold_cells
 
-    bold = bold_cells(result)
-    all_rows = _rows(result, models, by_group, bold) if several else None
+    leads = bold_cells(result) if bold else set()
+    all_rows = _rows(result, models, by_group, leads) if several else None
     for i, choice in enumerate(candidates):
         last = i == len(candidates) - 1
         if choice.startswith("columns"):
@@ -335,7 +339,7 @@ def result_tables(
             continue
         tables = []
         for model in models:
-            rows = _rows(result, [model], by_group, bold)
+            rows = _rows(result, [model], by_group, leads)
             tables.append(_model_table(result, rows, model, choice, _caption(result, rows)))
         if last or all(_width_of(t) <= width for t in tables):
             return tables

@@ -109,6 +109,31 @@ class Group(click.Group):
             self.add_command(command, cmd_name)
         return super().get_command(ctx, cmd_name)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """The command named by ``args[0]``; a name that is none gets a did-you-mean.
+
+        click suggests only among the commands already imported (none, here: they load
+        lazily), and only from click 8.4 on, so ``itemscore scor`` would get no suggestion.
+        """
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and not ctx.resilient_parsing:
+            normalise = ctx.token_normalize_func or (lambda text: text)
+            if (
+                self.get_command(ctx, name) is None
+                and self.get_command(ctx, normalise(name)) is None
+            ):
+                from itemscore._exceptions import did_you_mean
+
+                names = self.list_commands(ctx)
+                raise click.UsageError(
+                    f"No such command {name!r}.{did_you_mean(name, names)} The commands are "
+                    f"{', '.join(names)} (`{ctx.command_path} --help` says what each does).",
+                    ctx,
+                )
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

@@ -160,7 +160,10 @@ def _show(results: Sequence[RunResult], view: _View, written: Sequence[Path]) ->
 
     console = make_console()
     for result in results:
-        for table in result_tables(result, by_group=view.by_group, width=console.width):
+        tables = result_tables(
+            result, by_group=view.by_group, width=console.width, bold=_bold_shows(console)
+        )
+        for table in tables:
             console.print(table)
     if written:
         from ._app import terminal_text
@@ -170,11 +173,24 @@ def _show(results: Sequence[RunResult], view: _View, written: Sequence[Path]) ->
         click.echo(terminal_text(f"Wrote {names} to {folder}"), err=True)
 
 
+def _bold_shows(console: Any) -> bool:
+    """Whether bold text shows on ``console``: a terminal with styles, not a pipe or a file.
+
+    Where it does not, the tables mark no lead and print no "Bold:" note about marks that
+    cannot be seen (``FORCE_COLOR`` keeps both, for a pager that shows styles).
+    """
+    return console.color_system is not None
+
+
 def _decide_bold(result: RunResult, view: _View, progress: Any) -> None:
     """The paired tests behind the tables' bold cells, while the bar says so (cached)."""
     if view.as_json or view.quiet or len(result.by_model) < 2:
         return
+    from itemscore._terminal import make_console
     from itemscore.reports._summary import bold_cells
+
+    if not _bold_shows(make_console()):
+        return
 
     if progress is not None:
         progress.stage(f"comparing {len(result.by_model)} models (paired tests)")
@@ -267,7 +283,10 @@ def _out_options(func: Any) -> Any:
                 "--out",
                 type=click.Path(file_okay=False, path_type=Path),
                 help="Write results.json, items.parquet, summary.csv, table.tex, report.html (and "
-                "results.xlsx) into this folder.",
+                "results.xlsx) into this folder. They are links into its hidden .itemscore/ "
+                "folder, which holds each run's complete set, so that a failed run leaves the "
+                "last one whole; read them as any file, copy the folder with cp -a (cp -L for a "
+                "single file).",
             ),
             click.option(
                 "--report",
@@ -503,11 +522,48 @@ def _folder_or_glob(path: Path | str) -> bool:
     return path.is_dir() or (not path.exists() and any(c in os.fspath(path) for c in "*?["))
 
 
+#: What ``-`` reads: standard input, copied once (bounded) as any pipe is.
+STDIN = Path("/dev/stdin")
+#: How messages name standard input.
+STDIN_NAME = "<stdin>"
+
+
 def _data_argument(text: str) -> Path | str:
-    """A FILES argument: a local path, or a URL kept as written (a path would lose its //)."""
+    """A FILES argument: a local path, or a URL kept as written (a path would lose its //).
+
+    ``-`` is standard input, read as a pipe is: copied once into a private file, within the
+    bound of a line (``max_line_bytes``) or of a file read whole (``max_json_bytes``), its
+    format given by --format or told from its first bytes.
+    """
     from itemscore.inputs._fs import is_url
 
+    if text == "-":
+        return STDIN
     return text if is_url(text) else Path(text)
+
+
+def _shown(path: Path | str) -> str:
+    """How messages and the results name a data argument (``<stdin>`` for ``-``)."""
+    return STDIN_NAME if path == STDIN else os.fspath(path)
+
+
+def _check_stdin(files: Sequence[str]) -> None:
+    """``-`` alone, and from a pipe or a file, never from the keyboard.
+
+    Raises:
+        ConfigError: ``-`` among other files, or standard input is a terminal (or missing).
+    """
+    if len(files) > 1:
+        raise ConfigError(
+            "- (standard input) must be the only data argument: it is one stream, read as "
+            "one source. Score the files apart, or concatenate them into the pipe."
+        )
+    if sys.stdin is None or sys.stdin.isatty() or not os.path.exists(STDIN):
+        raise ConfigError(
+            "- reads the data from standard input, which is a terminal here (or missing): "
+            "pipe the data in, e.g. `cat outputs.jsonl | itemscore score - -m exact_match`, "
+            "or name the file."
+        )
 
 
 # -- the commands --------------------------------------------------------------------------
@@ -603,7 +659,8 @@ def score(
 
     FILES: JSON lines, JSON (a list of objects), CSV, TSV, Parquet or harness logs; several
     files, a folder or a glob ('runs/*.jsonl') are read as one source, in one format. A URL
-    (s3://bucket/runs/*.jsonl, with fsspec and its backend installed) is read by the workers.
+    (s3://bucket/runs/*.jsonl, with fsspec and its backend installed) is read by the workers;
+    - reads standard input (cat outputs.jsonl | itemscore score - -m exact_match).
     """
     from itemscore.inputs import parse_column_map
 
@@ -613,8 +670,12 @@ def score(
     _user_defaults(request, skip=no_user_config)
     from itemscore.inputs._fs import exists
 
+    if "-" in files:
+        _check_stdin(files)
     paths = [_data_argument(text) for text in files]
     for path in paths:
+        if path == STDIN:
+            continue
         if not exists(path) and not _folder_or_glob(path):
             from itemscore._exceptions import InputError
             from itemscore.reports._text import printable
@@ -623,7 +684,7 @@ def score(
                 f"{printable(os.fspath(path))}: no such file or folder. Check the path (a glob "
                 "such as 'runs/*.jsonl' is read as every file it matches)."
             )
-    request.data, request.data_name = paths[0], os.fspath(paths[0])
+    request.data, request.data_name = paths[0], _shown(paths[0])
     if len(paths) > 1 or _folder_or_glob(paths[0]):
         request.data_files = list(paths)
         request.data_name = ", ".join(os.fspath(path) for path in paths)

@@ -537,14 +537,17 @@ def open_source(
     formats: list[str] = []
     try:
         for path, label in zip(paths, names):
-            fmt = detect_format(path, format)
+            stream = not is_url(path) and not is_regular(path) and os.path.exists(path)
+            # Standard input and `<(cat f)` have no extension: their copy's content tells.
+            unnamed = stream and format is None and not Path(path).suffix
+            fmt = "" if unnamed else detect_format(path, format)
             if is_url(path):
                 _check_url_format(path, label, fmt)
-            elif not is_regular(path) and os.path.exists(path):
+            elif stream:
                 copy = copy_stream(
                     path,
                     label,
-                    REGISTRY[fmt].stream,  # type: ignore[arg-type] # one of copy_stream's
+                    REGISTRY[fmt].stream if fmt else "lines",  # type: ignore[arg-type]
                     max_line_bytes=bounds.max_line_bytes,
                     max_json_bytes=bounds.max_json_bytes,
                 )
@@ -552,8 +555,10 @@ def open_source(
                 if format is None:
                     from ._sniff import sniff
 
-                    fmt = sniff(copy.path, fmt)
+                    fmt = sniff(copy.path, fmt or _stream_format(copy, label, bounds))
                 path = copy.path
+            if format is not None and not is_url(path):
+                _check_named_format(path, label, fmt)
             formats.append(fmt)
             files.append((os.fspath(path), label))
         if len(set(formats)) > 1:
@@ -579,6 +584,65 @@ def open_source(
     )
     label = name if name is not None else _source_name(path_or_paths)
     return Source(label, fmt, files, settings, copies)
+
+
+def _stream_format(copy: Copy, name: str, bounds: Limits) -> str:
+    """The format of a stream without an extension, from its copy's first bytes.
+
+    Raises:
+        InputError: a stream read whole (JSON, Parquet) larger than ``max_json_bytes``.
+    """
+    from ._sniff import content_format
+
+    with open(copy.path, "rb") as handle:
+        fmt = content_format(handle.read(1 << 20)) or "jsonl"  # empty: no rows, said later
+    if REGISTRY[fmt].stream == "document" and copy.n_bytes > bounds.max_json_bytes:
+        raise InputError.at(
+            name,
+            None,
+            None,
+            f"the stream holds {fmt} of {copy.n_bytes:,} bytes, more than a file read whole "
+            f"may hold ({bounds.max_json_bytes:,} bytes, the bound max_json_bytes). If it is "
+            f"meant, raise the bound, e.g. --read-option max_json_bytes={copy.n_bytes}.",
+        )
+    return fmt
+
+
+#: How messages name the formats a data file's content can be told apart by.
+_FORMAT_NAMES = {"jsonl": "JSON lines", "json": "JSON", "parquet": "Parquet", "csv": "CSV",
+                 "tsv": "TSV"}  # fmt: skip
+
+
+def _check_named_format(path: str, name: str, fmt: str) -> None:
+    """Refuse a table format named for a file whose content is JSON or Parquet.
+
+    Read as CSV, a JSON lines file has one column named after its first line, and the error
+    that follows ("no 'output' column; the columns: {"id": 0, ...}") hides the cause.
+
+    Raises:
+        ConfigError: ``fmt`` is CSV or TSV and the file starts as JSON or Parquet does.
+    """
+    if fmt not in ("csv", "tsv"):
+        return
+    from ._sniff import content_format
+
+    try:
+        with open(path, "rb") as handle:
+            looks = content_format(handle.read(1 << 16))
+    except OSError:
+        return  # the reader names the problem
+    if looks not in ("jsonl", "json", "parquet"):
+        return
+    why = {
+        "jsonl": "its first line is a JSON object",
+        "json": "it starts as one JSON document",
+        "parquet": "it starts with Parquet's magic bytes",
+    }[looks]
+    raise ConfigError(
+        f"{name}: the format {fmt!r} was named (--format {fmt}), but the file looks like "
+        f"{_FORMAT_NAMES[looks]}, not {_FORMAT_NAMES[fmt]}: {why}. Use --format {looks} "
+        f"(format={looks!r} in Python), or leave the format out."
+    )
 
 
 def _check_url_format(url: str, name: str, fmt: str) -> None:

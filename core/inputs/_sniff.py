@@ -20,7 +20,7 @@ import json
 import os
 import re
 
-__all__ = ["lm_eval_results", "sniff"]
+__all__ = ["content_format", "lm_eval_results", "sniff"]
 
 _HEAD = 1 << 20  # enough for the first line of a samples file, whose doc may be long
 _LM_EVAL_KEYS = frozenset({"doc_id", "arguments", "resps", "filtered_resps"})
@@ -38,6 +38,31 @@ def lm_eval_results(found: list[tuple[str, str]]) -> set[str]:
     results = {p for p, _ in found if _LM_EVAL_RESULTS.match(os.path.basename(p))}
     folders = {os.path.dirname(p) for p, fmt in found if fmt == "lm-eval" and p not in results}
     return {p for p in results if os.path.dirname(p) in folders}
+
+
+def content_format(head: bytes) -> str | None:
+    """The data format ``head`` (a file's first bytes) looks like, ``None`` when empty.
+
+    For what has no extension to tell (standard input, ``<(cat f)``) and to catch a format
+    named wrongly (``--format csv`` on JSON lines): Parquet's magic bytes; a JSON list; a
+    first line that is a whole JSON object (JSON lines), or an object that goes on (one JSON
+    document, e.g. an inspect_ai log); else a table of text, TSV when its first line has tabs
+    and no commas, CSV otherwise.
+    """
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not text:
+        return None
+    if text.startswith(b"["):
+        return "json"
+    first = text.split(b"\n", 1)[0]
+    if text.startswith(b"{"):
+        try:
+            return "jsonl" if isinstance(json.loads(first), dict) else "json"
+        except (ValueError, RecursionError):
+            return "json"
+    return "tsv" if b"\t" in first and b"," not in first else "csv"
 
 
 def sniff(path: str | os.PathLike[str], name: str) -> str:

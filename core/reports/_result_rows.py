@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Cell",
     "Row",
+    "block_decimals",
     "cell_of",
     "interval_text",
     "joined",
@@ -79,6 +80,20 @@ class Row:
     @property
     def decimals(self) -> int:
         return shared_decimals((c.value, c.low, c.high) for c in self.cells if c)
+
+
+def block_decimals(rows: Sequence[Row]) -> list[int]:
+    """Each row's decimals, shared by a measurement's row and the group rows under it.
+
+    A column then shows one metric with one precision (``0.660`` under ``0.666``, never
+    ``0.66``), while a metric on another scale keeps its own.
+    """
+    blocks: list[list[int]] = []
+    for row in rows:
+        if row.kind in ("metric", "derived") or not blocks:
+            blocks.append([])
+        blocks[-1].append(row.decimals)
+    return [max(block) for block in blocks for _ in block]
 
 
 def cell_of(m: Measurement, bold: bool = False) -> Cell:

@@ -164,9 +164,9 @@ def attempts_text(m: Measurement) -> str | None:
 
 
 def n_text(m: Measurement) -> str:
-    """A measurement's n for tables: ``"5 x 3"`` (questions times attempts) with attempts."""
+    """A measurement's n for tables: ``"1,200"``, ``"5 x 3"`` (questions times attempts)."""
     attempts = attempts_text(m)
-    return str(m.n) if attempts is None else f"{m.n} {TIMES} {attempts}"
+    return f"{m.n:,}" if attempts is None else f"{m.n:,} {TIMES} {attempts}"
 
 
 def summary_columns(result: RunResult) -> tuple[str, ...]:

@@ -45,7 +45,7 @@ from ._files import open_report
 from ._html_compare import comparison_section, direction_badge
 from ._html_data import items_pieces
 from ._html_markup import esc, head, policy
-from ._html_numbers import interval, number
+from ._html_numbers import column_decimals, interval, number
 from ._html_script import CSS, SCRIPT
 from ._html_svg import (
     STATE_COLOURS,
@@ -125,9 +125,14 @@ def _num_cell(value: float | int | None, text: str) -> str:
     return f'<td class="num" data-v="{v}">{esc(text)}</td>'
 
 
-def _interval_cell(m: Measurement, note: str | None) -> str:
+def _triple(m: Measurement) -> tuple[float | None, float | None, float | None]:
+    """What decides a cell's decimals: the value and its interval (none for an error)."""
+    return (None, None, None) if m.error is not None else (m.value, m.ci_low, m.ci_high)
+
+
+def _interval_cell(m: Measurement, note: str | None, decimals: int | None = None) -> str:
     """An interval's cell, marked when its coverage receipt is below the floor (``note``)."""
-    shown = interval(m.value, m.ci_low, m.ci_high)
+    shown = interval(m.value, m.ci_low, m.ci_high, decimals)
     if note is None or not shown:
         return f'<td class="num">{shown}</td>'
     return (
@@ -148,16 +153,19 @@ def _counts_table(rows: Sequence[_Row], name: str) -> str:
         "<th>error</th><th>states</th></tr></thead><tbody>"
     ]
     notes = []
+    d = column_decimals(_triple(m) for _, _, m in rows)  # one precision for the column
     for model_name, colour, m in rows:
-        value = "error: " + m.error if m.error is not None else number(m.value, m.ci_low, m.ci_high)
+        value = (
+            "error: " + m.error if m.error is not None else number(m.value, m.ci_low, m.ci_high, d)
+        )
         note = coverage_note(m, f"{name} · {model_name}")
         notes.append(note)
         out.append(
             f'<tr><td>{_swatch(colour)}{esc(model_name)}</td><td class="num">{esc(value)}</td>'
-            f"{_interval_cell(m, note)}"
+            f"{_interval_cell(m, note, d)}"
             f"<td>{esc(method_name(m.ci_method))}</td>"
             f'<td class="num">{esc(n_text(m))}</td>'
-            + "".join(f'<td class="num">{m.counts.get(s, 0)}</td>' for s in Status)
+            + "".join(f'<td class="num">{m.counts.get(s, 0):,}</td>' for s in Status)
             + f"<td>{state_bar(_counts(m))}</td></tr>"
         )
     out.append("</tbody></table></div>")
@@ -212,7 +220,7 @@ def _reliability(rows: Sequence[_Row], name: str) -> str:
             )
             table.append(
                 f'<tr><td>{esc(model)}</td><td class="num">{index}</td><td>{span}</td>'
-                f'<td class="num">{b.count}</td><td class="num">{number(b.confidence)}</td>'
+                f'<td class="num">{b.count:,}</td><td class="num">{number(b.confidence)}</td>'
                 f'<td class="num">{number(b.accuracy)}</td><td class="num">{number(gap)}</td></tr>'
             )
     table.append("</tbody></table></div></details>")
@@ -255,21 +263,27 @@ def _groups(rows: Sequence[_Row], name: str) -> str:
     ]
 
     notes: list[str | None] = []
+    # One precision per model's column: its pooled row, its mean of groups, its groups.
+    decimals = []
+    for _, _, m in rows:
+        macro = macro_of(m)
+        column = [_triple(m), *(_triple(g) for g in m.groups.values())]
+        decimals.append(column_decimals(column + ([macro[:3]] if macro else [])))
 
     def cells(ms: Sequence[Measurement | None], group: str | None = None) -> str:
         text = ""
-        for (model, _, _), m in zip(rows, ms):
+        for (model, _, _), m, d in zip(rows, ms, decimals):
             if m is None:
                 text += '<td class="num" data-v="">—</td><td></td><td class="num" data-v=""></td>'
                 continue
-            shown = "error" if m.error is not None else number(m.value, m.ci_low, m.ci_high)
+            shown = "error" if m.error is not None else number(m.value, m.ci_low, m.ci_high, d)
             where = name if group is None else f"{name}, group {group}"
             note = coverage_note(m, f"{where} · {model}")
             if group is not None:  # the pooled row's note is under the table above
                 notes.append(note)
             text += (
                 _num_cell(m.value if m.error is None else None, shown)
-                + _interval_cell(m, note)
+                + _interval_cell(m, note, d)
                 + _num_cell(m.n, n_text(m))
             )
         return text
@@ -287,14 +301,14 @@ def _groups(rows: Sequence[_Row], name: str) -> str:
     macros = [macro_of(m) for m in pooled]
     if any(macros):
         text = ""
-        for macro in macros:
+        for macro, d in zip(macros, decimals):
             if macro is None:
                 text += '<td class="num">—</td><td></td><td></td>'
                 continue
             value, mlow, mhigh, _ = macro
             text += (
-                f'<td class="num">{number(value, mlow, mhigh)}</td>'
-                f'<td class="num">{interval(value, mlow, mhigh)}</td><td></td>'
+                f'<td class="num">{number(value, mlow, mhigh, d)}</td>'
+                f'<td class="num">{interval(value, mlow, mhigh, d)}</td><td></td>'
             )
         n_groups = max(m[3] for m in macros if m is not None)
         out.append(
@@ -383,20 +397,21 @@ def _derived_sections(result: RunResult, labels: Sequence[str], colours: Mapping
             f"{heads}<th>n</th></tr></thead><tbody>"
         )
 
-        def spread_cells(d: Measurement, spread: bool = spread) -> str:
+        def spread_cells(d: Measurement, places: int | None, spread: bool = spread) -> str:
             if not spread:
                 return ""
             return (
-                f'<td class="num">{interval(d.value, d.ci_low, d.ci_high)}</td>'
+                f'<td class="num">{interval(d.value, d.ci_low, d.ci_high, places)}</td>'
                 f"<td>{esc(method_name(d.ci_method))}</td>"
             )
 
+        places = column_decimals(_triple(d) for _, d in rows)  # one precision per column
         for model, d in rows:
             colour = colours.get(model, STATE_COLOURS["skip"])
             out.append(
                 f"<tr><td>{_swatch(colour)}{esc(_name(model))}</td>"
-                f'<td class="num">{number(d.value, d.ci_low, d.ci_high)}</td>'
-                f'{spread_cells(d)}<td class="num">{d.n}</td></tr>'
+                f'<td class="num">{number(d.value, d.ci_low, d.ci_high, places)}</td>'
+                f'{spread_cells(d, places)}<td class="num">{d.n:,}</td></tr>'
             )
         out.append("</tbody></table></div>")
         grouped = [(model, g, gd) for model, d in rows for g, gd in d.groups.items()]
@@ -411,12 +426,13 @@ def _derived_sections(result: RunResult, labels: Sequence[str], colours: Mapping
                 '<th data-type="num"><button class="sort" type="button">n</button></th>'
                 "</tr></thead><tbody>"
             )
+            places = column_decimals(_triple(gd) for _, _, gd in grouped)
             for model, g, gd in grouped:
                 out.append(
                     f"<tr><td>{esc(g)}</td><td>{esc(_name(model))}</td>"
-                    + _num_cell(gd.value, number(gd.value, gd.ci_low, gd.ci_high))
-                    + spread_cells(gd)
-                    + _num_cell(gd.n, str(gd.n))
+                    + _num_cell(gd.value, number(gd.value, gd.ci_low, gd.ci_high, places))
+                    + spread_cells(gd, places)
+                    + _num_cell(gd.n, f"{gd.n:,}")
                     + "</tr>"
                 )
             out.append("</tbody></table></div></details>")
@@ -483,18 +499,18 @@ def _items_section(labels: Sequence[str], n_items: int, held: int, n_cut: int, l
     if held < n_items:
         if live:
             parts.append(
-                f'<p class="note" id="truncated">The viewer reads the {n_items} items from '
+                f'<p class="note" id="truncated">The viewer reads the {n_items:,} items from '
                 "items.parquet as you page, sort and filter.</p>"
             )
         else:
             parts.append(
-                f'<p class="note" id="truncated">This page holds the first {held} of '
-                f"{n_items} items; every item is in items.parquet. To page through all of "
+                f'<p class="note" id="truncated">This page holds the first {held:,} of '
+                f"{n_items:,} items; every item is in items.parquet. To page through all of "
                 "them, open the report set with <code>itemscore view</code>.</p>"
             )
     if n_cut:
         parts.append(
-            f'<p class="note" id="cut">{n_cut} text{"s" if n_cut != 1 else ""} longer than '
+            f'<p class="note" id="cut">{n_cut:,} text{"s" if n_cut != 1 else ""} longer than '
             f"{MAX_TEXT:,} characters {'are' if n_cut != 1 else 'is'} shown here without "
             "their middle; items.parquet holds every text whole.</p>"
         )
@@ -587,8 +603,9 @@ def _page_parts(
     confidence = confidence_of(result)
     created = result.provenance.get("created") if isinstance(result.provenance, Mapping) else None
     meta = [
-        f"{n_items} items",
-        f"{len(models)} model{'s' if len(models) != 1 else ''}",
+        f"{n_items:,} item{'s' if n_items != 1 else ''}",
+        # Items without a model column have no model to count: "0 models" would mislead.
+        *([f"{len(models)} model{'s' if len(models) != 1 else ''}"] if models else []),
         f"{len(labels)} measurement{'s' if len(labels) != 1 else ''}",
         f"{confidence * 100:g}% intervals",
     ]
