@@ -222,9 +222,9 @@ def test_the_first_page_of_a_run_reads_only_its_first_row_group(
 
 
 def test_an_items_file_changed_after_opening_is_refused_not_read(
-    scored: Callable[..., Path], serve: Callable[..., Viewer]
+    scored: Callable[..., Path], serve: Callable[..., Viewer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The file checked when the run was opened is the only one read."""
+    """The file checked when the run was opened is the only one read; a new one is checked."""
     folder = scored("one", _rows(N, models=(None,)))
     viewer = serve(folder)
     token = token_of(viewer, "one")
@@ -233,8 +233,22 @@ def test_an_items_file_changed_after_opening_is_refused_not_read(
     with real.open("ab") as handle:
         handle.write(b"\0")
     status, _, body = request(viewer, f"/api/runs/{token}/items?offset=250&limit=5")
+    assert status == 422  # opened again, and its hash checked
+    assert (
+        "items.parquet is not the items file this results file was written with"
+        in (json.loads(body)["error"])
+    )
+    # Changed between the check and a read (the check passed, as for an untouched file).
+    from itemscore.viewer._store import ItemStore
+
+    monkeypatch.setattr(ItemStore, "fresh", lambda self: True)
+    run = viewer.runs.get(token)
+    assert run is not None
+    loaded = viewer.runs.load(run)
+    status, _, body = request(viewer, f"/api/runs/{token}/items?offset=250&limit=5")
+    assert loaded is viewer.runs.load(run)  # the one checked before, still kept
     assert status == 422
-    assert "changed since the viewer checked it" in json.loads(body)["error"]
+    assert "changed since the viewer checked it; open the run again" in json.loads(body)["error"]
 
 
 # -- a search streams row groups ----------------------------------------------------------------
@@ -409,6 +423,9 @@ def test_the_questions_models_disagree_on_are_what_pyarrow_finds(
     assert {m: item["scores"]["exact_match"][0] for m, item in question["items"].items()} == {
         m: ("ok", "fail", "skip", "error")[s] for m, s in states[question["id"]].items()
     }
+    capped = get_json(viewer, f"/api/runs/{token}/disagree?limit=500")
+    assert capped["limit"] == 500 // 3  # an item per model: at most 500 items an answer
+    assert sum(len(q["items"]) for q in capped["questions"]) <= 500
     status, _, body = request(viewer, f"/disagree?run={token}&offset=40")
     assert status == 200
     shown = re.findall(r'<tr><td class="num">\d+</td><td>(q\d+)</td>', body.decode())
@@ -522,3 +539,25 @@ def test_numbered_ids_rank_by_arrow_as_the_natural_order_does() -> None:
     assert ranks.tolist() == expected
     mixed = pa.chunked_array([pa.array(["q1a", "q2"], pa.string())])
     assert query_module._numbered_ranks(mixed) is None  # text after the number: the general way
+
+
+HOSTILE = '<img src=x onerror="document.title=1">'
+
+
+def test_markup_in_models_ids_and_outputs_stays_text_in_the_new_views(
+    scored: Callable[..., Path], serve: Callable[..., Viewer]
+) -> None:
+    rows = _rows(N // 2, models=(HOSTILE, "beta"), flip=4)
+    for row in rows[::7]:
+        row["output"] = HOSTILE
+        row["id"] = row["id"] + HOSTILE
+    before = scored("before", rows)
+    scored("after", _rows(N // 2, models=(HOSTILE, "beta")))
+    viewer = serve(before.parent)
+    a, b = token_of(viewer, "runs/before"), token_of(viewer, "runs/after")
+    for path in ("/", f"/changed?a={a}&b={b}", f"/disagree?run={a}", f"/disagree?run={b}"):
+        status, _, body = request(viewer, path)
+        assert status == 200, path
+        text = body.decode()
+        assert "<img" not in text, path
+        assert "&lt;img src=x onerror=&quot;document.title=1&quot;&gt;" in text, path

@@ -402,7 +402,8 @@ class Runs:
         stamp = _stamp(run.results)
         with self._lock:
             cached = self._loaded.get(run.token)
-            if cached is not None and cached[0] == stamp:
+            # An items file written over in place is checked again (and refused) when read.
+            if cached is not None and cached[0] == stamp and cached[1].store.fresh():
                 self._loaded.move_to_end(run.token)
                 return cached[1]
         data = _document(run.results)

@@ -531,6 +531,8 @@ class _Handler(BaseHTTPRequestHandler):
             )
         offset, limit = self._page(query)
         run, loaded = self._loaded(token, page=page)
+        # Each question brings one item per model: the answer stays within MAX_LIMIT items.
+        limit = max(1, min(limit, MAX_LIMIT // max(1, len(loaded.models))))
         index = loaded.index
         graded = _graded(loaded)
         labels = [x for x in index.labels if x in graded] + [
@@ -582,6 +584,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "total": found.questions.num_rows,
                 "ok_by_model": {printable(m): n for m, n in found.ok_by_model.items()},
                 "offset": offset,
+                "limit": limit,
             },
             ensure_ascii=False,
         )
@@ -607,16 +610,18 @@ class _Handler(BaseHTTPRequestHandler):
 
         comparisons = None
         refusal = None
+        with self._reading(run_a, page=True):
+            result_a = loaded_a.result
+        with self._reading(run_b, page=True):
+            result_b = loaded_b.result
         try:
             # A model both runs hold is named by its run ("model @ run"), not "(a)"/"(b)".
             labels = (run_a.name, run_b.name) if run_a.name != run_b.name else None
-            comparisons = compare(loaded_a.result, loaded_b.result, labels=labels)
+            comparisons = compare(result_a, result_b, labels=labels)
         except ConfigError as exc:
             refusal = str(exc)
         runs = self.server.runs
-        page = compare_page(
-            runs.info(run_a), runs.info(run_b), loaded_a.result, comparisons, refusal
-        )
+        page = compare_page(runs.info(run_a), runs.info(run_b), result_a, comparisons, refusal)
         status = HTTPStatus.OK if refusal is None else HTTPStatus.UNPROCESSABLE_ENTITY
         self._html(page, status)
 

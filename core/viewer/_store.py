@@ -195,6 +195,16 @@ class ItemStore:
         """Those of ``names`` the items have (a score field: its column), in that order."""
         return [name for name in names if _split(name)[0] in self.names]
 
+    def fresh(self) -> bool:
+        """Whether the items file is still the one checked (always, for items in memory)."""
+        if self._path is None:
+            return True
+        try:
+            st = os.stat(self._path, follow_symlinks=False)
+        except OSError:
+            return False
+        return (st.st_ino, st.st_size, st.st_mtime_ns) == self._stamp
+
     @contextlib.contextmanager
     def _file(self) -> Iterator[Any]:
         """The checked file opened again, refused when it is no longer the one checked."""
