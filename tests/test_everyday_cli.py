@@ -394,3 +394,69 @@ def test_out_help_says_the_reports_are_links_into_a_hidden_folder() -> None:
     assert "cp -a" in text
     readme = " ".join((ROOT / "README.md").read_text("utf-8").split())
     assert "symbolic links into the hidden folder `report/.itemscore/`" in readme
+
+
+# -- the Markdown table on stdout, as lm_eval prints its results ---------------------------------
+
+
+def _md_rows(text: str) -> list[list[str]]:
+    """The cells of each table line of ``text`` (lines starting with ``|``)."""
+    return [line[1:-1].split("|") for line in text.splitlines() if line.startswith("|")]
+
+
+def test_print_md_prints_the_markdown_table_on_stdout(tmp_path: Path) -> None:
+    """`itemscore score F -m exact_match --print md`: results.md's table, on stdout only."""
+    data = jsonl(tmp_path / "d.jsonl", n=300, models=("a", "b"))
+    out = tmp_path / "o"
+    args = ["score", str(data), "-m", "exact_match", "-m", "token_f1", "--out", str(out)]
+    ran = run_script(*args, "--print", "md", "--report", "md")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == (out / "results.md").read_text("utf-8")
+    rows = _md_rows(ran.stdout)
+    assert rows[0] == ["Suite", "Model", "Metric", " ", "Value", "95% interval", "Method", "n"]
+    assert all(len(row) == len(rows[0]) for row in rows)  # a GFM table: no cell more or less
+    assert [row[1:3] for row in rows[2:]] == [
+        ["a", "Exact match"], ["a", "Token F1"], ["b", "Exact match"], ["b", "Token F1"]
+    ]  # fmt: skip
+    assert "Wrote" in ran.stderr
+    assert "Wrote" not in ran.stdout
+
+
+def test_print_md_writes_one_precision_per_metric(tmp_path: Path) -> None:
+    """The Value column shows one metric with one precision, whatever each model's n."""
+    data = _uneven(tmp_path / "d.jsonl")
+    ran = CliRunner().invoke(cli, ["score", str(data), "-m", "exact_match", "--print", "md"])
+    assert ran.exit_code == 0, ran.output
+    values = [row[4] for row in _md_rows(ran.output)[2:]]
+    assert values == ["0.667", "0.667"]
+
+
+def test_print_md_with_json_or_quiet_is_a_usage_error(tmp_path: Path) -> None:
+    """`--print md --json` asks for two things on stdout: exit 2 naming both."""
+    data = jsonl(tmp_path / "d.jsonl")
+    for other in ("--json", "--quiet"):
+        ran = CliRunner().invoke(
+            cli, ["score", str(data), "-m", "exact_match", "--print", "md", other]
+        )
+        assert ran.exit_code == 2
+        assert f"--print md and {other}" in ran.output
+
+
+def test_print_md_by_group_adds_the_group_rows(tmp_path: Path) -> None:
+    """With --by-group, a row per group under its measurement, as results.md has."""
+    rows = [{"id": i, "group": "gh"[i % 2], "output": "a", "expected": "a"} for i in range(20)]
+    data = tmp_path / "g.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    args = ["score", str(data), "-m", "exact_match", "--print", "md"]
+    flat = CliRunner().invoke(cli, args)
+    grouped = CliRunner().invoke(cli, [*args, "--by-group"])
+    assert [r[2] for r in _md_rows(flat.output)[2:]] == ["Exact match"]
+    assert [r[2] for r in _md_rows(grouped.output)[2:]] == ["Exact match", " - g", " - h"]
+
+
+def test_print_is_documented_apart_from_the_input_format() -> None:
+    """`score --help` names --print md and says --format is the data's format."""
+    ran = CliRunner().invoke(cli, ["score", "--help"])
+    text = " ".join(ran.output.split())
+    assert "--print [table|md]" in text
+    assert "Not --format, which names the format of the data read." in text

@@ -74,6 +74,24 @@ class _View:
     by_group: bool = False
     as_json: bool = False
     quiet: bool = False
+    #: ``--print md``: the Markdown table of results.md on stdout instead of the tables.
+    markdown: bool = False
+
+    @classmethod
+    def of(cls, by_group: bool, as_json: bool, quiet: bool, print_format: str | None) -> _View:
+        """The view the output options ask for; contradictory ones are a usage error.
+
+        Raises:
+            click.UsageError: ``--print md`` with ``--json`` or ``--quiet``.
+        """
+        markdown = print_format == "md"
+        if markdown and (as_json or quiet):
+            other = "--json" if as_json else "--quiet"
+            raise click.UsageError(
+                f"--print md and {other} ask for different things on stdout: the Markdown "
+                f"table, and {'JSON' if as_json else 'nothing'}. Keep one of them."
+            )
+        return cls(by_group, as_json, quiet, markdown)
 
     def notice(self, message: str) -> None:
         """A note or warning on stderr (nothing under --quiet), escaped for the terminal."""
@@ -156,6 +174,16 @@ def _show(results: Sequence[RunResult], view: _View, written: Sequence[Path]) ->
         return
     if view.quiet:
         return
+    if view.markdown:
+        from itemscore.reports.results_md import markdown_table
+
+        from ._app import terminal_text
+
+        # As lm_eval prints its results: the table to paste into a README or a pull request.
+        tables = [terminal_text(markdown_table(r, groups=view.by_group)) for r in results]
+        click.echo("\n".join(tables), nl=False)  # each table ends its own last line
+        _say_written(written)
+        return
     from itemscore._terminal import make_console, result_tables
 
     console = make_console()
@@ -165,6 +193,11 @@ def _show(results: Sequence[RunResult], view: _View, written: Sequence[Path]) ->
         )
         for table in tables:
             console.print(table)
+    _say_written(written)
+
+
+def _say_written(written: Sequence[Path]) -> None:
+    """On stderr: which reports were written, and where."""
     if written:
         from ._app import terminal_text
 
@@ -184,8 +217,8 @@ def _bold_shows(console: Any) -> bool:
 
 def _decide_bold(result: RunResult, view: _View, progress: Any) -> None:
     """The paired tests behind the tables' bold cells, while the bar says so (cached)."""
-    if view.as_json or view.quiet or len(result.by_model) < 2:
-        return
+    if view.as_json or view.quiet or view.markdown or len(result.by_model) < 2:
+        return  # Markdown's table decides its bold cells itself, while it is written
     from itemscore._terminal import make_console
     from itemscore.reports._summary import bold_cells
 
@@ -310,6 +343,14 @@ def _out_options(func: Any) -> Any:
                 "as_json",
                 is_flag=True,
                 help="Print the measurements as JSON on stdout instead of tables.",
+            ),
+            click.option(
+                "--print",
+                "print_format",
+                type=click.Choice(["table", "md"]),
+                help="What stdout shows: table (the default) or md, the Markdown table of "
+                "results.md, as lm_eval prints its results (to paste into a README). Not "
+                "--format, which names the format of the data read.",
             ),
             click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors."),
         ]
@@ -650,6 +691,7 @@ def score(
     reports: tuple[str, ...],
     by_group: bool | None,
     as_json: bool,
+    print_format: str | None,
     quiet: bool,
     limit: int | None,
     no_user_config: bool,
@@ -721,7 +763,7 @@ def score(
         request.source = "the command line" if config is None else f"{config} and the command line"
     if verbose:
         _say_defaults(request, _View(quiet=quiet))
-    _run_request(request, _View(request.by_group, as_json, quiet))
+    _run_request(request, _View.of(bool(request.by_group), as_json, quiet, print_format))
 
 
 @click.command("run", context_settings=CONTEXT, cls=_WithDefaults)
@@ -745,6 +787,7 @@ def run_command(
     reports: tuple[str, ...],
     by_group: bool | None,
     as_json: bool,
+    print_format: str | None,
     quiet: bool,
     limit: int | None,
     no_user_config: bool,
@@ -783,7 +826,7 @@ def run_command(
     )
     if verbose:
         _say_defaults(request, _View(quiet=quiet))
-    _run_request(request, _View(request.by_group, as_json, quiet))
+    _run_request(request, _View.of(bool(request.by_group), as_json, quiet, print_format))
 
 
 @click.command(context_settings=CONTEXT)
@@ -817,6 +860,7 @@ def rescore(
     reports: tuple[str, ...],
     by_group: bool | None,
     as_json: bool,
+    print_format: str | None,
     quiet: bool,
 ) -> None:
     """Add or recompute metrics on a saved results.json, without the model."""
@@ -826,7 +870,7 @@ def rescore(
     from ._pipeline import rescore_results
 
     arrow_without_pandas()
-    view = _View(bool(by_group), as_json, quiet)
+    view = _View.of(bool(by_group), as_json, quiet, print_format)
     request = RunRequest()
     _override(
         request,
