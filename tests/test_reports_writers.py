@@ -272,14 +272,14 @@ def test_items_file_read_back_line_by_line(tmp_path: Path) -> None:
     (copy / "items.jsonl").write_bytes(lines)
     (copy / "results.json").write_text(json.dumps(document), encoding="utf-8")
     assert list(RunResult.load_json(copy / "results.json").items) == list(result.items)
-    lines += b'{"id": \n'
+    lines = b'{"id": \n'  # the one line the count allows, cut short
     (copy / "items.jsonl").write_bytes(lines)
     (copy / "results.json").write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(itemscore.ResultsFormatError, match="SHA-256 differs"):
         RunResult.load_json(copy / "results.json")
     document["items"]["sha256"] = hashlib.sha256(lines).hexdigest()
     (copy / "results.json").write_text(json.dumps(document), encoding="utf-8")
-    with pytest.raises(itemscore.ResultsFormatError, match=r"items\.jsonl:2:8: not valid JSON"):
+    with pytest.raises(itemscore.ResultsFormatError, match=r"items\.jsonl:1:8: not valid JSON"):
         RunResult.load_json(copy / "results.json")
 
 
