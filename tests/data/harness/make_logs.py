@@ -10,8 +10,9 @@ virtual environment outside the repository, when a harness changes its log forma
     /tmp/harness-venv/bin/python tests/data/harness/make_logs.py   # sets HF_*_OFFLINE=1
 
 Give folder names to write only those: ``inspect``, ``lm-eval``, ``inspect-cases``,
-``lm-eval-cases`` (these two hold the cases each harness scores its own way), and
-``epochs`` (one task over three epochs: attempts).
+``lm-eval-cases`` (these two hold the cases each harness scores its own way), ``epochs``
+(one task over three epochs: attempts), and ``leaderboard`` (one lm-eval task of 120 questions
+on eight models, written to ``../leaderboard``).
 
 Both harnesses run offline: the data sets are written here, next to the logs, and the models are
 scripted (inspect_ai's built-in ``mockllm`` with outputs chosen per question; an lm-eval ``LM``
@@ -687,6 +688,171 @@ def make_more_lm_eval_logs(out: Path) -> None:
         os.chdir(cwd)
 
 
+# -- a leaderboard: one task, many questions, several models -------------------------------------
+
+#: The models of the leaderboard and their abilities on the item-response scale of
+#: ``LEADERBOARD_QUESTIONS``' difficulties. Chosen so that some models are close (a leaderboard
+#: whose adjacent places cannot all be told apart) and some far apart; not in name order.
+LEADERBOARD_MODELS = {
+    "model-c": 2.6,
+    "model-f": 2.4,
+    "model-a": 2.3,
+    "model-h": 1.4,
+    "model-b": 1.2,
+    "model-e": 0.4,
+    "model-d": 0.3,
+    "model-g": -0.8,
+}
+#: Questions of ``arith_gen``.
+LEADERBOARD_N = 120
+
+
+def leaderboard_questions() -> list[dict[str, Any]]:
+    """The ``arith_gen`` questions: six kinds of sums and products, harder kind by kind.
+
+    Each has an ``id``, ``question``, ``answer`` (the exact result, as text), ``kind`` and
+    ``difficulty`` (on the scale of ``LEADERBOARD_MODELS``: the kind's level plus noise).
+    """
+    import random
+
+    rng = random.Random(2026)
+    kinds = [
+        ("add2", lambda: (rng.randint(10, 99), "+", rng.randint(10, 99))),
+        ("add3", lambda: (rng.randint(100, 999), "+", rng.randint(100, 999))),
+        ("sub3", lambda: (rng.randint(500, 999), "-", rng.randint(100, 499))),
+        ("mul21", lambda: (rng.randint(10, 99), "*", rng.randint(2, 9))),
+        ("mul22", lambda: (rng.randint(10, 99), "*", rng.randint(10, 99))),
+        ("mul32", lambda: (rng.randint(100, 999), "*", rng.randint(10, 99))),
+    ]
+    out = []
+    for n in range(LEADERBOARD_N):
+        level = n % len(kinds)
+        kind, draw = kinds[level]
+        a, op, b = draw()
+        value = a + b if op == "+" else a - b if op == "-" else a * b
+        out.append(
+            {
+                "id": f"a{n:03d}",
+                "question": f"What is {a} {'x' if op == '*' else op} {b}?",
+                "answer": str(value),
+                "kind": kind,
+                "difficulty": round(-2.0 + 0.9 * level + rng.gauss(0.0, 0.7), 3),
+            }
+        )
+    return out
+
+
+def _leaderboard_answer(model: str, question: dict[str, Any]) -> str:
+    """What ``model`` writes: right with the item-response chance, else a slip or no answer.
+
+    The draw is seeded by the model and question, so every run writes the same answers.
+    """
+    import math
+    import random
+
+    rng = random.Random(f"{model}:{question['id']}")
+    ability = LEADERBOARD_MODELS[model]
+    right = rng.random() < 1.0 / (1.0 + math.exp(-(ability - question["difficulty"])))
+    value = int(question["answer"])
+    if right:
+        return f"Working it out.\nANSWER: {value}"
+    if rng.random() < 0.2:
+        return "I cannot work this one out."  # no ANSWER line: the filter extracts nothing
+    slip = rng.choice([1, -1]) * 10 ** rng.randint(0, max(0, len(str(abs(value))) - 1))
+    return f"Working it out.\nANSWER: {value + slip}"
+
+
+def make_leaderboard_logs(out: Path) -> None:
+    """Run ``arith_gen`` (``LEADERBOARD_N`` questions) on every model of ``LEADERBOARD_MODELS``."""
+    from lm_eval.__main__ import cli_evaluate
+    from lm_eval.api.model import LM
+    from lm_eval.api.registry import register_model
+
+    questions = leaderboard_questions()
+    by_question = {q["question"]: q for q in questions}
+
+    @register_model("scripted-solver")
+    class ScriptedSolver(LM):
+        def __init__(self, pretrained: str = "model-a", **kwargs: Any) -> None:
+            super().__init__()
+            self.name = pretrained
+
+        def generate_until(self, requests: Any, disable_tqdm: bool = False) -> list[str]:
+            out = []
+            for request in requests:
+                context = request.arguments[0]
+                question = next(q for text, q in by_question.items() if text in context)
+                out.append(_leaderboard_answer(self.name, question))
+            return out
+
+        def loglikelihood(self, requests: Any, disable_tqdm: bool = False) -> Any:
+            raise NotImplementedError
+
+        def loglikelihood_rolling(self, requests: Any, disable_tqdm: bool = False) -> Any:
+            raise NotImplementedError
+
+    if out.exists():
+        shutil.rmtree(out / "tasks", ignore_errors=True)
+        shutil.rmtree(out / "results", ignore_errors=True)
+    tasks = out / "tasks"
+    tasks.mkdir(parents=True)
+    (tasks / "arith_gen.yaml").write_text(ARITH_TASK)
+    with (tasks / "arith.jsonl").open("w") as f:
+        for q in questions:
+            row = {k: q[k] for k in ("id", "question", "answer", "kind")}
+            f.write(json.dumps(row) + "\n")
+    cwd = os.getcwd()
+    os.chdir(tasks)  # the data file is named relative to here, so no local path is logged
+    try:
+        for model in sorted(LEADERBOARD_MODELS):
+            sys.argv = [
+                "lm_eval",
+                "run",
+                "--model",
+                "scripted-solver",
+                "--model_args",
+                f"pretrained={model}",
+                "--tasks",
+                "arith_gen",
+                "--include_path",
+                str(tasks),
+                "--log_samples",
+                "--output_path",
+                str(out / "results"),
+            ]
+            cli_evaluate()
+    finally:
+        os.chdir(cwd)
+
+
+ARITH_TASK = """\
+task: arith_gen
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: arith.jsonl
+test_split: test
+output_type: generate_until
+doc_to_text: "Question: {{question}}\\nAnswer:"
+doc_to_target: "{{answer}}"
+generation_kwargs:
+  until: ["\\n\\n"]
+  do_sample: false
+filter_list:
+  - name: strict-match
+    filter:
+      - function: regex
+        regex_pattern: "ANSWER: (-?\\\\d+)"
+      - function: take_first
+metric_list:
+  - metric: exact_match
+    aggregation: mean
+    higher_is_better: true
+metadata:
+  version: 1.0
+"""
+
+
 if __name__ == "__main__":
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -696,6 +862,7 @@ if __name__ == "__main__":
         "inspect-cases",
         "lm-eval-cases",
         "epochs",
+        "leaderboard",
     ]
     if "inspect" in which:
         make_inspect_logs(HERE / "inspect")
@@ -707,3 +874,5 @@ if __name__ == "__main__":
         make_more_lm_eval_logs(HERE / "lm-eval-cases")
     if "epochs" in which:
         make_epochs_logs(HERE / "epochs")
+    if "leaderboard" in which:
+        make_leaderboard_logs(HERE.parent / "leaderboard")
