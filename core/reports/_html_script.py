@@ -68,6 +68,16 @@ overflow:auto}
 max-height:6em;overflow:auto;color:#555}
 #items td:nth-child(-n+4){white-space:nowrap}
 .provenance td:first-child{color:#555;white-space:nowrap}
+table.leaderboard td{vertical-align:middle}
+table.leaderboard tbody.shade td{background:#f1f4f9}
+table.leaderboard tbody+tbody{border-top:2px solid #9aa8bd}
+table.leaderboard td.tie{text-align:center;font-weight:600;color:#1d3f73;
+box-shadow:inset 4px 0 0 #1d3f73;padding-left:12px}
+table.leaderboard tbody.shade td.tie{box-shadow:inset 4px 0 0 #6f8fbf}
+table.leaderboard td.model{max-width:320px;word-break:break-word}
+table.leaderboard th.ranks{font-weight:600}
+.not-ranked span{font-weight:600}
+svg.rank-bar,svg.rank-axis{display:block}
 .runs td{white-space:nowrap}
 @media (max-width:1100px){main{padding:10px 12px}#items td.text div{max-width:200px}}
 """

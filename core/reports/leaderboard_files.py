@@ -18,6 +18,10 @@ The three renderings of one :class:`~itemscore.Leaderboard`, best model first:
 As a report format (``--report leaderboard``), :func:`write` ranks every metric of a run that
 a leaderboard can rank and writes the three files of each into ``leaderboard/LABEL/``, with a
 ``README.md`` listing the boards and the metrics left out (and why).
+
+:func:`run_boards` is the one place a run's boards are made, for every report that shows
+them (these files, report.html's leaderboard section, the rank intervals of ``eee/``): once
+per result, so that a report set ranks each metric once.
 """
 
 from __future__ import annotations
@@ -27,9 +31,12 @@ import hashlib
 import io
 import math
 import re
+import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+import attrs
 
 from . import _format
 from ._files import open_report
@@ -48,6 +55,7 @@ __all__ = [
     "FOLDER",
     "TIE_NOTE",
     "Ranked",
+    "RunBoards",
     "board_note",
     "leaderboard_csv",
     "leaderboard_markdown",
@@ -56,6 +64,7 @@ __all__ = [
     "leaderboard_texts",
     "range_text",
     "ranked_markdown",
+    "run_boards",
     "write",
 ]
 
@@ -351,34 +360,75 @@ def _folder_names(labels: Sequence[str]) -> Iterator[tuple[str, str]]:
         yield label, name
 
 
-def write(result: RunResult, path: Path) -> None:
-    """Write ``leaderboard/``: the three files of every metric a leaderboard can rank.
+@attrs.frozen
+class RunBoards:
+    """Every leaderboard of one run: the metrics ranked, and those left out with the reason."""
 
-    Each metric's board (at the run's confidence level, max-t, seed 0) goes into
-    ``path/LABEL/``; ``path/README.md`` lists the boards and the metrics left out with the
-    reason (a metric with its own aggregate, such as f1; a run of one model).
+    #: ``(label, board)`` of each metric ranked, in the run's order of labels.
+    boards: tuple[tuple[str, Leaderboard], ...]
+    #: ``(label, reason)`` of each metric left out (all of them in a run of one model).
+    skipped: tuple[tuple[str, str], ...]
+
+
+#: The boards made for each live result, by ``id`` (see :func:`run_boards`).
+_BOARDS: dict[int, tuple[weakref.ref[RunResult], RunBoards]] = {}
+
+
+def run_boards(result: RunResult) -> RunBoards:
+    """The leaderboard of every metric of ``result`` that one can rank, made once per result.
+
+    Each board is ``leaderboard(result, label)`` at the run's confidence level, max-t, seed 0
+    (deterministic: the same boards as the command and the Python API with their defaults).
+    A run of fewer than two models has none; a metric a leaderboard refuses (one with its own
+    aggregate, such as f1) is left out with the refusal as the reason.
     """
+    key = id(result)
+    cached = _BOARDS.get(key)
+    if cached is not None and cached[0]() is result:
+        return cached[1]
     from .._exceptions import ConfigError
     from .._leaderboard import leaderboard
 
-    path.mkdir(parents=True, exist_ok=True)
-    written: list[tuple[str, str, Leaderboard]] = []
+    boards: list[tuple[str, Leaderboard]] = []
     skipped: list[tuple[str, str]] = []
-    models = list(result.by_model)
-    for label, folder in _folder_names(labels_of(result)):
-        if len(models) < 2:
+    several = len(result.by_model) >= 2
+    for label in labels_of(result):
+        if not several:
             skipped.append((label, "the run has one model; a leaderboard needs several."))
             continue
         try:
-            board = leaderboard(result, label, confidence=confidence_of(result))
+            boards.append((label, leaderboard(result, label, confidence=confidence_of(result))))
         except ConfigError as exc:
             skipped.append((label, str(exc)))
+    made = RunBoards(boards=tuple(boards), skipped=tuple(skipped))
+    # report.html, eee/ and leaderboard/ of one report set each ask: rank once per result.
+    _BOARDS[key] = (weakref.ref(result), made)
+    weakref.finalize(result, _BOARDS.pop, key, None)
+    return made
+
+
+def write(result: RunResult, path: Path) -> None:
+    """Write ``leaderboard/``: the three files of every metric a leaderboard can rank.
+
+    Each metric's board (at the run's confidence level, max-t, seed 0; see
+    :func:`run_boards`) goes into ``path/LABEL/``; ``path/README.md`` lists the boards and the
+    metrics left out with the reason (a metric with its own aggregate, such as f1; a run of
+    one model).
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    made = run_boards(result)
+    boards = dict(made.boards)
+    written: list[tuple[str, str, Leaderboard]] = []
+    for label, folder in _folder_names(labels_of(result)):
+        board = boards.get(label)
+        if board is None:
             continue
         (path / folder).mkdir(exist_ok=True)
         for name, text in leaderboard_texts(board, suite=result.suite_id).items():
             with open_report(path / folder / name) as handle:
                 handle.write(text)
         written.append((label, folder, board))
+    skipped = list(made.skipped)
     lines = [f"# Leaderboards of {md_text(result.suite_id)}", ""]
     if written:
         lines.append("|Metric|Folder|Models|Shared questions|Tie groups|")

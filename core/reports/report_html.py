@@ -11,6 +11,10 @@ The page shows, in order:
   groups, collapsed when there are many, as one sortable table with a column per model;
 - rows the metrics derive from their measurements (cost per success, a judge-corrected
   score) with their intervals when they have one, and their groups;
+- with several models, the leaderboard (:mod:`._html_leaderboard`): per metric a leaderboard
+  can rank, the models best first with their values, intervals, rank ranges drawn as bars on
+  an axis of ranks, and tie groups as shaded bands (the boards of
+  :func:`~.leaderboard_files.run_boards`, made once per result);
 - with several models, the comparison (:mod:`._html_compare`): :func:`itemscore.compare`'s
   paired differences, intervals, adjusted p-values and tests, and a forest plot per metric;
 - the items, paged, sortable and filterable by text, state, metric and model, with their
@@ -44,6 +48,7 @@ from .._result import RunResult
 from ._files import open_report
 from ._html_compare import comparison_section, direction_badge
 from ._html_data import items_pieces
+from ._html_leaderboard import leaderboard_section
 from ._html_markup import esc, head, policy
 from ._html_numbers import column_decimals, interval, number
 from ._html_script import CSS, SCRIPT
@@ -76,6 +81,7 @@ from ._summary import (
     reducer_name,
     small_group_note,
 )
+from .leaderboard_files import run_boards
 
 __all__ = ["FILENAME", "MAX_ITEMS", "MAX_TEXT", "OPEN_GROUPS", "report_html", "write"]
 
@@ -458,6 +464,19 @@ def _comparison(result: RunResult, colours: Mapping[Any, str]) -> str:
     )
 
 
+def _leaderboard(result: RunResult, colours: Mapping[Any, str]) -> str:
+    """The leaderboard section of a run with several models (none with one)."""
+    if len([m for m in result.by_model if m is not None]) < 2:
+        return ""
+    made = run_boards(result)
+    return leaderboard_section(
+        made.boards,
+        made.skipped,
+        colours=colours,
+        name_of=lambda label: display_name(result, label),
+    )
+
+
 def _provenance(result: RunResult) -> str:
     provenance = result.provenance if isinstance(result.provenance, Mapping) else {}
     rows: list[tuple[str, str]] = []
@@ -624,6 +643,7 @@ def _page_parts(
     ]
     parts += [_measurement_section(result, label, colours) for label in labels]
     parts.append(_derived_sections(result, labels, colours))
+    parts.append(_leaderboard(result, colours))
     parts.append(_comparison(result, colours))
     parts.append(_items_section(labels, n_items, held, n_cut, live=source is not None))
     parts.append('<script type="application/json" id="items-data">')
