@@ -1,4 +1,4 @@
-"""The leaderboard in the reports of a run: report.html's section and the viewer's page.
+"""The leaderboard in the reports of a run: report.html's section, the viewer's page, eee/.
 
 Runs are made with ``itemscore score ... --out`` on generated data: five models on the same
 300 questions, one clearly better, three truly equal, one clearly worse and named with markup.
@@ -30,6 +30,7 @@ HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)"> & "q"'
 SKILL = {"atlas": 1.3, "birch": 0.3, "cedar": 0.3, "delta": 0.3, HOSTILE: -0.6}
 RANKED = ("exact_match", "token_f1")
 DASH = "\u2013"
+SCHEMAS = Path(__file__).parent / "data" / "every_eval_ever"
 
 
 def _write_data(path: Path, skill: dict[str, float], n: int = 300, seed: int = 0) -> Path:
@@ -284,6 +285,49 @@ def test_the_viewer_shows_the_same_section(run: Path, boards: dict[str, Leaderbo
         section = _section(_get(viewer.port, f"/run/{token}/"))
         assert section.sections == 1
         _check_against(section, boards)
+
+
+# -- Every Eval Ever ---------------------------------------------------------------------------
+
+
+def test_eee_carries_each_models_rank_interval_valid_against_the_schema(
+    run: Path, boards: dict[str, Leaderboard]
+) -> None:
+    """Every aggregate file validates; each ranked measurement holds the board's row."""
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((SCHEMAS / "eval.schema.json").read_text())
+    validator = jsonschema.Draft7Validator(schema)
+    seen = set()
+    for path in sorted((run / "eee").rglob("*.json")):
+        record = json.loads(path.read_text())
+        assert not list(validator.iter_errors(record)), path
+        model = record["model_info"]["id"]
+        by_id = {e["evaluation_result_id"]: e for e in record["evaluation_results"]}
+        for label, board in boards.items():
+            row = next(r for r in board.rows if r.model == model)
+            entry = by_id[f"default.{label}"]["score_details"]
+            expected = {
+                "rank": row.rank,
+                "rank_low": row.rank_low,
+                "rank_high": row.rank_high,
+                "tie_group": row.tie_group,
+                "num_models": 5,
+                "method": "max-t",
+                "confidence_level": 0.95,
+                "num_shared_samples": board.n_pairs,
+                "num_bootstrap_samples": 1000,
+                "seed": 0,
+            }
+            assert entry["uncertainty"]["rank_interval"] == expected
+            strings = {k: str(v) for k, v in expected.items()}
+            assert {
+                k.removeprefix("rank_interval."): v
+                for k, v in entry["details"].items()
+                if k.startswith("rank_interval.")
+            } == strings
+            seen.add(model)
+        assert "rank_interval" not in by_id["default.f1"]["score_details"]["uncertainty"]
+    assert seen == set(SKILL)
 
 
 # -- rendered -----------------------------------------------------------------------------------

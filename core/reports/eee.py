@@ -23,6 +23,17 @@ What goes where:
   for a bootstrap interval, ``num_bootstrap_samples`` (the default aggregate's, or the count a
   metric's aggregate recorded as ``extra["n_resamples"]``; left out otherwise). The four item
   counts are in ``score_details.details``.
+- In a run of several models, each measurement a leaderboard ranks (the boards of
+  :func:`~.leaderboard_files.run_boards`, as ``itemscore leaderboard`` makes them) carries
+  the model's place: ``score_details.uncertainty.rank_interval`` holds ``rank``,
+  ``rank_low``, ``rank_high`` (the ranks it could hold), ``tie_group``, ``num_models``,
+  ``method`` (``max-t``: simultaneous), ``confidence_level``, ``num_shared_samples`` (the
+  questions every model answered, on which the ranks rest) and, for max-t,
+  ``num_bootstrap_samples`` and ``seed``. The schema declares no such field but leaves
+  ``uncertainty`` open, so the object validates; since readers that keep only the declared
+  fields drop it, the same numbers are also in ``score_details.details`` (the schema's
+  free-form strings) as ``rank_interval.rank``, ``rank_interval.rank_low``... Groups carry
+  none: a leaderboard ranks whole measurements.
 - One instance line per item and metric, with ``evaluation_result_id`` naming the measurement;
   ``sample_hash`` is the sha256 of the input text and the JSON list of valid answers. The
   instance schema wants a number and a verdict on every line, so an item scored skip or error
@@ -59,6 +70,7 @@ from typing import Any
 from .._records import ItemResult, Measurement
 from .._result import RunResult
 from ._files import open_report
+from .leaderboard_files import run_boards
 
 __all__ = ["FILENAME", "SCHEMA_VERSION", "aggregate_record", "sample_hash", "write"]
 
@@ -162,9 +174,39 @@ def aggregate_record(
     if isinstance(data, Mapping):
         details = _strings({k: v for k, v in data.items() if isinstance(v, (str, int, float))})
     results = record["evaluation_results"]
+    ranks = _rank_intervals(result, model)
     for measurement in measurements.values():
-        results += _results(result, measurement, items, details)
+        results += _results(result, measurement, items, details, ranks.get(measurement.key))
     return record
+
+
+def _rank_intervals(result: RunResult, model: str | None) -> dict[str, dict[str, Any]]:
+    """``model``'s place on each leaderboard of the run, by measurement key (none: one model).
+
+    A board ranks a label by its measurement keyed ``<suite>.<label>`` (with attempts, the
+    one of the run's first reducer), so only that measurement carries the board's numbers.
+    """
+    if model is None or len(result.by_model) < 2:
+        return {}
+    out = {}
+    for label, board in run_boards(result).boards:
+        row = next((r for r in board.rows if r.model == model), None)
+        if row is None:
+            continue
+        place: dict[str, Any] = {
+            "rank": row.rank,
+            "rank_low": row.rank_low,
+            "rank_high": row.rank_high,
+            "tie_group": row.tie_group,
+            "num_models": len(board.rows),
+            "method": board.method,
+            "confidence_level": board.confidence,
+            "num_shared_samples": board.n_pairs,
+        }
+        if board.n_resamples:
+            place |= {"num_bootstrap_samples": board.n_resamples, "seed": board.seed}
+        out[f"{result.suite_id}.{label}"] = place
+    return out
 
 
 def _results(
@@ -172,6 +214,7 @@ def _results(
     measurement: Measurement,
     items: Sequence[ItemResult],
     data_details: Mapping[str, str],
+    rank: Mapping[str, Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
     suite = result.settings.suite_id
     entries = [(None, measurement)] + [(g, m) for g, m in measurement.groups.items()]
@@ -181,6 +224,14 @@ def _results(
         name = suite if group is None else f"{suite}/{group}"
         result_id = one.key if group is None else f"{one.key}[{group}]"
         in_group = [i for i in items if group is None or i.group == group]
+        details = _strings(
+            {f"n_{s}": _count(one, s) for s in _STATUSES}
+            | {k: v for k, v in one.extra.items() if isinstance(v, (int, float))}
+        )
+        uncertainty = _uncertainty(one, in_group)
+        if group is None and rank is not None:
+            uncertainty["rank_interval"] = dict(rank)
+            details |= _strings({f"rank_interval.{k}": v for k, v in rank.items()})
         yield {
             "evaluation_result_id": result_id,
             "evaluation_name": name,
@@ -190,14 +241,7 @@ def _results(
                 **({"additional_details": dict(data_details)} if data_details else {}),
             },
             "metric_config": _metric_config(one),
-            "score_details": {
-                "score": one.value,
-                "details": _strings(
-                    {f"n_{s}": _count(one, s) for s in _STATUSES}
-                    | {k: v for k, v in one.extra.items() if isinstance(v, (int, float))}
-                ),
-                "uncertainty": _uncertainty(one, in_group),
-            },
+            "score_details": {"score": one.value, "details": details, "uncertainty": uncertainty},
         }
 
 
