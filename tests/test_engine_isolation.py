@@ -573,3 +573,51 @@ def test_the_command_line_switches_the_item_time_limit_off_and_sets_worker_memor
     assert settings["default"]["worker_memory"] is None
     assert settings["off"]["item_timeout"] is None
     assert settings["off"]["worker_memory"] == 2 << 30
+
+
+_TRACED_TIMEOUT = """
+import concurrent.futures, sys, threading, time
+import itemscore
+from itemscore import Metric, register
+
+def trace(frame, event, arg):  # as coverage's or a debugger's trace function does
+    return trace
+
+@register
+class Stuck(Metric):
+    metric_id = "stuck_traced"
+    description = "Never returns on item 3."
+    required_inputs = ("output",)
+    aggregation = "ratio"
+
+    def score_item(self, item, ctx):
+        while item.id == "3":
+            time.sleep(0.005)
+        return self.ok()
+
+threading.settrace(trace)
+sys.settrace(trace)
+with concurrent.futures.ThreadPoolExecutor(1) as pool:
+    rows = [{"id": str(i), "output": "a", "expected": ["a"]} for i in range(8)]
+    result = itemscore.score(rows, ["stuck_traced"], item_timeout=0.3, executor=pool)
+print([s.status.value for s in (item.scores["stuck_traced"] for item in result.items)])
+"""
+
+
+def test_an_item_timed_out_on_a_thread_under_a_trace_function_does_not_hang() -> None:
+    """Under a trace function (coverage, debuggers) the time limit off the main thread holds.
+
+    Taking back a raised exception with ``PyThreadState_SetAsyncExc(thread, NULL)`` left the
+    scoring thread spinning at its next call under tracing; the run never ended.
+    """
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", _TRACED_TIMEOUT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(["ok"] * 3 + ["error"] + ["ok"] * 4)

@@ -204,8 +204,8 @@ class _ThreadTimer(_Timer):
 
     One watching thread serves every call of the guard (a thread per call would cost more
     than most metrics' items): a call sets its end under a lock, the watcher looks at it at
-    least every :data:`_WATCH_POLL` seconds, and a call that ended first takes back an
-    exception raised too late to land inside it.
+    least every :data:`_WATCH_POLL` seconds, and a call that ended first receives an
+    exception raised too late to land inside it (:func:`_receive_late`).
     """
 
     def __init__(self) -> None:
@@ -256,19 +256,39 @@ class _ThreadTimer(_Timer):
             self._calls += 1
             number = self._calls
             self._call = (threading.get_ident(), time.monotonic() + seconds, number)
+        caught = False
         try:
             yield
         except ItemTimeout:
+            caught = True
             raise _timed_out(seconds, expired) from None
         finally:
             with self._lock:
                 self._call = None
-                if self._fired == number:  # raised, maybe not delivered yet: take it back
+                late = self._fired == number and not caught
+                if self._fired == number:
                     self._fired = -1
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                        ctypes.c_ulong(threading.get_ident()), None
-                    )
+            if late:
+                _receive_late()
 
+
+def _receive_late() -> None:
+    """Let an exception raised just as its call ended land here, not in the caller's next line.
+
+    A pending exception cannot be taken back safely: clearing it through
+    ``PyThreadState_SetAsyncExc(thread, NULL)`` leaves CPython 3.11's eval breaker set, and
+    under a trace function (coverage, debuggers) the thread then spins at its next call. A
+    loop's backward jump delivers it; one the metric caught and swallowed is waited for no
+    longer than :data:`_LATE_WAIT`.
+    """
+    until = time.monotonic() + _LATE_WAIT
+    with contextlib.suppress(ItemTimeout):
+        while time.monotonic() < until:
+            pass
+
+
+#: Seconds a call that ended as its time ran out waits for the exception raised into it.
+_LATE_WAIT = 0.1
 
 #: Seconds between two looks of the watching thread at the call it times.
 _WATCH_POLL = 0.05
