@@ -165,9 +165,12 @@ def comparison_table(
     from ._terminal import _width_of, safe_text
 
     lower = sorted({c.metric for c in comparisons if not c.higher_is_better})
-    caption = _methods_note(comparisons, mde=True)
-    if lower:
-        caption += f" Lower is better (↓) for {', '.join(lower)}."
+
+    def caption_of(mde: bool) -> str:
+        """The note under a layout: MDE is explained only where its column is shown."""
+        note = _methods_note(comparisons, mde=mde)
+        return note + (f" Lower is better (↓) for {', '.join(lower)}." if lower else "")
+
     shown = list(_walk(comparisons) if groups else ((None, c) for c in comparisons))
     left_out = any(c.n_unpaired for _, c in shown)
 
@@ -183,8 +186,10 @@ def comparison_table(
             text.append(("\n" if below else " ") + interval)
         return text
 
-    def table_of(columns: list[tuple[str, str]]) -> Table:
-        table = Table(caption=safe_text(caption), caption_justify="left", box=box.SIMPLE_HEAD)
+    def table_of(columns: list[tuple[str, str]], mde: bool) -> Table:
+        table = Table(
+            caption=safe_text(caption_of(mde)), caption_justify="left", box=box.SIMPLE_HEAD
+        )
         for name, justify in columns:
             table.add_column(Text(name), justify=justify, no_wrap=True)  # type: ignore[arg-type]
         return table
@@ -193,11 +198,13 @@ def comparison_table(
         [("metric", "left"), ("baseline", "left"), ("candidate", "left"),
          ("difference [interval]", "right"), ("p", "right"), ("adj. p", "right"),
          ("better", "left"), ("pairs", "right"),
-         *([("left out", "right")] if left_out else []), ("MDE", "right")]
+         *([("left out", "right")] if left_out else []), ("MDE", "right")],
+        mde=True,
     )  # fmt: skip
     narrow = table_of(
         [("metric", "left"), ("difference", "right"), ("adj. p", "right"), ("better", "left"),
-         ("pairs", "right")]
+         ("pairs", "right")],
+        mde=False,
     )  # fmt: skip
     for group, c in shown:
         p, adjusted = (_format.format_p(x, none="--") for x in (c.p_value, c.p_adjusted))
@@ -221,7 +228,7 @@ def comparison_table(
         adjusted = _format.format_p(c.p_adjusted, none="--")
         line.append(f"  adj. p {adjusted}  better: {_side(c)}  pairs {c.n_pairs}")
         lines.append(line)
-    lines.append(safe_text(caption))
+    lines.append(safe_text(caption_of(mde=False)))
     return Group(*lines)
 
 

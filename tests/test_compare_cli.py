@@ -141,3 +141,28 @@ def test_forest_plot_has_an_axis_per_metric_and_marks_a_costlier_candidate_worse
     assert "cost: difference (candidate - baseline); ← candidate better (lower is better)" in svg
     assert PLOT_COLOURS["worse"].lower() in svg.lower()
     assert "candidate significantly worse" in svg
+
+
+@pytest.mark.parametrize("width", [200, 100, 60])
+def test_the_note_explains_mde_only_where_its_column_is_shown(width: int) -> None:
+    """The wide layout has the MDE column and explains it; narrower ones drop both."""
+    import io
+
+    from rich.console import Console
+
+    from itemscore._compare_out import comparison_table
+
+    items = [
+        ItemResult(id=str(i), model=m, output="x" if (i + len(m)) % 3 else "y", expected=("x",))
+        for i in range(60)
+        for m in ("model-alpha-long-name", "model-b")
+    ]
+    comparisons = compare(itemscore.score(items, ["exact_match", "token_f1"]))
+    out = io.StringIO()
+    Console(file=out, width=width, color_system=None).print(
+        comparison_table(comparisons, width=width)
+    )
+    text = out.getvalue()
+    has_column = any(line.split()[-1:] == ["MDE"] for line in text.splitlines())
+    assert has_column == (width == 200), text
+    assert ("MDE:" in " ".join(text.split())) == has_column, text
