@@ -688,7 +688,8 @@ def _clustered(
     trials at the t(G-1) quantile, combined by square-and-add. ``scale``: the size of the
     values the differences came from, for telling a zero mean from rounding.
     """
-    from .aggregate import _cluster_se, _t_bounds
+    from ._intervals import _t_bounds
+    from .aggregate import _cluster_se
 
     codes, n_clusters = _stats.cluster_codes(clusters)
     n = diffs.size

@@ -57,12 +57,12 @@ from ._compare import (
     _reduces,
 )
 from ._exceptions import ConfigError, did_you_mean, one_of
+from ._intervals import _t_bounds
 from ._records import EMPTY
 from .aggregate import (
     _check_confidence,
     _check_positive_int,
     _check_seed,
-    _t_bounds,
     cluster_mean,
     cluster_ratio,
     mean,

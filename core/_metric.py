@@ -311,13 +311,14 @@ def default_aggregate(
     """
     from . import aggregate
     from ._columns import ScoreColumn
+    from ._intervals import names
 
     column = scores if isinstance(scores, ScoreColumn) else ScoreColumn.from_scores("", scores)
     clusters = ctx.clusters
     if clusters is not None and all(c is None for c in clusters):
         clusters = None
     if aggregation == "ratio":
-        method = _method_for(ctx.ci_method, aggregate.RATIO_METHODS, "wilson")
+        method = _method_for(ctx.ci_method, names("ratio"), "wilson")
         if clusters is not None:
             successes, scored_clusters = column.scored_outcomes(clusters)
             return aggregate.cluster_ratio(
@@ -327,7 +328,7 @@ def default_aggregate(
         ok, fail = counts[Status.OK], counts[Status.FAIL]
         return aggregate.ratio(ok, ok + fail, method=method, confidence=ctx.confidence)
     values = column.scored_values()
-    method = _method_for(ctx.ci_method, aggregate.MEAN_METHODS, "normal")
+    method = _method_for(ctx.ci_method, names("mean"), "normal")
     if aggregation == "mean" and clusters is not None:
         scored_clusters = column.scored_clusters(clusters)
         return aggregate.cluster_mean(
@@ -338,7 +339,7 @@ def default_aggregate(
             values, method=method, confidence=ctx.confidence, seed=ctx.seed, bounds=bounds
         )
     else:
-        geo_method = method if method in aggregate.GEOMEAN_METHODS else "normal"
+        geo_method = method if method in names("geomean") else "normal"
         estimate = aggregate.geomean(values, method=geo_method, confidence=ctx.confidence)
     return _clipped(estimate, bounds)
 

@@ -46,9 +46,9 @@ def check_ci_method(method: str, name: str = "`ci_method`") -> None:
     Raises:
         ConfigError: no aggregation knows ``method``.
     """
-    from . import aggregate
+    from ._intervals import names
 
-    known = dict.fromkeys((*aggregate.RATIO_METHODS, *aggregate.MEAN_METHODS))
+    known = dict.fromkeys((*names("ratio"), *names("mean")))
     if method not in known:
         raise ConfigError(
             f"{name} ({method!r}) must be one of {one_of(known)}.{did_you_mean(method, known)}"

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from .aggregate import _EPS, _closed_form, _t_bounds, _z
+from ._intervals import _t_bounds, _wilson_score, _z
+from .aggregate import _EPS
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -125,7 +126,7 @@ def is_constant(values: NDArray[np.float64], scale: float) -> bool:
 
 def _wilson(k: float, n: float, confidence: float, z: float | None = None) -> tuple[float, float]:
     quantile = _z(confidence) if z is None else z
-    low, high = _closed_form(k, n, "wilson", quantile, math.sqrt)
+    low, high = _wilson_score(k, n, quantile, math.sqrt)
     p = k / n
     return min(max(low, 0.0), p), max(min(high, 1.0), p)
 

@@ -25,18 +25,19 @@ methods that need a beta or t quantile. Results agree with ``statsmodels`` and `
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
-from collections.abc import Callable, Mapping, Sequence
-from statistics import NormalDist
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
 
-from ._exceptions import ConfigError, did_you_mean, one_of
+from . import _intervals
+from ._exceptions import ConfigError
+from ._intervals import _percentile_bounds, _t_bounds, _wilson_score, _z, level, ratio_bounds
+from ._intervals import check as _check_method
 from ._records import EMPTY, Estimate
 
 if TYPE_CHECKING:
@@ -69,20 +70,13 @@ __all__ = [
     "wilson_bound",
 ]
 
-#: Interval methods of :func:`ratio` and :func:`ratio_interval`; the first is the default.
-RATIO_METHODS: tuple[str, ...] = (
-    "wilson",
-    "normal",
-    "clopper-pearson",
-    "jeffreys",
-    "agresti-coull",
-    "mid-p",
-    "auto",
-)
+#: Interval methods of :func:`ratio` and :func:`ratio_interval` (the table of
+#: :mod:`itemscore._intervals` when the module was imported); the first is the default.
+RATIO_METHODS: tuple[str, ...] = _intervals.names("ratio")
 #: Interval methods of :func:`mean`; the first is the default.
-MEAN_METHODS: tuple[str, ...] = ("normal", "t", "bootstrap", "bca", "auto")
+MEAN_METHODS: tuple[str, ...] = _intervals.names("mean")
 #: Interval methods of :func:`geomean`; the first is the default.
-GEOMEAN_METHODS: tuple[str, ...] = ("normal", "t", "auto")
+GEOMEAN_METHODS: tuple[str, ...] = _intervals.names("geomean")
 
 #: ``auto`` for a proportion: the exact mid-p interval below this many trials...
 AUTO_MIDP_BELOW = 15
@@ -110,13 +104,6 @@ _EPS = float(np.finfo(np.float64).eps)
 
 
 # --------------------------------------------------------------------------- validation
-
-
-def _check_method(method: object, choices: tuple[str, ...]) -> str:
-    if isinstance(method, str) and method in choices:
-        return method
-    hint = did_you_mean(method, choices) if isinstance(method, str) else ""
-    raise ConfigError(f"`method` ({method!r}) must be one of {one_of(choices)}.{hint}")
 
 
 def _check_confidence(confidence: object) -> float:
@@ -181,29 +168,6 @@ def _are(count: int) -> str:
     return "is" if count == 1 else "are"
 
 
-# --------------------------------------------------------------------------- quantiles
-
-
-@functools.lru_cache(maxsize=64)
-def _z(confidence: float) -> float:
-    """The two-sided normal quantile ``z`` with ``P(|Z| <= z) = confidence``.
-
-    ``statistics.NormalDist`` (Wichura's AS 241, relative error below 1e-15 against
-    ``scipy.special.ndtri``) keeps scipy out of the Wilson/Wald/Agresti-Coull path.
-    """
-    return -NormalDist().inv_cdf((1.0 - confidence) / 2.0)
-
-
-def _t_bounds(df: int, confidence: float) -> tuple[float, float]:
-    """Lower and upper t quantiles of a central interval, as ``scipy.stats.t.interval`` does."""
-    from scipy.special import stdtrit
-
-    return (
-        float(stdtrit(df, (1.0 - confidence) / 2.0)),
-        float(stdtrit(df, (1.0 + confidence) / 2.0)),
-    )
-
-
 # --------------------------------------------------------------------------- ratio
 
 
@@ -248,7 +212,7 @@ def ratio(k: int, n: int, method: str = "wilson", confidence: float = 0.95) -> E
         ValueError: ``n`` is negative, or ``k`` is not between 0 and ``n``.
         TypeError: ``k`` or ``n`` is not an integer.
     """
-    method = _check_method(method, RATIO_METHODS)
+    method = _check_method(method, "ratio")
     confidence = _check_confidence(confidence)
     k = _check_count(k, "k")
     n = _check_count(n, "n")
@@ -263,13 +227,7 @@ def ratio(k: int, n: int, method: str = "wilson", confidence: float = 0.95) -> E
     name = method
     if method == "auto":
         method, name = auto_ratio_method(n)
-    if method in _CLOSED_FORMS:
-        low, high = _closed_form(float(k), float(n), method, _z(confidence), math.sqrt)
-    elif method == "mid-p":
-        lows, highs = _midp_bounds(np.asarray(float(k)), np.asarray(float(n)), confidence)
-        low, high = float(lows), float(highs)
-    else:
-        low, high = _beta_bounds(k, n, method, (1.0 - confidence) / 2.0)
+    low, high = ratio_bounds(method)(float(k), float(n), level(confidence))
     low = min(max(low, 0.0), p)
     high = max(min(high, 1.0), p)
     return Estimate(value=p, low=low, high=high, n=n, method=name, confidence=confidence)
@@ -295,67 +253,6 @@ def auto_ratio_method(n: float) -> tuple[str, str]:
     if n < AUTO_WILSON_FROM:
         return "jeffreys", f"jeffreys (auto: n = {shown} < {AUTO_WILSON_FROM})"
     return "wilson", f"wilson (auto: n = {shown} >= {AUTO_WILSON_FROM})"
-
-
-def _midp_bounds(
-    k: NDArray[np.float64], n: NDArray[np.float64], confidence: float
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The exact mid-p interval of ``k`` successes in ``n`` trials, element by element.
-
-    With ``g(p) = P(X > k) + P(X = k)/2`` for ``X ~ Binomial(n, p)`` (increasing in ``p``),
-    the lower end solves ``g(L) = alpha/2`` and the upper end ``g(U) = 1 - alpha/2``; ``L = 0``
-    at ``k = 0`` and ``U = 1`` at ``k = n`` (Lancaster 1961; Agresti and Gottard 2007). The
-    tails are regularized incomplete betas, ``P(X >= j) = I_p(j, n - j + 1)``, which extend to
-    the fractional ``n`` of an effective sample size. Solved by bisection on all elements at
-    once, to the last bit.
-    """
-    from scipy.special import betainc
-
-    alpha = (1.0 - confidence) / 2.0
-    k, n = np.broadcast_arrays(np.asarray(k, np.float64), np.asarray(n, np.float64))
-    at_zero, at_n = k <= 0.0, k >= n
-    # Stand-in shape parameters where a tail is fixed (P(X >= 0) = 1, P(X > n) = 0) keep
-    # betainc's arguments positive.
-    a_least, b_least = np.where(at_zero, 1.0, k), np.where(at_zero, 1.0, n - k + 1.0)
-    a_above, b_above = np.where(at_n, 1.0, k + 1.0), np.where(at_n, 1.0, n - k)
-
-    def g(p: NDArray[np.float64]) -> NDArray[np.float64]:
-        at_least = np.where(at_zero, 1.0, betainc(a_least, b_least, p))
-        above = np.where(at_n, 0.0, betainc(a_above, b_above, p))
-        return np.asarray(0.5 * (at_least + above), np.float64)
-
-    def solve(target: float) -> NDArray[np.float64]:
-        lo = np.zeros(k.shape)
-        hi = np.ones(k.shape)
-        for _ in range(64):
-            mid = 0.5 * (lo + hi)
-            below = g(mid) < target
-            lo = np.where(below, mid, lo)
-            hi = np.where(below, hi, mid)
-        return 0.5 * (lo + hi)
-
-    low = np.where(at_zero, 0.0, solve(alpha))
-    high = np.where(at_n, 1.0, solve(1.0 - alpha))
-    return np.asarray(low, np.float64), np.asarray(high, np.float64)
-
-
-def _beta_bounds(k: int, n: int, method: str, alpha: float) -> tuple[float, float]:
-    """Clopper-Pearson or Jeffreys bounds for one ``(k, n)`` with ``n > 0``.
-
-    ``alpha`` is the probability of each tail, ``(1 - confidence) / 2``: passing the tail
-    itself, not the confidence, keeps a tail of 1e-40 (a t quantile of 2 clusters) exact.
-    """
-    from scipy.special import betaincinv
-
-    # The upper quantile is taken from the mirrored distribution (1 - X ~ Beta(b, a)), which is
-    # as accurate as the complement and works with every scipy the package supports.
-    if method == "clopper-pearson":
-        low = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, alpha))
-        high = 1.0 if k == n else 1.0 - float(betaincinv(n - k, k + 1, alpha))
-    else:
-        low = float(betaincinv(k + 0.5, n - k + 0.5, alpha))
-        high = 1.0 - float(betaincinv(n - k + 0.5, k + 0.5, alpha))
-    return low, high
 
 
 def _as_counts(value: ArrayLike, name: str) -> NDArray[np.float64]:
@@ -398,7 +295,7 @@ def ratio_interval(
             0 and its ``n``.
         TypeError: ``k`` or ``n`` holds values that are not integers.
     """
-    method = _check_method(method, RATIO_METHODS)
+    method = _check_method(method, "ratio")
     confidence = _check_confidence(confidence)
     k_a = _as_counts(k, "k")
     n_a = _as_counts(n, "n")
@@ -429,7 +326,7 @@ def ratio_interval(
     if method == "auto":
         low, high = _auto_bounds_array(k_a, n_s, confidence)
     else:
-        low, high = _bounds_array(k_a, n_s, method, confidence)
+        low, high = ratio_bounds(method, array=True)(k_a, n_s, level(confidence))
     low = np.minimum(np.clip(low, 0.0, 1.0), p)
     high = np.maximum(np.clip(high, 0.0, 1.0), p)
     # np.where (not item assignment) so that scalar inputs give 0-d arrays, not numpy scalars.
@@ -437,20 +334,6 @@ def ratio_interval(
         np.where(empty, np.nan, low).astype(np.float64, copy=False),
         np.where(empty, np.nan, high).astype(np.float64, copy=False),
     )
-
-
-_CLOSED_FORMS = ("wilson", "normal", "agresti-coull")
-
-
-def _bounds_array(
-    k: NDArray[np.float64], n: NDArray[np.float64], method: str, confidence: float
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Unclipped bounds of one method (not ``auto``) over arrays; ``n`` positive."""
-    if method in _CLOSED_FORMS:
-        return _closed_form(k, n, method, _z(confidence), np.sqrt)
-    if method == "mid-p":
-        return _midp_bounds(k, n, confidence)
-    return _beta_bounds_array(k, n, method, (1.0 - confidence) / 2.0)
 
 
 def _auto_bounds_array(
@@ -464,60 +347,9 @@ def _auto_bounds_array(
     for code, method in enumerate(("mid-p", "jeffreys", "wilson")):
         where = choice == code
         if where.any():
-            low[where], high[where] = _bounds_array(k[where], n[where], method, confidence)
+            bounds = ratio_bounds(method, array=True)
+            low[where], high[where] = bounds(k[where], n[where], level(confidence))
     return low, high
-
-
-_Num = TypeVar("_Num", float, "NDArray[np.float64]")
-
-
-def _closed_form(
-    k: _Num, n: _Num, method: str, z: float, sqrt: Callable[[_Num], _Num]
-) -> tuple[_Num, _Num]:
-    """Wilson, Wald or Agresti-Coull bounds, unclipped, for scalars or arrays alike.
-
-    One formula serves :func:`ratio` (with ``math.sqrt``) and :func:`ratio_interval` (with
-    ``np.sqrt``), so the two can never disagree. ``n`` must be positive. ``z`` is the
-    quantile itself (normal, or Student t for clusters), never a confidence level: turning a
-    t quantile into a normal level loses it to rounding (12.7 for 2 clusters is a level of
-    1 - 6e-37, which is 1.0 in floating point).
-    """
-    z2 = z * z
-    if method == "wilson":
-        p = k / n
-        denom = 1.0 + z2 / n
-        center = (p + z2 / (2.0 * n)) / denom
-        dist = z * sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
-        return center - dist, center + dist
-    if method == "normal":
-        p = k / n
-        dist = z * sqrt(p * (1.0 - p) / n)
-        return p - dist, p + dist
-    n_c = n + z2  # agresti-coull: Wald around the shifted share, with z² more trials
-    p_c = (k + z2 / 2.0) / n_c
-    dist = z * sqrt(p_c * (1.0 - p_c) / n_c)
-    return p_c - dist, p_c + dist
-
-
-def _beta_bounds_array(
-    k: NDArray[np.float64], n: NDArray[np.float64], method: str, alpha: float
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """:func:`_beta_bounds` over arrays; ``alpha`` is the probability of each tail."""
-    from scipy.special import betaincinv
-
-    if method == "clopper-pearson":
-        at_zero = k == 0
-        at_n = k == n
-        # Stand-in shape parameters where a beta quantile is undefined (a = 0 or b = 0); the
-        # bound there is fixed to 0 or 1 afterwards, as statsmodels does.
-        low = betaincinv(np.where(at_zero, 1.0, k), n - k + 1.0, alpha)
-        high = 1.0 - betaincinv(np.where(at_n, 1.0, n - k), k + 1.0, alpha)
-        low = np.where(at_zero, 0.0, low)
-        high = np.where(at_n, 1.0, high)
-    else:
-        low = betaincinv(k + 0.5, n - k + 0.5, alpha)
-        high = 1.0 - betaincinv(n - k + 0.5, k + 0.5, alpha)
-    return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
 
 
 # --------------------------------------------------------------------------- means
@@ -578,7 +410,7 @@ def mean(
         ValueError: ``values`` is not one-dimensional or holds NaN or infinity.
         TypeError: ``values`` does not hold numbers.
     """
-    method = _check_method(method, MEAN_METHODS)
+    method = _check_method(method, "mean")
     confidence = _check_confidence(confidence)
     seed = _check_seed(seed)
     n_resamples = _check_positive_int(n_resamples, "n_resamples")
@@ -597,16 +429,15 @@ def mean(
         method, name = _auto_mean_method(m, sd, n, checked_bounds)
     if n == 1:
         return Estimate(value=m, n=1, method=name, confidence=confidence)
-    if method in ("bootstrap", "bca"):
+    entry = _intervals.METHODS[method]
+    low: float | None
+    high: float | None
+    if entry.bootstrap is not None:
         scale = _scale_of(x)
         means = _bootstrap_means(x / scale, n_resamples, seed) * scale
-        low, high = (
-            _bca_interval(x, m, means, confidence)
-            if method == "bca"
-            else percentile_interval(means, confidence)
-        )
+        low, high = entry.bootstrap(x, m, means, confidence)
     else:
-        low, high = _normal_or_t(m, sd / math.sqrt(n), n, method, confidence)
+        low, high = _spread_bounds(m, sd / math.sqrt(n), n, method, confidence)
     if checked_bounds is not None and low is not None and high is not None:
         low, high = max(low, checked_bounds[0]), min(high, checked_bounds[1])
     return Estimate(value=m, low=low, high=high, n=n, method=name, confidence=confidence)
@@ -634,39 +465,6 @@ def _auto_mean_method(
         if room < AUTO_BOUND_SES * se:
             return "bca", f"bca (auto: mean within {AUTO_BOUND_SES:g} se of a bound)"
     return "t", f"t (auto: n = {n} >= {AUTO_T_FROM})"
-
-
-def _bca_interval(
-    x: NDArray[np.float64], m: float, means: NDArray[np.float64], confidence: float
-) -> tuple[float, float]:
-    """The BCa interval of the mean from its bootstrap ``means`` (Efron 1987).
-
-    As ``scipy.stats.bootstrap(method="BCa")``: the bias correction ``z0 = Φ⁻¹(share of
-    resampled means below m, ties counting half)``, the acceleration
-    ``a = Σ d³ / (6 (Σ d²)^1.5)`` from the jackknife means' deviations ``d`` from their mean,
-    and the percentiles ``Φ(z0 + (z0 + z)/(1 - a(z0 + z)))`` of the resampled means for
-    ``z = ±Φ⁻¹(1 - alpha/2)``. When every resampled mean is on one side of ``m`` (``z0``
-    infinite) the interval is the range of the resampled means and ``m``.
-    """
-    from scipy.special import ndtr, ndtri
-
-    b = means.size
-    share = (np.count_nonzero(means < m) + np.count_nonzero(means <= m)) / (2.0 * b)
-    if not 0.0 < share < 1.0:
-        return min(float(means.min()), m), max(float(means.max()), m)
-    z0 = float(ndtri(share))
-    n = x.size
-    jack = (float(np.sum(x)) - x) / (n - 1)
-    d = jack.mean() - jack
-    ss = float(np.dot(d, d))
-    accel = float(np.sum(d**3)) / (6.0 * ss**1.5) if ss > 0.0 else 0.0
-    z = float(ndtri((1.0 - confidence) / 2.0))
-    tails = []
-    for quantile in (z, -z):
-        shifted = z0 + quantile
-        tails.append(float(ndtr(z0 + shifted / (1.0 - accel * shifted))))
-    low, high = np.percentile(means, [100.0 * tails[0], 100.0 * tails[1]])
-    return float(low), float(high)
 
 
 def wilson_bound(
@@ -759,7 +557,7 @@ def _wilson_bound(
     width = hi - lo
     p = min(max((m - lo) / width, 0.0), 1.0)
     quantile = _z(confidence) if z is None else z
-    low, high = _closed_form(p * n_eff, n_eff, "wilson", quantile, math.sqrt)
+    low, high = _wilson_score(p * n_eff, n_eff, quantile, math.sqrt)
     low, high = min(max(low, 0.0), p), max(min(high, 1.0), p)
     return Estimate(
         value=m,
@@ -772,14 +570,14 @@ def _wilson_bound(
     )
 
 
-def _normal_or_t(
+def _spread_bounds(
     m: float, se: float, n: int, method: str, confidence: float
 ) -> tuple[float, float]:
-    if method == "t":
-        t_low, t_high = _t_bounds(n - 1, confidence)
-        return m + t_low * se, m + t_high * se
-    z = _z(confidence)
-    return m - z * se, m + z * se
+    """``m + q·se`` for the quantiles ``q`` of a spread method (normal, t) of the table."""
+    quantiles = _intervals.METHODS[method].spread
+    assert quantiles is not None  # checked: a mean or geomean method without a bootstrap
+    q_low, q_high = quantiles(n, confidence)
+    return m + q_low * se, m + q_high * se
 
 
 def _bootstrap_means(x: NDArray[np.float64], n_resamples: int, seed: int) -> NDArray[np.float64]:
@@ -829,7 +627,7 @@ def geomean(
             that is zero or negative (the message says how many, and the first).
         TypeError: ``values`` does not hold numbers.
     """
-    method = _check_method(method, GEOMEAN_METHODS)
+    method = _check_method(method, "geomean")
     confidence = _check_confidence(confidence)
     name = method
     if method == "auto":
@@ -850,7 +648,7 @@ def geomean(
     if n == 1:
         return Estimate(value=value, n=1, method=name, confidence=confidence)
     se = float(np.std(logs, ddof=1)) / math.sqrt(n)
-    log_low, log_high = _normal_or_t(m, se, n, method, confidence)
+    log_low, log_high = _spread_bounds(m, se, n, method, confidence)
     return Estimate(
         value=value,
         low=math.exp(log_low),
@@ -1085,7 +883,7 @@ def cluster_ratio(
         ConfigError: ``method`` or ``confidence`` is not valid (a ``ValueError``).
         ValueError: a value is not 0 or 1, or ``clusters`` has another length.
     """
-    method = _check_method(method, RATIO_METHODS)
+    method = _check_method(method, "ratio")
     confidence = _check_confidence(confidence)
     x = _as_values(np.asarray(successes, dtype=np.float64))
     bad = np.flatnonzero((x != 0.0) & (x != 1.0))
@@ -1109,14 +907,8 @@ def cluster_ratio(
     if method == "auto":
         method, auto_name = auto_ratio_method(n_eff)
         name = f"{method}-cluster{auto_name[len(method) :]}"
-    if method in _CLOSED_FORMS:
-        low, high = _closed_form(p * n_eff, n_eff, method, z, math.sqrt)
-    elif method == "mid-p":
-        lows, highs = _midp_bounds(np.asarray(p * n_eff), np.asarray(n_eff), 1.0 - 2.0 * tail)
-        low, high = float(lows), float(highs)
-    else:
-        lows, highs = _beta_bounds_array(np.asarray(p * n_eff), np.asarray(n_eff), method, tail)
-        low, high = float(lows), float(highs)
+    # The t(G-1) quantile for the closed forms, its normal tail for the beta quantiles.
+    low, high = ratio_bounds(method)(p * n_eff, n_eff, _intervals.Level(1.0 - 2.0 * tail, z, tail))
     low = min(max(low, 0.0), p)
     high = max(min(high, 1.0), p)
     if not spread:
@@ -1343,9 +1135,7 @@ def percentile_interval(
     values = values[~np.isnan(values)]
     if values.size == 0:
         return None, None
-    alpha = (1.0 - confidence) / 2.0
-    low, high = np.percentile(values, [100.0 * alpha, 100.0 * (1.0 - alpha)])
-    return float(low), float(high)
+    return _percentile_bounds(values, confidence)
 
 
 # --------------------------------------------------------------------------- coverage receipts
@@ -1451,7 +1241,7 @@ def ratio_coverage(
         ConfigError: ``method`` or ``confidence`` is not valid, or ``n`` is below 1.
         ValueError: a ``p`` lies outside [0, 1].
     """
-    method = _check_method(method, RATIO_METHODS)
+    method = _check_method(method, "ratio")
     confidence = _check_confidence(confidence)
     n = _check_positive_int(n, "n")
     shares = np.asarray(p, dtype=np.float64)
@@ -1477,7 +1267,7 @@ def ratio_coverage_min(
     then falls in ``p``, so its infimum over the range is at a jump (approached from either
     side) or at an end: all of those are evaluated, none is missed.
     """
-    method = _check_method(method, RATIO_METHODS)
+    method = _check_method(method, "ratio")
     confidence = _check_confidence(confidence)
     n = _check_positive_int(n, "n")
     if method == "auto":
@@ -1511,13 +1301,14 @@ def _simulated_intervals(
     sd = samples.std(axis=1, ddof=1) if n > 1 else np.zeros(rows)
     constant = np.all(samples == samples[:, :1], axis=1)
     sd = np.where(constant, 0.0, sd)
-    if method in ("normal", "t"):
+    rows_bounds = _intervals.METHODS[method].bootstrap_rows
+    if rows_bounds is None:
         return _bounded_intervals(m, sd, constant, n, method, confidence, bounds)
     inner = COVERAGE_INNER_RESAMPLES
     picks = rng.integers(0, n, size=(rows, inner, n))
     draws = np.take_along_axis(samples, picks.reshape(rows, -1), axis=1)
     boot = draws.reshape(rows, inner, n).mean(axis=2)
-    low, high = _bootstrap_rows(samples, m, boot, method, confidence)
+    low, high = rows_bounds(samples, m, boot, confidence)
     return _bounded(low, high, m, constant, n, confidence, bounds)
 
 
@@ -1557,11 +1348,9 @@ def _bounded_intervals(
     bounds: tuple[float, float] | None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Normal or t intervals of samples of ``n`` with means ``m`` and deviations ``sd``."""
-    if method == "t":
-        t_low, t_high = _t_bounds(n - 1, confidence)
-    else:
-        t_high = _z(confidence)
-        t_low = -t_high
+    quantiles = _intervals.METHODS[method].spread
+    assert quantiles is not None  # the caller took this path for a spread method
+    t_low, t_high = quantiles(n, confidence)
     se = sd / math.sqrt(n)
     return _bounded(m + t_low * se, m + t_high * se, m, constant, n, confidence, bounds)
 
@@ -1581,57 +1370,11 @@ def _bounded(
         if constant.any():
             lo, hi = bounds
             share = np.clip((m[constant] - lo) / (hi - lo), 0.0, 1.0)
-            w_low, w_high = _closed_form(share * n, np.full(share.shape, float(n)), "wilson",
-                                         _z(confidence), np.sqrt)  # fmt: skip
+            w_low, w_high = _wilson_score(
+                share * n, np.full(share.shape, float(n)), _z(confidence), np.sqrt
+            )
             low[constant] = lo + np.minimum(np.clip(w_low, 0.0, 1.0), share) * (hi - lo)
             high[constant] = lo + np.maximum(np.clip(w_high, 0.0, 1.0), share) * (hi - lo)
-    return low, high
-
-
-def _bootstrap_rows(
-    samples: NDArray[np.float64],
-    m: NDArray[np.float64],
-    boot: NDArray[np.float64],
-    method: str,
-    confidence: float,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Percentile or BCa intervals of many samples at once (:func:`_bca_interval` per row).
-
-    ``boot[r]`` holds the bootstrap means of ``samples[r]``, whose own mean is ``m[r]``.
-    """
-    from scipy.special import ndtr, ndtri
-
-    rows, b = boot.shape
-    alpha = (1.0 - confidence) / 2.0
-    tails = np.tile([alpha, 1.0 - alpha], (rows, 1))
-    degenerate = np.zeros(rows, dtype=bool)
-    if method == "bca":
-        n = samples.shape[1]
-        below = np.count_nonzero(boot < m[:, None], axis=1)
-        at_most = np.count_nonzero(boot <= m[:, None], axis=1)
-        share = (below + at_most) / (2.0 * b)
-        degenerate = (share <= 0.0) | (share >= 1.0)
-        z0 = ndtri(np.clip(share, 1e-300, 1.0 - 1e-16))
-        jack = (samples.sum(axis=1, keepdims=True) - samples) / (n - 1)
-        d = jack.mean(axis=1, keepdims=True) - jack
-        ss = np.sum(d * d, axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            accel = np.where(ss > 0.0, np.sum(d**3, axis=1) / (6.0 * ss**1.5), 0.0)
-        z = float(ndtri(alpha))
-        for column, quantile in enumerate((z, -z)):
-            shifted = z0 + quantile
-            tails[:, column] = ndtr(z0 + shifted / (1.0 - accel * shifted))
-    ordered = np.sort(boot, axis=1)
-    # numpy's linear percentile, row by row: the value at rank q·(B - 1), interpolated.
-    rank = tails * (b - 1)
-    below_rank = np.clip(np.floor(rank).astype(np.intp), 0, b - 1)
-    above_rank = np.clip(below_rank + 1, 0, b - 1)
-    weight = rank - below_rank
-    lower = np.take_along_axis(ordered, below_rank, axis=1)
-    upper = np.take_along_axis(ordered, above_rank, axis=1)
-    bounds = lower + weight * (upper - lower)
-    low = np.where(degenerate, np.minimum(ordered[:, 0], m), bounds[:, 0])
-    high = np.where(degenerate, np.maximum(ordered[:, -1], m), bounds[:, 1])
     return low, high
 
 
@@ -1666,7 +1409,7 @@ def mean_coverage(
         ConfigError: ``method``, ``confidence`` or ``bounds`` is not valid, or ``values``
             holds fewer than two values.
     """
-    method = _check_method(method, MEAN_METHODS)
+    method = _check_method(method, "mean")
     confidence = _check_confidence(confidence)
     checked = _check_bounds(bounds)
     seed = _check_seed(seed)
@@ -1687,8 +1430,9 @@ def mean_coverage(
         samples = y[rng.integers(0, n, size=(rows, n))]
         return _simulated_intervals(samples, method, confidence, bounds_y, rng)
 
-    per_draw = n * (COVERAGE_INNER_RESAMPLES + 1 if method in ("bootstrap", "bca") else 1)
-    if method in ("normal", "t"):
+    resampled = _intervals.METHODS[method].bootstrap is not None
+    per_draw = n * (COVERAGE_INNER_RESAMPLES + 1 if resampled else 1)
+    if not resampled:
         distinct, counts = np.unique(y, return_counts=True)
         if distinct.size * _COUNTED_ADVANTAGE <= n:
             # Drawing n values with replacement and counting each distinct one is one
@@ -1751,7 +1495,7 @@ def coverage_receipt(
         return {}
     method = _base_method(estimate.method)
     if kind == "ratio":
-        if method not in RATIO_METHODS:
+        if method not in _intervals.names("ratio"):
             return {}
         n = estimate.n
         if not 0.0 <= estimate.value <= 1.0:  # not a share (a custom mean's interval)
@@ -1771,7 +1515,7 @@ def coverage_receipt(
     if kind not in ("mean", "geomean") or values is None:
         return {}
     x = _as_values(values)
-    if x.size < 2 or method not in MEAN_METHODS:
+    if x.size < 2 or method not in _intervals.names("mean"):
         return {}
     if kind == "geomean":
         if bool(np.any(x <= 0)):
@@ -1780,7 +1524,7 @@ def coverage_receipt(
     elif bounds is not None and (x.min() < bounds[0] or x.max() > bounds[1]):
         x = np.clip(x, *bounds)  # values outside would have failed the mean itself
     coverage, reps = mean_coverage(x, method, estimate.confidence, bounds=bounds, seed=seed)
-    _, high = _closed_form(coverage * reps, float(reps), "wilson", _z(0.95), math.sqrt)
+    _, high = _wilson_score(coverage * reps, float(reps), _z(0.95), math.sqrt)
     return {
         "coverage": coverage,
         "coverage_high": min(max(high, coverage), 1.0),

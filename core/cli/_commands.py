@@ -19,6 +19,7 @@ import attrs
 import click
 
 from itemscore._exceptions import ConfigError
+from itemscore._intervals import names
 from itemscore._spec import MetricSpec
 from itemscore.cli import CONTEXT
 from itemscore.inputs import FORMATS, ROLES
@@ -359,6 +360,24 @@ def _out_options(func: Any) -> Any:
     return func
 
 
+def _ci_help() -> str:
+    """The help of ``--ci``: the methods of the table of interval methods, by kind."""
+    ratios, means = (", ".join(names(kind)[:-1]) for kind in ("ratio", "mean"))
+    return (
+        "Interval method: auto (by kind and n, the reason recorded), or "
+        f"{ratios} (ratios); {means} (means). A metric that cannot use it keeps its own, "
+        "with a warning."
+    )
+
+
+class _CiOption(click.Option):
+    """``--ci``, whose help lists the interval methods of the table when it is shown."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.help = _ci_help()
+        return super().get_help_record(ctx)
+
+
 def _stat_options(func: Any) -> Any:
     for option in reversed(
         [
@@ -366,10 +385,7 @@ def _stat_options(func: Any) -> Any:
                 "--ci",
                 "ci_method",
                 metavar="METHOD",
-                help="Interval method: auto (by kind and n, the reason recorded), or wilson, "
-                "normal, clopper-pearson, jeffreys, agresti-coull, mid-p (ratios); normal, t, "
-                "bootstrap, bca (means). A metric that cannot use it keeps its own, with a "
-                "warning.",
+                cls=_CiOption,
             ),
             click.option(
                 "--confidence",

@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from .._intervals import METHODS
+
 __all__ = [
     "MAX_DECIMALS",
     "axis_label",
@@ -162,17 +164,11 @@ def axis_label(name: str, higher_is_better: bool, unit: str | None = None) -> st
     return f"{shown}, {direction(higher_is_better)}"
 
 
-#: How tables name the interval methods.
-_METHOD_NAMES: dict[str, str] = {
-    "wilson": "Wilson",
-    "clopper-pearson": "Clopper-Pearson",
-    "normal": "normal",
-    "t": "t",
-    "bootstrap": "bootstrap",
-    "none": "no interval",
-}
-
-
 def method_name(method: str) -> str:
-    """How tables name an interval method: ``Wilson``, ``t``, ``bootstrap``..."""
-    return _METHOD_NAMES.get(method, method)
+    """How tables name an interval method: ``Wilson``, ``t``, ``bootstrap``...
+
+    The display name of the method's entry in :data:`itemscore._intervals.METHODS`;
+    ``"none"`` (no interval) and names that are no entry are shown as they are recorded.
+    """
+    entry = METHODS.get(method)
+    return "no interval" if method == "none" else method if entry is None else entry.display

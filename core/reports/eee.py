@@ -67,6 +67,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .._intervals import METHODS
 from .._records import ItemResult, Measurement
 from .._result import RunResult
 from ._files import open_report
@@ -266,9 +267,8 @@ def _aggregation(measurement: Measurement) -> str:
     kind = getattr(measurement, "aggregation", None)
     if isinstance(kind, str):
         return kind
-    if measurement.ci_method in ("wilson", "wald", "clopper-pearson", "agresti-coull", "jeffreys"):
-        return "ratio"
-    return "mean" if measurement.ci_method in ("normal", "t", "bootstrap") else "custom"
+    kinds = getattr(METHODS.get(measurement.ci_method), "kinds", ())
+    return "mean" if "mean" in kinds else "ratio" if kinds else "custom"
 
 
 def _uncertainty(measurement: Measurement, items: Sequence[ItemResult]) -> dict[str, Any]:
