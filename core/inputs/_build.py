@@ -47,6 +47,10 @@ def collector_paused() -> Iterator[None]:
     (``benchmarks/bench_readers.py``); scoring a file a quarter more
     (``benchmarks/bench_pipeline.py``). One chunk at a time: what a chunk leaves in cycles is
     collected when the collector runs again.
+
+    Kept because it pays: without it, ``itemscore score`` of the 1M-line QA file with three
+    metrics took 17.8 s instead of 13.4 s (+33% wall, +32% CPU), and 22.6 s instead of 18.7 s
+    with every report (+21%), at the same peak memory (medians of three alternating pairs).
     """
     enabled = gc.isenabled()
     gc.disable()
