@@ -15,7 +15,7 @@ values, reasons and extras made into Python objects only when first read.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
 
 import numpy as np
@@ -51,32 +51,7 @@ SCORE_TYPE = pa.struct(
 )
 
 
-def _encoder() -> Callable[[Any], str]:
-    """``JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False).encode``.
-
-    For a mapping, ``encode`` builds the C encoder anew on every call, a third of the cost of
-    encoding a small ``extra``; the same encoder, built once, gives the same text.
-    """
-    encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False)
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return encoder.encode
-    try:
-        once = make(
-            None, encoder.default, json.encoder.encode_basestring, None,
-            encoder.key_separator, encoder.item_separator, False, False, False,
-        )  # fmt: skip
-    except TypeError:  # another signature: the public way
-        return encoder.encode
-    join = "".join
-
-    def encode(extra: Any) -> str:
-        return join(once(extra, 0))
-
-    return encode
-
-
-_encode = _encoder()
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False).encode
 
 
 def _extra_text(extra: Mapping[str, Any]) -> str:

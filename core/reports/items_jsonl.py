@@ -29,17 +29,6 @@ FILENAME = "items.jsonl"
 _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False).encode
 
 
-def _refuse(value: Any) -> Any:
-    raise TypeError(type(value).__name__)
-
-
-# The C encoder, made once: JSONEncoder.encode builds a new one on every call.
-_c_encoder = getattr(json.encoder, "c_make_encoder", None)
-_c_encode = (
-    _c_encoder(None, _refuse, json.encoder.encode_basestring, None, ": ", ", ", False, False, False)
-    if _c_encoder is not None
-    else None
-)
 _string = json.encoder.encode_basestring  # C accelerated
 _plain_scores: dict[tuple[int, float | None], str] = {}
 
@@ -47,10 +36,7 @@ _plain_scores: dict[tuple[int, float | None], str] = {}
 def _mapping(data: Mapping[str, Any]) -> str:
     """JSON for a metadata or extra mapping, as :func:`json_safe` would make it."""
     try:
-        plain = data if type(data) is dict else dict(data)
-        if _c_encode is not None:
-            return "".join(_c_encode(plain, 0))
-        return _encode(plain)
+        return _encode(data if type(data) is dict else dict(data))
     except (TypeError, ValueError):  # numpy scalars, NaN, keys of other types
         return _encode(json_safe(data))
 
