@@ -54,6 +54,6 @@ def test_values_json_cannot_write_fall_back_to_safe_forms() -> None:
     ]
 
 
-def test_one_shared_mapping_is_encoded_once_and_equally() -> None:
+def test_one_shared_mapping_is_encoded_equally_each_time() -> None:
     shared = {"matched": "Paris"}
     assert encode_extras([shared, shared, {}, None]) == ['{"matched": "Paris"}'] * 2 + [None] * 2

@@ -62,26 +62,8 @@ def _extra_text(extra: Mapping[str, Any]) -> str:
 
 
 def encode_extras(extras: Sequence[Mapping[str, Any] | None]) -> list[str | None]:
-    """Each ``extra`` as JSON text (``None`` when empty); equal objects are encoded once.
-
-    Metrics share one mapping between equal verdicts, so an identity memo saves most of the
-    encoding on repetitive data.
-    """
-    memo: dict[int, str] = {}
-    keep: list[Any] = []  # holds every memoised object alive, so its id cannot be reused
-    out: list[str | None] = []
-    add = out.append
-    for extra in extras:
-        if not extra:
-            add(None)
-            continue
-        key = id(extra)
-        text = memo.get(key)
-        if text is None:
-            text = memo[key] = _extra_text(extra)
-            keep.append(extra)
-        add(text)
-    return out
+    """Each ``extra`` as JSON text (``None`` when empty)."""
+    return [_extra_text(extra) if extra else None for extra in extras]
 
 
 def to_arrow(column: ScoreColumn | Sequence[ItemScore], *, extras: bool = True) -> pa.StructArray:
