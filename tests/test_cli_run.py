@@ -346,32 +346,6 @@ def test_the_command_line_reads_with_the_system_allocator_unless_one_is_named(
     assert last_stderr_line(code, env) == used
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's setting")
-@pytest.mark.parametrize(("named", "used"), [(None, "1048576"), ("262144", "262144")])
-def test_the_command_line_fixes_glibcs_mmap_threshold_unless_one_is_named(
-    named: str | None, used: str
-) -> None:
-    """The threshold is set in the process and passed on to the workers it starts."""
-    env = {k: v for k, v in os.environ.items() if k != "MALLOC_MMAP_THRESHOLD_"}
-    if named is not None:
-        env["MALLOC_MMAP_THRESHOLD_"] = named
-    code = (
-        "import os, sys\n"
-        "from itemscore.cli import _memory\n"
-        "calls = []\n"
-        "class Libc:\n"
-        "    class mallopt:\n"
-        "        def __new__(cls, *args): calls.append(args)\n"
-        "_memory.ctypes.CDLL = lambda name: Libc\n"
-        "from itemscore.cli._app import main\n"
-        "try:\n    main(['metrics', '--json'])\nexcept SystemExit:\n    pass\n"
-        "print(os.environ['MALLOC_MMAP_THRESHOLD_'], calls, file=sys.stderr)\n"
-    )
-    value, calls = last_stderr_line(code, env).split(" ", 1)
-    assert value == used
-    assert calls == ("[(-3, 1048576)]" if named is None else "[]")
-
-
 @pytest.mark.parametrize("command", ["score", "rescore"])
 def test_a_command_line_run_leaves_pandas_unimported_until_asked(
     tmp_path: Path, command: str
