@@ -58,6 +58,10 @@ def arrow_without_pandas() -> None:
 
     Called before a run reads its data (and so before any worker starts, which inherits the
     answer). Nothing happens in a caller's process, or when pandas is already imported.
+
+    Kept because it pays: without it, ``itemscore score`` of the 1M-line QA file with three
+    metrics peaks at 303 MB instead of 270 MB (+12%), and at 334 MB instead of 301 MB with
+    every report (+11%), at the same speed (two alternating pairs).
     """
     if not _settled or "pandas" in sys.modules:
         return
