@@ -9,6 +9,10 @@ one shared array of its type, made once: the same type and values, no buffer of 
 A slice pickles its whole buffers, so whatever pickles such columns (a score column does)
 goes through :func:`to_ipc`, which writes only the rows a slice holds. The driver makes its
 columns lean as it receives them; a worker's own columns stay plain, since they are pickled.
+
+Kept because it pays: with :func:`lean` returning its input unchanged, ``itemscore score`` of
+the 1M-line QA file with three metrics peaks at 302 MB instead of 268 MB (+13%), and at 339 MB
+instead of 300 MB with every report (+13%), at the same speed (two alternating pairs).
 """
 
 from __future__ import annotations
