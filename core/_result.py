@@ -24,6 +24,7 @@ from ._serialize import (
     json_safe,
     measurement_from_dict,
     measurement_to_dict,
+    read_document,
 )
 from ._settings import RunSettings
 from .engine._table import RunTable, ScoredItems
@@ -299,17 +300,7 @@ class RunResult:
             OSError: the file cannot be read.
         """
         path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ResultsFormatError.at(
-                str(path), exc.lineno, exc.colno, f"not valid JSON ({exc.msg})."
-            ) from None
-        except UnicodeDecodeError as exc:
-            raise ResultsFormatError(
-                f"{path}: not UTF-8 text (byte {exc.start}); is it a results.json?"
-            ) from None
-        check_schema(data, str(path))
+        data = read_document(path)
         table = resolve_table(data, path)
         if table is None:
             return cls.from_dict(resolve_items(data, path), source=str(path))

@@ -6,8 +6,10 @@ The shapes are stable: a saved ``results.json`` carries a schema name and versio
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ._exceptions import ResultsFormatError
@@ -16,11 +18,13 @@ from ._records import ItemResult, ItemScore, Measurement, Status
 __all__ = [
     "SCHEMA",
     "SCHEMA_VERSION",
+    "check_schema",
     "item_from_dict",
     "item_to_dict",
     "json_safe",
     "measurement_from_dict",
     "measurement_to_dict",
+    "read_document",
     "score_from_dict",
     "score_to_dict",
 ]
@@ -184,3 +188,25 @@ def check_schema(data: Any, source: str) -> None:
             f"{source} has results schema version {version!r}; this itemscore reads versions "
             f"up to {SCHEMA_VERSION}. Upgrade itemscore to read it."
         )
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    """The results document at ``path``, checked to be one this version can read.
+
+    Raises:
+        ResultsFormatError: not valid JSON, not UTF-8, or not a results document
+            (:func:`check_schema`).
+        OSError: the file cannot be read.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ResultsFormatError.at(
+            str(path), exc.lineno, exc.colno, f"not valid JSON ({exc.msg})."
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ResultsFormatError(
+            f"{path}: not UTF-8 text (byte {exc.start}); is it a results.json?"
+        ) from None
+    check_schema(data, str(path))
+    return data  # type: ignore[no-any-return] # check_schema: a JSON object

@@ -32,9 +32,9 @@ from typing import Any
 
 import attrs
 
-from .._exceptions import ConfigError, ResultsFormatError
+from .._exceptions import ConfigError
 from .._result import RunResult
-from .._serialize import check_schema
+from .._serialize import read_document
 from ..engine._table import RunTable, ScoredItems
 from ..reports._text import printable
 from ._query import ItemIndex
@@ -328,22 +328,6 @@ def _headlines(by_model: Any) -> list[Headline]:
     return out
 
 
-def _document(path: Path) -> dict[str, Any]:
-    """The results document at ``path``, checked to be one (as ``load_json`` checks it)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ResultsFormatError.at(
-            str(path), exc.lineno, exc.colno, f"not valid JSON ({exc.msg})."
-        ) from None
-    except UnicodeDecodeError as exc:
-        raise ResultsFormatError(
-            f"{path}: not UTF-8 text (byte {exc.start}); is it a results.json?"
-        ) from None
-    check_schema(data, str(path))
-    return data  # type: ignore[no-any-return] # check_schema: a JSON object
-
-
 class Runs:
     """The viewer's runs: found again for each listing, read when changed, loaded on demand."""
 
@@ -406,7 +390,7 @@ class Runs:
             if cached is not None and cached[0] == stamp and cached[1].store.fresh():
                 self._loaded.move_to_end(run.token)
                 return cached[1]
-        data = _document(run.results)
+        data = read_document(run.results)
         store = ItemStore.open(data, run.results)
         if store is None:
             whole = RunResult.load_json(run.results)
