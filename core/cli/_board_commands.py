@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -16,6 +16,34 @@ if TYPE_CHECKING:
     from itemscore._leaderboard import Leaderboard, LeaderboardRow
 
 __all__ = ["arena_command", "leaderboard_command", "leaderboard_table", "ranked_table"]
+
+#: A click command, or the function it is made from.
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _ranking_options(*, seed: str) -> Callable[[F], F]:
+    """``--confidence``, ``--method`` and ``--seed``, which both rankings take."""
+
+    def add(command: F) -> F:
+        for option in reversed((
+            click.option(
+                "--confidence", default=0.95, show_default=True, type=float,
+                help="Confidence level of the intervals and rank ranges.",
+            ),
+            click.option(
+                "--method", type=click.Choice(["max-t", "none"]), default="max-t",
+                show_default=True,
+                help="max-t: rank ranges hold for every model at once; none: pair by pair "
+                "(pointwise).",
+            ),
+            click.option(
+                "--seed", default=0, show_default=True, type=click.IntRange(min=0), help=seed
+            ),
+        )):  # fmt: skip
+            command = option(command)
+        return command
+
+    return add
 
 
 def _load(path: Path) -> Any:
@@ -159,18 +187,7 @@ def leaderboard_table(board: Leaderboard, *, width: int = 120) -> Any:
     "-m", "--metric", "label", required=True, metavar="LABEL",
     help="The metric label to rank on (a share of right answers or a mean over questions).",
 )  # fmt: skip
-@click.option(
-    "--confidence", default=0.95, show_default=True, type=float,
-    help="Confidence level of the intervals and rank ranges.",
-)  # fmt: skip
-@click.option(
-    "--method", type=click.Choice(["max-t", "none"]), default="max-t", show_default=True,
-    help="max-t: rank ranges hold for every model at once; none: pair by pair (pointwise).",
-)  # fmt: skip
-@click.option(
-    "--seed", default=0, show_default=True, type=click.IntRange(min=0),
-    help="Seed of the max-t bootstrap.",
-)  # fmt: skip
+@_ranking_options(seed="Seed of the max-t bootstrap.")
 @click.option(
     "--allow-different-inputs", is_flag=True,
     help="Pair items by id even when their input or expected differs between models.",
@@ -286,18 +303,7 @@ def arena_texts(arena: Any) -> dict[str, bytes]:
     "--map", "maps", multiple=True, metavar="ROLE=COLUMN",
     help=f"Read a role from another column (roles: {', '.join(_ARENA_ROLES)}).",
 )  # fmt: skip
-@click.option(
-    "--confidence", default=0.95, show_default=True, type=float,
-    help="Confidence level of the intervals and rank ranges.",
-)  # fmt: skip
-@click.option(
-    "--method", type=click.Choice(["max-t", "none"]), default="max-t", show_default=True,
-    help="max-t: rank ranges hold for every model at once; none: pair by pair (pointwise).",
-)  # fmt: skip
-@click.option(
-    "--seed", default=0, show_default=True, type=click.IntRange(min=0),
-    help="Seed of the bootstrap.",
-)  # fmt: skip
+@_ranking_options(seed="Seed of the bootstrap.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ratings as a JSON list.")
 @click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path),
