@@ -82,9 +82,22 @@ def _with_every_key(items: list[ItemResult]) -> list[ItemResult]:
     keys: dict[str, None] = {}
     for item in items:
         keys.update(dict.fromkeys(item.metadata))
+    # The documented rule for numbers: a field of numbers holding a whole number beyond 64 bits
+    # is a field of doubles, so those read back as floats.
+    doubles = set()
+    for key in keys:
+        values = [item.metadata.get(key) for item in items]
+        numbers = [v for v in values if v is not None]
+        if all(type(v) in (int, float) for v in numbers) and any(
+            type(v) is int and not -(2**63) <= v < 2**63 for v in numbers
+        ):
+            doubles.add(key)
     out = []
     for item in items:
         metadata = {key: item.metadata.get(key) for key in keys}
+        for key in doubles:
+            if metadata[key] is not None:
+                metadata[key] = float(metadata[key])
         out.append(
             ItemResult(
                 id=item.id,
