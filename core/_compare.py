@@ -292,8 +292,8 @@ def _question_sides(
     ``<suite>.<label>[<reducer>]``. A metric with its own aggregate under ``mean`` is
     compared on its attempts paired by id and attempt, each question resampled whole.
     """
+    from ._reducers import reducer_key, resolve_reducer
     from .engine._questions import LabelAttempts, Questions
-    from .engine._reduce import reducer_key, resolve_reducer
 
     reduce_a = tuple(result.settings.reduce)
     reduce_b = tuple(other.settings.reduce)

@@ -240,7 +240,7 @@ def reduce_of(asked: object, metrics: object) -> tuple[str, ...] | None:
     Raises:
         ConfigError: a bad reducer, or a plan with other reducers than ``reduce=``.
     """
-    from .engine._reduce import check_reduce
+    from ._reducers import check_reduce
 
     planned = metrics.reduce if isinstance(metrics, RunPlan) else None
     if asked is None:
@@ -283,7 +283,7 @@ def plan(
         ConfigError: two metrics with one label, or an extra metric that reuses a bound
             metric's label with other options, or no metric at all; an unknown reducer.
     """
-    from .engine._reduce import check_reduce
+    from ._reducers import check_reduce
 
     reducers = None if reduce is None else check_reduce(reduce)
     if isinstance(metrics, RunPlan) and reducers is None:

@@ -164,7 +164,7 @@ def _to_reduce(value: Any) -> Any:
 
 
 def _check_reduce(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    from .engine._reduce import check_reduce
+    from ._reducers import check_reduce
 
     check_reduce(value)
 
@@ -242,7 +242,7 @@ class RunSettings:
         reduce = given.pop("reduce", None)
         settings = cls(**given)
         if reduce is not None:
-            from .engine._reduce import shape_of_reduce
+            from ._reducers import shape_of_reduce
 
             # Saved results load without the plugins that added their reducers: only the
             # shape is checked here; a run that reduces again looks the names up.

@@ -93,7 +93,7 @@ def itemscore_reducers() -> Mapping[str, Reducer]:  # type: ignore[empty-body]
 
     A reducer turns one metric's scores of a question's attempts into one score for the
     question (see ``docs/attempts.md``). It is called with an
-    :class:`~itemscore.engine._reduce.Attempts` (``offsets``, ``ok``, ``values``, ``sizes``,
+    :class:`~itemscore._reducers.Attempts` (``offsets``, ``ok``, ``values``, ``sizes``,
     ``successes``, ``question``, ``position``, ``credit``, ``answers()``), and with the number
     ``k`` when its name ends in ``@K``, ``^K`` or ``:K`` (``--reduce best_of@3`` calls
     ``best_of(attempts, 3)``; a question with fewer than ``k`` scored attempts is an error

@@ -13,7 +13,7 @@ import pytest
 import itemscore
 from itemscore import ItemResult, hookimpl, score
 from itemscore._exceptions import ConfigError, ItemscoreError
-from itemscore.engine._reduce import (
+from itemscore._reducers import (
     Attempts,
     check_reduce,
     pass_at_k,

@@ -40,6 +40,7 @@ from .._exceptions import ItemscoreError, describe_exception
 from .._lean import lean
 from .._plan import RunPlan
 from .._records import Status
+from .._reducers import check_attempt_counts
 from .._schema import ERROR, LINE, batch_to_items, common_schema, conform
 from .._settings import RunSettings
 from ..executors import Engine
@@ -47,7 +48,6 @@ from ..inputs import Part, Source, collector_paused, read_part
 from ..inputs._checks import KEY_SCHEMA
 from ..inputs._fs import size as file_size
 from ._dispatch import Lost, Split, Task, run_tasks
-from ._reduce import check_attempt_counts
 from ._scores import SCORE_TYPE, filled, to_arrow, unreadable, without_extras
 from ._shard import score_shard
 from ._store import ItemsWriter

@@ -22,9 +22,9 @@ from .._exceptions import describe_exception
 from .._metric import Metric, MetricContext, default_aggregate
 from .._plan import PlannedMetric, RunPlan
 from .._records import EMPTY, Estimate, Measurement, MetricResult, Status
+from .._reducers import REDUCER_EXTRA, reducer_key, resolve_reducer
 from .._settings import RunSettings
 from ._questions import LabelAttempts, Questions, attempt_extra
-from ._reduce import REDUCER_EXTRA, reducer_key, resolve_reducer
 from ._scores import from_arrow
 from ._table import RunTable
 
@@ -140,7 +140,7 @@ def measure_all(
 
     With attempts (items with one ``model`` and ``id`` and several ``attempt``), each
     item-level metric's attempts are first reduced to one score per question by every
-    reducer of ``settings.reduce`` (:mod:`._reduce`), and the question is the unit of the
+    reducer of ``settings.reduce`` (:mod:`itemscore._reducers`), and the question is the unit of the
     measurement: of its ``n``, its counts, its interval, its groups and clusters.
 
     Returns:
@@ -348,7 +348,7 @@ class _Sources:
         interval rests on questions; ``n`` and the counts are the questions'.
         """
         assert self.questions is not None
-        from ._reduce import resolve_reducer as find
+        from .._reducers import resolve_reducer as find
 
         of_question = self.questions.of_row
         clusters: Sequence[str | None] | None = self.clusters

@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 import pyarrow as pa
 
-from ._reduce import Attempts, ReducerSpec
+from .._reducers import Attempts, ReducerSpec
 from ._scores import SCORE_TYPE
 from ._table import RunTable
 
@@ -520,7 +520,7 @@ def question_error_reasons(result: Any, label: str) -> list[tuple[str | None, st
     attempts; this question has 3"), kept by no table: they are made again here. ``None``
     when the headline counts the run table's own items (their reasons are the table's).
     """
-    from ._reduce import resolve_reducer
+    from .._reducers import resolve_reducer
 
     table = result.table
     first = resolve_reducer(result.settings.reduce[0])

@@ -24,6 +24,7 @@ from .._derived import annotate
 from .._exceptions import ConfigError
 from .._plan import RunPlan, plan, reduce_of
 from .._records import ItemResult, MetricResult, Status
+from .._reducers import check_attempt_counts
 from .._registry import Registry
 from .._settings import DEFAULT_ITEM_TIMEOUT, RunSettings, resolve_workers
 from .._spec import MetricLike
@@ -33,7 +34,6 @@ from ..inputs import Source, suite_rows, to_items
 from ._dispatch import Lost, Split, Task, run_tasks
 from ._files import Keep, score_source
 from ._measure import compute_corpus, measure_all, model_rows
-from ._reduce import check_attempt_counts
 from ._scores import SCORE_TYPE, filled
 from ._table import RunTable, score_records
 from ._tasks import Job, ShardFailed, release_memo, score_items_task
@@ -665,6 +665,6 @@ def rescore(
 
 def _reads_answers(settings: RunSettings) -> bool:
     """Whether a reducer of the run reads the attempts' outputs (``majority`` does)."""
-    from ._reduce import resolve_reducer
+    from .._reducers import resolve_reducer
 
     return any(resolve_reducer(name).reads_answers for name in settings.reduce)

@@ -145,7 +145,7 @@ ATTEMPT_COLUMNS: tuple[str, ...] = ("reducer", "attempts", "n_attempts")
 
 def reducer_name(m: Measurement) -> str | None:
     """The reducer of a measurement of a run with attempts (or of a further reducer)."""
-    from ..engine._reduce import reducer_of
+    from .._reducers import reducer_of
 
     return reducer_of(m.extra)
 

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 import numpy as np
 
-from .._exceptions import ConfigError, ItemscoreError, did_you_mean, one_of
+from ._exceptions import ConfigError, ItemscoreError, did_you_mean, one_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -457,7 +457,7 @@ def reducers() -> dict[str, tuple[Reducer, str | None]]:
         ItemscoreError: a plugin failed in ``itemscore_reducers``, returned a bad name or
             something that is not a function, or took a name that is taken.
     """
-    from .._plugins import plugin_manager
+    from ._plugins import plugin_manager
 
     found: dict[str, tuple[Reducer, str | None]] = {
         name: (function, None) for name, function in BUILTIN_REDUCERS.items()
