@@ -36,10 +36,10 @@ import attrs
 import numpy as np
 
 from ._exceptions import ConfigError, InputError, did_you_mean, one_of
-from ._intervals import _z
 from ._leaderboard import METHODS, rank_intervals
 from ._records import EMPTY, Estimate
 from .aggregate import _check_confidence, _check_positive_int, _check_seed, ratio
+from .stats._intervals import _z
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import attrs
 import numpy as np
 
-from . import _stats
 from ._columns import ScoreColumn
 from ._exceptions import ConfigError, describe_exception, did_you_mean, one_of
 from ._metric import Metric, MetricContext
 from ._records import EMPTY, ItemScore, Measurement
 from .aggregate import _check_confidence, percentile_interval
 from .engine._table import FINGERPRINT
+from .stats import _paired as _stats
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -688,8 +688,8 @@ def _clustered(
     trials at the t(G-1) quantile, combined by square-and-add. ``scale``: the size of the
     values the differences came from, for telling a zero mean from rounding.
     """
-    from ._intervals import _t_bounds
     from .aggregate import _cluster_se
+    from .stats._intervals import _t_bounds
 
     codes, n_clusters = _stats.cluster_codes(clusters)
     n = diffs.size

@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 import numpy as np
 
-from . import _stats
 from ._compare import (
     _check_same_items,
     _Columns,
@@ -57,7 +56,6 @@ from ._compare import (
     _reduces,
 )
 from ._exceptions import ConfigError, did_you_mean, one_of
-from ._intervals import _t_bounds
 from ._records import EMPTY
 from .aggregate import (
     _check_confidence,
@@ -68,6 +66,8 @@ from .aggregate import (
     mean,
     ratio,
 )
+from .stats import _paired as _stats
+from .stats._intervals import _t_bounds
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -311,7 +311,7 @@ def default_aggregate(
     """
     from . import aggregate
     from ._columns import ScoreColumn
-    from ._intervals import names
+    from .stats._intervals import names
 
     column = scores if isinstance(scores, ScoreColumn) else ScoreColumn.from_scores("", scores)
     clusters = ctx.clusters

@@ -46,7 +46,7 @@ def check_ci_method(method: str, name: str = "`ci_method`") -> None:
     Raises:
         ConfigError: no aggregation knows ``method``.
     """
-    from ._intervals import names
+    from .stats._intervals import names
 
     known = dict.fromkeys((*names("ratio"), *names("mean")))
     if method not in known:

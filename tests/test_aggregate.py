@@ -28,6 +28,7 @@ from itemscore.aggregate import (
     ratio_interval,
     resample_counts,
 )
+from itemscore.stats import _bootstrap
 
 #: Our method names and statsmodels' for the same interval.
 STATSMODELS_NAME = {
@@ -472,7 +473,7 @@ def test_bootstrap_contains_mean_and_is_close_to_normal() -> None:
 
 def test_bootstrap_blocks_larger_than_a_resample(monkeypatch: pytest.MonkeyPatch) -> None:
     """A resample longer than a block is drawn block by block, still reproducibly."""
-    monkeypatch.setattr(aggregate, "_BOOTSTRAP_BLOCK", 7)
+    monkeypatch.setattr(_bootstrap, "_BOOTSTRAP_BLOCK", 7)
     x = np.arange(20.0)
     first = mean(x, "bootstrap", n_resamples=50, seed=3)
     assert first == mean(x, "bootstrap", n_resamples=50, seed=3)

@@ -16,8 +16,8 @@ from statsmodels.stats.multitest import multipletests
 import itemscore
 from itemscore import Comparison, ConfigError, ItemResult, RunResult, compare, score
 from itemscore._compare import significant_leaders
-from itemscore._stats import adjust_pvalues, mcnemar_exact, mde, newcombe_paired, paired_t
 from itemscore.metrics_builtin.f1 import F1
+from itemscore.stats._paired import adjust_pvalues, mcnemar_exact, mde, newcombe_paired, paired_t
 
 TOL = 1e-10
 
@@ -492,7 +492,7 @@ def test_a_bootstrap_p_is_never_below_what_the_pairs_can_support() -> None:
 
 def test_mcnemar_mde_does_not_shrink_as_the_difference_grows() -> None:
     """Same pairs and discordant pairs, split 10/10 or 2/18: the same MDE, below the share."""
-    from itemscore._stats import mcnemar_mde
+    from itemscore.stats._paired import mcnemar_mde
 
     even = np.array([True] * 10 + [False] * 10 + [True] * 30 + [False] * 50)
     even_b = np.array([False] * 10 + [True] * 10 + [True] * 30 + [False] * 50)

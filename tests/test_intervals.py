@@ -13,10 +13,10 @@ from click.testing import CliRunner
 from numpy.typing import NDArray
 
 from itemscore import ConfigError, aggregate
-from itemscore._intervals import AUTO, METHODS, IntervalMethod, Level, names
 from itemscore.cli import cli
 from itemscore.reports._format import method_name
 from itemscore.reports.eee import _aggregation
+from itemscore.stats._intervals import AUTO, METHODS, IntervalMethod, Level, names
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "aggregation.md"
 

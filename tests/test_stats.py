@@ -1,4 +1,4 @@
-"""Tests for itemscore._stats: the exact McNemar test at scale, its power and MDE, exact floors."""
+"""Tests for itemscore.stats._paired: the exact McNemar test at scale, its power and MDE, floors."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import scipy.stats
 from statsmodels.stats.contingency_tables import mcnemar
 
-from itemscore._stats import (
+from itemscore.stats._paired import (
     EXACT_POWER_LIMIT,
     bootstrap_p,
     connor_mde,
@@ -221,7 +221,7 @@ def test_sign_counts_by_pair_and_by_cluster() -> None:
 
 def test_wilson_difference_is_newcombe_without_correlation() -> None:
     """Square-and-add of two Wilson intervals: Newcombe's method 10 where φ = 0."""
-    from itemscore._stats import newcombe_paired
+    from itemscore.stats._paired import newcombe_paired
 
     # 0 both, 2 only b, 0 only a, 0 neither: an empty margin makes φ = 0.
     theta, low, high = newcombe_paired(0, 2, 0, 0)
@@ -237,7 +237,7 @@ def test_wilson_difference_is_newcombe_without_correlation() -> None:
 @pytest.mark.parametrize(("only_first", "only_second", "n"), [(3, 9, 40), (0, 5, 12), (7, 7, 60)])
 def test_beta_posterior_matches_dirichlet_draws(only_first: int, only_second: int, n: int) -> None:
     """The quadrature's quantiles and P(second > first) equal a million Dirichlet draws."""
-    from itemscore._stats import beta_posterior_difference
+    from itemscore.stats._paired import beta_posterior_difference
 
     low, high, better = beta_posterior_difference(only_first, only_second, n)
     both = (n - only_first - only_second) // 2
@@ -277,7 +277,7 @@ def test_compare_auto_takes_the_posterior_below_100_pairs() -> None:
 @pytest.mark.slow
 def test_the_posterior_interval_covers_its_difference() -> None:
     """Over 2,000 paired tables of 20 items, the 95% posterior interval covers 93-97%."""
-    from itemscore._stats import beta_posterior_difference
+    from itemscore.stats._paired import beta_posterior_difference
 
     rng = np.random.default_rng(7)
     probs = np.array([0.45, 0.10, 0.25, 0.20])  # both, only a, only b, neither

@@ -19,10 +19,10 @@ import attrs
 import click
 
 from itemscore._exceptions import ConfigError
-from itemscore._intervals import names
 from itemscore._spec import MetricSpec
 from itemscore.cli import CONTEXT
 from itemscore.inputs import FORMATS, ROLES
+from itemscore.stats._intervals import names
 
 from ._grammar import parse_metric_spec
 from ._request import MetricEntry, RunRequest

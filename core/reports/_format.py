@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from .._intervals import METHODS
+from ..stats._intervals import METHODS
 
 __all__ = [
     "MAX_DECIMALS",
@@ -167,7 +167,7 @@ def axis_label(name: str, higher_is_better: bool, unit: str | None = None) -> st
 def method_name(method: str) -> str:
     """How tables name an interval method: ``Wilson``, ``t``, ``bootstrap``...
 
-    The display name of the method's entry in :data:`itemscore._intervals.METHODS`;
+    The display name of the method's entry in :data:`itemscore.stats._intervals.METHODS`;
     ``"none"`` (no interval) and names that are no entry are shown as they are recorded.
     """
     entry = METHODS.get(method)

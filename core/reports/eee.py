@@ -67,9 +67,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._intervals import METHODS
 from .._records import ItemResult, Measurement
 from .._result import RunResult
+from ..stats._intervals import METHODS
 from ._files import open_report
 from .leaderboard_files import run_boards
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
-from ._exceptions import ConfigError, did_you_mean, one_of
+from .._exceptions import ConfigError, did_you_mean, one_of
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from ._clusters import _cluster_codes
 from ._intervals import _t_bounds, _wilson_score, _z
-from .aggregate import _EPS
+from ._numbers import _EPS
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -505,6 +506,4 @@ def bootstrap_p(diffs: NDArray[np.float64], n_differing: int | None = None) -> f
 
 def cluster_codes(clusters: Sequence[str | None]) -> tuple[NDArray[np.intp], int]:
     """Integer codes per item and the number of clusters (``None``: a cluster of its own)."""
-    from .aggregate import _cluster_codes
-
     return _cluster_codes(clusters, len(clusters))
