@@ -1,21 +1,19 @@
-"""pandas in and out: DataFrames as a source of items, and results as DataFrames.
+"""Results as pandas DataFrames.
 
-pandas is optional (the ``pandas`` extra): it is imported only here, only when a
-DataFrame is asked for. A DataFrame handed to ``score()`` is recognised without importing it.
+A DataFrame handed to ``score()`` is read by :mod:`itemscore.inputs._dataframe`. pandas is
+optional (the ``pandas`` extra): it is imported only when a DataFrame is asked for.
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._exceptions import ConfigError, InputError
+from ._exceptions import ConfigError
 from ._records import Status
 from ._serialize import json_safe
 from .inputs._convert import ROLES
-from .inputs._source import Rows, RowSource
 
 if TYPE_CHECKING:
     from ._result import RunResult
@@ -24,45 +22,9 @@ __all__ = [
     "EXTRA_MODES",
     "ITEM_COLUMNS",
     "MEASUREMENT_COLUMNS",
-    "frame_source",
-    "is_dataframe",
     "items_df",
     "measurements_df",
 ]
-
-_CHUNK = 10_000
-
-
-def is_dataframe(data: object) -> bool:
-    """Whether ``data`` is a pandas DataFrame (checked without importing pandas)."""
-    pandas = sys.modules.get("pandas")
-    return pandas is not None and isinstance(data, pandas.DataFrame)
-
-
-def frame_source(frame: Any, name: str = "DataFrame") -> RowSource:
-    """The rows of a DataFrame, by position (the index is not read), in chunks.
-
-    Raises:
-        InputError: two columns with one name.
-    """
-    columns = [str(column) for column in frame.columns]
-    seen: set[str] = set()
-    for column in columns:
-        if column in seen:
-            raise InputError(
-                f"{name}: two columns are named {column!r}; column names must be unique."
-            )
-        seen.add(column)
-    return RowSource(name, "dataframe", columns, _frame_chunks(frame, columns, name), unit="row")
-
-
-def _frame_chunks(frame: Any, columns: list[str], name: str) -> Iterator[Rows]:
-    for start in range(0, len(frame), _CHUNK):
-        part = frame.iloc[start : start + _CHUNK]
-        records = part.to_dict("records")
-        if list(part.columns) != columns:
-            records = [dict(zip(columns, record.values())) for record in records]
-        yield Rows(name, records, range(start + 1, start + len(records) + 1), "row")
 
 
 def _pandas(what: str) -> Any:

@@ -15,10 +15,9 @@ from typing import Any
 
 import attrs
 
-__all__ = ["Estimate", "ItemResult", "ItemScore", "Measurement", "MetricResult", "Status"]
+from .stats._estimate import EMPTY, Estimate, _freeze_mapping
 
-#: One shared, read-only empty mapping: the default for every ``extra``/``metadata`` field.
-EMPTY: Mapping[str, Any] = MappingProxyType({})
+__all__ = ["EMPTY", "Estimate", "ItemResult", "ItemScore", "Measurement", "MetricResult", "Status"]
 
 
 class Status(str, enum.Enum):
@@ -64,12 +63,6 @@ def _to_optional_float(value: float | None) -> float | None:
                 f"`value` ({value!r}) must be a number or None, not {type(value).__name__}."
             ) from None
     return float(value)
-
-
-def _freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    if not value:
-        return EMPTY
-    return value
 
 
 _FROZEN_SCALARS = (str, int, float, bool, type(None), bytes)
@@ -340,35 +333,6 @@ def _score_from_state(
 
 _new = object.__new__
 _set = object.__setattr__
-
-
-@attrs.frozen(kw_only=True)
-class Estimate:
-    """An aggregated number with its interval, as returned by :mod:`itemscore.aggregate`.
-
-    ``value`` is ``None`` when nothing was scored (``n == 0``); ``low``/``high`` are ``None`` when
-    no interval is defined (n = 0, or a method that needs more observations).
-    """
-
-    #: The point estimate.
-    value: float | None
-    #: Lower end of the interval.
-    low: float | None = None
-    #: Upper end of the interval.
-    high: float | None = None
-    #: Observations the estimate rests on.
-    n: int = 0
-    #: The interval method ("wilson", "normal", "t", "bootstrap"...), or "none".
-    method: str = "none"
-    #: Confidence level of the interval, in (0, 1).
-    confidence: float = 0.95
-    #: Secondary numbers by name (precision next to F1, percentiles...).
-    extra: Mapping[str, float] = attrs.field(default=EMPTY, converter=_freeze_mapping)
-
-    @property
-    def ci(self) -> tuple[float | None, float | None]:
-        """The interval as a ``(low, high)`` pair."""
-        return (self.low, self.high)
 
 
 @attrs.frozen(kw_only=True)

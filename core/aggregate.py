@@ -29,10 +29,6 @@ face and defines nothing of its own.
 
 from __future__ import annotations
 
-# Names outside __all__ are imported "as" themselves, which re-exports them: the type every
-# function returns, the constants of the rules, and the private helpers other modules of the
-# package still import from here.
-from ._records import Estimate as Estimate
 from .stats._bootstrap import percentile_interval, resample_counts
 from .stats._clusters import _cluster_codes as _cluster_codes
 from .stats._clusters import _cluster_se as _cluster_se
@@ -52,6 +48,11 @@ from .stats._coverage import (
 from .stats._coverage import COVERAGE_INNER_RESAMPLES as COVERAGE_INNER_RESAMPLES
 from .stats._coverage import COVERAGE_REPETITIONS as COVERAGE_REPETITIONS
 from .stats._coverage import _base_method as _base_method
+
+# Names outside __all__ are imported "as" themselves, which re-exports them: the type every
+# function returns, the constants of the rules, and the private helpers other modules of the
+# package still import from here.
+from .stats._estimate import Estimate as Estimate
 from .stats._mean import AUTO_BOUND_SES as AUTO_BOUND_SES
 from .stats._mean import AUTO_T_FROM as AUTO_T_FROM
 from .stats._mean import GEOMEAN_METHODS, MEAN_METHODS, geomean, mean, percentiles, wilson_bound

@@ -265,7 +265,7 @@ def suite_rows(raw: Any, columns: Mapping[str, str] | None = None) -> Any:
     A DataFrame, or rows with a ``columns`` mapping, are first turned into items by the
     converter (which the default ``Suite.items`` passes through); other rows go as they are.
     """
-    from .._frames import is_dataframe
+    from ._dataframe import is_dataframe
 
     if columns is not None or is_dataframe(raw):
         return to_items(raw, columns)
@@ -292,7 +292,7 @@ def to_items(
         InputError: a row that is not a mapping, a value of the wrong type, or a duplicate id.
     """
     options = {"answer_delimiter": answer_delimiter, "null_output": null_output}
-    from .._frames import frame_source, is_dataframe
+    from ._dataframe import frame_source, is_dataframe
 
     if is_dataframe(data):
         converter = Converter(columns, **options)

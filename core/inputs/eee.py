@@ -34,20 +34,20 @@ record with an ``error`` key; so does a sample each of whose lines carries the s
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
 from .._exceptions import ConfigError, InputError, did_you_mean, one_of
-from ..reports.eee import sample_hash
 from ._convert import MAPPABLE, ROLES
 from ._limits import MAX_SAMPLE_BYTES, check_limits
 from ._lines import json_lines
 from ._source import find_lone_surrogate, show
 
-__all__ = ["read_eee"]
+__all__ = ["read_eee", "sample_hash"]
 
 _ROLE_METADATA = ("group", "cluster")
 _OWN = (
@@ -79,6 +79,12 @@ _RESERVED = frozenset(
     }
 )
 _ATTEMPT_IS_ROLE = "attempt" in ROLES
+
+
+def sample_hash(input_text: str, reference: Sequence[str]) -> str:
+    """The instance's ``sample_hash``: sha256 of the input and the JSON list of answers."""
+    payload = input_text + "\n" + json.dumps(list(reference), ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def read_eee(

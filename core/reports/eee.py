@@ -69,6 +69,7 @@ from typing import Any
 
 from .._records import ItemResult, Measurement
 from .._result import RunResult
+from ..inputs.eee import sample_hash
 from ..stats._intervals import METHODS
 from ._files import open_report
 from .leaderboard_files import run_boards
@@ -85,12 +86,6 @@ _STATUSES = ("ok", "fail", "skip", "error")
 _RULE_KEY = "harness_rule"
 #: A metric's state where the rule decided it, as the harness's verdict.
 _VERDICTS = {"ok": "correct", "fail": "incorrect", "skip": "unscored"}
-
-
-def sample_hash(input_text: str, reference: Sequence[str]) -> str:
-    """The instance's ``sample_hash``: sha256 of the input and the JSON list of answers."""
-    payload = input_text + "\n" + json.dumps(list(reference), ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def write(result: RunResult, path: Path) -> None:

@@ -3,6 +3,7 @@
 :mod:`itemscore.aggregate` is the public face of this folder; the modules here hold the
 computations, one concept each:
 
+- ``_estimate``: ``Estimate``, the number with its interval every statistic here returns.
 - ``_intervals``: the one table of interval methods (bounds, display name, doc line).
 - ``_numbers``: checks of the arguments, values as float64 arrays, overflow and rounding care.
 - ``_ratio``: proportions, one (``ratio``) or many at once (``ratio_interval``), and ``auto``.
@@ -15,7 +16,7 @@ computations, one concept each:
 
 This folder sits low. Its modules may import numpy, scipy (lazily, so that importing
 :mod:`itemscore.aggregate` and a Wilson interval never load it), attrs, and of the package only
-``itemscore._records`` (``Estimate``), ``itemscore._exceptions`` and ``itemscore._serialize``;
-never the engine, inputs, reports, the command line, results, comparisons, metrics or
+``itemscore._exceptions`` and ``itemscore._serialize``;
+never the records, the engine, inputs, reports, the command line, results, comparisons, metrics or
 ``itemscore.aggregate`` itself, not even lazily inside a function.
 """

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
-from .._records import Estimate
 from . import _intervals
+from ._estimate import Estimate
 from ._intervals import _t_bounds, _z, ratio_bounds
 from ._intervals import check as _check_method
 from ._mean import _wilson_bound

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._exceptions import ConfigError
-from .._records import Estimate
 from . import _intervals
 from ._bootstrap import _BOOTSTRAP_BLOCK
+from ._estimate import Estimate
 from ._intervals import _wilson_score, _z
 from ._intervals import check as _check_method
 from ._mean import _auto_mean_method

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._exceptions import ConfigError
-from .._records import EMPTY, Estimate
 from . import _intervals
 from ._bootstrap import _bootstrap_means
+from ._estimate import EMPTY, Estimate
 from ._intervals import _wilson_score, _z
 from ._intervals import check as _check_method
 from ._numbers import (

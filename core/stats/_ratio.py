@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._records import Estimate
 from . import _intervals
+from ._estimate import Estimate
 from ._intervals import check as _check_method
 from ._intervals import level, ratio_bounds
 from ._numbers import _are, _as_counts, _check_confidence, _check_count, _plural
