@@ -38,7 +38,7 @@ COMMANDS: dict[str, str] = {
     "score": "itemscore.cli._commands:score",
     "run": "itemscore.cli._commands:run_command",
     "rescore": "itemscore.cli._commands:rescore",
-    "verify": "itemscore.cli._commands:verify",
+    "verify": "itemscore.cli._verify_commands:verify",
     "demo": "itemscore.cli._commands:demo",
     "compare": "itemscore._compare_cli:compare_command",
     "view": "itemscore.cli._view:view",
