@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
     from ._arena import Arena, Rating, arena
     from ._columns import ScoreColumn
-    from ._compare import Comparison, compare
     from ._exceptions import (
         ConfigError,
         InputError,
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     from ._settings import RunSettings
     from ._spec import MetricSpec
     from ._suite import Suite, get_suite
+    from .comparison import Comparison, compare
     from .engine._runner import rescore, run, score
     from .hookspecs import hookimpl
     from .inputs import read_items
@@ -58,8 +58,8 @@ _EXPORTS: dict[str, str] = {
     "Arena": "._arena",
     "Rating": "._arena",
     "arena": "._arena",
-    "Comparison": "._compare",
-    "compare": "._compare",
+    "Comparison": ".comparison",
+    "compare": ".comparison",
     "ConfigError": "._exceptions",
     "InputError": "._exceptions",
     "ItemscoreError": "._exceptions",

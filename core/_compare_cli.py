@@ -142,8 +142,8 @@ def compare_command(
     those of OTHER. Ratio metrics use McNemar's exact test and Newcombe's interval, means the
     paired t, metrics with their own aggregate a seeded paired bootstrap.
     """
-    from ._compare import compare
     from ._compare_out import comparison_table, plot_available, write_comparison
+    from .comparison import compare
 
     if out is not None and out.exists() and not out.is_dir():
         raise _BadInput(f"--out {out}: exists and is not a folder.")

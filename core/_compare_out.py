@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._compare import Comparison
+from .comparison import Comparison
 from .reports import _format
 
 __all__ = [

@@ -220,7 +220,7 @@ def _side(
 
 def _range(result: RunResult, label: str) -> tuple[float, float]:
     """The range every score of ``label`` lies in: [0, 1] for a ratio, else the metric's."""
-    from ._compare import score_range
+    from .comparison import score_range
 
     bounds = score_range(result, label)
     if bounds is None:
@@ -274,7 +274,7 @@ def gate(
     _pick_model(baseline, candidate, model)
     ids_a, codes_a, values_a = _side(baseline, metric, "baseline", model)
     ids_b, codes_b, values_b = _side(candidate, metric, "candidate", model)
-    from ._compare import check_same_metrics
+    from .comparison import check_same_metrics
 
     check_same_metrics(baseline, candidate, [metric], names=names)
     lo, hi = _range(baseline, metric)
@@ -289,7 +289,7 @@ def gate(
     keep = (codes_a[ia] < 2) & (codes_b[ib] < 2) if ia.size else np.zeros(0, bool)
     a = np.nan_to_num(values_a[ia][keep])
     b = np.nan_to_num(values_b[ib][keep])
-    from ._compare import _higher_is_better
+    from .comparison import _higher_is_better
 
     higher = _higher_is_better(baseline, metric)
     gains = (b - a) if higher else (a - b)

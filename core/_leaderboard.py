@@ -42,7 +42,18 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 import numpy as np
 
-from ._compare import (
+from ._exceptions import ConfigError, did_you_mean, one_of
+from ._records import EMPTY
+from .aggregate import (
+    _check_confidence,
+    _check_positive_int,
+    _check_seed,
+    cluster_mean,
+    cluster_ratio,
+    mean,
+    ratio,
+)
+from .comparison import (
     _check_same_items,
     _Columns,
     _Entry,
@@ -54,17 +65,6 @@ from ._compare import (
     _pick,
     _question_sides,
     _reduces,
-)
-from ._exceptions import ConfigError, did_you_mean, one_of
-from ._records import EMPTY
-from .aggregate import (
-    _check_confidence,
-    _check_positive_int,
-    _check_seed,
-    cluster_mean,
-    cluster_ratio,
-    mean,
-    ratio,
 )
 from .stats import _paired as _stats
 from .stats._intervals import _t_bounds

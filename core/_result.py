@@ -30,8 +30,8 @@ from ._settings import RunSettings
 from .engine._table import RunTable, ScoredItems
 
 if TYPE_CHECKING:
-    from ._compare import Comparison
     from ._diagnose import Diagnosis
+    from .comparison import Comparison
 
 __all__ = ["RunResult", "atomic_write_text"]
 
@@ -206,7 +206,7 @@ class RunResult:
 
     def compare(self, other: RunResult | str | None = None, **options: Any) -> list[Comparison]:
         """Paired comparison of models: :func:`itemscore.compare` with this run first."""
-        from ._compare import compare
+        from .comparison import compare
 
         return compare(self, other, **options)
 

@@ -27,7 +27,7 @@ def score_value_problem(
 
     A score read back from a file is trusted only as far as this holds: a known state; a
     finite value on every ok and fail item and none on skip and error; every value within
-    ``bounds`` (see :func:`itemscore._compare.score_range`). The first item at fault is named,
+    ``bounds`` (see :func:`itemscore.comparison.score_range`). The first item at fault is named,
     with its value.
     """
     import numpy as np
@@ -85,7 +85,7 @@ def check_score_values(
         labels: The labels whose scores are about to be used.
         source: How to name the results in the message (the file).
         bounds_of: The range of each label's scores (``None``: none known), e.g.
-            :func:`itemscore._compare.score_range`; ``None``: no range is checked.
+            :func:`itemscore.comparison.score_range`; ``None``: no range is checked.
 
     Raises:
         ResultsFormatError: the first label with a score that :func:`score_value_problem`

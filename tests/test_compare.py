@@ -15,7 +15,7 @@ from statsmodels.stats.multitest import multipletests
 
 import itemscore
 from itemscore import Comparison, ConfigError, ItemResult, RunResult, compare, score
-from itemscore._compare import significant_leaders
+from itemscore.comparison import significant_leaders
 from itemscore.metrics_builtin.f1 import F1
 from itemscore.stats._paired import adjust_pvalues, mcnemar_exact, mde, newcombe_paired, paired_t
 
@@ -420,7 +420,7 @@ def test_f1_cluster_bootstrap_is_wider_with_correlated_clusters() -> None:
 @pytest.mark.parametrize("seed", range(5))
 def test_clustered_ratio_difference_matches_statsmodels(seed: int) -> None:
     """The clustered paired difference (arrays in, before any item carries clusters)."""
-    from itemscore._compare import _ratio
+    from itemscore.comparison._ratio_mean import _ratio
 
     rng = np.random.default_rng(50 + seed)
     n, g = 200, 25
@@ -556,7 +556,7 @@ def test_clusters_without_spread_use_the_cluster_sign_test() -> None:
 
 def test_differences_equal_up_to_rounding_are_no_spread() -> None:
     """b = a + 0.1 per item: the differences differ by ulps, and paired t said p = 1e-63."""
-    from itemscore._compare import _mean
+    from itemscore.comparison._ratio_mean import _mean
 
     a = np.array([0.2, 0.4, 0.5, 0.6, 0.8])
     out = _mean(a, a + 0.1, None, 0.95, (0.0, 1.0))
@@ -567,7 +567,7 @@ def test_differences_equal_up_to_rounding_are_no_spread() -> None:
 
 def test_the_floor_counts_differing_pairs_in_long_columns_and_in_lists() -> None:
     """2,000 pairs of which 4 differ: the count reaches past the first few hundred pairs."""
-    from itemscore._compare import _differing_pairs
+    from itemscore.comparison._bootstrap import _differing_pairs
 
     a = np.array([True, False] * 1000)
     b = a.copy()
@@ -616,7 +616,7 @@ def test_the_loop_bootstrap_gives_the_same_resamples_from_a_score_column() -> No
 
     from itemscore import Estimate, ItemScore, Metric, MetricContext
     from itemscore._columns import ScoreColumn
-    from itemscore._compare import _loop_resamples
+    from itemscore.comparison._bootstrap import _loop_resamples
 
     class OwnMean(Metric):
         metric_id = "test_compare_own_mean"

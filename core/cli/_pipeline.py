@@ -645,8 +645,8 @@ def verify_results(
         compare_settings,
         not_checked,
     )
-    from itemscore._compare import score_range
     from itemscore._score_values import score_value_problem
+    from itemscore.comparison import score_range
     from itemscore.engine._runner import rescore
 
     saved = load_results(results, "verify")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from .._compare import Comparison
+from ..comparison import Comparison
 from ._html_markup import esc
 from ._html_numbers import interval, number, p_value
 from ._html_svg import MODEL_COLOURS, Point, forest_plot, strip, strip_span

@@ -25,8 +25,8 @@ from ._format import (
 from ._text import printable
 
 if TYPE_CHECKING:
-    from .._compare import Comparison
     from .._records import Measurement
+    from ..comparison import Comparison
 
 __all__ = ["comparison_html", "comparison_repr", "measurement_html", "measurement_repr"]
 

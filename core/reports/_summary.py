@@ -337,7 +337,7 @@ def bold_cells(result: RunResult, *, digits: int = 3) -> set[tuple[str | None, s
     A model's value is bold where its lead over every other model is significant by the
     paired test of :func:`itemscore.compare` (exact McNemar for ratios, paired t for means,
     paired bootstrap for metrics with their own aggregate), Holm-adjusted over its
-    comparisons, at the run's level: see :func:`itemscore._compare.significant_leaders`.
+    comparisons, at the run's level: see :func:`itemscore.comparison.significant_leaders`.
     A higher number alone is never bold; with one model nothing is. ``digits`` is unused
     (kept for the callers).
 
@@ -349,7 +349,7 @@ def bold_cells(result: RunResult, *, digits: int = 3) -> set[tuple[str | None, s
     cached = _BOLD.get(key)
     if cached is not None and cached[0]() is result:
         return set(cached[1])
-    from .._compare import significant_leaders
+    from ..comparison import significant_leaders
 
     cells = frozenset((model, label) for label, model in significant_leaders(result).items())
     # Every table of a run asks (terminal, table.tex, report.html...): decide once per result.

@@ -450,7 +450,7 @@ def _comparison(result: RunResult, colours: Mapping[Any, str]) -> str:
     """The comparison section of a run with several models (a note when compare refuses)."""
     if len([m for m in result.by_model if m is not None]) < 2:
         return ""
-    from .._compare import compare
+    from ..comparison import compare
 
     try:
         comparisons = compare(result)

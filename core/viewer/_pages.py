@@ -17,9 +17,9 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._compare import Comparison
 from .._records import ItemResult
 from .._result import RunResult
+from ..comparison import Comparison
 from ..reports._html_compare import comparison_section
 from ..reports._html_markup import esc, head, policy
 from ..reports._html_numbers import number

@@ -606,7 +606,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
         run_a, loaded_a = self._loaded(a, page=True)
         run_b, loaded_b = self._loaded(b, page=True)
-        from .._compare import compare
+        from ..comparison import compare
 
         comparisons = None
         refusal = None

@@ -1,0 +1,205 @@
+"""The tests of ratio and mean metrics: McNemar and Newcombe, the paired t, their cluster forms.
+
+When the pairs (or clusters) show no spread, the exact sign test and Wilson bounds stand in.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..stats import _paired as _stats
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+
+#: With ``ci_method="auto"``, paired ratio comparisons of fewer pairs take the Jeffreys
+#: posterior's interval of the difference and report P(candidate better) in ``extra``.
+AUTO_POSTERIOR_BELOW = 100
+
+
+#: Why a comparison with clusters fell back, appended to its method in parentheses.
+_ONE_CLUSTER = "1 cluster: items taken as independent"
+_NO_SPREAD = "no spread between clusters"
+
+
+def _noted(method: str, note: str | None) -> str:
+    """``method`` with the fallback it took, if any, in parentheses."""
+    return method if note is None else f"{method} ({note})"
+
+
+def _ratio(
+    ok_a: NDArray[np.bool_],
+    ok_b: NDArray[np.bool_],
+    clusters: list[str | None] | None,
+    confidence: float,
+    auto: bool = False,
+) -> dict[str, Any]:
+    n = ok_a.size
+    both = int(np.count_nonzero(ok_a & ok_b))
+    only_a = int(np.count_nonzero(ok_a & ~ok_b))
+    only_b = int(np.count_nonzero(ok_b & ~ok_a))
+    neither = n - both - only_a - only_b
+    value_a, value_b = (both + only_a) / n, (both + only_b) / n
+    extra = {"only_baseline": float(only_a), "only_candidate": float(only_b)}
+    note = None
+    if clusters is not None:
+        diffs = ok_b.astype(np.float64) - ok_a.astype(np.float64)
+        clustered, note = _clustered(
+            diffs, clusters, confidence, values=(value_a, value_b), bounds=(0.0, 1.0), scale=1.0
+        )
+        if clustered is not None:
+            extra.update(clustered.pop("extra"))
+            return {"value_a": value_a, "value_b": value_b, **clustered, "extra": extra}
+    theta, low, high = _stats.newcombe_paired(both, only_b, only_a, neither, confidence)
+    method = "mcnemar-exact, newcombe-10"
+    if auto and n < AUTO_POSTERIOR_BELOW:
+        low, high, better = _stats.beta_posterior_difference(only_a, only_b, n, confidence)
+        low, high = min(low, theta), max(high, theta)
+        extra["p_b_better"] = better
+        method = f"mcnemar-exact, beta-posterior (auto: n = {n} < {AUTO_POSTERIOR_BELOW})"
+    elif auto:
+        method = f"{method} (auto: n = {n} >= {AUTO_POSTERIOR_BELOW})"
+    return {
+        "value_a": value_a,
+        "value_b": value_b,
+        "difference": theta,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": _stats.mcnemar_exact(only_a, only_b),
+        "method": _noted(method, note),
+        "mde": _stats.mcnemar_mde(n, only_a + only_b, confidence),
+        "extra": extra,
+    }
+
+
+def _clustered(
+    diffs: NDArray[np.float64],
+    clusters: list[str | None],
+    confidence: float,
+    *,
+    values: tuple[float, float],
+    bounds: tuple[float, float] | None,
+    scale: float,
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Cluster-robust paired t on the differences, or why it cannot be estimated.
+
+    Returns the comparison's fields, or ``None`` and the fallback the caller's iid test must
+    name (one cluster: no between-cluster variance at all). When every cluster has the same
+    mean difference (``se = 0``, rounding noise included) the clusters are still the sample:
+    the cluster sign test (every cluster one way: ``p = 2 / 2^G``) and, for values in
+    ``bounds``, the Wilson bounds of both sides' ``values`` as shares of that range over ``G``
+    trials at the t(G-1) quantile, combined by square-and-add. ``scale``: the size of the
+    values the differences came from, for telling a zero mean from rounding.
+    """
+    from ..aggregate import _cluster_se
+    from ..stats._intervals import _t_bounds
+
+    codes, n_clusters = _stats.cluster_codes(clusters)
+    n = diffs.size
+    if n_clusters < 2:
+        return None, _ONE_CLUSTER
+    mean = float(diffs.mean())
+    se = _cluster_se(diffs, mean, codes, n_clusters)
+    t_low, t_high = _t_bounds(n_clusters - 1, confidence)
+    naive = float(diffs.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
+    extra = {
+        "n_clusters": float(n_clusters),
+        "se_cluster": se,
+        "design_effect": (se / naive) ** 2 if se > 0 and naive > 0 else n / n_clusters,
+    }
+    width = None if bounds is None else bounds[1] - bounds[0]
+    if se > 0.0:
+        low, high = mean + t_low * se, mean + t_high * se
+        if width is not None:
+            low, high = max(low, -width), min(high, width)
+        fields = {
+            "difference": mean,
+            "ci_low": low,
+            "ci_high": high,
+            "p_value": _stats.t_two_sided_p(mean / se, n_clusters - 1),
+            "method": "cluster-paired-t",
+            "mde": _stats.mde(se, confidence, n_clusters - 1),
+            "extra": extra,
+        }
+        return fields, None
+    zero = _stats.is_constant(np.array([0.0, mean]), scale)
+    low = high = mean
+    method = "cluster-sign-test"
+    if bounds is not None and width is not None:
+        share_a, share_b = ((v - bounds[0]) / width for v in values)
+        share_low, share_high = _stats.wilson_difference(
+            share_a, share_b, float(n_clusters), confidence, z=t_high
+        )
+        low, high = min(share_low * width, mean), max(share_high * width, mean)
+        method = "cluster-sign-test, cluster-wilson-bound"
+    fields = {
+        "difference": mean,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": 1.0 if zero else _stats.sign_test(n_clusters, 0),
+        "method": _noted(method, _NO_SPREAD),
+        "mde": None,
+        "extra": extra,
+    }
+    return fields, None
+
+
+def _mean(
+    values_a: NDArray[np.float64],
+    values_b: NDArray[np.float64],
+    clusters: list[str | None] | None,
+    confidence: float,
+    bounds: tuple[float, float] | None,
+) -> dict[str, Any]:
+    n = values_a.size
+    value_a, value_b = float(values_a.mean()), float(values_b.mean())
+    diffs = values_b - values_a
+    # Differences are as exact as the values they came from: spreads within their rounding
+    # are no spread ((a + 0.1) - a is not the same float for every a).
+    scale = max(float(np.max(np.abs(values_a))), float(np.max(np.abs(values_b))))
+    out: dict[str, Any] = {"value_a": value_a, "value_b": value_b}
+    note = None
+    if clusters is not None:
+        clustered, note = _clustered(
+            diffs, clusters, confidence, values=(value_a, value_b), bounds=bounds, scale=scale
+        )
+        if clustered is not None:
+            return {**out, **clustered}
+    width = None if bounds is None else bounds[1] - bounds[0]
+    if n > 1 and not _stats.is_constant(diffs, scale):
+        mean, se, low, high, p = _stats.paired_t(diffs, confidence)
+        if width is not None:
+            low, high = max(low, -width), min(high, width)
+        return {
+            **out,
+            "difference": mean,
+            "ci_low": low,
+            "ci_high": high,
+            "p_value": p,
+            "method": _noted("paired-t", note),
+            "mde": _stats.mde(se, confidence, n - 1),
+        }
+    # Every pair differs by the same amount (or one pair): no spread to estimate. The sign
+    # test is exact; a bounded metric gets Newcombe's square-and-add of the Wilson bounds.
+    d = float(diffs.mean())
+    zero = _stats.is_constant(np.array([0.0, d]), scale)
+    low = high = d
+    method = "sign-test"
+    if bounds is not None and width is not None:
+        share_a, share_b = ((v - bounds[0]) / width for v in (value_a, value_b))
+        share_low, share_high = _stats.wilson_difference(share_a, share_b, n, confidence)
+        low, high = min(share_low * width, d), max(share_high * width, d)
+        method = "sign-test, newcombe-wilson-bound"
+    return {
+        **out,
+        "difference": d,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": 1.0 if zero else _stats.sign_test(n, 0),
+        "method": _noted(method, note),
+        "mde": None,
+    }
