@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .comparison import Comparison
-from .reports import _format
+from .display import _format
 
 __all__ = [
     "PLOT_COLOURS",
@@ -153,7 +153,7 @@ def comparison_table(
     difference favours (``candidate``, ``baseline`` or ``--``), pairs, the items left out (when
     any), MDE. ``narrow``: the pair under the metric, the interval under the difference, the
     adjusted p, the side, pairs. Narrower still: one block of lines per comparison. Numbers
-    follow :mod:`itemscore.reports._format` and are never cut. A difference significant after
+    follow :mod:`itemscore.display._format` and are never cut. A difference significant after
     adjustment is bold; the caption says how it was computed and marks the metrics where
     lower is better.
     """

@@ -420,13 +420,13 @@ class Measurement:
 
     def __repr__(self) -> str:
         """One line: key, model, value and interval, n (the fields: ``attrs.asdict``)."""
-        from .reports._notebook import measurement_repr
+        from .display._notebook import measurement_repr
 
         return measurement_repr(self)
 
     def _repr_html_(self) -> str:
         """The measurement as an HTML table, for notebooks."""
-        from .reports._notebook import measurement_html
+        from .display._notebook import measurement_html
 
         text: str = measurement_html(self)
         return text

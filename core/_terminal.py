@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ._docgen import describe_aggregation
 from ._result import RunResult
-from .reports import _format
+from .display import _format
+from .display._text import printable
 from .reports._result_rows import Cell as _Cell
 from .reports._result_rows import Row as _Row
 from .reports._result_rows import block_decimals, value_str
@@ -20,7 +21,6 @@ from .reports._result_rows import joined as _joined
 from .reports._result_rows import result_rows as _rows
 from .reports._result_rows import table_notes as _caption
 from .reports._summary import confidence_of
-from .reports._text import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -64,7 +64,7 @@ def make_console(file: TextIO | None = None) -> Console:
 
 
 def format_value(value: float | None, decimals: int | None = None) -> str:
-    """A measurement's value for the terminal (see :mod:`itemscore.reports._format`)."""
+    """A measurement's value for the terminal (see :mod:`itemscore.display._format`)."""
     return _format.format_value(value, decimals)
 
 

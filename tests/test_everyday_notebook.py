@@ -16,7 +16,7 @@ from rich.console import Console
 import itemscore
 from itemscore import ConfigError, Measurement, compare
 from itemscore._terminal import result_tables
-from itemscore.reports._format import format_interval, format_value, shared_decimals
+from itemscore.display._format import format_interval, format_value, shared_decimals
 
 HOSTILE = "<script>alert(1)</script>"
 

@@ -12,8 +12,8 @@ from rich.console import Console
 import itemscore
 from itemscore import ItemResult, RunResult
 from itemscore._terminal import format_interval, format_value, result_tables
+from itemscore.display._format import decimals_for
 from itemscore.engine._measure import SMALL_GROUP
-from itemscore.reports._format import decimals_for
 from itemscore.reports._html_numbers import number
 from itemscore.reports._summary import MACRO_NAME, POOLED_NAME, summary_rows
 from itemscore.reports.report_html import report_html

@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from itemscore import ConfigError, aggregate
 from itemscore.cli import cli
-from itemscore.reports._format import method_name
+from itemscore.display._format import method_name
 from itemscore.reports.eee import _aggregation
 from itemscore.stats._intervals import AUTO, METHODS, IntervalMethod, Level, names
 

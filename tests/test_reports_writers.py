@@ -18,8 +18,8 @@ import pytest
 
 import itemscore
 from itemscore import ItemResult, ItemScore, Metric, MetricContext, RunResult
+from itemscore.display._text import one_line, printable
 from itemscore.reports import report_html, results_xlsx
-from itemscore.reports._text import one_line, printable
 
 HOSTILE = "</script><b>&amp;\u2028\ud800\x1b[2J"
 

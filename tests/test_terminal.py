@@ -315,7 +315,7 @@ def _shown(result: itemscore.RunResult, width: int, by_group: bool) -> tuple[str
 @pytest.mark.parametrize("width", [60, 80, 100, 120])
 def test_tables_fit_the_width_and_never_cut_a_number(width: int, by_group: bool) -> None:
     """At 60-120 columns every line fits, and every value and interval end is shown whole."""
-    from itemscore.reports import _format
+    from itemscore.display import _format
 
     result = _mmlu_like_run()
     text, _ = _shown(result, width, by_group)

@@ -68,7 +68,7 @@ def terminal_text(text: str) -> str:
     Messages quote names from data files (columns, keys, labels, models, file names); an
     escape sequence in one (``\x1b]0;title\x07``, ``\x1b[2J``) is shown, never obeyed.
     """
-    from itemscore.reports._text import printable
+    from itemscore.display._text import printable
 
     return "\n".join(printable(line) for line in text.split("\n"))
 

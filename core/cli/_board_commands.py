@@ -107,7 +107,7 @@ def ranked_table(
     from rich.text import Text
 
     from itemscore._terminal import _lines_text, _width_of, safe_text
-    from itemscore.reports import _format
+    from itemscore.display import _format
     from itemscore.reports.leaderboard_files import range_text
 
     level = f"{100 * confidence:g}%"
@@ -165,7 +165,7 @@ def ranked_table(
 
 def leaderboard_table(board: Leaderboard, *, width: int = 120) -> Any:
     """The leaderboard for the terminal (:func:`ranked_table`); the caption says how it was made."""
-    from itemscore.reports import _format
+    from itemscore.display import _format
     from itemscore.reports.leaderboard_files import TIE_NOTE, board_note
 
     arrow = _format.direction_arrow(board.higher_is_better)

@@ -328,7 +328,7 @@ def score(
             continue
         if not exists(path) and not _folder_or_glob(path):
             from itemscore._exceptions import InputError
-            from itemscore.reports._text import printable
+            from itemscore.display._text import printable
 
             raise InputError(
                 f"{printable(os.fspath(path))}: no such file or folder. Check the path (a glob "

@@ -17,8 +17,8 @@ import attrs
 import numpy as np
 
 from itemscore._records import Status
+from itemscore.display._text import one_line
 from itemscore.engine._questions import question_error_reasons
-from itemscore.reports._text import one_line
 
 if TYPE_CHECKING:
     from itemscore._records import Measurement

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from itemscore._exceptions import ConfigError, InputError, ItemscoreError
-from itemscore.reports._text import printable
+from itemscore.display._text import printable
 
 from ._request import RunRequest, located
 

@@ -31,7 +31,7 @@ Where it lives:
 What it may import: the records, metrics, statistics (``stats``, ``aggregate``) and the run
 table (``engine``) below it. Never the command line, the viewer or ``RunResult``'s module at
 run time (a result is read through its attributes; the type only under ``TYPE_CHECKING``).
-:class:`Comparison` shows itself through ``reports._notebook``, imported when it is shown.
+:class:`Comparison` shows itself through ``display._notebook``, imported when it is shown.
 
 The leaderboard and the gate pair items as compare does: the pairing's private pieces they
 use are re-exported here for them.

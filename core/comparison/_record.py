@@ -65,13 +65,13 @@ class Comparison:
 
     def __repr__(self) -> str:
         """One line: key, the models, difference and interval, adjusted p, pairs."""
-        from ..reports._notebook import comparison_repr
+        from ..display._notebook import comparison_repr
 
         return comparison_repr(self)
 
     def _repr_html_(self) -> str:
         """The comparison and its groups as an HTML table, for notebooks."""
-        from ..reports._notebook import comparison_html
+        from ..display._notebook import comparison_html
 
         return comparison_html(self)
 

@@ -23,10 +23,10 @@ import attrs
 
 from .._exceptions import ConfigError, did_you_mean, one_of
 from .._result import RunResult
+from ..display._text import printable
 from ._commit import FolderBusyError
 from ._files import ReportWriteError, writing
 from ._preflight import check_out_dir
-from ._text import printable
 
 __all__ = [
     "BUILTIN",

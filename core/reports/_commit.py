@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .._exceptions import ItemscoreError
-from ._text import printable
+from ..display._text import printable
 
 try:
     import fcntl

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .._exceptions import ItemscoreError
-from ._text import printable
+from ..display._text import printable
 
 __all__ = ["ReportWriteError", "open_report", "writing"]
 

@@ -22,8 +22,8 @@ from itertools import islice
 from typing import Any
 
 from .._records import ItemResult
+from ..display._text import printable, visible
 from ._rows import STATUS_NAMES, Score
-from ._text import printable, visible
 
 __all__ = ["item_json", "items_pieces", "script_safe"]
 

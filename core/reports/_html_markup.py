@@ -1,7 +1,7 @@
 """What every page of report.html and the viewer shares: escaping, the policy, the head.
 
 Every text from the data goes through :func:`esc` (after
-:func:`~itemscore.reports._text.printable`) before it joins the markup. The policy allows the
+:func:`~itemscore.display._text.printable`) before it joins the markup. The policy allows the
 page's one script by its SHA-256 only (no other inline script, no script file), styles inline,
 images as ``data:``, and no request at all, but to the viewer that served the page when it
 was served (:func:`policy`).
@@ -13,7 +13,7 @@ import base64
 import hashlib
 import html
 
-from ._text import printable
+from ..display._text import printable
 
 __all__ = ["esc", "head", "policy", "script_hash"]
 

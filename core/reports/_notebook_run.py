@@ -14,9 +14,9 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from ..display._text import printable
 from ._result_rows import Row, interval_text, joined, result_rows, table_notes, value_str
 from ._summary import SMALL_GROUP_MARK, TIMES, bold_cells, confidence_of
-from ._text import printable
 
 if TYPE_CHECKING:
     from .._result import RunResult

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .._exceptions import ConfigError
+from ..display._text import printable
 from ._commit import (
     STATE_DIR,
     FolderBusyError,
@@ -22,7 +23,6 @@ from ._commit import (
     followed_copy,
     owner,
 )
-from ._text import printable
 
 __all__ = ["check_out_dir"]
 

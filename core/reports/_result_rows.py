@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from .._records import Measurement, Status
-from ._format import format_interval, format_value, shared_decimals
+from ..display._format import format_interval, format_value, shared_decimals
+from ..display._text import printable
 from ._summary import (
     BOLD_NOTE,
     COVERAGE_MARK,
@@ -32,7 +33,6 @@ from ._summary import (
     reducer_name,
     small_group_note,
 )
-from ._text import printable
 
 if TYPE_CHECKING:
     from .._result import RunResult

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._records import Measurement, Status
-from ._format import method_name
+from ..display._format import method_name
 
 if TYPE_CHECKING:  # annotations only: a run's notebook table reads this module
     from .._result import RunResult

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from . import _format
-from ._text import one_line
+from ..display import _format
+from ..display._text import one_line
 from .leaderboard_files import TIE_NOTE, range_text, ranked_markdown
 from .results_md import md_text
 

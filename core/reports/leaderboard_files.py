@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from . import _format
+from ..display import _format
+from ..display._text import one_line
 from ._files import open_report
 from ._summary import confidence_of, labels_of
-from ._text import one_line
 from .results_md import md_text
 from .table_tex import COLUMN_PT, estimate_width, latex_escape, tex_text
 

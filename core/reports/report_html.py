@@ -22,7 +22,7 @@ The page shows, in order:
   the address: ``report.html#state=error&metric=f1&q=paris``.
 
 Every text from the data is escaped: in the markup with :func:`html.escape` (after
-:func:`~itemscore.reports._text.printable`), and the items travel as JSON inside a
+:func:`~itemscore.display._text.printable`), and the items travel as JSON inside a
 ``<script type="application/json">`` block with ``<``, ``>`` and ``&`` written as ``\u``
 escapes, so no text can close the block; the script shows them with ``textContent``, never as
 markup. A Content-Security-Policy forbids every network request and every script but the

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from .._records import Measurement
 from .._result import RunResult
-from . import _format
+from ..display import _format
+from ..display._text import one_line
 from ._files import open_report
 from ._summary import (
     BOLD_NOTE,
@@ -31,7 +32,6 @@ from ._summary import (
     derived_of,
     method_name,
 )
-from ._text import one_line
 
 __all__ = ["FILENAME", "markdown_table", "md_text", "write"]
 

@@ -18,7 +18,7 @@ label is derived from the run (suite, models, metrics and data), so two tables i
 never share one. The table needs ``\usepackage{booktabs}`` only.
 
 Every string from the data (suite id, model, group, label) is escaped with
-:func:`latex_escape` after :func:`~itemscore.reports._text.one_line`: no text can end the
+:func:`latex_escape` after :func:`~itemscore.display._text.one_line`: no text can end the
 comment, run a command, or end a table row. With ``groups=True``, each model's row is
 followed by one row per group.
 """
@@ -30,7 +30,8 @@ from pathlib import Path
 
 from .._records import Measurement
 from .._result import RunResult
-from . import _format
+from ..display import _format
+from ..display._text import one_line
 from ._files import open_report
 from ._summary import (
     BOLD_NOTE,
@@ -49,7 +50,6 @@ from ._summary import (
     n_text,
     reducer_name,
 )
-from ._text import one_line
 
 __all__ = [
     "COLUMN_PT",

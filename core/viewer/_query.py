@@ -33,9 +33,9 @@ import pyarrow.compute as pc
 
 from .._records import ItemResult
 from .._schema import ITEM_COLUMNS, batch_to_items
+from ..display._text import printable
 from ..engine._store import score_field
 from ..reports._rows import Score
-from ..reports._text import printable
 from ._store import ItemStore, score_part
 
 __all__ = [

@@ -35,8 +35,8 @@ import attrs
 from .._exceptions import ConfigError
 from .._result import RunResult
 from .._serialize import read_document
+from ..display._text import printable
 from ..engine._table import RunTable, ScoredItems
-from ..reports._text import printable
 from ._query import ItemIndex
 from ._store import ItemStore
 

@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigError, ItemscoreError
+from ..display._text import printable
 from ..reports._html_data import item_json
 from ..reports._html_markup import policy
 from ..reports._html_script import SCRIPT
-from ..reports._text import printable
 from ..reports.report_html import MAX_TEXT, report_html
 from ._pages import (
     PAGE_POLICY,

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..reports._text import printable
+from ..display._text import printable
 from ._query import ItemIndex
 
 __all__ = [
