@@ -152,13 +152,13 @@ class RunResult:
 
     def __repr__(self) -> str:
         """One line: suite, models times metrics, items, data file (see ``result_repr``)."""
-        from .reports._notebook_run import result_repr
+        from .summary._notebook import result_repr
 
         return result_repr(self)
 
     def _repr_html_(self) -> str:
         """The table ``itemscore score`` prints, as HTML for notebooks (one row per metric)."""
-        from .reports._notebook_run import result_html
+        from .summary._notebook import result_html
 
         return result_html(self)
 
@@ -314,7 +314,7 @@ def atomic_write_text(path: Path, text: str) -> Path:
     locked while it is written, so one that a killed writer left is removed by the next write
     of ``path`` (only that pattern, only when no live process holds it).
     """
-    from .reports._commit import hold, remove_unheld
+    from ._commit import hold, remove_unheld
 
     path.parent.mkdir(parents=True, exist_ok=True)
     prefix = f".{path.name}."

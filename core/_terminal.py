@@ -13,14 +13,14 @@ from ._docgen import describe_aggregation
 from ._result import RunResult
 from .display import _format
 from .display._text import printable
-from .reports._result_rows import Cell as _Cell
-from .reports._result_rows import Row as _Row
-from .reports._result_rows import block_decimals, value_str
-from .reports._result_rows import interval_text as _interval_text
-from .reports._result_rows import joined as _joined
-from .reports._result_rows import result_rows as _rows
-from .reports._result_rows import table_notes as _caption
-from .reports._summary import confidence_of
+from .summary._rows import Cell as _Cell
+from .summary._rows import Row as _Row
+from .summary._rows import block_decimals, value_str
+from .summary._rows import interval_text as _interval_text
+from .summary._rows import joined as _joined
+from .summary._rows import result_rows as _rows
+from .summary._rows import table_notes as _caption
+from .summary._summary import confidence_of
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -114,7 +114,7 @@ def _counts_text(cell: _Cell | None) -> str:
 
 
 def _name_text(row: _Row) -> Text:
-    from .reports._summary import SMALL_GROUP_MARK
+    from .summary._summary import SMALL_GROUP_MARK
 
     text = safe_text(row.name)
     if row.small:
@@ -322,7 +322,7 @@ def result_tables(
                 + (" (the columns layouts need several models)." if several else ".")
             )
         candidates = [layout]
-    from .reports._summary import bold_cells
+    from .summary._summary import bold_cells
 
     leads = bold_cells(result) if bold else set()
     all_rows = _rows(result, models, by_group, leads) if several else None

@@ -443,7 +443,7 @@ def test_clustered_ratio_difference_matches_statsmodels(seed: int) -> None:
 
 def test_a_lead_whose_p_underflows_is_still_significant() -> None:
     """1,100 to 0 discordant: the exact p is below the smallest float, 0.0, and the lead is bold."""
-    from itemscore.reports._summary import bold_cells
+    from itemscore.summary._summary import bold_cells
 
     n = 1100
     result = _run(np.zeros(n, dtype=bool), np.ones(n, dtype=bool))

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 import itemscore
 from itemscore import ItemResult, RunResult, compare
-from itemscore._compare_cli import compare_command
 from itemscore._compare_out import comparison_csv, comparison_rows, comparison_tex
+from itemscore.cli._compare_commands import compare_command
 
 FILES = {"comparison.json", "comparison.csv", "comparison.tex", "comparison.png", "comparison.svg"}
 

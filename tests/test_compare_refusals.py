@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from itemscore import ConfigError, ItemResult, RunResult, compare, score
-from itemscore._compare_cli import compare_command
+from itemscore.cli._compare_commands import compare_command
 
 IDS = [f"q{i}" for i in range(6)]
 CORRECT = [True, True, False, True, False, True]

@@ -339,7 +339,7 @@ def test_a_forked_child_does_not_keep_the_claim_on_the_output_folder(tmp_path: P
     """A worker forked while the folder is claimed does not hold it after its parent lets go."""
     import multiprocessing
 
-    from itemscore.reports._commit import claim
+    from itemscore._commit import claim
 
     if "fork" not in multiprocessing.get_all_start_methods():
         pytest.skip("no fork on this platform")
@@ -389,7 +389,7 @@ def test_a_lock_whose_holder_is_gone_is_taken_over(tmp_path: Path, who: str, tak
     import fcntl
     import socket
 
-    from itemscore.reports._commit import FolderBusyError, _process_start, claim
+    from itemscore._commit import FolderBusyError, _process_start, claim
 
     state = tmp_path / "out" / ".itemscore"
     state.mkdir(parents=True)

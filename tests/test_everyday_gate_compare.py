@@ -18,10 +18,10 @@ import pytest
 from click.testing import CliRunner
 
 from itemscore import ConfigError, ItemResult, RunResult, compare, score
-from itemscore._compare_cli import run_labels
 from itemscore._compare_out import comparison_tex
 from itemscore._gate import _rho, gate, pairs_needed
 from itemscore.cli import cli
+from itemscore.cli._compare_commands import run_labels
 
 pytest_plugins = ["itemscore.pytest_plugin"]
 

@@ -15,10 +15,10 @@ from itemscore._terminal import format_interval, format_value, result_tables
 from itemscore.display._format import decimals_for
 from itemscore.engine._measure import SMALL_GROUP
 from itemscore.reports._html_numbers import number
-from itemscore.reports._summary import MACRO_NAME, POOLED_NAME, summary_rows
 from itemscore.reports.report_html import report_html
 from itemscore.reports.summary_csv import summary_csv
 from itemscore.reports.table_tex import latex_table, tex_text
+from itemscore.summary._summary import MACRO_NAME, POOLED_NAME, summary_rows
 
 #: A group name the LaTeX and HTML writers must escape.
 TINY = "tiny & <b>5%</b>_{x}"

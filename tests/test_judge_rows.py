@@ -19,9 +19,9 @@ from rich.console import Console
 from itemscore import ItemResult, RunResult, score
 from itemscore._terminal import result_tables
 from itemscore.metrics_builtin.judge.stub import StubReply, StubRequest, StubServer
-from itemscore.reports._summary import summary_rows
 from itemscore.reports.report_html import report_html
 from itemscore.reports.results_md import markdown_table
+from itemscore.summary._summary import summary_rows
 
 N, SLICE = 120, 40
 RG_NAME = "LLM judge, judge-corrected (Rogan-Gladen)"

@@ -32,10 +32,10 @@ from itemscore import (
 from itemscore._plugins import plugin_manager
 from itemscore.inputs import read_items
 from itemscore.reports import BUILTIN_FORMATS, export, resolve_formats
-from itemscore.reports._summary import SUMMARY_COLUMNS, summary_rows
 from itemscore.reports.items_jsonl import iter_lines as items_jsonl
 from itemscore.reports.summary_csv import summary_csv
 from itemscore.reports.table_tex import latex_escape, latex_table
+from itemscore.summary._summary import SUMMARY_COLUMNS, summary_rows
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("ITEMSCORE_UPDATE_GOLDEN") == "1"

@@ -22,8 +22,8 @@ import pytest
 
 import itemscore
 from itemscore import ItemResult, RunResult
+from itemscore._commit import STATE_DIR, FolderBusyError, clean_stale
 from itemscore.reports import BUILTIN_FORMATS, ON_REQUEST, export
-from itemscore.reports._commit import STATE_DIR, FolderBusyError, clean_stale
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="the atomic switch needs POSIX links")
 
@@ -453,7 +453,7 @@ def test_without_links_a_manifest_tells_itemscores_files_from_the_users(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where links are missing (Windows), reports are plain files recorded by their SHA-256."""
-    import itemscore.reports._commit as commit
+    import itemscore._commit as commit
 
     monkeypatch.setattr(commit, "_atomic_possible", lambda: False)
     export(result_for("one"), tmp_path, ["json", "csv"])

@@ -31,10 +31,10 @@ from itemscore._terminal import result_tables
 from itemscore.hookspecs import hookimpl
 from itemscore.reports import BUILTIN_FORMATS, export
 from itemscore.reports import results_xlsx as xlsx
-from itemscore.reports._summary import summary_rows
 from itemscore.reports.report_html import report_html
 from itemscore.reports.summary_csv import guard_cell, summary_csv
 from itemscore.reports.table_tex import latex_table
+from itemscore.summary._summary import summary_rows
 
 openpyxl = pytest.importorskip("openpyxl")
 

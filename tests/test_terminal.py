@@ -377,8 +377,8 @@ def test_bold_marks_a_significant_lead_in_the_side_by_side_table() -> None:
 def test_bold_cells_are_decided_once_per_result(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every table of a run asks for the bold cells; the paired tests run once."""
     import itemscore.comparison as compare_module
-    from itemscore.reports._summary import bold_cells
     from itemscore.reports.table_tex import latex_table
+    from itemscore.summary._summary import bold_cells
 
     calls = []
     real = compare_module.significant_leaders

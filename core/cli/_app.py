@@ -40,7 +40,7 @@ COMMANDS: dict[str, str] = {
     "rescore": "itemscore.cli._commands:rescore",
     "verify": "itemscore.cli._verify_commands:verify",
     "demo": "itemscore.cli._commands:demo",
-    "compare": "itemscore._compare_cli:compare_command",
+    "compare": "itemscore.cli._compare_commands:compare_command",
     "view": "itemscore.cli._view:view",
     "diagnose": "itemscore.cli._stats_commands:diagnose_command",
     "gate": "itemscore.cli._stats_commands:gate_command",

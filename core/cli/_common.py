@@ -181,7 +181,7 @@ def _decide_bold(result: RunResult, view: _View, progress: Any) -> None:
     if view.as_json or view.quiet or view.markdown or len(result.by_model) < 2:
         return  # Markdown's table decides its bold cells itself, while it is written
     from itemscore._terminal import make_console
-    from itemscore.reports._summary import bold_cells
+    from itemscore.summary._summary import bold_cells
 
     if not _bold_shows(make_console()):
         return

@@ -21,10 +21,10 @@ from typing import Any
 
 import attrs
 
+from .._commit import FolderBusyError
 from .._exceptions import ConfigError, did_you_mean, one_of
 from .._result import RunResult
 from ..display._text import printable
-from ._commit import FolderBusyError
 from ._files import ReportWriteError, writing
 from ._preflight import check_out_dir
 
@@ -339,7 +339,7 @@ def _claim(path: Path, names: Sequence[str], command: Sequence[str] | None = Non
             that cannot be created.
         FolderBusyError: another process is writing into ``path``.
     """
-    from ._commit import claim
+    from .._commit import claim
 
     check_out_dir(path, names)
     try:

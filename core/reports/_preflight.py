@@ -12,9 +12,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .._exceptions import ConfigError
-from ..display._text import printable
-from ._commit import (
+from .._commit import (
     STATE_DIR,
     FolderBusyError,
     Owner,
@@ -23,6 +21,8 @@ from ._commit import (
     followed_copy,
     owner,
 )
+from .._exceptions import ConfigError
+from ..display._text import printable
 
 __all__ = ["check_out_dir"]
 

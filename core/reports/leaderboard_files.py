@@ -40,8 +40,8 @@ import attrs
 
 from ..display import _format
 from ..display._text import one_line
+from ..summary._summary import confidence_of, labels_of
 from ._files import open_report
-from ._summary import confidence_of, labels_of
 from .results_md import md_text
 from .table_tex import COLUMN_PT, estimate_width, latex_escape, tex_text
 

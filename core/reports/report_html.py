@@ -45,6 +45,23 @@ from typing import Any
 from .._exceptions import ConfigError
 from .._records import Measurement, Status
 from .._result import RunResult
+from ..summary._summary import (
+    COVERAGE_MARK,
+    MACRO_NAME,
+    POOLED_NAME,
+    SMALL_GROUP_MARK,
+    confidence_of,
+    coverage_note,
+    derived_of,
+    display_name,
+    is_small_group,
+    labels_of,
+    macro_of,
+    method_name,
+    n_text,
+    reducer_name,
+    small_group_note,
+)
 from ._files import open_report
 from ._html_compare import comparison_section, direction_badge
 from ._html_data import items_pieces
@@ -64,23 +81,6 @@ from ._html_svg import (
     strip_span,
 )
 from ._rows import score_rows
-from ._summary import (
-    COVERAGE_MARK,
-    MACRO_NAME,
-    POOLED_NAME,
-    SMALL_GROUP_MARK,
-    confidence_of,
-    coverage_note,
-    derived_of,
-    display_name,
-    is_small_group,
-    labels_of,
-    macro_of,
-    method_name,
-    n_text,
-    reducer_name,
-    small_group_note,
-)
 from .leaderboard_files import run_boards
 
 __all__ = ["FILENAME", "MAX_ITEMS", "MAX_TEXT", "OPEN_GROUPS", "report_html", "write"]

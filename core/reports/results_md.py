@@ -22,8 +22,7 @@ from .._records import Measurement
 from .._result import RunResult
 from ..display import _format
 from ..display._text import one_line
-from ._files import open_report
-from ._summary import (
+from ..summary._summary import (
     BOLD_NOTE,
     COVERAGE_MARK,
     bold_cells,
@@ -32,6 +31,7 @@ from ._summary import (
     derived_of,
     method_name,
 )
+from ._files import open_report
 
 __all__ = ["FILENAME", "markdown_table", "md_text", "write"]
 

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._records import ItemResult
 from .._result import RunResult
+from ..summary._summary import summary_columns, summary_rows
 from ._rows import STATUS_NAMES, Score, score_rows
-from ._summary import summary_columns, summary_rows
 
 if TYPE_CHECKING:
     from xlsxwriter.format import Format

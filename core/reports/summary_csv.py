@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 from .._result import RunResult
+from ..summary._summary import summary_columns, summary_rows
 from ._files import open_report
-from ._summary import summary_columns, summary_rows
 
 __all__ = ["FILENAME", "guard_cell", "summary_csv", "write"]
 

@@ -32,8 +32,7 @@ from .._records import Measurement
 from .._result import RunResult
 from ..display import _format
 from ..display._text import one_line
-from ._files import open_report
-from ._summary import (
+from ..summary._summary import (
     BOLD_NOTE,
     MACRO_NAME,
     POOLED_NAME,
@@ -50,6 +49,7 @@ from ._summary import (
     n_text,
     reducer_name,
 )
+from ._files import open_report
 
 __all__ = [
     "COLUMN_PT",
@@ -314,7 +314,7 @@ def _stack_lines(lines: list[str], align: str = "r") -> str:
 def latex_table(result: RunResult, *, groups: bool = False, transpose: bool | None = None) -> str:
     r"""The text of ``table.tex``: a booktabs table, its caption, a note and a label.
 
-    In each column the cells :func:`~itemscore.reports._summary.bold_cells` names are bold.
+    In each column the cells :func:`~itemscore.summary._summary.bold_cells` names are bold.
     A measurement without a value shows ``--``; one whose aggregate failed shows ``error``.
 
     Args:

@@ -26,7 +26,7 @@ from ..reports._html_numbers import number
 from ..reports._html_script import CSS
 from ..reports._html_svg import model_colours
 from ..reports._rows import STATUS_NAMES, Score
-from ..reports._summary import display_name
+from ..summary._summary import display_name
 from ._runs import Headline, RunInfo
 from ._views import CHANGES, Changed, Disagreement, Question
 

@@ -51,8 +51,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from .._exceptions import ItemscoreError
-from ..display._text import printable
+from ._exceptions import ItemscoreError
+from .display._text import printable
 
 try:
     import fcntl

@@ -15,7 +15,7 @@ import html
 from typing import TYPE_CHECKING
 
 from ..display._text import printable
-from ._result_rows import Row, interval_text, joined, result_rows, table_notes, value_str
+from ._rows import Row, interval_text, joined, result_rows, table_notes, value_str
 from ._summary import SMALL_GROUP_MARK, TIMES, bold_cells, confidence_of
 
 if TYPE_CHECKING:

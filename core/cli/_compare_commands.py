@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ._exceptions import ConfigError, InputError
+from .._exceptions import ConfigError, InputError
 
 __all__ = ["compare_command"]
 
@@ -19,13 +19,13 @@ class _BadInput(click.ClickException):
     exit_code = 2
 
     def show(self, file: object = None) -> None:
-        from .cli._app import terminal_text
+        from ._app import terminal_text
 
         click.echo(f"Error: {terminal_text(self.format_message())}", err=True)
 
 
 def _load(path: Path) -> object:
-    from ._result import RunResult
+    from .._result import RunResult
 
     try:
         return RunResult.load_json(path)
@@ -77,7 +77,7 @@ def _labels_option(value: str | None, results: Path, other: Path | None) -> tupl
 
 
 def _warn(message: str) -> None:
-    from .cli._app import terminal_text
+    from ._app import terminal_text
 
     click.echo(terminal_text(message), err=True)
 
@@ -142,12 +142,12 @@ def compare_command(
     those of OTHER. Ratio metrics use McNemar's exact test and Newcombe's interval, means the
     paired t, metrics with their own aggregate a seeded paired bootstrap.
     """
-    from ._compare_out import comparison_table, plot_available, write_comparison
-    from .comparison import compare
+    from .._compare_out import comparison_table, plot_available, write_comparison
+    from ..comparison import compare
 
     if out is not None and out.exists() and not out.is_dir():
         raise _BadInput(f"--out {out}: exists and is not a folder.")
-    from ._terminal import progress_bar, progress_wanted
+    from .._terminal import progress_bar, progress_wanted
 
     runs = _labels_option(label, results, other)
     first = _load(results)
@@ -180,7 +180,7 @@ def compare_command(
         )
     written = []
     if out is not None:
-        from .reports._summary import display_name
+        from ..summary._summary import display_name
 
         sources = [str(results)] + ([str(other)] if other is not None else [])
         display = {c.metric: display_name(first, c.metric) for c in comparisons}  # type: ignore[arg-type]
@@ -191,12 +191,12 @@ def compare_command(
     if as_json:
         click.echo(json.dumps([c.to_dict() for c in comparisons], indent=1, allow_nan=False))
         return
-    from ._terminal import make_console
+    from .._terminal import make_console
 
     console = make_console()
     console.print(comparison_table(comparisons, groups=by_group, width=console.width))
     if other is not None:  # which file is which side: the labels name the runs
-        from .cli._app import terminal_text
+        from ._app import terminal_text
 
         click.echo(
             terminal_text(
@@ -206,7 +206,7 @@ def compare_command(
     if written:
         _warn(f"Wrote {', '.join(p.name for p in written)} to {out}.")
         if not plot_available():
-            from ._extras import install_hint
+            from .._extras import install_hint
 
             hint = install_hint("matplotlib")
             click.echo(f"No forest plot: it needs matplotlib ({hint}).", err=True)
