@@ -14,9 +14,10 @@ PACKAGE_FILES := $(VENV)/.package-files
 DEV_STAMP     := $(VENV)/.dev-installed
 BROWSER_STAMP := $(VENV)/.chromium
 TEX_STAMP     := $(VENV)/.texlive
+JAVA_STAMP    := $(VENV)/.java
 # What lint, typecheck, pytest, docs-build and bench need. Append a layer's stamp here, above
 # the rules: make expands a rule's prerequisites where it reads the rule.
-TEST_SETUP    := $(DEV_STAMP) $(BROWSER_STAMP) $(TEX_STAMP)
+TEST_SETUP    := $(DEV_STAMP) $(BROWSER_STAMP) $(TEX_STAMP) $(JAVA_STAMP)
 
 .PHONY: demo report-demo test lint typecheck pytest docs-build bench docs clean FORCE
 
@@ -60,6 +61,16 @@ $(TEX_STAMP): $(BIN)/python
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			--no-install-recommends texlive-latex-base texlive-latex-recommended; \
 	else echo "pdflatex is missing: the LaTeX compilation tests will be skipped"; fi
+	touch $@
+
+# Java runs the local SparkSession of the Spark executor's tests (Debian's package; as root,
+# installed when missing; otherwise Spark cannot start and those tests say so).
+$(JAVA_STAMP): $(BIN)/python
+	@if command -v java >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends default-jre-headless; \
+	else echo "java is missing: the Spark executor's tests cannot start Spark"; fi
 	touch $@
 
 demo: $(PACKAGE_STAMP)

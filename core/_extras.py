@@ -16,7 +16,7 @@ __all__ = ["install_hint", "requirement"]
 
 #: ``name[extras] specifiers ; marker`` of one line of a distribution's ``Requires-Dist``.
 _REQUIREMENT = re.compile(
-    r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*"
+    r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?P<extras>\[[^\]]*\])?\s*"
     r"(?P<spec>[^;]*?)\s*(?:;\s*(?P<marker>.*))?$"
 )
 #: One clause of a marker: ``extra == "xlsx"``, ``python_version < "3.14"``.
@@ -76,7 +76,9 @@ def _requirements(distribution: str) -> list[tuple[str, str, str | None]]:
         holds, extra = _holds(parsed["marker"], None)
         if holds:
             spec = re.sub(r"\s+", "", parsed["spec"])
-            found.append((parsed["name"], parsed["name"] + spec, extra))
+            # The package's own extras too (`ray[data]`): without them it is not what works.
+            extras = re.sub(r"\s+", "", parsed["extras"] or "")
+            found.append((parsed["name"], parsed["name"] + extras + spec, extra))
     return found
 
 
@@ -114,4 +116,6 @@ def install_hint(*names: str, extra: str | None = None, distribution: str = "ite
                 wanted.append(text)
     if not wanted:
         return f"pip install '.[{extra}]' (in the folder of a clone of {distribution})"
-    return "pip install " + " ".join(f"'{w}'" if re.search(r"[<>=!~,; ]", w) else w for w in wanted)
+    return "pip install " + " ".join(
+        f"'{w}'" if re.search(r"[<>=!~,; [\]]", w) else w for w in wanted
+    )

@@ -68,13 +68,18 @@ def _prepare(
     workers: int | str | None,
     client: Any,
     retries: int,
+    address: str | None = None,
+    session: Any = None,
     item_timeout: float | str | None,
     deadline: float | None,
     reduce: tuple[str, ...] | None = None,
     worker_memory: int | str | None = None,
 ) -> tuple[RunSettings, ExecutorSpec]:
     """The run's typed settings and its executor (not started); every option checked."""
-    spec = resolve_executor(executor, workers=resolve_workers(workers), client=client)
+    spec = resolve_executor(
+        executor, workers=resolve_workers(workers), client=client, address=address,
+        session=session,
+    )  # fmt: skip
     settings = RunSettings(
         suite_id=suite_id,
         confidence=confidence,
@@ -93,7 +98,7 @@ def _prepare(
         raise ConfigError(
             f"`worker_memory` ({worker_memory!r}) limits worker processes, and the serial "
             "executor scores in this process, which itemscore never limits: pass "
-            "executor='process' (or 'dask') with it, or leave it out."
+            "executor='process' (or 'dask', 'ray', 'spark') with it, or leave it out."
         )
     return settings, spec
 
@@ -421,6 +426,8 @@ def score(
     executor: Any = "serial",
     workers: int | str | None = None,
     client: Any = None,
+    address: str | None = None,
+    session: Any = None,
     retries: int = 1,
     item_timeout: float | str | None = DEFAULT_ITEM_TIMEOUT,
     deadline: float | None = None,
@@ -451,11 +458,17 @@ def score(
         seed: Seed for bootstrap intervals.
         concurrency: How many items an ``async def score_item`` may score at once.
         executor: ``"serial"`` (this process), ``"process"`` (a process pool), ``"dask"``
-            (a Dask cluster) or any ``concurrent.futures.Executor``. Results are the same
-            whatever runs them.
-        workers: Worker processes of ``"process"``/``"dask"`` (``"auto"``: the cores).
+            (a Dask cluster), ``"ray"`` (Ray Data), ``"spark"`` (a Spark session) or any
+            ``concurrent.futures.Executor``. Results are the same whatever runs them.
+        workers: Worker processes of ``"process"``/``"dask"``, CPUs of a local Ray, cores of
+            a local Spark (``"auto"``: the cores).
         client: A ``distributed.Client`` for ``executor="dask"``; without one a local cluster
             of ``workers`` processes is started and closed.
+        address: The Ray cluster of ``executor="ray"``, as ``ray.init`` takes it
+            (``"auto"``, ``"ray://HOST:10001"``); without one (and no ``RAY_ADDRESS``) a
+            local Ray is started and shut down.
+        session: A ``SparkSession`` for ``executor="spark"``, left running; without one
+            (and none active) a local session is made and stopped.
         retries: How often a shard whose worker was lost is tried again (default once).
         item_timeout: Seconds a metric may take on one item before it is an ``error``
             (default 300; a metric that bounds its own items longer, as the LLM judge
@@ -479,7 +492,8 @@ def score(
     settings, spec = _prepare(
         suite_id=suite_id, confidence=confidence, ci_method=ci_method, seed=seed,
         concurrency=concurrency, executor=executor, workers=workers, client=client,
-        retries=retries, item_timeout=item_timeout, deadline=deadline,
+        address=address, session=session, retries=retries, item_timeout=item_timeout,
+        deadline=deadline,
         worker_memory=worker_memory,
         reduce=reduce_of(reduce, metrics),
     )  # fmt: skip
@@ -515,7 +529,8 @@ def score_opened(
 
     The command line's way in: without reports it keeps no item (``Keep("none")``), with
     them it writes ``items.parquet`` of the new report set as the run goes. ``settings`` are
-    :func:`score`'s (confidence, ci_method, seed, executor, workers, client, retries...).
+    :func:`score`'s (confidence, ci_method, seed, executor, workers, client, address,
+    session, retries...).
     ``limit``: read only the first rows of the source (a quick look; recorded in provenance).
 
     Raises:
@@ -524,7 +539,8 @@ def score_opened(
     """
     arguments = {
         "confidence": 0.95, "ci_method": None, "seed": 0, "concurrency": 16,
-        "executor": "serial", "workers": None, "client": None, "retries": 1,
+        "executor": "serial", "workers": None, "client": None, "address": None,
+        "session": None, "retries": 1,
         "item_timeout": DEFAULT_ITEM_TIMEOUT, "deadline": None, "worker_memory": None,
         **settings,
     }  # fmt: skip
@@ -558,6 +574,8 @@ def run(
     executor: Any = "serial",
     workers: int | str | None = None,
     client: Any = None,
+    address: str | None = None,
+    session: Any = None,
     retries: int = 1,
     item_timeout: float | str | None = DEFAULT_ITEM_TIMEOUT,
     deadline: float | None = None,
@@ -580,9 +598,13 @@ def run(
         ci_method: Interval method for the measurements that support it.
         seed: Seed for bootstrap intervals.
         concurrency: How many items an ``async def score_item`` may score at once.
-        executor: ``"serial"``, ``"process"``, ``"dask"`` or a ``concurrent.futures.Executor``.
-        workers: Worker processes of ``"process"``/``"dask"`` (``"auto"``: the cores).
+        executor: ``"serial"``, ``"process"``, ``"dask"``, ``"ray"``, ``"spark"`` or a
+            ``concurrent.futures.Executor``.
+        workers: Worker processes of ``"process"``/``"dask"``, CPUs of a local Ray, cores of
+            a local Spark (``"auto"``: the cores).
         client: A ``distributed.Client`` for ``executor="dask"``.
+        address: The Ray cluster of ``executor="ray"`` (see :func:`score`).
+        session: The ``SparkSession`` of ``executor="spark"`` (see :func:`score`).
         retries: How often a shard whose worker was lost is tried again (default once).
         item_timeout: Seconds a metric may take on one item before it is an ``error``
             (default 300; a metric that bounds its own items longer, as the LLM judge
@@ -602,7 +624,8 @@ def run(
     settings, spec = _prepare(
         suite_id=suite.suite_id, confidence=confidence, ci_method=ci_method, seed=seed,
         concurrency=concurrency, executor=executor, workers=workers, client=client,
-        retries=retries, item_timeout=item_timeout, deadline=deadline,
+        address=address, session=session, retries=retries, item_timeout=item_timeout,
+        deadline=deadline,
         worker_memory=worker_memory,
         reduce=reduce_of(reduce, extra_metrics),
     )  # fmt: skip
@@ -625,6 +648,8 @@ def rescore(
     executor: Any = "serial",
     workers: int | str | None = None,
     client: Any = None,
+    address: str | None = None,
+    session: Any = None,
     retries: int = 1,
     item_timeout: float | str | None = DEFAULT_ITEM_TIMEOUT,
     deadline: float | None = None,
@@ -649,7 +674,8 @@ def rescore(
         ci_method=old.ci_method if ci_method is None else ci_method,
         seed=old.seed if seed is None else seed,
         concurrency=concurrency, executor=executor, workers=workers, client=client,
-        retries=retries, item_timeout=item_timeout, deadline=deadline,
+        address=address, session=session, retries=retries, item_timeout=item_timeout,
+        deadline=deadline,
         worker_memory=worker_memory,
         reduce=reduce_of(reduce, metrics) or old.reduce,
     )  # fmt: skip

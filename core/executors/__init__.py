@@ -6,13 +6,21 @@
 - ``"process"``: a ``ProcessPoolExecutor`` of ``workers`` processes on this machine;
 - ``"dask"``: the executor of a Dask ``distributed.Client`` — the one given as ``client=``,
   or a local cluster of ``workers`` processes started for the run and closed after it;
-- any ``concurrent.futures.Executor`` instance: the Ray, MPI or thread pool the caller runs
-  (itemscore submits tasks to it and never shuts it down).
+- ``"ray"``: Ray Data jobs over Arrow batches, on the cluster named by ``address=`` (or
+  ``RAY_ADDRESS``, or the one this process is connected to), or on a local Ray of ``workers``
+  CPUs started for the run and shut down after it;
+- ``"spark"``: Spark jobs (``mapInArrow``) on the ``SparkSession`` given as ``session=`` (or
+  the one active here), or on a local session of ``workers`` cores made for the run and
+  stopped after it;
+- any ``concurrent.futures.Executor`` instance: the MPI, thread or process pool the caller
+  runs (itemscore submits tasks to it and never shuts it down).
 
 A name is checked when the run is configured (:func:`resolve_executor`); the executor itself
 starts only when scoring starts (:meth:`ExecutorSpec.open`). One module per built-in executor,
 registered in :data:`EXECUTORS`: to add one, write a module with an ``open_executor(workers,
-client) -> Engine`` function and add a line here.
+given) -> Engine`` function (``given``: the caller's client, address or session, or ``None``)
+and add a line here. Ray and Spark run functions over Arrow batches rather than calls: their
+modules put each task in a one-row batch (:mod:`._batches`).
 """
 
 from __future__ import annotations
@@ -34,6 +42,14 @@ EXECUTORS: dict[str, str] = {
     "serial": "itemscore.executors.serial",
     "process": "itemscore.executors.process",
     "dask": "itemscore.executors.dask",
+    "ray": "itemscore.executors.ray",
+    "spark": "itemscore.executors.spark",
+}
+#: Each option that names a cluster -> the executor it configures, and what it names.
+_CLUSTER_OPTIONS = {
+    "client": ("dask", "client's cluster"),
+    "address": ("ray", "Ray cluster"),
+    "session": ("spark", "session"),
 }
 
 
@@ -48,6 +64,10 @@ class ExecutorSpec:
     workers: int | None = None
     #: A Dask client given by the caller.
     client: Any = attrs.field(default=None, eq=False)
+    #: The address of a Ray cluster given by the caller.
+    address: str | None = None
+    #: A Spark session given by the caller.
+    session: Any = attrs.field(default=None, eq=False)
     #: An executor object given by the caller.
     given: concurrent.futures.Executor | None = attrs.field(default=None, eq=False)
 
@@ -61,7 +81,8 @@ class ExecutorSpec:
         if self.given is not None:
             return Engine(self.name, self.given, workers=self.workers, parallel=True)
         module = importlib.import_module(EXECUTORS[self.name])
-        engine: Engine = module.open_executor(self.workers, self.client)
+        handle = {"dask": self.client, "ray": self.address, "spark": self.session}.get(self.name)
+        engine: Engine = module.open_executor(self.workers, handle)
         return engine
 
 
@@ -70,20 +91,26 @@ def resolve_executor(
     *,
     workers: int | None = None,
     client: Any = None,
+    address: str | None = None,
+    session: Any = None,
 ) -> ExecutorSpec:
     """Check an ``executor=`` argument and its options; nothing is started.
 
     Options that do not apply to the executor are an error, never silently ignored.
 
     Raises:
-        ConfigError: an unknown name, or ``workers``/``client`` where they do not apply.
+        ConfigError: an unknown name, a missing package, or ``workers``, ``client``,
+            ``address`` or ``session`` where they do not apply.
     """
+    options = {"client": client, "address": address, "session": session}
     if isinstance(executor, concurrent.futures.Executor):
-        if client is not None:
-            raise ConfigError(
-                f"`client` configures executor='dask'; the executor object {executor!r} is "
-                "already configured. Leave `client` out."
-            )
+        for option, value in options.items():
+            if value is not None:
+                owner = _CLUSTER_OPTIONS[option][0]
+                raise ConfigError(
+                    f"`{option}` configures executor={owner!r}; the executor object "
+                    f"{executor!r} is already configured. Leave `{option}` out."
+                )
         workers = workers if workers is not None else getattr(executor, "_max_workers", None)
         return ExecutorSpec(type(executor).__name__, workers, given=executor)
     if not isinstance(executor, str) or executor not in EXECUTORS:
@@ -91,18 +118,28 @@ def resolve_executor(
             f"`executor` ({executor!r}) must be one of {one_of(EXECUTORS)} or a "
             f"concurrent.futures.Executor object.{did_you_mean(str(executor), EXECUTORS)}"
         )
-    if client is not None and executor != "dask":
-        raise ConfigError(
-            f"`client` applies only to executor='dask', not to {executor!r}: pass "
-            "executor='dask' to score on the client's cluster."
-        )
+    for option, value in options.items():
+        owner, noun = _CLUSTER_OPTIONS[option]
+        if value is not None and executor != owner:
+            raise ConfigError(
+                f"`{option}` applies only to executor={owner!r}, not to {executor!r}: pass "
+                f"executor={owner!r} to score on the {noun}."
+            )
     if executor == "serial" and workers is not None:
         raise ConfigError(
             f"`workers` ({workers!r}) does not apply to the serial executor, which scores in "
-            "this process: pass executor='process' (or 'dask') to use workers."
+            "this process: pass executor='process' (or 'dask', 'ray', 'spark') to use workers."
         )
     if executor == "dask":
         from .dask import check_dask
 
         check_dask(workers, client)
-    return ExecutorSpec(executor, workers, client=client)
+    elif executor == "ray":
+        from .ray import check_ray
+
+        check_ray(workers, address)
+    elif executor == "spark":
+        from .spark import check_spark
+
+        check_spark(workers, session)
+    return ExecutorSpec(executor, workers, client=client, address=address, session=session)
