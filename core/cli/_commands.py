@@ -123,7 +123,9 @@ def _warn_serial_retries(request: RunRequest, view: _View) -> None:
     retries = request.retries
     if not isinstance(retries, int) or isinstance(retries, bool) or retries <= 0:
         return  # 0 changes nothing; a bad value is the settings check's error
-    if request.workers is not None or request.dask is not None:
+    if request.executor not in (None, "serial") or request.workers is not None:
+        return
+    if request.dask is not None or request.ray is not None:
         return
     if "retries" in request.user_defaults:  # a default for the runs that have workers
         return
@@ -290,7 +292,9 @@ def score(
     seed: int | None,
     reduce: str | None,
     workers: str | None,
+    executor: str | None,
     dask: str | None,
+    ray: str | None,
     retries: int | None,
     item_timeout: float | None,
     worker_memory: str | None,
@@ -357,7 +361,9 @@ def score(
         seed=seed,
         reduce=reduce,
         workers=_workers(workers),
+        executor=executor,
         dask=dask,
+        ray=ray,
         retries=retries,
         item_timeout=item_timeout,
         worker_memory=worker_memory,
@@ -386,7 +392,9 @@ def run_command(
     seed: int | None,
     reduce: str | None,
     workers: str | None,
+    executor: str | None,
     dask: str | None,
+    ray: str | None,
     retries: int | None,
     item_timeout: float | None,
     worker_memory: str | None,
@@ -422,7 +430,9 @@ def run_command(
         seed=seed,
         reduce=reduce,
         workers=_workers(workers),
+        executor=executor,
         dask=dask,
+        ray=ray,
         retries=retries,
         item_timeout=item_timeout,
         worker_memory=worker_memory,
@@ -459,7 +469,9 @@ def rescore(
     seed: int | None,
     reduce: str | None,
     workers: str | None,
+    executor: str | None,
     dask: str | None,
+    ray: str | None,
     retries: int | None,
     item_timeout: float | None,
     worker_memory: str | None,
@@ -487,7 +499,9 @@ def rescore(
         seed=seed,
         reduce=reduce,
         workers=_workers(workers),
+        executor=executor,
         dask=dask,
+        ray=ray,
         retries=retries,
         item_timeout=item_timeout,
         worker_memory=worker_memory,

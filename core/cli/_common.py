@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import click
 
+from itemscore.executors import EXECUTORS
 from itemscore.stats._intervals import names
 
 from ._request import RunRequest
@@ -365,13 +366,25 @@ def _stat_options(func: Any) -> Any:
                 metavar="N|auto",
                 help="Score on N worker processes (auto: one per core).",
             ),
+            click.option(
+                "--executor",
+                type=click.Choice(list(EXECUTORS)),
+                help="Where shards are scored: serial (this process), process (N processes), "
+                "dask, ray or spark (a local one of N workers, or the cluster of --dask or "
+                "--ray). Default: process with --workers, else serial.",
+            ),
             click.option("--dask", metavar="ADDRESS", help="Score on a Dask cluster."),
+            click.option(
+                "--ray",
+                metavar="ADDRESS",
+                help="Score on a Ray cluster (auto, ray://HOST:10001, HOST:6379).",
+            ),
             click.option(
                 "--retries",
                 type=int,
                 metavar="N",
-                help="With --workers or --dask: try a shard whose worker was lost again, up to "
-                "N times (default 1).",
+                help="With workers (--workers, --executor, --dask, --ray): try a shard whose "
+                "worker was lost again, up to N times (default 1).",
             ),
             click.option(
                 "--item-timeout",
@@ -383,7 +396,7 @@ def _stat_options(func: Any) -> Any:
             click.option(
                 "--worker-memory",
                 metavar="SIZE|none",
-                help="With --workers or --dask: each worker may use this much memory (2G, "
+                help="With workers: each worker may use this much memory (2G, "
                 "512M); past it a metric's allocation fails and its item is an error.",
             ),
             click.option(

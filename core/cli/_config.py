@@ -40,7 +40,9 @@ CONFIG_KEYS: tuple[str, ...] = (
     "confidence",
     "seed",
     "workers",
+    "executor",
     "dask",
+    "ray",
     "retries",
     "item_timeout",
     "worker_memory",
@@ -140,7 +142,8 @@ class _Reader:
     def read_key(self, request: RunRequest, key: str, node: yaml.Node) -> None:
         import yaml
 
-        if key in ("suite", "answer_delimiter", "null_output", "ci_method", "dask"):
+        if key in ("suite", "answer_delimiter", "null_output", "ci_method", "executor", "dask",
+                   "ray"):  # fmt: skip
             setattr(request, key, self.text(key, node))
         elif key == "data":
             from itemscore.inputs._fs import is_url

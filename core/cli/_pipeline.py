@@ -62,7 +62,9 @@ SETTING_FLAGS = {
     "ci_method": "--ci",
     "seed": "--seed",
     "workers": "--workers",
+    "executor": "--executor",
     "dask": "--dask",
+    "ray": "--ray",
     "retries": "--retries",
     "item_timeout": "--item-timeout",
     "worker_memory": "--worker-memory",
@@ -111,7 +113,7 @@ def check_settings(request: RunRequest) -> dict[str, Any]:
     Raises:
         ConfigError: a setting the library refuses.
     """
-    from itemscore._settings import RunSettings, resolve_workers
+    from itemscore._settings import RunSettings
 
     values: dict[str, Any] = {}
     settings = ("confidence", "ci_method", "seed", "retries", "item_timeout", "worker_memory",
@@ -125,29 +127,75 @@ def check_settings(request: RunRequest) -> dict[str, Any]:
         except ConfigError as exc:
             raise located(exc, request.setting_place(key, SETTING_FLAGS[key])) from exc
         values[key] = value
-    if request.workers is not None and request.dask is not None:
-        raise ConfigError(
-            f"{request.setting_place('dask', '--dask')}: choose --workers (processes on this "
-            "machine) or --dask (a cluster), not both."
-        )
-    if request.workers is not None:
-        try:
-            workers = resolve_workers(request.workers)
-            RunSettings(executor="process", workers=workers)
-        except ConfigError as exc:
-            raise located(exc, request.setting_place("workers", "--workers")) from exc
-        values.update(executor="process", workers=workers)
+    values.update(_executor_settings(request))
     if request.dask is not None:
         from ._preflight import check_dask
 
         check_dask(request.dask, request.setting_place("dask", "--dask"))
         values.update(executor="dask", dask=request.dask)
+    if request.ray is not None:
+        values.update(executor="ray", ray=request.ray)
     return values
 
 
+def _executor_settings(request: RunRequest) -> dict[str, Any]:
+    """``executor`` and ``workers`` from ``--executor``, ``--workers``, ``--dask``, ``--ray``.
+
+    Raises:
+        ConfigError: an unknown executor, or flags that contradict one another.
+    """
+    from itemscore._exceptions import did_you_mean, one_of
+    from itemscore._settings import RunSettings, resolve_workers
+    from itemscore.executors import EXECUTORS
+
+    executor = request.executor
+    if executor is not None and executor not in EXECUTORS:
+        raise ConfigError(
+            f"{request.setting_place('executor', '--executor')}: {executor!r} is no executor; "
+            f"use one of {one_of(EXECUTORS)}.{did_you_mean(str(executor), EXECUTORS)}"
+        )
+    clusters = [key for key in ("dask", "ray") if getattr(request, key) is not None]
+    if len(clusters) == 2:
+        raise ConfigError(
+            f"{request.setting_place('ray', '--ray')}: choose --dask (a Dask cluster) or --ray "
+            "(a Ray cluster), not both."
+        )
+    for key in clusters:
+        if request.workers is not None:
+            raise ConfigError(
+                f"{request.setting_place(key, '--' + key)}: choose --workers (processes on this "
+                f"machine) or --{key} (a cluster), not both."
+            )
+        if executor not in (None, key):
+            raise ConfigError(
+                f"{request.setting_place(key, '--' + key)}: --{key} names a cluster of the "
+                f"{key!r} executor, and --executor is {executor!r}. Leave --executor out, or "
+                f"write --executor {key}."
+            )
+    if request.workers is None:
+        return {} if executor is None else {"executor": executor}
+    place = request.setting_place("workers", "--workers")
+    if executor == "serial":
+        raise ConfigError(
+            f"{place}: --workers asks for worker processes, and --executor serial scores in "
+            "this process. Leave one of them out."
+        )
+    try:
+        workers = resolve_workers(request.workers)
+        RunSettings(executor="process", workers=workers)
+    except ConfigError as exc:
+        raise located(exc, place) from exc
+    return {"executor": executor or "process", "workers": workers}
+
+
 def _executor_arguments(settings: dict[str, Any]) -> tuple[dict[str, Any], Any]:
-    """``settings`` as ``score`` keywords, with a Dask client for ``dask`` (to close after)."""
+    """``settings`` as ``score`` keywords, with a Dask client for ``dask`` (to close after).
+
+    A Ray address goes as it is (``address=``): the run connects to Ray, and disconnects.
+    """
     settings = dict(settings)
+    if "ray" in settings:
+        settings["address"] = settings.pop("ray")
     address = settings.pop("dask", None)
     if address is None:
         return settings, None
