@@ -40,12 +40,12 @@ if TYPE_CHECKING:
     from ._records import Estimate, ItemResult, ItemScore, Measurement, MetricResult, Status
     from ._registry import MetricInfo, Registry, register, reset_registry, unregister
     from ._result import RunResult
+    from ._run import rescore, run, score
     from ._secrets import is_secret_name, mask_secrets
     from ._settings import RunSettings
     from ._spec import MetricSpec
     from ._suite import Suite, get_suite
     from .comparison import Comparison, compare
-    from .engine._runner import rescore, run, score
     from .hookspecs import hookimpl
     from .inputs import read_items
     from .reports import export
@@ -95,9 +95,9 @@ _EXPORTS: dict[str, str] = {
     "RunResult": "._result",
     "is_secret_name": "._secrets",
     "mask_secrets": "._secrets",
-    "rescore": ".engine._runner",
-    "run": ".engine._runner",
-    "score": ".engine._runner",
+    "rescore": "._run",
+    "run": "._run",
+    "score": "._run",
     "RunSettings": "._settings",
     "MetricSpec": "._spec",
     "Suite": "._suite",

@@ -723,7 +723,7 @@ def test_main_reports_unexpected_errors_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """main(): an unexpected exception is one line and exit code 1."""
-    import itemscore.engine._runner as runner
+    import itemscore._run as runner
 
     def boom(*args: Any, **kwargs: Any) -> None:
         raise KeyError("lost")

@@ -260,5 +260,5 @@ def test_a_json_listing_imports_the_metrics_and_nothing_heavy(tmp_path: Path, co
     assert any(e.get("id") == "shout" for e in json.loads(proc.stdout))
     modules = set(json.loads(proc.stderr.splitlines()[-1]))
     assert {"lazy_metric", "itemscore.metrics_builtin.exact_match"} <= modules
-    heavy = {"numpy", "scipy", "pandas", "pyarrow", "rich", "itemscore.engine._runner"}
+    heavy = {"numpy", "scipy", "pandas", "pyarrow", "rich", "itemscore._run"}
     assert heavy.isdisjoint(modules)

@@ -104,8 +104,8 @@ def test_the_items_file_written_as_the_run_goes_holds_every_item_once(
     tmp_path: Path, worker_metrics: Any
 ) -> None:
     """The command line's way (items.parquet written as parts arrive): in order, once each."""
+    from itemscore._run import score_opened
     from itemscore.engine._files import Keep
-    from itemscore.engine._runner import score_opened
     from itemscore.inputs import open_source
 
     path = write_jsonl(tmp_path / "d.jsonl", 300)

@@ -410,7 +410,7 @@ def test_items_and_scores_pickle() -> None:
 
 
 def test_shards_cover_every_item_once() -> None:
-    from itemscore.engine._runner import _bounds
+    from itemscore._run import _bounds
 
     engine = resolve_executor("process", workers=2).open()
     try:

@@ -531,8 +531,8 @@ def rescore(
 def demo(by_group: bool, out: Path | None, as_json: bool) -> None:
     """Score the bundled demo data and print the tables (no arguments needed)."""
     from itemscore._demo import demo_suites
+    from itemscore._run import run
     from itemscore._terminal import make_console, progress_bar
-    from itemscore.engine._runner import run
     from itemscore.reports import check_out_dir, export
 
     view = _View(by_group, as_json, False)

@@ -340,8 +340,8 @@ def score_request(
         InputError: a malformed data file, or no answer key where a metric needs one.
     """
     from itemscore._checks import check_answer_keys, check_ci_support
+    from itemscore._run import score, score_opened
     from itemscore._suite import Suite
-    from itemscore.engine._runner import score, score_opened
 
     assert request.data is not None
     notice = _above_bar(progress, notice)
@@ -558,7 +558,7 @@ def rescore_results(
         ConfigError: a bad metric, option or setting.
         ResultsFormatError: ``results`` is not an itemscore results file.
     """
-    from itemscore.engine._runner import rescore
+    from itemscore._run import rescore
 
     notice = _above_bar(progress, notice)
     settings = check_settings(request)
@@ -693,9 +693,9 @@ def verify_results(
         compare_settings,
         not_checked,
     )
+    from itemscore._run import rescore
     from itemscore._score_values import score_value_problem
     from itemscore.comparison import score_range
-    from itemscore.engine._runner import rescore
 
     saved = load_results(results, "verify")
     data_differences = _data_differences(saved, results, data) if data is not None else []
@@ -743,7 +743,7 @@ def _document(results: Path) -> Mapping[str, Any] | None:
 def _unhashed_items(results: Path, data: Mapping[str, Any] | None) -> list[str]:
     """A sentence when ``results`` refers to its items file without recording its SHA-256."""
     ref = data.get("items") if data is not None else None
-    if isinstance(ref, Mapping) and not ref.get("sha256"):
+    if isinstance(ref, Mapping) and not ref.get("sha256") and not ref.get("parts"):
         return [
             f"{results} records no SHA-256 of its items file {ref.get('file')!r}, so the items "
             "it was computed from cannot be told from altered ones; every item's score is "

@@ -4,6 +4,7 @@
 - :mod:`._tasks` is what a worker runs: a shard into Arrow score columns;
 - :mod:`._dispatch` runs the tasks on the executor, lost workers tried again;
 - :mod:`._scores` and :mod:`._table` hold the scores and items as columns: the run table;
-- :mod:`._measure` turns the table into measurements;
-- :mod:`._runner` is ``score``, ``run`` and ``rescore``, which put these in order.
+- :mod:`._measure` turns the table into measurements.
+
+:mod:`itemscore._run` (``score``, ``run``, ``rescore``) puts these in order, above the engine.
 """

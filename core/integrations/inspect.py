@@ -34,13 +34,13 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .. import plan as make_plan
 from .._exceptions import ConfigError
 from .._metric import MetricContext
 from .._plan import RunPlan
+from .._plan import plan as make_plan
 from .._records import ItemResult, ItemScore
+from .._run import score as run_score
 from .._secrets import mask_secrets
-from ..engine._runner import score as run_score
 
 try:
     from inspect_ai.scorer import (

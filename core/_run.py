@@ -1,11 +1,13 @@
-"""Runs: items -> shards on the executor -> score columns -> run table -> measurements.
+"""``score``, ``run`` and ``rescore``: the engine's steps in order, made a ``RunResult``.
 
-``score``, ``run`` and ``rescore`` check their settings (:class:`~itemscore.RunSettings`) and
-build or take a :class:`~itemscore.RunPlan` before any item is scored. The items are cut into
-shards that the executor scores (each score isolated, see :mod:`._shard`); the shards' Arrow
-score columns are joined in item order into the run's :class:`~._table.RunTable`; corpus
+Items -> shards on the executor -> score columns -> run table -> measurements. This module
+sits above the engine and :class:`~itemscore.RunResult`. ``score``, ``run`` and ``rescore``
+check their settings (:class:`~itemscore.RunSettings`) and build or take a
+:class:`~itemscore.RunPlan` before any item is scored. The items are cut into shards that the
+executor scores (each score isolated, see :mod:`.engine._shard`); the shards' Arrow score
+columns are joined in item order into the run's :class:`~.engine._table.RunTable`; corpus
 metrics (``compute``) run here, once per model over all rows; then every metric is aggregated
-once per model and per group (:mod:`._measure`).
+once per model and per group (:mod:`.engine._measure`).
 """
 
 from __future__ import annotations
@@ -16,30 +18,29 @@ import os
 import platform
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeGuard, cast
+from importlib.metadata import version
+from typing import Any, TypeGuard, cast
 
 import pyarrow as pa
 
-from .._derived import annotate
-from .._exceptions import ConfigError
-from .._plan import RunPlan, plan, reduce_of
-from .._records import ItemResult, MetricResult, Status
-from .._reducers import check_attempt_counts
-from .._registry import Registry
-from .._settings import DEFAULT_ITEM_TIMEOUT, RunSettings, resolve_workers
-from .._spec import MetricLike
-from .._suite import Suite
-from ..executors import Engine, ExecutorSpec, resolve_executor
-from ..inputs import Source, suite_rows, to_items
-from ._dispatch import Lost, Split, Task, run_tasks
-from ._files import Keep, score_source
-from ._measure import compute_corpus, measure_all, model_rows
-from ._scores import SCORE_TYPE, filled
-from ._table import RunTable, score_records
-from ._tasks import Job, ShardFailed, release_memo, score_items_task
-
-if TYPE_CHECKING:
-    from .._result import RunResult
+from ._derived import annotate
+from ._exceptions import ConfigError
+from ._plan import RunPlan, plan, reduce_of
+from ._records import ItemResult, MetricResult, Status
+from ._reducers import check_attempt_counts
+from ._registry import Registry
+from ._result import RunResult
+from ._settings import DEFAULT_ITEM_TIMEOUT, RunSettings, resolve_workers
+from ._spec import MetricLike
+from ._suite import Suite
+from .engine._dispatch import Lost, Split, Task, run_tasks
+from .engine._files import Keep, score_source
+from .engine._measure import compute_corpus, measure_all, model_rows
+from .engine._scores import SCORE_TYPE, filled
+from .engine._table import RunTable, score_records
+from .engine._tasks import Job, ShardFailed, release_memo, score_items_task
+from .executors import Engine, ExecutorSpec, resolve_executor
+from .inputs import Source, suite_rows, to_items
 
 __all__ = ["ProgressCallback", "rescore", "run", "score", "score_list"]
 
@@ -199,7 +200,7 @@ def _score_corpus(
     the_plan: RunPlan, table: RunTable
 ) -> tuple[dict[str, pa.StructArray], dict[tuple[str, str | None], MetricResult | str]]:
     """Run every corpus metric once per model over all its rows, here on the driver."""
-    from .._exceptions import describe_exception
+    from ._exceptions import describe_exception
 
     columns: dict[str, pa.StructArray] = {}
     results: dict[tuple[str, str | None], MetricResult | str] = {}
@@ -240,7 +241,7 @@ def _row_score(value: Any) -> tuple[Status, float | None, str | None]:
 
 
 def _corpus_column(scores: Sequence[tuple[Status, float | None, str | None]]) -> pa.StructArray:
-    from .._columns import CODE
+    from ._columns import CODE
 
     return pa.StructArray.from_arrays(
         [
@@ -273,14 +274,13 @@ def _run_plan(
 
     ``source`` is a table whose items are to be scored (its scores, with ``base``, are the
     ones a rescore keeps), or a data source read by the executor's workers
-    (:mod:`._files`): then ``keep`` says what the result keeps of its items (default: all of
+    (:mod:`.engine._files`): then ``keep`` says what the result keeps of its items (default: all of
     them, in memory), ``reading`` follows the rows read, and the whole-source checks run
     before anything is scored.
     """
-    from .. import __version__
-    from .._plugins import plugin_manager
-    from .._result import RunResult
+    from ._plugins import plugin_manager
 
+    itemscore_version = version("itemscore")
     created = datetime.datetime.now(datetime.timezone.utc)
     started = time.perf_counter()
     if spec.parallel:
@@ -290,7 +290,11 @@ def _run_plan(
         new_labels = set(the_plan.labels)
         kept = [m for m in base.metric_configs if m.get("label") not in new_labels]
         metric_configs = kept + metric_configs
-    config = {**settings.to_dict(), "metrics": metric_configs, "itemscore_version": __version__}
+    config = {
+        **settings.to_dict(),
+        "metrics": metric_configs,
+        "itemscore_version": version("itemscore"),
+    }
     hooks = plugin_manager().hook
     total = 0
     done = 0
@@ -374,7 +378,7 @@ def _run_plan(
     provenance = {
         "created": created.isoformat(timespec="seconds").replace("+00:00", "Z"),
         "duration_s": round(time.perf_counter() - started, 6),
-        "itemscore_version": __version__,
+        "itemscore_version": itemscore_version,
         "python": platform.python_version(),
         "platform": platform.platform(),
         "packages": packages,
@@ -499,7 +503,7 @@ def score(
     )  # fmt: skip
     the_plan = plan(metrics, extra_metrics, registry=registry)
     if is_paths(items):
-        from ..inputs import open_source
+        from .inputs import open_source
 
         with open_source(items, format, columns=columns) as opened:
             expected = (columns or {}).get("expected", "expected")
@@ -691,6 +695,6 @@ def rescore(
 
 def _reads_answers(settings: RunSettings) -> bool:
     """Whether a reducer of the run reads the attempts' outputs (``majority`` does)."""
-    from .._reducers import resolve_reducer
+    from ._reducers import resolve_reducer
 
     return any(resolve_reducer(name).reads_answers for name in settings.reduce)
