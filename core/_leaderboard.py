@@ -65,6 +65,7 @@ from .comparison import (
     _pick,
     _question_sides,
     _reduces,
+    check_same_metrics,
 )
 from .stats import _paired as _stats
 from .stats._intervals import _t_bounds
@@ -556,6 +557,10 @@ def leaderboard(
     if not isinstance(metric, str):
         raise ConfigError(f"`metric` ({metric!r}) must be a metric label (a string).")
     runs = _check_results(results)
+    for index, run in enumerate(runs[1:], start=1):
+        # one label may name another metric, or other options, in another run
+        names = ("`results[0]`", f"`results[{index}]`")
+        check_same_metrics(runs[0], run, [metric], names=names)
     models: list[_ModelScores] = []
     kinds: set[str] = set()
     higher: set[bool] = set()

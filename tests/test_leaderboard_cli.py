@@ -22,7 +22,16 @@ import pytest
 from click.testing import CliRunner, Result
 from markdown_it import MarkdownIt
 
-from itemscore import Arena, Leaderboard, LeaderboardRow, Rating, RunResult, arena, leaderboard
+from itemscore import (
+    Arena,
+    Leaderboard,
+    LeaderboardRow,
+    MetricMismatchError,
+    Rating,
+    RunResult,
+    arena,
+    leaderboard,
+)
 from itemscore.cli import cli
 from itemscore.reports.leaderboard_files import COLUMNS, leaderboard_tex
 
@@ -550,3 +559,30 @@ def test_metric_folders_are_plain_and_unique() -> None:
     names = dict(_folder_names(["a/b", "../etc", "Acc", "acc", "", "x\x1b[2J"]))
     assert names == {"a/b": "a_b", "../etc": "etc", "Acc": "Acc", "acc": "acc-2", "": "metric",
                      "x\x1b[2J": "x_x1b_2J"}  # fmt: skip
+
+
+def test_runs_giving_the_label_to_different_metrics_are_not_ranked_together(
+    tmp_path: Path,
+) -> None:
+    """Two runs whose `exact_match` label names different metrics measure different things."""
+    first = _write_data(tmp_path / "a.jsonl", {"atlas": 1.0})
+    second = _write_data(tmp_path / "b.jsonl", {"birch": 0.5})
+    paths = []
+    for data, metric in ((first, "exact_match"), (second, "includes@exact_match")):
+        out = tmp_path / data.stem
+        done = invoke("score", data, "-m", metric, "--out", out, "--report", "json", "-q")
+        assert done.exit_code == 0, done.output
+        paths.append(out / "results.json")
+    runs = [RunResult.load_json(p) for p in paths]
+    with pytest.raises(MetricMismatchError, match="'includes' in `results\\[1\\]`"):
+        leaderboard(runs, "exact_match")
+    refused = CliRunner().invoke(cli, ["leaderboard", *map(str, paths), "-m", "exact_match"])
+    assert refused.exit_code == 2, refused.output
+    assert f"'includes' in {paths[1]}" in refused.output
+    # the same metric under the label in both runs ranks as before
+    same = invoke("score", second, "-m", "exact_match", "--out", tmp_path / "c", "-q",
+                  "--report", "json")  # fmt: skip
+    assert same.exit_code == 0, same.output
+    board = leaderboard([runs[0], RunResult.load_json(tmp_path / "c" / "results.json")],
+                        "exact_match")  # fmt: skip
+    assert [row.model for row in board.rows] == ["atlas", "birch"]
