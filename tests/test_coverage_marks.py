@@ -160,6 +160,11 @@ def test_an_undercovering_mean_of_a_skewed_sample_is_marked() -> None:
     assert page.count('class="num undercovers"') == 1
     assert "coverage-note" in page
     assert MARK in markdown_table(result)
+    # every surface that shows the note says what helps, once per table (a mean: auto)
+    advice = "What helps: more items; for means --ci auto (t below 30 values, BCa near a bound)."
+    assert text.count(advice) == 1
+    assert markdown_table(result).count(advice) == 1
+    assert page.count(f'<p class="meta coverage-note">{advice}</p>') >= 1
 
 
 def test_with_several_models_the_mark_and_note_name_the_model_and_group() -> None:
@@ -193,6 +198,9 @@ def test_with_several_models_the_mark_and_note_name_the_model_and_group() -> Non
     page = report_html(result)
     assert "Exact match · weak: interval covers" in page
     assert "Exact match · strong: interval covers" not in page
+    advice = "What helps: more items; for ratios --ci clopper-pearson, which never covers less"
+    assert advice in page
+    assert advice in markdown_table(result)
 
 
 @pytest.mark.parametrize("by_group", [False, True])
@@ -213,6 +221,7 @@ def test_a_run_whose_intervals_cover_shows_no_mark(by_group: bool) -> None:
     assert "undercovers" not in page
     assert "coverage-note" not in page
     assert MARK not in markdown_table(result)
+    assert "What helps" not in page + markdown_table(result) + text
 
 
 def test_a_coverage_just_below_the_floor_never_reads_as_the_floor() -> None:

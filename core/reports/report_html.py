@@ -51,6 +51,7 @@ from ..summary._summary import (
     POOLED_NAME,
     SMALL_GROUP_MARK,
     confidence_of,
+    coverage_advice,
     coverage_note,
     derived_of,
     display_name,
@@ -147,9 +148,11 @@ def _interval_cell(m: Measurement, note: str | None, decimals: int | None = None
     )
 
 
-def _notes(notes: Sequence[str | None]) -> str:
-    """The coverage notes under a table, one paragraph each."""
-    return "".join(f'<p class="meta coverage-note">{esc(n)}</p>' for n in notes if n)
+def _notes(notes: Sequence[str | None], flagged: Sequence[Measurement]) -> str:
+    """The coverage notes under a table, one paragraph each, then what helps (if any)."""
+    advice = coverage_advice(flagged)
+    shown = [n for n in notes if n] + ([advice] if advice else [])
+    return "".join(f'<p class="meta coverage-note">{esc(n)}</p>' for n in shown)
 
 
 def _counts_table(rows: Sequence[_Row], name: str) -> str:
@@ -159,6 +162,7 @@ def _counts_table(rows: Sequence[_Row], name: str) -> str:
         "<th>error</th><th>states</th></tr></thead><tbody>"
     ]
     notes = []
+    flagged: list[Measurement] = []
     d = column_decimals(_triple(m) for _, _, m in rows)  # one precision for the column
     for model_name, colour, m in rows:
         value = (
@@ -166,6 +170,8 @@ def _counts_table(rows: Sequence[_Row], name: str) -> str:
         )
         note = coverage_note(m, f"{name} · {model_name}")
         notes.append(note)
+        if note is not None:
+            flagged.append(m)
         out.append(
             f'<tr><td>{_swatch(colour)}{esc(model_name)}</td><td class="num">{esc(value)}</td>'
             f"{_interval_cell(m, note, d)}"
@@ -175,7 +181,7 @@ def _counts_table(rows: Sequence[_Row], name: str) -> str:
             + f"<td>{state_bar(_counts(m))}</td></tr>"
         )
     out.append("</tbody></table></div>")
-    out.append(_notes(notes))
+    out.append(_notes(notes, flagged))
     return "".join(out)
 
 
@@ -269,6 +275,7 @@ def _groups(rows: Sequence[_Row], name: str) -> str:
     ]
 
     notes: list[str | None] = []
+    noted: list[Measurement] = []
     # One precision per model's column: its pooled row, its mean of groups, its groups.
     decimals = []
     for _, _, m in rows:
@@ -287,6 +294,8 @@ def _groups(rows: Sequence[_Row], name: str) -> str:
             note = coverage_note(m, f"{where} · {model}")
             if group is not None:  # the pooled row's note is under the table above
                 notes.append(note)
+                if note is not None:
+                    noted.append(m)
             text += (
                 _num_cell(m.value if m.error is None else None, shown)
                 + _interval_cell(m, note, d)
@@ -333,7 +342,7 @@ def _groups(rows: Sequence[_Row], name: str) -> str:
     out.append("</tbody></table></div>")
     if flagged:
         out.append(f'<p class="meta">{esc(small_group_note())}</p>')
-    out.append(_notes(notes))
+    out.append(_notes(notes, noted))
     out.append("</details>")
     return "".join(out)
 

@@ -27,6 +27,7 @@ from ..summary._summary import (
     COVERAGE_MARK,
     bold_cells,
     confidence_of,
+    coverage_advice,
     coverage_note,
     derived_of,
     method_name,
@@ -95,11 +96,13 @@ def markdown_table(result: RunResult, *, groups: bool = True) -> str:
         "|---|---|---|:-:|--:|--:|---|--:|",
     ]
     coverage: list[str] = []
+    noted: list[Measurement] = []
 
     def flagged(m: Measurement, where: str) -> bool:
         note = coverage_note(m, md_text(where))
         if note is not None:
             coverage.append(note)
+            noted.append(m)
         return note is not None
 
     # One precision per metric, whichever model or group a row is of: the Value column never
@@ -126,7 +129,8 @@ def markdown_table(result: RunResult, *, groups: bool = True) -> str:
     if bold:
         notes.append(BOLD_NOTE.format(level=level).replace("Bold:", "**Bold**:"))
     text = "\n".join(lines) + "\n\n" + " ".join(notes) + "\n"
-    return text + "".join(f"\n{note}\n" for note in coverage)
+    advice = coverage_advice(noted)
+    return text + "".join(f"\n{note}\n" for note in [*coverage, *([advice] if advice else [])])
 
 
 def write(result: RunResult, path: Path) -> None:
