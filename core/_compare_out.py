@@ -19,7 +19,6 @@ from .display import _format
 
 __all__ = [
     "PLOT_COLOURS",
-    "PLOT_EXTRA",
     "comparison_csv",
     "comparison_json",
     "comparison_rows",
@@ -32,8 +31,6 @@ __all__ = [
 
 _LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9.-]+")
 
-#: The optional extra that brings matplotlib for the forest plot.
-PLOT_EXTRA = "itemscore[plot]"
 
 _COLUMNS = (
     "key",
