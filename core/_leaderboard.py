@@ -12,9 +12,11 @@ when ``|d_ij / se_ij|`` exceeds a critical value ``c``:
 - ``method="max-t"`` (default): ``c`` is the ``confidence`` quantile of the largest studentised
   deviation over every pair at once, ``max_ij |(d*_ij - d_ij) / se*_ij|``, in a paired
   bootstrap over questions (whole clusters when there are clusters; seeded with
-  ``numpy.random.default_rng(seed)``). The chance that any pair is decided the wrong way, or
-  that two equal models are told apart, is then at most ``1 - confidence`` (asymptotically):
-  every rank interval holds the model's true rank simultaneously.
+  ``numpy.random.default_rng(seed)``; questions with equal values for every model are drawn as
+  one row, as likely as they are together, which is the same law). The chance that any pair
+  is decided the wrong way, or that two equal models are told apart, is then at most
+  ``1 - confidence`` (asymptotically): every rank interval holds the model's true rank
+  simultaneously.
 - ``method="none"``: ``c`` is the two-sided Student t quantile (``G - 1`` degrees of freedom,
   ``G`` the questions or clusters) of each pair alone. Each interval is pointwise: with many
   models, some pairs are decided by chance.
@@ -312,6 +314,22 @@ def decide_pairs(
     return decided, critical
 
 
+def _patterns(
+    sums: NDArray[np.float64], sizes: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The distinct units (equal sums and size) in order of first appearance, with counts.
+
+    Each count is how many units the pattern stands for; units that are all distinct come
+    back as they are, one each.
+    """
+    keyed = np.column_stack([sums, sizes])
+    _, first, counts = np.unique(keyed, axis=0, return_index=True, return_counts=True)
+    if first.size == keyed.shape[0]:
+        return sums, sizes, np.ones(first.size)
+    order = np.argsort(first, kind="stable")
+    return sums[first[order]], sizes[first[order]], counts[order].astype(np.float64)
+
+
 def _max_t_quantile(
     sums: NDArray[np.float64],
     sizes: NDArray[np.float64],
@@ -339,13 +357,19 @@ def _max_t_quantile(
         return math.inf
     factor = g / (g - 1)
     rng = np.random.default_rng(seed)
-    probs = np.full(g, 1.0 / g)
+    # Every statistic below is linear in the weights with one coefficient per unit, so units
+    # with equal sums and size are one pattern, drawn as often as its units together are:
+    # a multinomial over the patterns is the multinomial over the units, added up. Right or
+    # wrong metrics have at most 2^K patterns however many questions there are.
+    sums, sizes, counts = _patterns(sums, sizes)
+    patterns = sums.shape[0]
+    probs = counts / g
     # Units along the contiguous axis: gathering a pair's two models copies two rows.
     by_model = np.ascontiguousarray(sums.T)
     weighted_c = sums * sizes[:, None]
     sizes_sq = sizes * sizes
-    block = max(1, min(n_resamples, _BLOCK_ELEMENTS // g))
-    pair_block = max(1, _BLOCK_ELEMENTS // g)
+    block = max(1, min(n_resamples, _BLOCK_ELEMENTS // patterns))
+    pair_block = max(1, _BLOCK_ELEMENTS // patterns)
     maxima = np.empty(n_resamples)
     for start in range(0, n_resamples, block):
         b = min(block, n_resamples - start)

@@ -237,6 +237,24 @@ def test_max_t_critical_value_equals_a_loop_over_replicates(with_clusters: bool)
     assert critical == pytest.approx(_reference_max_t(x, codes, 3, 150, 0.9), abs=1e-9)
 
 
+def test_questions_with_equal_verdicts_are_drawn_as_one_pattern_with_the_same_law() -> None:
+    """Drawing the distinct rows of verdicts gives the law of drawing questions.
+
+    Right-or-wrong verdicts have few distinct rows; drawing those rows, each as likely as its
+    questions together, is the multinomial over the questions added up: the same critical value
+    as drawing question by question, up to Monte Carlo error (20,000 resamples each).
+    """
+    rng = np.random.default_rng(5)
+    x = (rng.random((400, 3)) < [0.4, 0.5, 0.55]).astype(float)
+    assert len({tuple(row) for row in x.tolist()}) <= 8
+    for seed in (1, 2):
+        by_question = _reference_max_t(x, np.arange(400), seed, 20_000, 0.9)
+        _, by_pattern = decide_pairs(
+            x, None, confidence=0.9, method="max-t", seed=seed + 10, n_resamples=20_000
+        )
+        assert by_pattern == pytest.approx(by_question, abs=0.05)
+
+
 def test_none_decides_each_pair_by_its_paired_t_test() -> None:
     """``method="none"`` decides a pair exactly when scipy's paired t test rejects."""
     rng = np.random.default_rng(9)

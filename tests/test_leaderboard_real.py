@@ -235,20 +235,26 @@ def test_max_t_critical_value_is_the_bootstrap_quantile_recomputed(
 ) -> None:
     """c is the 95% quantile of max |d* - d| / se* over pairs, computed here resample by resample.
 
-    The resamples are the documented ones (numpy's default_rng(0), a multinomial draw of the
-    120 questions per resample); here each resample's questions are materialised and every
-    pair's standard error is the sample standard deviation of its differences over sqrt(n),
-    as scipy's paired t test has it. The pairs decided are those whose |t| exceeds c.
+    The resamples are the documented ones (numpy's default_rng(0); per resample, a multinomial
+    draw of the 120 questions taken as their distinct rows of verdicts, in order of first
+    appearance, each as likely as its questions together); here each resample's questions are
+    materialised and every pair's standard error is the sample standard deviation of its
+    differences over sqrt(n), as scipy's paired t test has it. The pairs decided are those
+    whose |t| exceeds c.
     """
     models, x = verdicts
     g = x.shape[0]
     pairs = pairs_of(models)
     diffs = np.column_stack([x[:, i] - x[:, j] for i, j in pairs])
     d = diffs.mean(axis=0)
-    weights = np.random.default_rng(0).multinomial(g, np.full(g, 1.0 / g), size=1000)
+    rows = [tuple(row) for row in x.tolist()]
+    distinct = list(dict.fromkeys(rows))  # in order of first appearance
+    first = np.array([rows.index(row) for row in distinct])
+    counts = np.array([rows.count(row) for row in distinct])
+    weights = np.random.default_rng(0).multinomial(g, counts / g, size=1000)
     maxima = []
     for w in weights:
-        sample = diffs[np.repeat(np.arange(g), w)]
+        sample = diffs[np.repeat(first, w)]
         se = sample.std(axis=0, ddof=1) / np.sqrt(g)
         spread = se > 0  # a pair whose resampled questions never differ has no t
         maxima.append(np.max(np.abs(sample.mean(axis=0) - d)[spread] / se[spread]))
