@@ -99,9 +99,23 @@ def _prepare(
         raise ConfigError(
             f"`worker_memory` ({worker_memory!r}) limits worker processes, and the serial "
             "executor scores in this process, which itemscore never limits: pass "
-            "executor='process' (or 'dask', 'ray', 'spark') with it, or leave it out."
+            "executor='process' (or 'dask') with it, or leave it out."
+        )
+    if settings.worker_memory is not None and spec.name in _OWN_MEMORY_LIMITS:
+        raise ConfigError(
+            f"`worker_memory` ({worker_memory!r}) does not apply to executor={spec.name!r}: "
+            "its workers outlive the run and map shared memory, so an address-space limit "
+            f"would break them. Use {_OWN_MEMORY_LIMITS[spec.name]} instead, or leave "
+            "`worker_memory` out."
         )
     return settings, spec
+
+
+#: Executors whose workers have a memory limit of their own, and how to set it.
+_OWN_MEMORY_LIMITS = {
+    "ray": "Ray's own memory limit (`ray start --memory`, or the memory monitor)",
+    "spark": "Spark's own limit of its Python workers (`spark.executor.pyspark.memory`)",
+}
 
 
 def _coerce_items(items: Iterable[Any], columns: Mapping[str, str] | None = None) -> list[Any]:

@@ -165,9 +165,7 @@ def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("engine", ["ray", "spark"])
-def test_the_command_line_scores_on_a_local_engine(
-    engine: str, data: Path, tmp_path: Path
-) -> None:
+def test_the_command_line_scores_on_a_local_engine(engine: str, data: Path, tmp_path: Path) -> None:
     """``--executor ray|spark --workers 2``: a local engine for the run, serial's values."""
     args: list[str | Path] = [
         "score",
@@ -235,8 +233,18 @@ def test_an_item_that_kills_its_worker_costs_only_itself(ray_cluster: None, spar
         ({"executor": "dask", "address": "auto"}, "pass executor='ray'"),
         ({"executor": "spark", "session": "local[2]"}, "must be a pyspark.sql.SparkSession"),
         ({"executor": "ray", "address": ""}, "must name a Ray cluster as ray.init takes it"),
+        ({"executor": "ray", "worker_memory": "2G"}, "does not apply to executor='ray'"),
+        ({"executor": "spark", "worker_memory": "2G"}, "`spark.executor.pyspark.memory`"),
     ],
-    ids=["address-process", "session-ray", "address-dask", "session-not-one", "address-empty"],
+    ids=[
+        "address-process",
+        "session-ray",
+        "address-dask",
+        "session-not-one",
+        "address-empty",
+        "memory-ray",
+        "memory-spark",
+    ],
 )
 def test_options_that_do_not_apply_are_config_errors(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("[", r"\[")):
