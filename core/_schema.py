@@ -45,7 +45,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ._records import EMPTY, ItemResult, _frozen
+from ._records import EMPTY, ItemResult, _freeze_metadata, _frozen
 
 __all__ = [
     "ERROR",
@@ -351,7 +351,9 @@ _SLOTS = {
 }
 
 
-def batch_to_items(batch: pa.RecordBatch | pa.Table) -> list[ItemResult]:
+def batch_to_items(
+    batch: pa.RecordBatch | pa.Table, *, metadata: Sequence[Mapping[str, Any]] | None = None
+) -> list[ItemResult]:
     """The items of a canonical batch, in order, built without validating them again.
 
     A canonical batch is valid by construction (every reader checks each row as it builds
@@ -359,7 +361,8 @@ def batch_to_items(batch: pa.RecordBatch | pa.Table) -> list[ItemResult]:
     of the batch's ``metadata`` (``None`` where a row had no value); JSON-text fields are read
     back into values. An unreadable document's reason (``_error``) is also put in its
     metadata, as ``error``, when that key is free. A role column the batch lacks is ``None``
-    on every item (a table stored without its empty columns).
+    on every item (a table stored without its empty columns). ``metadata``: each item's
+    metadata as given from Python (kept as ``ItemResult`` keeps it), in place of the batch's.
     """
     n = batch.num_rows
     if n == 0:
@@ -374,11 +377,13 @@ def batch_to_items(batch: pa.RecordBatch | pa.Table) -> list[ItemResult]:
     answers: Iterable[Any] = repeat(None)
     if "expected" in names and batch.column("expected").null_count < n:
         answers = [None if e is None else tuple(e) for e in batch.column("expected").to_pylist()]
-    metadata: Iterable[Any] = repeat(EMPTY)
-    if METADATA in names:
-        metadata = _metadata_mappings(batch.column(METADATA), schema.field(METADATA).type, n)
+    mappings: Iterable[Any] = repeat(EMPTY)
+    if metadata is not None:
+        mappings = map(_freeze_metadata, metadata)
+    elif METADATA in names:
+        mappings = _metadata_mappings(batch.column(METADATA), schema.field(METADATA).type, n)
     if ERROR in names:
-        metadata = _with_errors(metadata, batch.column(ERROR), n)
+        mappings = _with_errors(mappings, batch.column(ERROR), n)
     items = [_new(ItemResult) for _ in range(n)]
     # One C-level loop per field: 40% cheaper than one Python loop setting ten slots per item.
     _each(_SLOTS["id"], items, ids)
@@ -386,7 +391,7 @@ def batch_to_items(batch: pa.RecordBatch | pa.Table) -> list[ItemResult]:
     _each(_SLOTS["expected"], items, answers)
     for name in (*_TEXT_FIELDS, "attempt"):
         _each(_SLOTS[name], items, column(name))
-    _each(_SLOTS["metadata"], items, metadata)
+    _each(_SLOTS["metadata"], items, mappings)
     _each(_SLOTS["scores"], items, repeat(EMPTY))
     return items
 

@@ -10,9 +10,11 @@ what a format's module offers). Harness logs are *records* readers, ``read_x(pat
 iterator of dicts`` keyed by role; any other key goes to metadata.
 
 Every format follows the converter's rules (:mod:`._convert`, whose docstring gives them), so
-ids, missing values, answers and metadata are treated alike; where pyarrow parses a file, the
-rules run vectorised (:mod:`._vector`), and everywhere else row by row (:mod:`._build`), with
-equal results.
+ids, missing values, answers and metadata are treated alike. One builder (:mod:`._vector`)
+makes every role column, Arrow first: a column whose type makes the outcome certain is
+converted with ``pyarrow.compute`` (from the table pyarrow parsed, or from rows read in Python
+and from Python); any other goes through the converter's rule for one value, which also words
+every error.
 
 Every problem is an :class:`~itemscore.InputError` (or, for a bad option, a
 :class:`~itemscore.ConfigError`) whose message starts with ``FILE:LINE:COLUMN:`` (``FILE:LINE:``
@@ -37,7 +39,6 @@ from .._exceptions import ConfigError
 from .._records import ItemResult
 from .._schema import Unreadable
 from ._bounds import DEFAULT_LIMITS, Limits
-from ._build import collector_paused
 from ._checks import SourceChecks, answer_key_error, key_columns
 from ._convert import (
     MAPPABLE,
@@ -61,6 +62,7 @@ from ._read import (
     read_part,
 )
 from ._source import DEFAULT_CHUNK_SIZE, Rows, RowSource, decode
+from ._vector import collector_paused, rows_to_items
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",
@@ -302,7 +304,7 @@ def to_items(
         out: list[ItemResult] = []
         with collector_paused():
             for chunk in source:
-                out += converter.convert(chunk)
+                out += rows_to_items(converter, chunk)
         return out
     rows = list(data)  # a copy: the caller's list may change after the run starts
     plain = columns is None and answer_delimiter is None and null_output is None
@@ -310,4 +312,5 @@ def to_items(
         check_unique_ids(rows)
         return rows
     with collector_paused():
-        return Converter(columns, **options).convert(Rows("", rows, range(1, len(rows) + 1), "row"))
+        chunk = Rows("", rows, range(1, len(rows) + 1), "row")
+        return rows_to_items(Converter(columns, **options), chunk)

@@ -218,31 +218,18 @@ class Converter:
                 )
 
     def convert(self, chunk: Rows) -> list[ItemResult]:
-        """The items of one chunk of rows, in order.
+        """The items of one chunk of rows, in order, one row at a time.
+
+        Rows may mix mappings and ``ItemResult`` objects. Chunks of plain rows are turned into
+        items column by column (:func:`~itemscore.inputs._vector.rows_to_items`), which comes
+        here only to word the first error in row order.
 
         Raises:
             InputError: a missing column, a value of the wrong type, or a duplicate id.
         """
-        col, mapping = self.col, self.mapping
-        id_col, out_col, exp_col = col["id"], col["output"], col["expected"]
-        att_col = col["attempt"]
-        text_roles = [(role, col[role]) for role in TEXT_ROLES]
-        has_id = "id" in mapping or self.header is None or id_col in self.header
-        explicit_id, explicit_expected = "id" in mapping, "expected" in mapping
-        role_columns, null_output = self.role_columns, self.null_output
-        delimiter = self.answer_delimiter
-        seen = self.seen
         items: list[ItemResult] = []
-        append = items.append
-        last_model: Any = _ABSENT
-        ids: dict[Any, int] = {}
         for index, row in enumerate(chunk.rows):
-            number = self.count + index + 1
-            if type(row) is not dict:
-                if isinstance(row, ItemResult):
-                    self._check_id(chunk, index, row.model, row.id, None, row.attempt)
-                    append(row)
-                    continue
+            if not isinstance(row, ItemResult):
                 if not isinstance(row, Mapping):
                     raise _error(
                         chunk,
@@ -250,185 +237,78 @@ class Converter:
                         f"the row is {_a(row)}; rows must be mappings (dicts) or ItemResult "
                         "objects.",
                     )
-                row = dict(row)
-            raw_id = row.get(id_col, _ABSENT) if has_id else _ABSENT
-            if type(raw_id) is str and raw_id and not raw_id.isspace():
-                ident = raw_id
-            elif raw_id is _ABSENT:
-                if explicit_id:
-                    raise self.missing_key(chunk, index, "id", id_col, row)
-                ident = str(number)
-            else:
-                ident = self.id_text(chunk, index, id_col, raw_id)
-            raw_output = row.get(out_col, _ABSENT)
-            output: str | None
-            if type(raw_output) is str:
-                output = None if raw_output == null_output else raw_output
-            elif raw_output is _ABSENT:
-                raise self.missing_key(chunk, index, "output", out_col, row)
-            else:
-                output = self.text(chunk, index, "output", out_col, raw_output)
-                if output is not None and output == null_output:
-                    output = None
-            raw_expected = row.get(exp_col, _ABSENT)
-            expected: tuple[str, ...] | None
-            if type(raw_expected) is str and delimiter is None:
-                expected = (raw_expected,) if raw_expected and not raw_expected.isspace() else None
-            elif type(raw_expected) is list and all(type(a) is str for a in raw_expected):
-                expected = tuple(a for a in raw_expected if a and not a.isspace()) or None
-            elif raw_expected is _ABSENT:
-                if explicit_expected:
-                    raise self.missing_key(chunk, index, "expected", exp_col, row)
-                expected = None
-            else:
-                expected = self.answers(chunk, index, exp_col, raw_expected)
-            fields: dict[str, Any] = {}
-            for role, column in text_roles:
-                raw = row.get(column, _ABSENT)
-                if type(raw) is str:
-                    fields[role] = raw or None
-                elif raw is _ABSENT:
-                    if role in mapping:
-                        raise self.missing_key(chunk, index, role, column, row)
-                elif raw is not None:
-                    fields[role] = self.text(chunk, index, role, column, raw) or None
-            raw_attempt = row.get(att_col)
-            attempt = (
-                None if raw_attempt is None else self.attempt(chunk, index, att_col, raw_attempt)
-            )
-            metadata = {k: v for k, v in row.items() if k not in role_columns}
-            if self.renamed:
-                metadata = self.rename(chunk, index, row, metadata)
-            if metadata:
-                metadata = _clean(metadata)
-            model = fields.get("model")
+                row = self.item(chunk, index, dict(row) if type(row) is not dict else row)
+            self.register(chunk, (row,), index)
+            items.append(row)
+        self.count += len(chunk.rows)
+        return items
+
+    def item(self, chunk: Rows, index: int, row: dict[str, Any]) -> ItemResult:
+        """The item of one row, each role's rule in turn (the first broken one raises)."""
+        ident = self.id_of(chunk, index, row, self.count + index + 1)
+        output = self.output_of(chunk, index, row)
+        expected = self.answers_of(chunk, index, row)
+        fields: dict[str, Any] = {
+            role: self.text_of(chunk, index, row, role) for role in TEXT_ROLES
+        }
+        attempt = self.attempt_of(chunk, index, row)
+        metadata = self.metadata_of(chunk, index, row)
+        return ItemResult(
+            id=ident, output=output, expected=expected, attempt=attempt, metadata=metadata, **fields
+        )
+
+    def register(self, chunk: Rows, items: Iterable[ItemResult], first: int = 0) -> None:
+        """Note the ids of ``items`` (rows ``first``, ``first + 1``... of ``chunk``).
+
+        Raises:
+            InputError: an id seen before for the same model (and attempt).
+        """
+        has_id = "id" in self.mapping or self.header is None or self.col["id"] in self.header
+        seen, lines = self.seen, chunk.lines
+        last_model: Any = _ABSENT
+        ids: dict[Any, int] = {}
+        for index, item in enumerate(items, first):
+            model, ident, attempt = item.model, item.id, item.attempt
             if model is not last_model:
                 last_model = model
                 ids = seen.get(model) or seen.setdefault(model, {})
             size = len(ids)
-            ids.setdefault(ident if attempt is None else (ident, attempt), chunk.lines[index])
+            ids.setdefault(ident if attempt is None else (ident, attempt), lines[index])
             if len(ids) == size:
-                self._duplicate(chunk, index, model, ident, id_col if has_id else None, attempt)
-            append(
-                ItemResult(
-                    id=ident,
-                    output=output,
-                    expected=expected,
-                    attempt=attempt,
-                    metadata=metadata,
-                    **fields,
-                )
-            )
-        self.count += len(chunk.rows)
-        return items
-
-    # -- pieces ---------------------------------------------------------------------------
-
-    def rename(
-        self, chunk: Rows, index: int, row: Mapping[str, Any], metadata: dict[str, Any]
-    ) -> dict[str, Any]:
-        """A row's metadata with each mapped metadata role's column under the role's name.
-
-        Raises:
-            InputError: the row lacks the mapped column, or has a column named like the role
-                as well (one of the two would be lost).
-        """
-        for column, role in self.renamed.items():
-            if column not in metadata:
-                raise self.missing_key(chunk, index, role, column, row)
-            if role in metadata:
+                before = ids[ident if attempt is None else (ident, attempt)]
+                whose = f" for model {model!r}" if model is not None else ""
+                if attempt is not None:
+                    whose = f" with attempt {attempt}{whose}"
+                hint = " Fix the id column, or drop it to number the rows." if chunk.name else ""
                 raise _error(
                     chunk,
                     index,
-                    f"the row has both a {role!r} column and the column {column!r} "
-                    f"mapped to {role!r}; rename one of them.",
-                    role,
+                    f"the id {ident!r} appears twice{whose} (first at {chunk.unit} {before}). "
+                    f"Ids must be unique per model.{hint}",
+                    self.col["id"] if has_id else None,
                 )
-        return {self.renamed.get(k, k): v for k, v in metadata.items()}
 
-    def _check_id(
-        self,
-        chunk: Rows,
-        index: int,
-        model: str | None,
-        ident: str,
-        key: str | None,
-        attempt: int | None = None,
-    ) -> None:
-        ids: dict[Any, int] = self.seen.setdefault(model, {})
-        size = len(ids)
-        ids.setdefault(ident if attempt is None else (ident, attempt), chunk.lines[index])
-        if len(ids) == size:
-            self._duplicate(chunk, index, model, ident, key, attempt)
+    # -- the rules, one value at a time -----------------------------------------------------
+    #
+    # Each takes a row (a dict) and gives what its role holds. The vectorised rules
+    # (:mod:`._vector`) take whole columns where the values make the outcome certain and come
+    # here for every other column, and for every error.
 
-    def _duplicate(
-        self,
-        chunk: Rows,
-        index: int,
-        model: str | None,
-        ident: str,
-        key: str | None,
-        attempt: int | None = None,
-    ) -> None:
-        first = self.seen[model][ident if attempt is None else (ident, attempt)]
-        whose = f" for model {model!r}" if model is not None else ""
-        if attempt is not None:
-            whose = f" with attempt {attempt}{whose}"
-        hint = " Fix the id column, or drop it to number the rows." if chunk.name else ""
-        raise _error(
-            chunk,
-            index,
-            f"the id {ident!r} appears twice{whose} (first at {chunk.unit} {first}). Ids must "
-            f"be unique per model.{hint}",
-            key,
-        )
-
-    def attempt(self, chunk: Rows, index: int, column: str, raw: Any) -> int | None:
-        """The attempt in ``raw`` (a whole number of at least 0, or its text), or ``None``.
+    def id_of(self, chunk: Rows, index: int, row: Mapping[str, Any], number: int) -> str:
+        """The row's id: a non-blank text, a whole number as text, or ``number`` when absent.
 
         Raises:
-            InputError: anything else, placed at row ``index`` of ``chunk``.
+            InputError: a missing mapped id column, an empty id, a boolean, a fraction or any
+                other value.
         """
-        if is_missing(raw):
-            return None
-        raw = _native(raw)
-        if isinstance(raw, float) and raw.is_integer():
-            raw = int(raw)
-        if type(raw) is str and raw.strip().isdecimal():
-            raw = int(raw.strip())
-        if type(raw) is int and 0 <= raw < 2**63:
+        column = self.col["id"]
+        raw = row.get(column, _ABSENT)
+        if type(raw) is str and raw and not raw.isspace():
             return raw
-        raise _error(
-            chunk,
-            index,
-            f"the attempt {show(raw)} is {json_kind(raw)}; an attempt must be a whole number "
-            "of at least 0 and below 2**63 (or missing).",
-            column,
-        )
-
-    def missing_key(
-        self, chunk: Rows, index: int, role: str, column: str, row: Mapping[str, Any]
-    ) -> InputError:
-        """The error for a row of a JSON format that lacks the key of a role it must have."""
-        keys = [str(key) for key in row]
-        hint = ' (a failed request is written "output": null)' if role == "output" else ""
-        how = f" mapped to {role!r}" if column != role else ""
-        error = _error(
-            chunk,
-            index,
-            f"the row has no {column!r} key{how}{hint}.{did_you_mean(column, keys)} Its keys: "
-            f"{', '.join(map(escape_name, keys)) or 'none'}.",
-        )
-        if column != role:
-            error.at_entry(f"columns.{role}")  # callers say where the mapping was written
-        return error
-
-    def id_text(self, chunk: Rows, index: int, column: str, raw: Any) -> str:
-        """The id in ``raw``, which is not a non-blank text: a whole number as text.
-
-        Raises:
-            InputError: an empty or missing id, a boolean, a fraction or any other value.
-        """
+        if raw is _ABSENT:
+            if "id" in self.mapping:
+                raise self.missing_key(chunk, index, "id", column, row)
+            return str(number)
         if type(raw) is str or is_missing(raw):
             raise _error(
                 chunk,
@@ -457,6 +337,127 @@ class Converter:
             f"the id {show(raw)} is {json_kind(raw)}; an id must be a string or a whole number.",
             column,
         )
+
+    def output_of(self, chunk: Rows, index: int, row: Mapping[str, Any]) -> str | None:
+        """The row's output (``None``: a failed request, or the ``null_output`` marker).
+
+        Raises:
+            InputError: no output key, or a value that is not text, a number or null.
+        """
+        column = self.col["output"]
+        raw = row.get(column, _ABSENT)
+        if raw is _ABSENT:
+            raise self.missing_key(chunk, index, "output", column, row)
+        output = self.text(chunk, index, "output", column, raw)
+        return None if output is not None and output == self.null_output else output
+
+    def text_of(self, chunk: Rows, index: int, row: Mapping[str, Any], role: str) -> str | None:
+        """The row's text for ``role`` (input, group, ...): ``None`` when missing or empty.
+
+        Raises:
+            InputError: a missing mapped column, or a value that is not text, a number or null.
+        """
+        column = self.col[role]
+        raw = row.get(column, _ABSENT)
+        if raw is _ABSENT:
+            if role in self.mapping:
+                raise self.missing_key(chunk, index, role, column, row)
+            return None
+        return self.text(chunk, index, role, column, raw) or None
+
+    def answers_of(self, chunk: Rows, index: int, row: Mapping[str, Any]) -> tuple[str, ...] | None:
+        """The row's valid answers (``None``: no answer key), by the rules above.
+
+        Raises:
+            InputError: a missing mapped column, an object, or a list holding objects or lists.
+        """
+        column = self.col["expected"]
+        raw = row.get(column, _ABSENT)
+        if raw is _ABSENT:
+            if "expected" in self.mapping:
+                raise self.missing_key(chunk, index, "expected", column, row)
+            return None
+        if is_missing(raw):
+            return None
+        if hasattr(raw, "tolist") and not isinstance(raw, (str, bytes)):
+            raw = raw.tolist()  # a numpy array: a Parquet list column read through pandas
+        if isinstance(raw, (list, tuple)):
+            answers: list[str] = []
+            for answer in raw:
+                if isinstance(answer, (dict, list, tuple)):
+                    raise _error(
+                        chunk,
+                        index,
+                        f"the answers in {column!r} must be texts, found {json_kind(answer)}.",
+                        column,
+                    )
+                text = self.text(chunk, index, "expected", column, answer)
+                if text is not None and text.strip():
+                    answers.append(text)
+            return tuple(answers) or None
+        if isinstance(raw, Mapping):
+            raise _error(
+                chunk,
+                index,
+                f"{column!r} must be text, a list of texts or null, not an object.",
+                column,
+            )
+        text = self.text(chunk, index, "expected", column, raw)
+        if text is None or not text.strip():
+            return None
+        if self.answer_delimiter is not None:
+            parts = tuple(part.strip() for part in text.split(self.answer_delimiter))
+            return tuple(part for part in parts if part) or None
+        return (text,)
+
+    def attempt_of(self, chunk: Rows, index: int, row: Mapping[str, Any]) -> int | None:
+        """The row's attempt (a whole number of at least 0, or its text), or ``None``.
+
+        Raises:
+            InputError: anything else.
+        """
+        column = self.col["attempt"]
+        raw = row.get(column)
+        if is_missing(raw):
+            return None
+        raw = _native(raw)
+        if isinstance(raw, float) and raw.is_integer():
+            raw = int(raw)
+        if type(raw) is str and raw.strip().isdecimal():
+            raw = int(raw.strip())
+        if type(raw) is int and 0 <= raw < 2**63:
+            return raw
+        raise _error(
+            chunk,
+            index,
+            f"the attempt {show(raw)} is {json_kind(raw)}; an attempt must be a whole number "
+            "of at least 0 and below 2**63 (or missing).",
+            column,
+        )
+
+    def metadata_of(self, chunk: Rows, index: int, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The row's metadata: every other column, a mapped metadata role under its name.
+
+        Raises:
+            InputError: the row lacks a mapped metadata role's column, or has a column named
+                like the role as well (one of the two would be lost).
+        """
+        roles = self.role_columns
+        metadata = {k: v for k, v in row.items() if k not in roles}
+        if self.renamed:
+            for column, role in self.renamed.items():
+                if column not in metadata:
+                    raise self.missing_key(chunk, index, role, column, row)
+                if role in metadata:
+                    raise _error(
+                        chunk,
+                        index,
+                        f"the row has both a {role!r} column and the column {column!r} "
+                        f"mapped to {role!r}; rename one of them.",
+                        role,
+                    )
+            metadata = {self.renamed.get(k, k): v for k, v in metadata.items()}
+        return _clean(metadata) if metadata else metadata
 
     def text(self, chunk: Rows, index: int, role: str, column: str, raw: Any) -> str | None:
         """``raw`` as the text of ``role``: numbers and booleans as their JSON text.
@@ -495,46 +496,22 @@ class Converter:
             column,
         )
 
-    def answers(self, chunk: Rows, index: int, column: str, raw: Any) -> tuple[str, ...] | None:
-        """The valid answers in ``raw`` (``None``: no answer key), by the rules above.
-
-        Raises:
-            InputError: an object, or a list holding objects or lists.
-        """
-        if is_missing(raw):
-            return None
-        if hasattr(raw, "tolist") and not isinstance(raw, (str, bytes)):
-            raw = raw.tolist()  # a numpy array: a Parquet list column read through pandas
-        if type(raw) is list and all(type(answer) is str for answer in raw):
-            return tuple(answer for answer in raw if answer and not answer.isspace()) or None
-        if isinstance(raw, (list, tuple)):
-            answers: list[str] = []
-            for answer in raw:
-                if isinstance(answer, (dict, list, tuple)):
-                    raise _error(
-                        chunk,
-                        index,
-                        f"the answers in {column!r} must be texts, found {json_kind(answer)}.",
-                        column,
-                    )
-                text = self.text(chunk, index, "expected", column, answer)
-                if text is not None and text.strip():
-                    answers.append(text)
-            return tuple(answers) or None
-        if isinstance(raw, Mapping):
-            raise _error(
-                chunk,
-                index,
-                f"{column!r} must be text, a list of texts or null, not an object.",
-                column,
-            )
-        text = self.text(chunk, index, "expected", column, raw)
-        if text is None or not text.strip():
-            return None
-        if self.answer_delimiter is not None:
-            parts = tuple(part.strip() for part in text.split(self.answer_delimiter))
-            return tuple(part for part in parts if part) or None
-        return (text,)
+    def missing_key(
+        self, chunk: Rows, index: int, role: str, column: str, row: Mapping[str, Any]
+    ) -> InputError:
+        """The error for a row of a JSON format that lacks the key of a role it must have."""
+        keys = [str(key) for key in row]
+        hint = ' (a failed request is written "output": null)' if role == "output" else ""
+        how = f" mapped to {role!r}" if column != role else ""
+        error = _error(
+            chunk,
+            index,
+            f"the row has no {column!r} key{how}{hint}.{did_you_mean(column, keys)} Its keys: "
+            f"{', '.join(map(escape_name, keys)) or 'none'}.",
+        )
+        if column != role:
+            error.at_entry(f"columns.{role}")  # callers say where the mapping was written
+        return error
 
 
 def _error(chunk: Rows, index: int, message: str, key: str | None = None) -> InputError:

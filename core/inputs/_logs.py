@@ -22,10 +22,10 @@ from typing import Any
 import pyarrow as pa
 
 from .._exceptions import InputError
-from ._build import RowBuilder
 from ._formats import REGISTRY
 from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import Rows
+from ._vector import RowBuilder
 
 __all__ = ["plan", "read", "rows"]
 

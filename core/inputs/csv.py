@@ -26,11 +26,10 @@ import pyarrow.csv as pa_csv
 
 from .._exceptions import InputError
 from ._bounds import too_many_columns
-from ._build import RowBuilder
 from ._files import HashedReader, line_too_long
 from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import Rows, decode
-from ._vector import arrow_batch, numbers
+from ._vector import RowBuilder, arrow_batch, numbers
 
 __all__ = ["plan", "read", "rows"]
 

@@ -14,7 +14,6 @@ from typing import Any
 import pyarrow as pa
 
 from .._exceptions import InputError
-from ._build import RowBuilder
 from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import (
     Rows,
@@ -27,6 +26,7 @@ from ._source import (
     surrogate_error,
     surrogate_offset,
 )
+from ._vector import RowBuilder
 
 __all__ = ["locate", "plan", "read", "rows"]
 

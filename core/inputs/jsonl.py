@@ -10,8 +10,8 @@ The file is read in blocks of whole lines (2 MiB). A block is parsed by pyarrow'
 when that is certain to give what the row path gives (every line an object starting at its
 first byte, no line nested deeper than pyarrow can take, one row per line, every text valid
 UTF-8 and every array whole, every column of a kind the Arrow path converts); otherwise, and
-for every error, by the row path: ``json`` on each line, then the converter's rules
-(:mod:`._build`). Both give equal batches.
+for every error, by the row path: ``json`` on each line, then the same builder on the rows
+(:mod:`._vector`). Both give equal batches.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from .._exceptions import InputError
-from ._build import RowBuilder, collector_paused
 from ._files import line_too_long
 from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import (
@@ -42,7 +41,7 @@ from ._source import (
     surrogate_error,
     surrogate_offset,
 )
-from ._vector import arrow_batch, numbers
+from ._vector import RowBuilder, arrow_batch, collector_paused, numbers
 
 __all__ = ["locate", "parse_line", "plan", "read", "rows"]
 

@@ -26,13 +26,12 @@ import pyarrow as pa
 
 from .._exceptions import ConfigError, InputError
 from ._bounds import too_many_columns
-from ._build import RowBuilder
 from ._files import HashedReader
 from ._fs import open_binary
 from ._fs import size as file_size
 from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import Rows
-from ._vector import arrow_batch, arrow_metadata, numbers
+from ._vector import RowBuilder, arrow_batch, arrow_metadata, numbers
 
 __all__ = ["FIXED_VERSION", "plan", "read", "rows"]
 
