@@ -30,7 +30,18 @@ from ._records import ItemResult, MetricResult, Status
 from ._reducers import check_attempt_counts
 from ._registry import Registry
 from ._result import RunResult
-from ._settings import DEFAULT_ITEM_TIMEOUT, RunSettings, resolve_workers
+from ._settings import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_EXECUTOR,
+    DEFAULT_ITEM_TIMEOUT,
+    DEFAULT_RETRIES,
+    DEFAULT_SEED,
+    DEFAULT_SUITE_ID,
+    RunSettings,
+    refused,
+    resolve_workers,
+)
 from ._spec import MetricLike
 from ._suite import Suite
 from .engine._dispatch import Lost, Split, Task, run_tasks
@@ -42,7 +53,7 @@ from .engine._tasks import Job, ShardFailed, release_memo, score_items_task
 from .executors import Engine, ExecutorSpec, resolve_executor
 from .inputs import Source, suite_rows, to_items
 
-__all__ = ["ProgressCallback", "rescore", "run", "score", "score_list"]
+__all__ = ["ProgressCallback", "prepare_settings", "rescore", "run", "score", "score_list"]
 
 #: ``progress(done, total)``: called as scoring advances (``total`` = items x metrics).
 ProgressCallback = Callable[[int, int], None]
@@ -58,64 +69,44 @@ MAX_SHARD = 20_000
 # -- settings -------------------------------------------------------------------------------
 
 
-def _prepare(
+def prepare_settings(
     *,
-    suite_id: str,
-    confidence: float,
-    ci_method: str | None,
-    seed: int,
-    concurrency: int,
-    executor: Any,
-    workers: int | str | None,
-    client: Any,
-    retries: int,
+    executor: Any = DEFAULT_EXECUTOR,
+    workers: int | str | None = None,
+    client: Any = None,
     address: str | None = None,
     session: Any = None,
-    item_timeout: float | str | None,
-    deadline: float | None,
-    reduce: tuple[str, ...] | None = None,
-    worker_memory: int | str | None = None,
+    reduce: str | Iterable[str] | None = None,
+    **settings: Any,
 ) -> tuple[RunSettings, ExecutorSpec]:
-    """The run's typed settings and its executor (not started); every option checked."""
+    """The run's typed settings and its executor (not started), every option checked together.
+
+    ``settings`` are :class:`~itemscore.RunSettings` fields; one left out keeps its default
+    there (``reduce=None`` too). A refusal names the setting at fault as data
+    (``ConfigError.setting``).
+
+    Raises:
+        ConfigError: a setting out of range or of the wrong type, or executor options that do
+            not apply.
+    """
     spec = resolve_executor(
         executor, workers=resolve_workers(workers), client=client, address=address,
         session=session,
     )  # fmt: skip
-    settings = RunSettings(
-        suite_id=suite_id,
-        confidence=confidence,
-        ci_method=ci_method,
-        seed=seed,
-        concurrency=concurrency,
+    run_settings = RunSettings(
         executor=spec.name,
         workers=spec.workers if spec.parallel else None,
-        retries=retries,
-        item_timeout=item_timeout,
-        deadline=deadline,
-        worker_memory=worker_memory,
+        **settings,
         **({} if reduce is None else {"reduce": reduce}),
     )
-    if settings.worker_memory is not None and not spec.parallel:
-        raise ConfigError(
-            f"`worker_memory` ({worker_memory!r}) limits worker processes, and the serial "
-            "executor scores in this process, which itemscore never limits: pass "
-            "executor='process' (or 'dask') with it, or leave it out."
+    if run_settings.worker_memory is not None and not spec.parallel:
+        raise refused(
+            "worker_memory",
+            f"`worker_memory` ({settings['worker_memory']!r}) limits worker processes, and the "
+            "serial executor scores in this process, which itemscore never limits: pass "
+            "executor='process' (or 'dask', 'ray', 'spark') with it, or leave it out.",
         )
-    if settings.worker_memory is not None and spec.name in _OWN_MEMORY_LIMITS:
-        raise ConfigError(
-            f"`worker_memory` ({worker_memory!r}) does not apply to executor={spec.name!r}: "
-            "its workers outlive the run and map shared memory, so an address-space limit "
-            f"would break them. Use {_OWN_MEMORY_LIMITS[spec.name]} instead, or leave "
-            "`worker_memory` out."
-        )
-    return settings, spec
-
-
-#: Executors whose workers have a memory limit of their own, and how to set it.
-_OWN_MEMORY_LIMITS = {
-    "ray": "Ray's own memory limit (`ray start --memory`, or the memory monitor)",
-    "spark": "Spark's own limit of its Python workers (`spark.executor.pyspark.memory`)",
-}
+    return run_settings, spec
 
 
 def _coerce_items(items: Iterable[Any], columns: Mapping[str, str] | None = None) -> list[Any]:
@@ -433,20 +424,20 @@ def score(
     items: Iterable[Any] | str | os.PathLike[str],
     metrics: Iterable[MetricLike] | RunPlan,
     *,
-    suite_id: str = "default",
+    suite_id: str = DEFAULT_SUITE_ID,
     extra_metrics: Iterable[MetricLike] = (),
     columns: Mapping[str, str] | None = None,
     format: str | None = None,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
     ci_method: str | None = None,
-    seed: int = 0,
-    concurrency: int = 16,
-    executor: Any = "serial",
+    seed: int = DEFAULT_SEED,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    executor: Any = DEFAULT_EXECUTOR,
     workers: int | str | None = None,
     client: Any = None,
     address: str | None = None,
     session: Any = None,
-    retries: int = 1,
+    retries: int = DEFAULT_RETRIES,
     item_timeout: float | str | None = DEFAULT_ITEM_TIMEOUT,
     deadline: float | None = None,
     worker_memory: int | str | None = None,
@@ -507,7 +498,7 @@ def score(
             option that does not apply, a metric that cannot be sent to workers...).
         InputError: a row that cannot be an item, or a duplicate id.
     """
-    settings, spec = _prepare(
+    settings, spec = prepare_settings(
         suite_id=suite_id, confidence=confidence, ci_method=ci_method, seed=seed,
         concurrency=concurrency, executor=executor, workers=workers, client=client,
         address=address, session=session, retries=retries, item_timeout=item_timeout,
@@ -539,7 +530,7 @@ def score_opened(
     reading: Callable[[int], None] | None = None,
     answer_column: str = "expected",
     limit: int | None = None,
-    suite_id: str = "default",
+    suite_id: str = DEFAULT_SUITE_ID,
     progress: ProgressCallback | None = None,
     **settings: Any,
 ) -> RunResult:
@@ -555,14 +546,7 @@ def score_opened(
         ConfigError: a bad configuration, found before any item is scored.
         InputError: a malformed source, or one that fails a whole-source check.
     """
-    arguments = {
-        "confidence": 0.95, "ci_method": None, "seed": 0, "concurrency": 16,
-        "executor": "serial", "workers": None, "client": None, "address": None,
-        "session": None, "retries": 1,
-        "item_timeout": DEFAULT_ITEM_TIMEOUT, "deadline": None, "worker_memory": None,
-        **settings,
-    }  # fmt: skip
-    run_settings, spec = _prepare(suite_id=suite_id, **arguments)
+    run_settings, spec = prepare_settings(suite_id=suite_id, **settings)
     the_plan = plan(metrics)
     return _run_plan(
         source, the_plan, run_settings, spec, progress, keep=keep, reading=reading,
@@ -585,16 +569,16 @@ def run(
     *,
     extra_metrics: Iterable[MetricLike] = (),
     columns: Mapping[str, str] | None = None,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
     ci_method: str | None = None,
-    seed: int = 0,
-    concurrency: int = 16,
-    executor: Any = "serial",
+    seed: int = DEFAULT_SEED,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    executor: Any = DEFAULT_EXECUTOR,
     workers: int | str | None = None,
     client: Any = None,
     address: str | None = None,
     session: Any = None,
-    retries: int = 1,
+    retries: int = DEFAULT_RETRIES,
     item_timeout: float | str | None = DEFAULT_ITEM_TIMEOUT,
     deadline: float | None = None,
     worker_memory: int | str | None = None,
@@ -639,7 +623,7 @@ def run(
         ConfigError: a bad configuration, found before any item is scored.
         InputError: malformed rows or duplicate ids.
     """
-    settings, spec = _prepare(
+    settings, spec = prepare_settings(
         suite_id=suite.suite_id, confidence=confidence, ci_method=ci_method, seed=seed,
         concurrency=concurrency, executor=executor, workers=workers, client=client,
         address=address, session=session, retries=retries, item_timeout=item_timeout,
@@ -662,13 +646,13 @@ def rescore(
     confidence: float | None = None,
     ci_method: str | None = None,
     seed: int | None = None,
-    concurrency: int = 16,
-    executor: Any = "serial",
+    concurrency: int = DEFAULT_CONCURRENCY,
+    executor: Any = DEFAULT_EXECUTOR,
     workers: int | str | None = None,
     client: Any = None,
     address: str | None = None,
     session: Any = None,
-    retries: int = 1,
+    retries: int = DEFAULT_RETRIES,
     item_timeout: float | str | None = DEFAULT_ITEM_TIMEOUT,
     deadline: float | None = None,
     worker_memory: int | str | None = None,
@@ -686,7 +670,7 @@ def rescore(
         ConfigError: a bad configuration, found before any item is scored.
     """
     old = result.settings
-    settings, spec = _prepare(
+    settings, spec = prepare_settings(
         suite_id=old.suite_id,
         confidence=old.confidence if confidence is None else confidence,
         ci_method=old.ci_method if ci_method is None else ci_method,

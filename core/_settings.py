@@ -2,13 +2,16 @@
 
 The settings travel as one typed record from ``score``/``run``/``rescore`` through the executors
 to ``RunResult.settings`` and back from ``results.json``: nothing reads a run's settings from an
-untyped dict by key.
+untyped dict by key. Each default is written once, here: ``RunSettings`` and the signatures of
+``score``, ``run`` and ``rescore`` read the same constants. A setting refused names itself in the
+error's ``setting`` (``ConfigError.setting``), so that the command line reports it where it
+was written, the flag or the YAML key.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -16,13 +19,32 @@ import attrs
 from ._exceptions import ConfigError, did_you_mean, one_of
 
 __all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_EXECUTOR",
     "DEFAULT_ITEM_TIMEOUT",
+    "DEFAULT_RETRIES",
+    "DEFAULT_SEED",
+    "DEFAULT_SUITE_ID",
     "RunSettings",
     "check_ci_method",
     "parse_memory",
+    "refused",
     "resolve_workers",
 ]
 
+#: Prefix of the measurement keys unless the run names a suite.
+DEFAULT_SUITE_ID = "default"
+#: Confidence level of every interval unless the run says otherwise.
+DEFAULT_CONFIDENCE = 0.95
+#: Seed of anything random (bootstrap intervals).
+DEFAULT_SEED = 0
+#: Items an ``async def score_item`` may score at once, per process.
+DEFAULT_CONCURRENCY = 16
+#: Where shards are scored unless the run says otherwise: this process.
+DEFAULT_EXECUTOR = "serial"
+#: Tries again of a shard whose worker was lost.
+DEFAULT_RETRIES = 1
 #: Seconds one metric may take on one item unless the run says otherwise: long enough for any
 #: metric that computes (the slowest built-in takes well under a second an item), short enough
 #: that a metric stuck on one item costs minutes, not the run. A metric that bounds its own
@@ -36,12 +58,15 @@ _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _OFF = ("none", "off")
 
 
-def check_ci_method(method: str, name: str = "`ci_method`") -> None:
-    """Check that ``method`` is an interval method some aggregation supports.
+def refused(setting: str, message: str) -> ConfigError:
+    """The error refusing ``setting``, which names it as data (``setting``) for callers."""
+    error = ConfigError(message)
+    error.at_entry(setting)
+    return error
 
-    Args:
-        method: The method asked for.
-        name: How the error message names the setting (``--ci`` on the command line).
+
+def check_ci_method(method: str) -> None:
+    """Check that ``method`` is an interval method some aggregation supports.
 
     Raises:
         ConfigError: no aggregation knows ``method``.
@@ -50,8 +75,10 @@ def check_ci_method(method: str, name: str = "`ci_method`") -> None:
 
     known = dict.fromkeys((*names("ratio"), *names("mean")))
     if method not in known:
-        raise ConfigError(
-            f"{name} ({method!r}) must be one of {one_of(known)}.{did_you_mean(method, known)}"
+        raise refused(
+            "ci_method",
+            f"`ci_method` ({method!r}) must be one of {one_of(known)}."
+            f"{did_you_mean(method, known)}",
         )
 
 
@@ -66,46 +93,76 @@ def resolve_workers(workers: int | str | None) -> int | None:
     if workers == "auto":
         return os.cpu_count() or 1
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ConfigError(f"`workers` ({workers!r}) must be a positive integer or 'auto'.")
+        raise refused("workers", f"`workers` ({workers!r}) must be a positive integer or 'auto'.")
     return workers
 
 
-def _check_confidence(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+def _setting(check: Callable[[str, Any], None]) -> Any:
+    """An attrs validator running ``check(name, value)``; a refusal names the field as data."""
+
+    def validator(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        try:
+            check(attribute.name, value)
+        except ConfigError as exc:
+            exc.at_entry(attribute.name)
+            raise
+
+    return validator
+
+
+@_setting
+def _check_confidence(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise ConfigError(f"`confidence` ({value!r}) must be in (0, 1).")
+        raise ConfigError(f"`{name}` ({value!r}) must be in (0, 1).")
 
 
-def _check_ci_method(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+@_setting
+def _check_ci_method(name: str, value: Any) -> None:
     if value is not None:
         if not isinstance(value, str):
-            raise ConfigError(f"`ci_method` ({value!r}) must be a string or None.")
+            raise ConfigError(f"`{name}` ({value!r}) must be a string or None.")
         check_ci_method(value)
 
 
 def _check_int(minimum: int, *, optional: bool = False) -> Any:
-    def check(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    @_setting
+    def check(name: str, value: Any) -> None:
         if value is None and optional:
             return
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-            raise ConfigError(f"`{attribute.name}` ({value!r}) must be {what}.")
+            raise ConfigError(f"`{name}` ({value!r}) must be {what}.")
 
     return check
 
 
-def _check_str(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+@_setting
+def _check_str(name: str, value: Any) -> None:
     if not isinstance(value, str) or not value:
-        raise ConfigError(f"`{attribute.name}` ({value!r}) must be a non-empty string.")
+        raise ConfigError(f"`{name}` ({value!r}) must be a non-empty string.")
 
 
-def _check_seconds(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+@_setting
+def _check_seconds(name: str, value: Any) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e9:
         raise ConfigError(
-            f"`{attribute.name}` ({value!r}) must be a number of seconds above 0, or None for "
-            "no limit."
+            f"`{name}` ({value!r}) must be a number of seconds above 0, or None for no limit."
         )
+
+
+@_setting
+def _check_reduce(name: str, value: Any) -> None:
+    from ._reducers import check_reduce
+
+    check_reduce(value)
+
+
+@_setting
+def _check_seed(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"`{name}` ({value!r}) must be an integer.")
 
 
 def _item_timeout_off(value: Any) -> Any:
@@ -117,7 +174,7 @@ def _item_timeout_off(value: Any) -> Any:
     return value
 
 
-def parse_memory(value: Any, name: str = "`worker_memory`") -> int | None:
+def parse_memory(value: Any) -> int | None:
     """A memory size as bytes: an integer, or a text like ``"2G"``, ``"512M"``, ``"1.5GiB"``.
 
     ``None``, ``0``, ``"none"`` and ``"off"`` mean no limit (``None``). Units are powers of
@@ -147,9 +204,10 @@ def parse_memory(value: Any, name: str = "`worker_memory`") -> int | None:
     if size == 0:
         return None
     if not size >= _MIN_MEMORY or size != size or size == float("inf"):
-        raise ConfigError(
-            f"{name} ({value!r}) must be a size of at least 64M (bytes, or a number with K, M, G "
-            "or T: '2G', '512M'), or 'none' for no limit."
+        raise refused(
+            "worker_memory",
+            f"`worker_memory` ({value!r}) must be a size of at least 64M (bytes, or a number "
+            "with K, M, G or T: '2G', '512M'), or 'none' for no limit.",
         )
     return int(size)
 
@@ -161,17 +219,6 @@ def _to_reduce(value: Any) -> Any:
     if isinstance(value, str):
         return tuple(part.strip() for part in value.split(","))
     return value
-
-
-def _check_reduce(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    from ._reducers import check_reduce
-
-    check_reduce(value)
-
-
-def _check_seed(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"`seed` ({value!r}) must be an integer.")
 
 
 @attrs.frozen(kw_only=True)
@@ -186,23 +233,23 @@ class RunSettings:
     """
 
     #: Prefix of the measurement keys (``"<suite_id>.<label>"``).
-    suite_id: str = attrs.field(default="default", validator=_check_str)
+    suite_id: str = attrs.field(default=DEFAULT_SUITE_ID, validator=_check_str)
     #: Confidence level of every interval, in (0, 1).
-    confidence: float = attrs.field(default=0.95, validator=_check_confidence)
+    confidence: float = attrs.field(default=DEFAULT_CONFIDENCE, validator=_check_confidence)
     #: Interval method asked for; ``None``: each metric's default.
     ci_method: str | None = attrs.field(default=None, validator=_check_ci_method)
     #: Seed for anything random (bootstrap intervals).
-    seed: int = attrs.field(default=0, validator=_check_seed)
+    seed: int = attrs.field(default=DEFAULT_SEED, validator=_check_seed)
     #: How many items an ``async def score_item`` may score at once (per process).
-    concurrency: int = attrs.field(default=16, validator=_check_int(1))
+    concurrency: int = attrs.field(default=DEFAULT_CONCURRENCY, validator=_check_int(1))
     #: The executor's name: ``"serial"``, ``"process"``, ``"dask"`` or a custom one's name.
-    executor: str = attrs.field(default="serial", validator=_check_str)
+    executor: str = attrs.field(default=DEFAULT_EXECUTOR, validator=_check_str)
     #: Worker processes of a parallel executor; ``None``: serial, or the executor's default.
     workers: int | None = attrs.field(default=None, validator=_check_int(1, optional=True))
     #: How often a shard whose worker was lost is tried again before it is cut in two to find
     #: the item that kills its worker (which gets "worker lost: ..."). A shard that raised is
     #: not tried again: it would raise again.
-    retries: int = attrs.field(default=1, validator=_check_int(0))
+    retries: int = attrs.field(default=DEFAULT_RETRIES, validator=_check_int(0))
     #: Seconds one metric may take on one item; past it the item is an ``error`` ("timed out
     #: after N s"). Default :data:`DEFAULT_ITEM_TIMEOUT`; ``None`` (or ``0``, ``"none"``): no
     #: limit.

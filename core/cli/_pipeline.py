@@ -56,6 +56,9 @@ Progress = Callable[[int, int], None]
 #: ``reading(rows)`` as the data file is read.
 Reading = Callable[[int], None]
 
+#: The settings of a request that are ``RunSettings`` fields as they are.
+_SETTINGS = ("confidence", "ci_method", "seed", "retries", "item_timeout", "worker_memory",
+             "deadline", "reduce")  # fmt: skip
 #: The command-line flag of each setting, for messages.
 SETTING_FLAGS = {
     "confidence": "--confidence",
@@ -106,46 +109,32 @@ def plan_entries(metrics: Sequence[Any], extra: Sequence[Any], *, source: str) -
 
 
 def check_settings(request: RunRequest) -> dict[str, Any]:
-    """The run's settings as ``score`` keywords, each checked by the library's ``RunSettings``.
+    """The run's settings as ``score`` keywords, checked together by the library.
 
-    A setting the library refuses is reported where it was written (the YAML key or the flag).
+    One call builds the run's ``RunSettings`` and resolves its executor (a ``--dask`` address
+    is tried) as ``score`` will; a setting refused is reported where it was written.
 
     Raises:
-        ConfigError: a setting the library refuses.
+        ConfigError: a setting the library refuses, or flags that contradict one another.
     """
-    from itemscore._settings import RunSettings
+    from itemscore._run import prepare_settings
 
-    values: dict[str, Any] = {}
-    settings = ("confidence", "ci_method", "seed", "retries", "item_timeout", "worker_memory",
-                "deadline", "reduce")  # fmt: skip
-    for key in settings:
-        value = getattr(request, key)
-        if value is None:
-            continue
-        try:
-            RunSettings(**{key: value})
-        except ConfigError as exc:
-            raise located(exc, request.setting_place(key, SETTING_FLAGS[key])) from exc
-        values[key] = value
-    values.update(_executor_settings(request))
-    if request.dask is not None:
-        from ._preflight import check_dask
-
-        check_dask(request.dask, request.setting_place("dask", "--dask"))
-        values.update(executor="dask", dask=request.dask)
-    if request.ray is not None:
-        values.update(executor="ray", ray=request.ray)
-    return values
+    keywords = {
+        key: getattr(request, key) for key in _SETTINGS if getattr(request, key) is not None
+    }
+    keywords.update(_executor_settings(request))
+    with _settings_placed(request):
+        prepare_settings(**keywords)
+    return keywords
 
 
 def _executor_settings(request: RunRequest) -> dict[str, Any]:
-    """``executor`` and ``workers`` from ``--executor``, ``--workers``, ``--dask``, ``--ray``.
+    """``executor``, ``workers`` and ``address`` from the flags that say where to score.
 
     Raises:
         ConfigError: an unknown executor, or flags that contradict one another.
     """
     from itemscore._exceptions import did_you_mean, one_of
-    from itemscore._settings import RunSettings, resolve_workers
     from itemscore.executors import EXECUTORS
 
     executor = request.executor
@@ -172,38 +161,33 @@ def _executor_settings(request: RunRequest) -> dict[str, Any]:
                 f"{key!r} executor, and --executor is {executor!r}. Leave --executor out, or "
                 f"write --executor {key}."
             )
+        return {"executor": key, "address": getattr(request, key)}
     if request.workers is None:
         return {} if executor is None else {"executor": executor}
-    place = request.setting_place("workers", "--workers")
     if executor == "serial":
         raise ConfigError(
-            f"{place}: --workers asks for worker processes, and --executor serial scores in "
-            "this process. Leave one of them out."
+            f"{request.setting_place('workers', '--workers')}: --workers asks for worker "
+            "processes, and --executor serial scores in this process. Leave one of them out."
         )
-    try:
-        workers = resolve_workers(request.workers)
-        RunSettings(executor="process", workers=workers)
-    except ConfigError as exc:
-        raise located(exc, place) from exc
-    return {"executor": executor or "process", "workers": workers}
+    return {"executor": executor or "process", "workers": request.workers}
 
 
-def _executor_arguments(settings: dict[str, Any]) -> tuple[dict[str, Any], Any]:
-    """``settings`` as ``score`` keywords, with a Dask client for ``dask`` (to close after).
+@contextlib.contextmanager
+def _settings_placed(request: RunRequest) -> Iterator[None]:
+    """Report an error the library raises about a setting where the request wrote it.
 
-    A Ray address goes as it is (``address=``): the run connects to Ray, and disconnects.
+    The setting is the error's ``setting`` (its data, never its text); a cluster's
+    ``address`` was written as ``--dask`` or ``--ray``.
     """
-    settings = dict(settings)
-    if "ray" in settings:
-        settings["address"] = settings.pop("ray")
-    address = settings.pop("dask", None)
-    if address is None:
-        return settings, None
-    from ._preflight import connect_dask
-
-    client = connect_dask(address, "--dask")
-    settings["client"] = client
-    return settings, client
+    try:
+        yield
+    except ConfigError as exc:
+        key = exc.setting
+        if key == "address":
+            key = "dask" if request.dask is not None else "ray"
+        if key not in SETTING_FLAGS:
+            raise
+        raise located(exc, request.setting_place(key, SETTING_FLAGS[key])) from exc
 
 
 def resolve_suite(name: str | None, notice: Notice) -> tuple[str, Suite | None]:
@@ -263,17 +247,6 @@ def _suite_items(request: RunRequest, suite: Suite) -> list[ItemResult]:
         rows = (row for chunk in source for row in chunk.rows)
         limit = request.limit
         return list(suite.items(itertools.islice(rows, limit) if limit is not None else rows))
-
-
-@contextlib.contextmanager
-def _reduce_placed(request: RunRequest) -> Iterator[None]:
-    """Report a reducer the data has too few attempts for where the request named it."""
-    try:
-        yield
-    except ConfigError as exc:
-        if exc.setting != "reduce":
-            raise
-        raise located(exc, request.setting_place("reduce", SETTING_FLAGS["reduce"])) from exc
 
 
 @contextlib.contextmanager
@@ -357,23 +330,21 @@ def score_request(
                           column=answer_column)  # fmt: skip
     # Without --report, the default set (in which results.xlsx may be limited).
     formats = prepared.reports if request.reports is not None else None
-    client = None
     export = None
     try:
         recorded = _recorded_command(sys.argv if command is None else command, planned)
         export = _open_export(request.out, formats, notice, recorded)
-        arguments, client = _executor_arguments(settings)
-        with _reduce_placed(request):
+        with _settings_placed(request):
             if source is not None:
                 result = score_opened(
                     source, planned, suite_id=prepared.suite_id, progress=progress,
                     keep=_keep(export), reading=reading, answer_column=answer_column,
-                    limit=request.limit, **arguments,
+                    limit=request.limit, **settings,
                 )  # fmt: skip
             else:
                 assert items is not None
                 result = score(items, planned, suite_id=prepared.suite_id, progress=progress,
-                               **arguments)  # fmt: skip
+                               **settings)  # fmt: skip
         if request.limit is not None:
             rows = (result.provenance.get("data") or {}).get("rows", len(result.items))
             notice(
@@ -401,8 +372,6 @@ def score_request(
             export.discard()
         raise
     finally:
-        if client is not None:
-            client.close()
         if source is not None:
             source.close()
     return result, paths
@@ -571,11 +540,9 @@ def rescore_results(
     formats = reports if request.reports is not None else None
     recorded = _recorded_command(sys.argv, planned)
     export = _open_export(request.out, formats, notice, recorded)  # claims the folder first
-    client = None
     try:
-        arguments, client = _executor_arguments(settings)
-        with _reduce_placed(request):
-            result = rescore(saved, planned, progress=progress, **arguments)
+        with _settings_placed(request):
+            result = rescore(saved, planned, progress=progress, **settings)
         if request.ci_method is not None:
             from itemscore._checks import check_ci_support
 
@@ -589,9 +556,6 @@ def rescore_results(
         if export is not None:
             export.discard()
         raise
-    finally:
-        if client is not None:
-            client.close()
     return result, paths
 
 

@@ -3,18 +3,16 @@
 - the output folder (``--out``): nothing the user made may be replaced, none of the run's
   inputs either (:func:`check_out`);
 - ``--report`` without ``--out`` (:func:`check_reports_have_out`);
-- a data file given where a results.json belongs (:func:`check_results_file`);
-- ``--dask ADDRESS``: a well-formed address whose scheduler answers (:func:`check_dask`,
-  :func:`connect_dask`).
+- a data file given where a results.json belongs (:func:`check_results_file`).
+
+A ``--dask`` address is checked by the library's Dask executor, as ``address=`` is.
 """
 
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from itemscore._exceptions import ConfigError, InputError, ItemscoreError
 from itemscore.display._text import printable
@@ -22,17 +20,11 @@ from itemscore.display._text import printable
 from ._request import RunRequest, located
 
 __all__ = [
-    "DASK_CONNECT_TIMEOUT",
-    "check_dask",
     "check_out",
     "check_reports_have_out",
     "check_results_file",
-    "connect_dask",
     "locate_mapping",
 ]
-
-#: Seconds to wait for a Dask scheduler to answer before the run is refused.
-DASK_CONNECT_TIMEOUT = 10.0
 
 _DATA_SUFFIXES = {
     ".jsonl": "JSON lines",
@@ -171,86 +163,3 @@ def check_results_file(path: Path, command: str, exc: ItemscoreError) -> Itemsco
         f"{command}` takes the results.json that `itemscore score ... --out DIR` writes; "
         f"{instead}."
     )
-
-
-def _split_address(address: str) -> tuple[str, str | None, int | None]:
-    """``(scheme, host, port)`` of a scheduler address; host and port ``None`` where unused.
-
-    Raises:
-        ValueError: a malformed address, with the reason.
-    """
-    scheme, sep, rest = address.partition("://")
-    if not sep:
-        scheme, rest = "tcp", address
-    scheme = scheme.lower()
-    if scheme in ("inproc", "ucx"):
-        return scheme, None, None
-    if scheme not in ("tcp", "tls", "ws", "wss"):
-        raise ValueError(f"the protocol {scheme!r} is not one of tcp, tls, ws, wss, ucx, inproc")
-    rest = rest.rstrip("/")
-    if rest.startswith("["):  # [::1]:8786
-        host, close, port_text = rest[1:].partition("]")
-        if not close or not port_text.startswith(":"):
-            raise ValueError("an IPv6 address is written [HOST]:PORT")
-        port_text = port_text[1:]
-    else:
-        host, colon, port_text = rest.rpartition(":")
-        if not colon:
-            raise ValueError("the port is missing (HOST:PORT, e.g. 127.0.0.1:8786)")
-    if not host:
-        raise ValueError("the host is missing (HOST:PORT, e.g. 127.0.0.1:8786)")
-    if not port_text.isdecimal() or not 0 < int(port_text) < 65536:
-        raise ValueError(f"the port {port_text!r} is not a number from 1 to 65535")
-    return scheme, host, int(port_text)
-
-
-def check_dask(address: str, place: str) -> None:
-    """Check a scheduler address and that something listens there, before any work.
-
-    The address must be ``[PROTOCOL://]HOST:PORT``; for TCP-based protocols a connection is
-    tried (a refused port fails at once, a silent host after :data:`DASK_CONNECT_TIMEOUT`).
-
-    Raises:
-        ConfigError: a malformed address or an unreachable scheduler, placed at ``place``.
-    """
-    try:
-        _scheme, host, port = _split_address(address.strip())
-    except ValueError as exc:
-        raise ConfigError(
-            f"{place}: {printable(address)!r} is not a Dask scheduler address: {exc}. Write "
-            "[tcp://]HOST:PORT, e.g. --dask tcp://127.0.0.1:8786."
-        ) from None
-    if host is None or port is None:
-        return
-    try:
-        with socket.create_connection((host, port), timeout=DASK_CONNECT_TIMEOUT):
-            pass
-    except OSError as exc:
-        raise _unreachable(address, place, exc.strerror or str(exc) or type(exc).__name__) from None
-
-
-def _unreachable(address: str, place: str, why: str) -> ConfigError:
-    return ConfigError(
-        f"{place}: no Dask scheduler answers at {printable(address)} ({printable(why)}). Start "
-        "one (`dask scheduler`, then `dask worker ADDRESS`), or check the address and that "
-        "this machine can reach it."
-    )
-
-
-def connect_dask(address: str, place: str) -> Any:
-    """A ``distributed.Client`` of the scheduler at ``address``, connected within a timeout.
-
-    Raises:
-        ConfigError: Dask is not installed, or the scheduler does not answer within
-            :data:`DASK_CONNECT_TIMEOUT` seconds.
-    """
-    try:
-        from distributed import Client
-    except ImportError:
-        from itemscore._extras import install_hint
-
-        raise ConfigError(f"--dask needs Dask: {install_hint('distributed')}.") from None
-    try:
-        return Client(address, timeout=DASK_CONNECT_TIMEOUT)  # type: ignore[no-untyped-call]
-    except (OSError, TimeoutError) as exc:
-        raise _unreachable(address, place, f"{type(exc).__name__}: {exc}") from None

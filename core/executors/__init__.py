@@ -5,7 +5,8 @@
 - ``"serial"``: in this process, one shard after another (the default);
 - ``"process"``: a ``ProcessPoolExecutor`` of ``workers`` processes on this machine;
 - ``"dask"``: the executor of a Dask ``distributed.Client`` — the one given as ``client=``,
-  or a local cluster of ``workers`` processes started for the run and closed after it;
+  one connected to the scheduler at ``address=`` for the run, or a local cluster of
+  ``workers`` processes started for the run and closed after it;
 - ``"ray"``: Ray Data jobs over Arrow batches, on the cluster named by ``address=`` (or
   ``RAY_ADDRESS``, or the one this process is connected to), or on a local Ray of ``workers``
   CPUs started for the run and shut down after it;
@@ -45,11 +46,11 @@ EXECUTORS: dict[str, str] = {
     "ray": "itemscore.executors.ray",
     "spark": "itemscore.executors.spark",
 }
-#: Each option that names a cluster -> the executor it configures, and what it names.
+#: Each option that names a cluster -> the executors it configures, and what it names.
 _CLUSTER_OPTIONS = {
-    "client": ("dask", "client's cluster"),
-    "address": ("ray", "Ray cluster"),
-    "session": ("spark", "session"),
+    "client": (("dask",), "client's cluster"),
+    "address": (("ray", "dask"), "cluster at that address"),
+    "session": (("spark",), "session"),
 }
 
 
@@ -64,7 +65,7 @@ class ExecutorSpec:
     workers: int | None = None
     #: A Dask client given by the caller.
     client: Any = attrs.field(default=None, eq=False)
-    #: The address of a Ray cluster given by the caller.
+    #: The address of a Ray cluster or a Dask scheduler given by the caller.
     address: str | None = None
     #: A Spark session given by the caller.
     session: Any = attrs.field(default=None, eq=False)
@@ -81,7 +82,8 @@ class ExecutorSpec:
         if self.given is not None:
             return Engine(self.name, self.given, workers=self.workers, parallel=True)
         module = importlib.import_module(EXECUTORS[self.name])
-        handle = {"dask": self.client, "ray": self.address, "spark": self.session}.get(self.name)
+        dask = self.address if self.client is None else self.client
+        handle = {"dask": dask, "ray": self.address, "spark": self.session}.get(self.name)
         engine: Engine = module.open_executor(self.workers, handle)
         return engine
 
@@ -106,7 +108,7 @@ def resolve_executor(
     if isinstance(executor, concurrent.futures.Executor):
         for option, value in options.items():
             if value is not None:
-                owner = _CLUSTER_OPTIONS[option][0]
+                owner = _CLUSTER_OPTIONS[option][0][0]
                 raise ConfigError(
                     f"`{option}` configures executor={owner!r}; the executor object "
                     f"{executor!r} is already configured. Leave `{option}` out."
@@ -119,11 +121,12 @@ def resolve_executor(
             f"concurrent.futures.Executor object.{did_you_mean(str(executor), EXECUTORS)}"
         )
     for option, value in options.items():
-        owner, noun = _CLUSTER_OPTIONS[option]
-        if value is not None and executor != owner:
+        owners, noun = _CLUSTER_OPTIONS[option]
+        if value is not None and executor not in owners:
+            named = " or ".join(repr(owner) for owner in owners)
             raise ConfigError(
-                f"`{option}` applies only to executor={owner!r}, not to {executor!r}: pass "
-                f"executor={owner!r} to score on the {noun}."
+                f"`{option}` applies only to executor={named}, not to {executor!r}: pass "
+                f"executor={named} to score on the {noun}."
             )
     if executor == "serial" and workers is not None:
         raise ConfigError(
@@ -133,7 +136,7 @@ def resolve_executor(
     if executor == "dask":
         from .dask import check_dask
 
-        check_dask(workers, client)
+        check_dask(workers, client, address)
     elif executor == "ray":
         from .ray import check_ray
 

@@ -1,25 +1,34 @@
 """``dask``: shards as tasks of a Dask cluster (the ``dask`` extra).
 
-Pass a ``distributed.Client`` as ``client=`` to use a running cluster; without one, a local
-cluster of ``workers`` processes (one thread each) is started for the run and closed after it.
-Tasks go through the client's ``concurrent.futures`` executor (``Client.get_executor``); each
-carries what it needs (its items, or the part of a file it reads), so nothing is left on a
-worker that may die: a task whose worker was lost (``KilledWorker``) is tried again by the
-run, and cut in two when it keeps killing its worker (see :mod:`itemscore.engine._dispatch`).
-On a local cluster the run starts, Dask gives a task up at its first lost worker; on a
-caller's cluster, after its own ``distributed.scheduler.allowed-failures``.
+Pass a ``distributed.Client`` as ``client=``, or the scheduler's address as ``address=``
+(``"tcp://HOST:8786"``: the run connects, and closes its client after), to use a running
+cluster; with neither, a local cluster of ``workers`` processes (one thread each) is started
+for the run and closed after it. An address is checked when the run is configured: its form,
+and that something listens there. Tasks go through the client's ``concurrent.futures``
+executor (``Client.get_executor``); each carries what it needs (its items, or the part of a
+file it reads), so nothing is left on a worker that may die: a task whose worker was lost
+(``KilledWorker``) is tried again by the run, and cut in two when it keeps killing its worker
+(see :mod:`itemscore.engine._dispatch`). On a local cluster the run starts, Dask gives a task
+up at its first lost worker; on a caller's cluster, after its own
+``distributed.scheduler.allowed-failures``.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from typing import Any
 
 from itemscore._exceptions import ConfigError
+from itemscore._settings import refused
+from itemscore.display._text import printable
 
 from ._engine import Engine
 
-__all__ = ["check_dask", "open_executor"]
+__all__ = ["CONNECT_TIMEOUT", "check_dask", "open_executor"]
+
+#: Seconds to wait for a Dask scheduler to answer before the run is refused.
+CONNECT_TIMEOUT = 10.0
 
 
 def _import_distributed() -> Any:
@@ -34,27 +43,113 @@ def _import_distributed() -> Any:
     return distributed
 
 
-def check_dask(workers: int | None, client: Any) -> None:
-    """Check the Dask options before anything starts.
+def check_dask(workers: int | None, client: Any, address: str | None = None) -> None:
+    """Check the Dask options before anything starts; an address is tried (not connected).
 
     Raises:
-        ConfigError: ``distributed`` is missing, or ``workers`` given with a ``client``.
+        ConfigError: ``distributed`` is missing, ``workers`` given with a cluster, both a
+            ``client`` and an ``address``, or an address that is malformed or where no
+            scheduler listens (``setting``: ``"address"``).
     """
     _import_distributed()
-    if client is not None and workers is not None:
+    if client is not None and address is not None:
         raise ConfigError(
-            f"`workers` ({workers!r}) does not apply with a Dask `client`: the cluster behind "
-            "the client has the workers it has. Leave `workers` out, or leave `client` out to "
-            "start a local cluster of that many processes."
+            f"`address` ({address!r}) and `client` both name a Dask cluster: pass one of them."
         )
+    if workers is not None and (client is not None or address is not None):
+        raise ConfigError(
+            f"`workers` ({workers!r}) does not apply with a Dask `client` or `address`: the "
+            "cluster has the workers it has. Leave `workers` out, or leave the cluster out to "
+            "start a local one of that many processes."
+        )
+    if address is not None:
+        _check_address(address)
 
 
-def open_executor(workers: int | None, client: Any) -> Engine:
-    """The executor of ``client``, or of a local cluster of ``workers`` processes."""
+def _split_address(address: str) -> tuple[str, str | None, int | None]:
+    """``(scheme, host, port)`` of a scheduler address; host and port ``None`` where unused.
+
+    Raises:
+        ValueError: a malformed address, with the reason.
+    """
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "tcp", address
+    scheme = scheme.lower()
+    if scheme in ("inproc", "ucx"):
+        return scheme, None, None
+    if scheme not in ("tcp", "tls", "ws", "wss"):
+        raise ValueError(f"the protocol {scheme!r} is not one of tcp, tls, ws, wss, ucx, inproc")
+    rest = rest.rstrip("/")
+    if rest.startswith("["):  # [::1]:8786
+        host, close, port_text = rest[1:].partition("]")
+        if not close or not port_text.startswith(":"):
+            raise ValueError("an IPv6 address is written [HOST]:PORT")
+        port_text = port_text[1:]
+    else:
+        host, colon, port_text = rest.rpartition(":")
+        if not colon:
+            raise ValueError("the port is missing (HOST:PORT, e.g. 127.0.0.1:8786)")
+    if not host:
+        raise ValueError("the host is missing (HOST:PORT, e.g. 127.0.0.1:8786)")
+    if not port_text.isdecimal() or not 0 < int(port_text) < 65536:
+        raise ValueError(f"the port {port_text!r} is not a number from 1 to 65535")
+    return scheme, host, int(port_text)
+
+
+def _check_address(address: Any) -> None:
+    """Check a scheduler address, ``[PROTOCOL://]HOST:PORT``, and that something listens there.
+
+    For TCP-based protocols a connection is tried: a refused port fails at once, a silent
+    host after :data:`CONNECT_TIMEOUT`.
+    """
+    try:
+        if not isinstance(address, str):
+            raise ValueError("it is no text")
+        _scheme, host, port = _split_address(address.strip())
+    except ValueError as exc:
+        raise refused(
+            "address",
+            f"{printable(str(address))!r} is not a Dask scheduler address: {exc}. Write "
+            "[tcp://]HOST:PORT, e.g. tcp://127.0.0.1:8786.",
+        ) from None
+    if host is None or port is None:
+        return
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
+            pass
+    except OSError as exc:
+        raise _unreachable(address, exc.strerror or str(exc) or type(exc).__name__) from None
+
+
+def _unreachable(address: str, why: str) -> ConfigError:
+    return refused(
+        "address",
+        f"no Dask scheduler answers at {printable(address)} ({printable(why)}). Start one "
+        "(`dask scheduler`, then `dask worker ADDRESS`), or check the address and that this "
+        "machine can reach it.",
+    )
+
+
+def open_executor(workers: int | None, given: Any) -> Engine:
+    """The executor of ``given``, or of a local cluster of ``workers`` processes.
+
+    ``given`` is the caller's client (left open), or a scheduler's address: connected here,
+    and the client closed after the run.
+    """
     distributed = _import_distributed()
-    if client is not None:
+    if given is not None:
+        client = given
+        if isinstance(given, str):
+            try:
+                client = distributed.Client(given, timeout=CONNECT_TIMEOUT)
+            except (OSError, TimeoutError) as exc:
+                raise _unreachable(given, f"{type(exc).__name__}: {exc}") from None
         count = max(1, len(client.scheduler_info().get("workers", {})))
-        return Engine("dask", client.get_executor(pure=False), workers=count, parallel=True)
+        return Engine(
+            "dask", client.get_executor(pure=False), workers=count, parallel=True,
+            close=(lambda executor: client.close()) if client is not given else None,
+        )  # fmt: skip
     count = workers or os.cpu_count() or 1
     cluster = distributed.LocalCluster(
         n_workers=count,
