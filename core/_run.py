@@ -99,14 +99,30 @@ def prepare_settings(
         **settings,
         **({} if reduce is None else {"reduce": reduce}),
     )
+    memory = settings.get("worker_memory")
     if run_settings.worker_memory is not None and not spec.parallel:
         raise refused(
             "worker_memory",
-            f"`worker_memory` ({settings['worker_memory']!r}) limits worker processes, and the "
-            "serial executor scores in this process, which itemscore never limits: pass "
-            "executor='process' (or 'dask', 'ray', 'spark') with it, or leave it out.",
+            f"`worker_memory` ({memory!r}) limits worker processes, and the serial executor "
+            "scores in this process, which itemscore never limits: pass executor='process' (or "
+            "'dask') with it, or leave it out.",
+        )
+    if run_settings.worker_memory is not None and spec.name in _OWN_MEMORY_LIMITS:
+        raise refused(
+            "worker_memory",
+            f"`worker_memory` ({memory!r}) does not apply to executor={spec.name!r}: its "
+            "workers outlive the run and map shared memory, so an address-space limit would "
+            f"break them. Use {_OWN_MEMORY_LIMITS[spec.name]} instead, or leave "
+            "`worker_memory` out.",
         )
     return run_settings, spec
+
+
+#: Executors whose workers have a memory limit of their own, and how to set it.
+_OWN_MEMORY_LIMITS = {
+    "ray": "Ray's own memory limit (`ray start --memory`, or the memory monitor)",
+    "spark": "Spark's own limit of its Python workers (`spark.executor.pyspark.memory`)",
+}
 
 
 def _coerce_items(items: Iterable[Any], columns: Mapping[str, str] | None = None) -> list[Any]:
@@ -471,8 +487,9 @@ def score(
             ``concurrent.futures.Executor``. Results are the same whatever runs them.
         workers: Worker processes of ``"process"``/``"dask"``, CPUs of a local Ray, cores of
             a local Spark (``"auto"``: the cores).
-        client: A ``distributed.Client`` for ``executor="dask"``; without one a local cluster
-            of ``workers`` processes is started and closed.
+        client: A ``distributed.Client`` for ``executor="dask"``, or its scheduler's address
+            (``"tcp://HOST:8786"``: connected for the run, and closed after); without one a
+            local cluster of ``workers`` processes is started and closed.
         address: The Ray cluster of ``executor="ray"``, as ``ray.init`` takes it
             (``"auto"``, ``"ray://HOST:10001"``); without one (and no ``RAY_ADDRESS``) a
             local Ray is started and shut down.
@@ -604,7 +621,7 @@ def run(
             ``concurrent.futures.Executor``.
         workers: Worker processes of ``"process"``/``"dask"``, CPUs of a local Ray, cores of
             a local Spark (``"auto"``: the cores).
-        client: A ``distributed.Client`` for ``executor="dask"``.
+        client: A ``distributed.Client`` for ``executor="dask"``, or its scheduler's address.
         address: The Ray cluster of ``executor="ray"`` (see :func:`score`).
         session: The ``SparkSession`` of ``executor="spark"`` (see :func:`score`).
         retries: How often a shard whose worker was lost is tried again (default once).

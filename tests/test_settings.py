@@ -101,21 +101,21 @@ def closed_port() -> int:
 
 
 def test_a_dask_address_nobody_answers_at_is_refused_before_scoring() -> None:
-    """``address=`` names a Dask scheduler as it names a Ray cluster; it is tried first."""
+    """``client=`` takes a Dask scheduler's address too; it is tried before anything runs."""
     pytest.importorskip("distributed")
     address = f"tcp://127.0.0.1:{closed_port()}"
     with pytest.raises(ConfigError, match="no Dask scheduler answers at") as caught:
-        itemscore.score(items(), ["exact_match"], executor="dask", address=address)
-    assert caught.value.setting == "address"
+        itemscore.score(items(), ["exact_match"], executor="dask", client=address)
+    assert caught.value.setting == "client"
     with pytest.raises(ConfigError, match="the port is missing"):
-        itemscore.score(items(), ["exact_match"], executor="dask", address="127.0.0.1")
-    with pytest.raises(ConfigError, match="applies only to executor='ray' or 'dask'"):
-        itemscore.score(items(), ["exact_match"], executor="process", address=address)
+        itemscore.score(items(), ["exact_match"], executor="dask", client="127.0.0.1")
+    with pytest.raises(ConfigError, match="applies only to executor='dask'"):
+        itemscore.score(items(), ["exact_match"], executor="process", client=address)
 
 
 @pytest.mark.slow
 def test_a_dask_address_scores_on_that_cluster_and_leaves_it_running() -> None:
-    """The run connects a client to the scheduler at ``address`` and closes it after."""
+    """The run connects a client to the scheduler at the address and closes it after."""
     distributed = pytest.importorskip("distributed")
     serial = itemscore.score(items(40), ["exact_match", "token_f1"])
     with distributed.LocalCluster(
@@ -127,7 +127,7 @@ def test_a_dask_address_scores_on_that_cluster_and_leaves_it_running() -> None:
     ) as cluster:
         result = itemscore.score(
             items(40), ["exact_match", "token_f1"], executor="dask",
-            address=cluster.scheduler_address,
+            client=cluster.scheduler_address,
         )  # fmt: skip
         assert not cluster.scheduler.clients.keys() - {"fire-and-forget"}  # its client closed
     assert result.settings.executor == "dask"

@@ -59,6 +59,8 @@ Reading = Callable[[int], None]
 #: The settings of a request that are ``RunSettings`` fields as they are.
 _SETTINGS = ("confidence", "ci_method", "seed", "retries", "item_timeout", "worker_memory",
              "deadline", "reduce")  # fmt: skip
+#: The ``score`` keyword that takes the address of each cluster flag.
+_CLUSTER_KEYWORDS = {"dask": "client", "ray": "address"}
 #: The command-line flag of each setting, for messages.
 SETTING_FLAGS = {
     "confidence": "--confidence",
@@ -129,7 +131,7 @@ def check_settings(request: RunRequest) -> dict[str, Any]:
 
 
 def _executor_settings(request: RunRequest) -> dict[str, Any]:
-    """``executor``, ``workers`` and ``address`` from the flags that say where to score.
+    """``executor`` and ``workers``, or a cluster, from the flags that say where to score.
 
     Raises:
         ConfigError: an unknown executor, or flags that contradict one another.
@@ -161,7 +163,9 @@ def _executor_settings(request: RunRequest) -> dict[str, Any]:
                 f"{key!r} executor, and --executor is {executor!r}. Leave --executor out, or "
                 f"write --executor {key}."
             )
-        return {"executor": key, "address": getattr(request, key)}
+        # A Dask scheduler's address goes as `client=`, a Ray cluster's as `address=`: the
+        # executor connects, and disconnects after the run.
+        return {"executor": key, _CLUSTER_KEYWORDS[key]: getattr(request, key)}
     if request.workers is None:
         return {} if executor is None else {"executor": executor}
     if executor == "serial":
@@ -176,15 +180,14 @@ def _executor_settings(request: RunRequest) -> dict[str, Any]:
 def _settings_placed(request: RunRequest) -> Iterator[None]:
     """Report an error the library raises about a setting where the request wrote it.
 
-    The setting is the error's ``setting`` (its data, never its text); a cluster's
-    ``address`` was written as ``--dask`` or ``--ray``.
+    The setting is the error's ``setting`` (its data, never its text); a cluster's keyword
+    was written as ``--dask`` or ``--ray``.
     """
     try:
         yield
     except ConfigError as exc:
-        key = exc.setting
-        if key == "address":
-            key = "dask" if request.dask is not None else "ray"
+        clusters = {keyword: key for key, keyword in _CLUSTER_KEYWORDS.items()}
+        key = clusters.get(exc.setting or "", exc.setting)
         if key not in SETTING_FLAGS:
             raise
         raise located(exc, request.setting_place(key, SETTING_FLAGS[key])) from exc

@@ -4,9 +4,9 @@
 
 - ``"serial"``: in this process, one shard after another (the default);
 - ``"process"``: a ``ProcessPoolExecutor`` of ``workers`` processes on this machine;
-- ``"dask"``: the executor of a Dask ``distributed.Client`` — the one given as ``client=``,
-  one connected to the scheduler at ``address=`` for the run, or a local cluster of
-  ``workers`` processes started for the run and closed after it;
+- ``"dask"``: the executor of a Dask ``distributed.Client`` — the one given as ``client=``
+  (or one connected for the run when ``client=`` is a scheduler's address), or a local
+  cluster of ``workers`` processes started for the run and closed after it;
 - ``"ray"``: Ray Data jobs over Arrow batches, on the cluster named by ``address=`` (or
   ``RAY_ADDRESS``, or the one this process is connected to), or on a local Ray of ``workers``
   CPUs started for the run and shut down after it;
@@ -46,11 +46,11 @@ EXECUTORS: dict[str, str] = {
     "ray": "itemscore.executors.ray",
     "spark": "itemscore.executors.spark",
 }
-#: Each option that names a cluster -> the executors it configures, and what it names.
+#: Each option that names a cluster -> the executor it configures, and what it names.
 _CLUSTER_OPTIONS = {
-    "client": (("dask",), "client's cluster"),
-    "address": (("ray", "dask"), "cluster at that address"),
-    "session": (("spark",), "session"),
+    "client": ("dask", "client's cluster"),
+    "address": ("ray", "Ray cluster"),
+    "session": ("spark", "session"),
 }
 
 
@@ -63,9 +63,9 @@ class ExecutorSpec:
     name: str
     #: Worker processes asked for (``None``: the executor's default).
     workers: int | None = None
-    #: A Dask client given by the caller.
+    #: A Dask client given by the caller, or its scheduler's address.
     client: Any = attrs.field(default=None, eq=False)
-    #: The address of a Ray cluster or a Dask scheduler given by the caller.
+    #: The address of a Ray cluster given by the caller.
     address: str | None = None
     #: A Spark session given by the caller.
     session: Any = attrs.field(default=None, eq=False)
@@ -82,8 +82,7 @@ class ExecutorSpec:
         if self.given is not None:
             return Engine(self.name, self.given, workers=self.workers, parallel=True)
         module = importlib.import_module(EXECUTORS[self.name])
-        dask = self.address if self.client is None else self.client
-        handle = {"dask": dask, "ray": self.address, "spark": self.session}.get(self.name)
+        handle = {"dask": self.client, "ray": self.address, "spark": self.session}.get(self.name)
         engine: Engine = module.open_executor(self.workers, handle)
         return engine
 
@@ -108,7 +107,7 @@ def resolve_executor(
     if isinstance(executor, concurrent.futures.Executor):
         for option, value in options.items():
             if value is not None:
-                owner = _CLUSTER_OPTIONS[option][0][0]
+                owner = _CLUSTER_OPTIONS[option][0]
                 raise ConfigError(
                     f"`{option}` configures executor={owner!r}; the executor object "
                     f"{executor!r} is already configured. Leave `{option}` out."
@@ -121,12 +120,11 @@ def resolve_executor(
             f"concurrent.futures.Executor object.{did_you_mean(str(executor), EXECUTORS)}"
         )
     for option, value in options.items():
-        owners, noun = _CLUSTER_OPTIONS[option]
-        if value is not None and executor not in owners:
-            named = " or ".join(repr(owner) for owner in owners)
+        owner, noun = _CLUSTER_OPTIONS[option]
+        if value is not None and executor != owner:
             raise ConfigError(
-                f"`{option}` applies only to executor={named}, not to {executor!r}: pass "
-                f"executor={named} to score on the {noun}."
+                f"`{option}` applies only to executor={owner!r}, not to {executor!r}: pass "
+                f"executor={owner!r} to score on the {noun}."
             )
     if executor == "serial" and workers is not None:
         raise ConfigError(
@@ -136,7 +134,7 @@ def resolve_executor(
     if executor == "dask":
         from .dask import check_dask
 
-        check_dask(workers, client, address)
+        check_dask(workers, client)
     elif executor == "ray":
         from .ray import check_ray
 

@@ -1,8 +1,8 @@
 """``dask``: shards as tasks of a Dask cluster (the ``dask`` extra).
 
-Pass a ``distributed.Client`` as ``client=``, or the scheduler's address as ``address=``
-(``"tcp://HOST:8786"``: the run connects, and closes its client after), to use a running
-cluster; with neither, a local cluster of ``workers`` processes (one thread each) is started
+Pass a ``distributed.Client`` as ``client=``, or its scheduler's address (``client=
+"tcp://HOST:8786"``: the run connects, and closes its connection after), to use a running
+cluster; without one, a local cluster of ``workers`` processes (one thread each) is started
 for the run and closed after it. An address is checked when the run is configured: its form,
 and that something listens there. Tasks go through the client's ``concurrent.futures``
 executor (``Client.get_executor``); each carries what it needs (its items, or the part of a
@@ -43,27 +43,23 @@ def _import_distributed() -> Any:
     return distributed
 
 
-def check_dask(workers: int | None, client: Any, address: str | None = None) -> None:
+def check_dask(workers: int | None, client: Any) -> None:
     """Check the Dask options before anything starts; an address is tried (not connected).
 
     Raises:
-        ConfigError: ``distributed`` is missing, ``workers`` given with a cluster, both a
-            ``client`` and an ``address``, or an address that is malformed or where no
-            scheduler listens (``setting``: ``"address"``).
+        ConfigError: ``distributed`` is missing, ``workers`` given with a ``client``, or a
+            scheduler address that is malformed or where none listens (``setting``:
+            ``"client"``).
     """
     _import_distributed()
-    if client is not None and address is not None:
+    if client is not None and workers is not None:
         raise ConfigError(
-            f"`address` ({address!r}) and `client` both name a Dask cluster: pass one of them."
+            f"`workers` ({workers!r}) does not apply with a Dask `client`: the cluster behind "
+            "the client has the workers it has. Leave `workers` out, or leave `client` out to "
+            "start a local cluster of that many processes."
         )
-    if workers is not None and (client is not None or address is not None):
-        raise ConfigError(
-            f"`workers` ({workers!r}) does not apply with a Dask `client` or `address`: the "
-            "cluster has the workers it has. Leave `workers` out, or leave the cluster out to "
-            "start a local one of that many processes."
-        )
-    if address is not None:
-        _check_address(address)
+    if isinstance(client, str):
+        _check_address(client)
 
 
 def _split_address(address: str) -> tuple[str, str | None, int | None]:
@@ -97,20 +93,18 @@ def _split_address(address: str) -> tuple[str, str | None, int | None]:
     return scheme, host, int(port_text)
 
 
-def _check_address(address: Any) -> None:
+def _check_address(address: str) -> None:
     """Check a scheduler address, ``[PROTOCOL://]HOST:PORT``, and that something listens there.
 
     For TCP-based protocols a connection is tried: a refused port fails at once, a silent
     host after :data:`CONNECT_TIMEOUT`.
     """
     try:
-        if not isinstance(address, str):
-            raise ValueError("it is no text")
         _scheme, host, port = _split_address(address.strip())
     except ValueError as exc:
         raise refused(
-            "address",
-            f"{printable(str(address))!r} is not a Dask scheduler address: {exc}. Write "
+            "client",
+            f"{printable(address)!r} is not a Dask scheduler address: {exc}. Write "
             "[tcp://]HOST:PORT, e.g. tcp://127.0.0.1:8786.",
         ) from None
     if host is None or port is None:
@@ -124,7 +118,7 @@ def _check_address(address: Any) -> None:
 
 def _unreachable(address: str, why: str) -> ConfigError:
     return refused(
-        "address",
+        "client",
         f"no Dask scheduler answers at {printable(address)} ({printable(why)}). Start one "
         "(`dask scheduler`, then `dask worker ADDRESS`), or check the address and that this "
         "machine can reach it.",
