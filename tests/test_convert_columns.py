@@ -60,7 +60,7 @@ TEXTUAL = st.sampled_from(
     ]
 )
 ATTEMPT = st.sampled_from(
-    [st.integers(0, 5), st.sampled_from(["1", " 2 ", "\u0663"]), st.none() | st.integers(0, 3)]
+    [st.integers(-1, 5), st.sampled_from(["1", " 2 ", "\u0663"]), st.none() | st.integers(0, 3)]
 )
 
 

@@ -52,7 +52,6 @@ __all__ = [
     "Absent",
     "RowBuilder",
     "arrow_batch",
-    "arrow_metadata",
     "blank",
     "collector_paused",
     "kept_answers",
@@ -147,6 +146,7 @@ def arrow_batch(
     absent: Absent | None,
     metadata_rule: Literal["json", "arrow"] = "json",
     errors: pa.Array | None = None,
+    rows: Callable[[], Rows] | None = None,
 ) -> pa.RecordBatch | None:
     """The canonical batch of ``table``'s rows, or ``None`` when its rows must be read in Python.
 
@@ -160,25 +160,19 @@ def arrow_batch(
             in Python, which makes JSON text of it); ``"arrow"``: every column as it is
             (Parquet).
         errors: The ``_error`` column, when the source has one.
+        rows: The rows as Python reads them, where they hold exactly the table's values
+            (Parquet): a column the vectorised rules are not certain of then goes through the
+            converter's rule per value instead of sending the table back.
     """
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    columns = _Table(table, absent)
+    columns = _Table(table, absent, rows)
     try:
         roles = _Roles(columns, converter, first_row).build()
         metadata = columns.metadata(converter, metadata_rule, errors is not None)
     except _NotMine:
         return None
     return assemble(roles, metadata, lines, errors)
-
-
-def arrow_metadata(table: pa.Table, converter: Converter) -> pa.StructArray:
-    """The metadata column of a Parquet table: every column but the roles', as it is.
-
-    A float column's NaN is null; a struct column named ``metadata`` (items written by
-    itemscore) has its fields merged in.
-    """
-    return _Table(table, None).metadata(converter, "arrow", False, check=False)
 
 
 class RowBuilder:
@@ -289,15 +283,23 @@ class _Table:
     read in Python, where every place is known.
     """
 
-    def __init__(self, table: pa.Table, absent: Absent | None) -> None:
+    def __init__(
+        self, table: pa.Table, absent: Absent | None, rows: Callable[[], Rows] | None = None
+    ) -> None:
         self.table = table
+        self._rows = rows
         self.n = table.num_rows
         self.present = set(table.column_names)
         self.absent = absent
         #: Whether a missing key differs from a null (JSON formats).
         self.keyed = absent is not None
 
-    def array(self, name: str, *, role: bool = True) -> pa.Array:
+    def array(self, name: str) -> pa.Array | None:
+        """A role's column as one array of plain types; None: unsigned 64-bit numbers."""
+        array = self._plain(name)
+        return None if pa.types.is_uint64(array.type) else array  # may not fit int64
+
+    def _plain(self, name: str) -> pa.Array:
         """The column as one array of plain types (no dictionary, no large offsets)."""
         column = self.table.column(name)
         array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
@@ -307,11 +309,7 @@ class _Table:
             kind = array.type
         if pa.types.is_large_string(kind) or _is_string_view(kind):
             array = array.cast(_STRING)
-        elif pa.types.is_uint64(kind):
-            if role:
-                raise _NotMine  # may not fit int64: read as Python reads it
-            return array  # metadata keeps it
-        elif pa.types.is_integer(kind) and not pa.types.is_int64(kind):
+        elif pa.types.is_integer(kind) and not pa.types.is_int64(kind) and kind != pa.uint64():
             array = array.cast(_INT)
         elif pa.types.is_large_list(kind):
             array = array.cast(pa.list_(kind.value_type))
@@ -327,17 +325,19 @@ class _Table:
         return self.absent(name, rows)
 
     def each(self, rule: _Rule) -> list[Any]:
-        raise _NotMine
+        """``rule`` applied to each row, where the rows are at hand; else the table goes back."""
+        if self._rows is None:
+            raise _NotMine
+        chunk = self._rows()
+        return [rule(chunk, index, row) for index, row in enumerate(chunk.rows)]
 
-    def metadata(
-        self, conv: Converter, rule: str, has_errors: bool, *, check: bool = True
-    ) -> pa.StructArray:
+    def metadata(self, conv: Converter, rule: str, has_errors: bool) -> pa.StructArray:
         """Every column but the roles' (``rule``: ``"json"`` or ``"arrow"``, as above)."""
         skip = set(conv.role_columns)
         if has_errors:
             skip.add(ERROR)
         renamed = conv.renamed
-        if renamed and check:
+        if renamed:
             for column, role in renamed.items():
                 if role in self.present:
                     raise _NotMine  # both columns: the converter names the first such row
@@ -345,14 +345,14 @@ class _Table:
                     if self.keyed:
                         raise _NotMine
                     continue
-                gone = self.missing(column, self.array(column))
+                gone = self.missing(column, self._plain(column))
                 if gone is not None and gone.any():
                     raise _NotMine
         fields: dict[str, tuple[pa.Field, pa.Array]] = {}
         for name in self.table.column_names:
             if name in skip:
                 continue
-            array = self.array(name, role=False)
+            array = self._plain(name)
             if name == METADATA and pa.types.is_struct(array.type):
                 if rule == "json":
                     raise _NotMine  # objects: merged as Python reads them

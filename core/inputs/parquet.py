@@ -31,7 +31,7 @@ from ._fs import open_binary
 from ._fs import size as file_size
 from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import Rows
-from ._vector import RowBuilder, arrow_batch, arrow_metadata, numbers
+from ._vector import arrow_batch, numbers
 
 __all__ = ["FIXED_VERSION", "plan", "read", "rows"]
 
@@ -249,7 +249,6 @@ def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.
     """The canonical batches of a Parquet piece (a file, or some of its row groups)."""
     converter = settings.converter()
     checked = False
-    builder = RowBuilder(converter, max_columns=settings.limits.max_columns)
     size = settings.batch_rows
     for table, row in _groups(piece, settings, state):
         if not checked:
@@ -263,22 +262,23 @@ def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.
             n = batch.num_rows
             if not n:
                 continue
-            lines = numbers(np.arange(row, row + n, dtype=np.int64))
-            part = pa.Table.from_batches([batch])
-            first_row = state.first_row + state.n_rows
+
+            def rows(batch: pa.RecordBatch = batch, row: int = row) -> Rows:
+                # The values as Python reads them are the table's: a column the vectorised
+                # rules are not sure of takes the converter's rule per value from them.
+                values = batch.to_pylist()
+                return Rows(piece.name, values, range(row, row + len(values)), "row")
+
             canonical = arrow_batch(
-                part,
+                pa.Table.from_batches([batch]),
                 converter,
-                lines=lines,
-                first_row=first_row,
+                lines=numbers(np.arange(row, row + n, dtype=np.int64)),
+                first_row=state.first_row + state.n_rows,
                 absent=None,
                 metadata_rule="arrow",
+                rows=rows,
             )
-            if canonical is None:
-                chunk = Rows(piece.name, batch.to_pylist(), range(row, row + n), "row")
-                canonical = builder.build(
-                    chunk, first_row, metadata=arrow_metadata(part, converter)
-                )
+            assert canonical is not None  # with its rows at hand, no table is sent back
             state.n_rows += n
             row += n
             yield canonical
