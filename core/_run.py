@@ -93,11 +93,10 @@ def prepare_settings(
         executor, workers=resolve_workers(workers), client=client, address=address,
         session=session,
     )  # fmt: skip
+    if reduce is not None:
+        settings["reduce"] = reduce
     run_settings = RunSettings(
-        executor=spec.name,
-        workers=spec.workers if spec.parallel else None,
-        **settings,
-        **({} if reduce is None else {"reduce": reduce}),
+        executor=spec.name, workers=spec.workers if spec.parallel else None, **settings
     )
     memory = settings.get("worker_memory")
     if run_settings.worker_memory is not None and not spec.parallel:
