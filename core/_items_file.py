@@ -9,6 +9,13 @@ sets written before the Parquet store). The file is trusted only as far as it is
   and only when it is a regular file (not a folder, a pipe or a device);
 - its SHA-256, computed while it is read, and its row count equal what the results record
   (a set whose results record no hash is read, and ``itemscore verify`` says so).
+
+``items.parquet`` written by a run's workers is a folder of Parquet parts, and the reference
+names each: ``{"file": "items.parquet", "count": N, "parts": [{"file": "part-00000.parquet",
+"rows": n, "sha256": "..."}, ...]}``. Every check above then holds for each part: the folder
+is a real folder (not a link) holding exactly the parts named, in the order of their names;
+each part is a plain file opened without following a link, with its own SHA-256 and, by its
+footer, its own rows, which add up to the count — all before any row is read.
 """
 
 from __future__ import annotations
@@ -26,10 +33,13 @@ import attrs
 from ._exceptions import ResultsFormatError
 
 __all__ = [
+    "CheckedItems",
     "Declared",
+    "check_parquet_items",
     "declared_items",
     "items_reference",
     "open_items_file",
+    "open_part",
     "resolve_items",
     "resolve_table",
 ]
@@ -100,11 +110,13 @@ def _digest(handle: IO[bytes]) -> str:
     return digest.hexdigest()
 
 
-def _check_hash(digest: str, ref: Mapping[str, Any], name: str, results: Path) -> None:
+def _check_hash(
+    digest: str, ref: Mapping[str, Any], name: str, results: Path, what: str = "items file"
+) -> None:
     expected_hash = ref.get("sha256")
     if expected_hash is not None and digest != expected_hash:
         raise ResultsFormatError(
-            f"{results}: {name} is not the items file this results file was written with "
+            f"{results}: {name} is not the {what} this results file was written with "
             "(its SHA-256 differs)."
         )
 
@@ -180,42 +192,239 @@ def _check_rows(footer: Any, declared: Declared, name: str, results: Path) -> No
         )
 
 
-def resolve_table(data: Any, path: Path) -> Any:
-    """The run table of a results document whose items are in ``items.parquet``; else ``None``.
+#: A file's identity when it was checked: inode, size, modification time (ns).
+Stamp = tuple[int, int, int]
 
-    The keys and scores are read; the items stay in the file until someone reads them.
+
+@attrs.frozen
+class CheckedItems:
+    """The Parquet items of a results document, checked, before any row is read."""
+
+    #: The name the reference gives (``items.parquet``).
+    name: str
+    #: The file, or the folder of parts.
+    path: Path
+    #: The parts of a folder, in order; ``None`` for one file.
+    parts: tuple[Any, ...] | None
+    #: Each file (one, or each part), in order.
+    files: tuple[Path, ...]
+    #: Each file's Parquet footer, in order.
+    footers: tuple[Any, ...]
+    #: Each file's identity when it was checked, in order.
+    stamps: tuple[Stamp, ...]
+    #: The item count the results declare.
+    declared: Declared
+
+    def shown(self, index: int) -> str:
+        """How messages name file ``index`` (``items.parquet/part-00001.parquet``)."""
+        if self.parts is None:
+            return self.name
+        return f"{self.name}/{self.files[index].name}"
+
+
+def _stamp_of(fd: int) -> Stamp:
+    st = os.fstat(fd)
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _footer(handle: IO[bytes], shown: str, results: Path) -> Any:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(handle, pre_buffer=False).metadata
+    except (pa.ArrowException, OSError) as exc:
+        raise ResultsFormatError(
+            f"{results}: {shown} is not a readable Parquet file ({exc})."
+        ) from None
+
+
+def check_parquet_items(data: Any, path: Path) -> CheckedItems | None:
+    """The items of a results document in ``items.parquet`` (a file or a folder), checked.
+
+    ``None`` when the items are elsewhere (inline, ``items.jsonl``). Nothing but the footers
+    is read: the rows are left to the caller, who reads them a row group at a time.
 
     Raises:
-        ResultsFormatError: the file is missing, altered, or not an items file.
+        ResultsFormatError: the file (or a part) is missing, a link, altered, not Parquet, or
+            holds other rows than the results declare.
     """
     found = items_reference(data, path)
     if found is None or not found[0].endswith(".parquet"):
         return None
     name, ref, items_path = found
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from .engine._table import RunTable
-
     declared = declared_items(data, path)
+    if "parts" in ref:
+        return _check_folder(name, ref, items_path, path, declared)
     with open_items_file(items_path, path) as handle:
         _check_hash(_digest(handle), ref, name, path)
         handle.seek(0)
-        try:
-            footer = pq.ParquetFile(handle).metadata
-        except (pa.ArrowException, OSError) as exc:
-            raise ResultsFormatError(
-                f"{path}: {name} is not a readable Parquet file ({exc})."
-            ) from None
+        footer = _footer(handle, name, path)
+        stamp = _stamp_of(handle.fileno())
     _check_rows(footer, declared, name, path)
+    return CheckedItems(name, items_path, None, (items_path,), (footer,), (stamp,), declared)
+
+
+def _declared_parts(ref: Mapping[str, Any], name: str, results: Path, count: int) -> list[Any]:
+    """The parts the reference names, each checked for form; in order."""
+    from .engine._store import PartFile
+
+    parts = ref.get("parts")
+    if not isinstance(parts, list) or not parts or len(parts) > count + 1:
+        raise ResultsFormatError(
+            f"{results}: its items reference names {name} a folder of parts, but `items.parts` "
+            f"is not a list of 1 to {count + 1} parts. Re-create the report set with "
+            "`itemscore score --out`."
+        )
+    out: list[PartFile] = []
+    for number, part in enumerate(parts):
+        file = part.get("file") if isinstance(part, Mapping) else None
+        rows = part.get("rows") if isinstance(part, Mapping) else None
+        digest = part.get("sha256") if isinstance(part, Mapping) else None
+        if (
+            not isinstance(file, str)
+            or not file.endswith(".parquet")
+            or file != os.path.basename(file)
+            or file.startswith((".", "_"))
+            or "\\" in file
+            or "\0" in file
+            or isinstance(rows, bool)
+            or not isinstance(rows, int)
+            or rows < 0
+            or not isinstance(digest, str)
+        ):
+            raise ResultsFormatError(
+                f"{results}: part {number} of its items folder {name} ({part!r}) must be "
+                '{"file": "<name>.parquet", "rows": <count>, "sha256": "<hex>"}, its file a '
+                "name in that folder."
+            )
+        if out and file <= out[-1].file:
+            raise ResultsFormatError(
+                f"{results}: the parts of its items folder {name} are not named in the order "
+                f"of their items ({file!r} after {out[-1].file!r}); a Parquet reader of the "
+                "folder reads them by name, so the names must sort as the items do."
+            )
+        out.append(PartFile(file, rows, digest))
+    total = sum(part.rows for part in out)
+    if total != count:
+        raise ResultsFormatError(
+            f"{results}: the parts of its items folder {name} declare {total} rows, but "
+            f"`items.count` is {count}: the results were altered."
+        )
+    return out
+
+
+def _check_folder(
+    name: str, ref: Mapping[str, Any], folder: Path, results: Path, declared: Declared
+) -> CheckedItems:
+    """The folder form: every part checked as one file is (see the module's docstring)."""
+    parts = _declared_parts(ref, name, results, declared.count)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_DIRECTORY", 0)
+    try:
+        fd = os.open(folder, flags)
+    except OSError as exc:
+        if os.path.islink(folder):
+            raise ResultsFormatError(
+                f"{results}: its items folder {name} is a symbolic link; itemscore reads only "
+                "a real folder beside results.json. Copy the report set with its files, not "
+                "with links to them."
+            ) from None
+        raise ResultsFormatError(
+            f"{results}: its items are in the folder {name}, which cannot be read "
+            f"({exc.strerror or exc}); copy results.json together with that folder."
+        ) from None
+    try:
+        named = {part.file for part in parts}
+        extra = sorted(entry for entry in os.listdir(fd) if entry not in named)
+        if extra:
+            raise ResultsFormatError(
+                f"{results}: its items folder {name} holds {name}/{extra[0]}, which the results "
+                "do not name; a Parquet reader of the folder would read it as items too. "
+                "Remove it, or copy the report set again from where it was written."
+            )
+        files, footers, stamps = [], [], []
+        for part in parts:
+            shown = f"{name}/{part.file}"
+            with open_part(fd, part.file, shown, results) as handle:
+                _check_hash(_digest(handle), part.to_dict(), shown, results, "part")
+                handle.seek(0)
+                footer = _footer(handle, shown, results)
+                stamps.append(_stamp_of(handle.fileno()))
+            _check_rows(footer, Declared(part.rows, False), shown, results)
+            files.append(folder / part.file)
+            footers.append(footer)
+    finally:
+        os.close(fd)
+    return CheckedItems(
+        name, folder, tuple(parts), tuple(files), tuple(footers), tuple(stamps), declared
+    )
+
+
+def open_part(folder: int | Path, file: str, shown: str, results: Path) -> IO[bytes]:
+    """Open one part of an items folder (``folder`` open as ``fd``, or its path): a plain file.
+
+    Raises:
+        ResultsFormatError: it is missing, a link, or not a regular file.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    where = {"dir_fd": folder} if isinstance(folder, int) else {}
+    target = file if isinstance(folder, int) else os.path.join(folder, file)
+    try:
+        fd = os.open(target, flags, **where)
+    except OSError as exc:
+        if _is_link(target, where):
+            raise ResultsFormatError(
+                f"{results}: its items part {shown} is a symbolic link; itemscore reads only "
+                "plain files in the items folder. Copy the report set with its files, not "
+                "with links to them."
+            ) from None
+        raise ResultsFormatError(
+            f"{results}: its items part {shown} cannot be read ({exc.strerror or exc}); copy "
+            "results.json together with the whole items folder."
+        ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ResultsFormatError(
+            f"{results}: its items part {shown} is not a plain file (a folder, a pipe or a "
+            "device); itemscore reads only plain files in the items folder."
+        )
+    return os.fdopen(fd, "rb")
+
+
+def _is_link(target: str, where: Mapping[str, int]) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(target, follow_symlinks=False, **where).st_mode)
+    except OSError:
+        return False
+
+
+def resolve_table(data: Any, path: Path) -> Any:
+    """The run table of a results document whose items are in ``items.parquet``; else ``None``.
+
+    The keys and scores are read; the items stay in the file (or the folder of parts) until
+    someone reads them.
+
+    Raises:
+        ResultsFormatError: the file is missing, altered, or not an items file.
+    """
+    checked = check_parquet_items(data, path)
+    if checked is None:
+        return None
+    import pyarrow as pa
+
+    from .engine._table import RunTable
+
     labels = [m.get("label") for m in (data.get("config") or {}).get("metrics") or []]
     try:
         return RunTable.from_parquet(
-            items_path, [label for label in labels if label], max_rows=declared.count
+            checked.path,
+            [label for label in labels if label],
+            max_rows=checked.declared.count,
+            parts=checked.parts,
         )
     except (ValueError, KeyError, pa.ArrowException) as exc:
         raise ResultsFormatError(
-            f"{path}: {name} does not hold this run's items ({exc})."
+            f"{path}: {checked.name} does not hold this run's items ({exc})."
         ) from None
 
 

@@ -15,7 +15,13 @@ A run over it goes in two passes of tasks on the run's executor:
 2. **score**: each task scores its part's items from the spool (or reads the part again where
    the spool is out of reach, checking that its bytes did not change) and returns the score
    columns — and, when the run keeps its items, the item columns, which the driver appends to
-   ``items.parquet`` as they arrive, in order.
+   ``items.parquet`` as they arrive, in order. On a parallel executor a run that writes
+   ``items.parquet`` has each task write its own rows, items and scores, to a file of its own
+   in the folder ``items.parquet/`` (a hidden name while it runs); the task returns the
+   file's name, rows and SHA-256, and the driver renames the files ``part-00000.parquet``,
+   ``part-00001.parquet``... in item order as the parts arrive. A part whose worker was lost
+   gets its file from the driver (its items with errors); whatever a dead worker left is
+   removed when the run's parts are done.
 
 Serially the same tasks run in this process, one batch at a time: memory holds a batch, never
 the file. The source's SHA-256 is taken while its bytes are read, never by a second read.
@@ -36,7 +42,7 @@ from typing import Any, Literal
 import attrs
 import pyarrow as pa
 
-from .._exceptions import ItemscoreError, describe_exception
+from .._exceptions import ConfigError, ItemscoreError, describe_exception
 from .._lean import lean
 from .._plan import RunPlan
 from .._records import Status
@@ -50,7 +56,7 @@ from ..inputs._fs import size as file_size
 from ._dispatch import Lost, Split, Task, run_tasks
 from ._scores import SCORE_TYPE, filled, to_arrow, unreadable, without_extras
 from ._shard import score_shard
-from ._store import ItemsWriter
+from ._store import PART_NAME, ItemsWriter, PartFile, file_sha256
 from ._table import ItemSource, RunTable, keys_of
 from ._tasks import Job, ShardFailed, limit_worker_memory, release_memo
 
@@ -69,7 +75,8 @@ class Keep:
 
     #: ``"none"`` (the command line without reports), ``"memory"``, or ``"parquet"``.
     mode: Literal["none", "memory", "parquet"]
-    #: The Parquet file (``items.parquet`` of the report set being written).
+    #: The Parquet file (``items.parquet`` of the report set being written); on a parallel
+    #: executor, the folder of the parts the workers write.
     path: Path | None = None
 
 
@@ -106,6 +113,57 @@ class ScoredPart:
     items: list[pa.RecordBatch] | None
     #: Rows scored.
     n_rows: int
+    #: The files the items were written to (a parallel run that writes ``items.parquet``),
+    #: in order, under the names they were written with.
+    files: tuple[PartFile, ...] = ()
+
+
+@attrs.frozen
+class PartOut:
+    """Where a score task writes its items and scores: a file of its own in the parts folder."""
+
+    #: The folder (``items.parquet/`` of the report set being written).
+    folder: str
+    #: The file's name while the run goes (hidden: dataset readers skip it).
+    name: str
+    #: The labels of the score columns, in order.
+    labels: tuple[str, ...]
+    #: Labels whose ``extra`` texts stay in the file only (not sent back).
+    light: frozenset[str] = frozenset()
+
+    @property
+    def path(self) -> str:
+        """The file."""
+        return os.path.join(self.folder, self.name)
+
+
+def _part_name(index: int, rows: tuple[int, int]) -> str:
+    """The name part ``index``'s rows ``rows`` are written under until the driver renames it."""
+    return f".part-{index:05d}-{rows[0]}-{rows[1]}.parquet.tmp"
+
+
+def _unreachable(folder: str) -> ConfigError:
+    import socket
+
+    return ConfigError(
+        f"The folder {folder} that holds the items of the report set being written cannot be "
+        f"reached from the worker on {socket.gethostname()} (process {os.getpid()}): each "
+        "worker writes the items of the part it read there. With workers on other machines, "
+        "--out must name a folder on a file system that every worker and this process share; "
+        "write to such a folder, or score with executor 'process' on this machine."
+    )
+
+
+def _write_part(out: PartOut, scored: ScoredPart) -> tuple[PartFile, ...]:
+    """Write a part's items and scores (held here) to ``out``'s file: see :func:`_finish_part`."""
+    writer = ItemsWriter(Path(out.path), out.labels)
+    try:
+        for index, items in enumerate(scored.items or ()):
+            writer.write(items, {label: scored.scores[label][index] for label in out.labels})
+        return _finish_part(writer, out)
+    except BaseException:
+        writer.abort()
+        raise
 
 
 # -- the spool: a part's batches, kept between the two passes --------------------------------
@@ -258,6 +316,7 @@ def score_part_task(
     schema: pa.Schema | None,
     emit: Callable[[ScoredPart], None] | None = None,
     rows: tuple[int, int] | None = None,
+    out: PartOut | None = None,
 ) -> ScoredPart | ShardFailed:
     """Score one part's items (or its rows ``rows``), batch by batch.
 
@@ -271,17 +330,23 @@ def score_part_task(
             that nothing of the part piles up (the task then returns an empty result).
         rows: ``(start, stop)``: score only these rows of the part (a part cut in two to
             find the item that kills its worker); ``None``: every row.
+        out: Write the items and their scores to this file instead of returning the items
+            (a parallel run that writes ``items.parquet``); the result names the file.
 
     Returns:
-        The score columns (and item columns), or :class:`ShardFailed`.
+        The score columns (and item columns, or the file), or :class:`ShardFailed`.
 
     Raises:
         WorkerCannotLoad: the metrics cannot be loaded in this process.
         InputError: the part changed since it was read.
+        ConfigError: ``out``'s folder cannot be reached from this process.
     """
+    if out is not None and not os.path.isdir(out.folder):
+        raise _unreachable(out.folder)
     limit_worker_memory(job)
     plan = job.the_plan()
-    out = ScoredPart({}, [] if schema is not None else None, 0)
+    result = ScoredPart({}, [] if schema is not None and out is None else None, 0)
+    writer = None if out is None else ItemsWriter(Path(out.path), out.labels)
     try:
         for batch in _batches_of(part, read, rows):
             # A batch's items live until it is scored, so with the collector on each
@@ -293,16 +358,45 @@ def score_part_task(
             if emit is not None:
                 emit(scored)
                 continue
+            if writer is not None and out is not None and scored.items is not None:
+                # The items go to the part's file; the extras only the file keeps stay there.
+                (items,) = scored.items
+                writer.write(items, {label: scored.scores[label][0] for label in out.labels})
+                light = {
+                    label: [without_extras(a) for a in scored.scores[label]] for label in out.light
+                }
+                scored = attrs.evolve(scored, scores={**scored.scores, **light}, items=None)
             for label, arrays in scored.scores.items():
-                out.scores.setdefault(label, []).extend(arrays)
-            if out.items is not None and scored.items is not None:
-                out.items.extend(scored.items)
-            out = attrs.evolve(out, n_rows=out.n_rows + scored.n_rows)
+                result.scores.setdefault(label, []).extend(arrays)
+            if result.items is not None and scored.items is not None:
+                result.items.extend(scored.items)
+            result = attrs.evolve(result, n_rows=result.n_rows + scored.n_rows)
+        if writer is not None and out is not None:
+            result = attrs.evolve(result, files=_finish_part(writer, out))
     except ItemscoreError:
+        _abort(writer)
         raise
     except Exception as exc:  # noqa: BLE001 - a part's failure costs its items only
+        _abort(writer)
         return ShardFailed(f"shard failed: {describe_exception(exc)}")
-    return out
+    except BaseException:
+        _abort(writer)
+        raise
+    return result
+
+
+def _finish_part(writer: ItemsWriter, out: PartOut) -> tuple[PartFile, ...]:
+    """Close a part's file: its name, rows and SHA-256 (none: no rows, and no file)."""
+    if writer.rows == 0:
+        writer.abort()
+        return ()
+    writer.close()
+    return (PartFile(out.name, writer.rows, file_sha256(out.path)),)
+
+
+def _abort(writer: ItemsWriter | None) -> None:
+    if writer is not None:
+        writer.abort()
 
 
 def _score_batch(
@@ -397,6 +491,8 @@ def score_source(
         job = Job.of(
             the_plan, settings, portable=not inline, keep_extras=keep_extras, deadline=deadline
         )
+        # With workers, each writes the items of its part into the folder items.parquet/.
+        in_parts = keep.mode == "parquet" and not inline and item_schema is not None
         sink = _Sink(
             labels,
             keep,
@@ -405,6 +501,7 @@ def score_source(
             tick,
             counted=not inline,
             reading_extras=_reading_extras(the_plan),
+            in_parts=in_parts,
         )
         offsets = list(itertools.accumulate((read.n_rows for read in reads), initial=0))
         ids = keys.column("id")
@@ -416,6 +513,7 @@ def score_source(
 
             def split() -> Split:
                 middle = (start + stop) // 2
+                sink.forget(index, (start, stop))  # what a dead worker left of the whole
 
                 def join(first: Any, second: Any) -> ScoredPart:
                     a = sink.piece(index, (start, middle), first, parts)
@@ -429,9 +527,11 @@ def score_source(
                 first = ids[offsets[index] + start].as_py()
                 last = ids[offsets[index] + stop - 1].as_py()
                 where = f"item {first!r}" if stop - start == 1 else f"items {first!r} to {last!r}"
+            emit = sink.emit_for(index) if inline else None
+            out = sink.out(index, (start, stop))
             return Task(
                 score_part_task,
-                (job, part, read, item_schema, sink.emit_for(index) if inline else None, rows),
+                (job, part, read, item_schema, emit, rows, out),
                 where,
                 split if stop - start > 1 and not inline else None,
             )
@@ -572,7 +672,9 @@ class _Sink:
 
     With ``keep.mode == "parquet"`` every batch is appended to the items file as it arrives,
     score columns whole; memory keeps the scores without their ``extra`` texts (those are in
-    the file), but for the labels whose own aggregate reads them.
+    the file), but for the labels whose own aggregate reads them. With ``in_parts`` the items
+    file is a folder whose parts the tasks write: each part's files are renamed, in order,
+    ``part-00000.parquet``, ``part-00001.parquet``...
     """
 
     def __init__(
@@ -585,6 +687,7 @@ class _Sink:
         *,
         counted: bool,
         reading_extras: frozenset[str] = frozenset(),
+        in_parts: bool = False,
     ) -> None:
         self.labels = list(labels)
         self.keep = keep
@@ -599,6 +702,24 @@ class _Sink:
         self.writer: ItemsWriter | None = None
         #: Labels whose extras stay only in the items file.
         self.light = frozenset(labels) - reading_extras if keep.mode == "parquet" else frozenset()
+        #: The folder of parts the tasks write (``None``: one file, written here).
+        self.folder = keep.path if in_parts else None
+        #: The parts renamed so far, in order.
+        self.parts: list[PartFile] = []
+        if self.folder is not None:
+            self.folder.mkdir(exist_ok=True)
+
+    def out(self, index: int, rows: tuple[int, int]) -> PartOut | None:
+        """Where the task of rows ``rows`` of part ``index`` writes its items (if it does)."""
+        if self.folder is None:
+            return None
+        name = _part_name(index, rows)
+        return PartOut(str(self.folder), name, tuple(self.labels), self.light)
+
+    def forget(self, index: int, rows: tuple[int, int]) -> None:
+        """Remove what a task left of rows ``rows`` of part ``index`` (it is cut in two)."""
+        if self.folder is not None:
+            (self.folder / _part_name(index, rows)).unlink(missing_ok=True)
 
     def emit_for(self, index: int) -> Callable[[ScoredPart], None]:
         """The callback of an in-process task: its batches go straight where they belong."""
@@ -613,9 +734,12 @@ class _Sink:
         """A task ended: keep its part, in order, once the parts before it are kept."""
         read = self.reads[index]
         if isinstance(result, (Lost, ShardFailed)):
-            result = self._failed(parts[index], read, result.reason)
+            result = self._failed(index, parts[index], read, result.reason)
         elif self.counted:
             self.tick(read.n_rows * len(self.labels))
+        out = self.out(index, (0, read.n_rows))
+        if out is not None and result.items is not None:  # items read here: their file too
+            result = attrs.evolve(result, items=None, files=_write_part(out, result))
         self.pending[index] = result
         while self.next in self.pending:
             self._take(self.pending.pop(self.next))
@@ -626,12 +750,17 @@ class _Sink:
     ) -> ScoredPart:
         """What the task of rows ``rows`` of part ``index`` gave, lost or not."""
         if isinstance(result, (Lost, ShardFailed)):
-            return self._failed(parts[index], self.reads[index], result.reason, rows)
+            return self._failed(index, parts[index], self.reads[index], result.reason, rows)
         scored: ScoredPart = result
         return scored
 
     def _failed(
-        self, part: Part, read: PartRead, reason: str, rows: tuple[int, int] | None = None
+        self,
+        index: int,
+        part: Part,
+        read: PartRead,
+        reason: str,
+        rows: tuple[int, int] | None = None,
     ) -> ScoredPart:
         """A part (or rows of it) whose task was lost: its items get errors.
 
@@ -645,10 +774,16 @@ class _Sink:
         scores = {label: [column] for label in self.labels}
         if items is not None and len(items) != 1:  # one score array per item batch
             scores = {label: _split(column, items) for label in self.labels}
-        return ScoredPart(scores, items, n_rows)
+        failed = ScoredPart(scores, items, n_rows)
+        out = self.out(index, rows or (0, n_rows))
+        if out is not None:  # in the file the lost task would have written (what it left goes)
+            return attrs.evolve(failed, items=None, files=_write_part(out, failed))
+        return failed
 
     def _take(self, scored: ScoredPart) -> None:
-        if scored.items is not None and self.keep.mode == "parquet":
+        if self.folder is not None:
+            self._rename(scored.files)
+        elif scored.items is not None and self.keep.mode == "parquet":
             assert self.keep.path is not None
             if self.writer is None:
                 self.writer = ItemsWriter(self.keep.path, self.labels)
@@ -662,6 +797,39 @@ class _Sink:
             arrays = scored.scores.get(label, [])
             light = label in self.light
             self.scores[label].extend(lean(without_extras(a) if light else a) for a in arrays)
+
+    def _rename(self, files: Sequence[PartFile]) -> None:
+        """Give a part's files their names in the folder, in order."""
+        assert self.folder is not None
+        for file in files:
+            name = PART_NAME.format(len(self.parts))
+            try:
+                os.replace(self.folder / file.file, self.folder / name)
+            except FileNotFoundError:
+                raise ConfigError(
+                    f"A worker wrote the items of its part as {file.file} in {self.folder}, "
+                    "but that file is not there as this process sees the folder: the workers "
+                    "write to another file system than this process. With workers on other "
+                    "machines, --out must name a folder on a file system that every worker "
+                    "and this process share."
+                ) from None
+            self.parts.append(attrs.evolve(file, file=name))
+
+    def _finish_parts(self) -> ItemSource:
+        """The folder's parts once all are in: anything else in it (a dead worker's) removed."""
+        assert self.folder is not None
+        if not self.parts:  # no rows: one empty part says what a row holds
+            name = PART_NAME.format(0)
+            ItemsWriter(self.folder / name, self.labels).close()
+            self.parts.append(PartFile(name, 0, file_sha256(self.folder / name)))
+        kept = {part.file for part in self.parts}
+        for entry in os.scandir(self.folder):
+            if entry.name not in kept:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+        return ItemSource.of_parquet(self.folder, self.parts)
 
     def table(self, keys: pa.Table) -> RunTable:
         """The run table of everything taken."""
@@ -677,15 +845,19 @@ class _Sink:
                 )
             return RunTable(keys, scores, ItemSource.of_list([]))
         assert self.keep.path is not None
+        if self.folder is not None:
+            return RunTable(keys, scores, self._finish_parts(), light=self.light)
         if self.writer is None:  # nothing scored (no item-level metric): items only
             self.writer = ItemsWriter(self.keep.path, [])
         self.writer.close()
         return RunTable(keys, scores, ItemSource.of_parquet(self.keep.path), light=self.light)
 
     def abort(self) -> None:
-        """Give up the items file being written."""
+        """Give up the items file (or folder of parts) being written."""
         if self.writer is not None:
             self.writer.abort()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _item_columns(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
@@ -703,7 +875,8 @@ def _joined(first: ScoredPart, second: ScoredPart) -> ScoredPart:
     items = None
     if first.items is not None and second.items is not None:
         items = [*first.items, *second.items]
-    return ScoredPart(scores, items, first.n_rows + second.n_rows)
+    files = (*first.files, *second.files)
+    return ScoredPart(scores, items, first.n_rows + second.n_rows, files)
 
 
 def _split(column: pa.StructArray, items: Sequence[pa.RecordBatch]) -> list[pa.StructArray]:

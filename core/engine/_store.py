@@ -5,23 +5,57 @@ One row per item: the item columns (``id``, ``output``, ``expected``, ``input``,
 struct column ``score:<label>`` per metric label (``status`` 0 ok, 1 fail, 2 skip, 3 error;
 ``value``; ``reason``; ``extra`` as JSON text). Written as a run goes, so a large run's items
 are never all in memory; a file given up (the run failed) is removed.
+
+A run whose workers read its data writes ``items.parquet`` as a folder of parts instead
+(``items.parquet/part-00000.parquet`` ..., the layout of Spark and pyarrow datasets): each
+worker writes the rows of the part it read, in this same format, and the names' lexical
+order is the items' order. :class:`PartFile` is what a results file records of each.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pyarrow as pa
 
-__all__ = ["SCORE_PREFIX", "ItemsWriter", "score_field"]
+__all__ = ["PART_NAME", "SCORE_PREFIX", "ItemsWriter", "PartFile", "file_sha256", "score_field"]
 
 #: The prefix of a label's score column (``score:<label>``).
 SCORE_PREFIX = "score:"
 #: Rows per row group: a reader reads one row group at a time.
 ROW_GROUP = 64 * 1024
+#: The name of the ``n``-th part of an ``items.parquet`` folder: ``PART_NAME.format(n)``.
+PART_NAME = "part-{:05d}.parquet"
+
+
+@attrs.frozen
+class PartFile:
+    """One part of an ``items.parquet`` folder: its file name, rows and SHA-256."""
+
+    #: The file's name inside the folder (``part-00000.parquet``).
+    file: str
+    #: Its rows.
+    rows: int
+    #: The SHA-256 of its bytes, in hex.
+    sha256: str
+
+    def to_dict(self) -> dict[str, object]:
+        """The part as ``results.json`` records it."""
+        return {"file": self.file, "rows": self.rows, "sha256": self.sha256}
+
+
+def file_sha256(path: Path | str) -> str:
+    """The SHA-256 of a file's bytes, in hex (read in blocks of 1 MiB)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def score_field(label: str) -> str:

@@ -10,7 +10,8 @@ One object holds what a run produced, whoever made it (a fresh run, :func:`~item
   labels whose aggregate does not read them);
 - the **items** themselves, where they are: the caller's list of
   :class:`~itemscore.ItemResult` (items given from Python), Arrow item columns in memory, a
-  Parquet file (``items.parquet`` of a report set), or nowhere (the command line without
+  Parquet file (``items.parquet`` of a report set) or a folder of Parquet parts (the same,
+  written by a run's workers), or nowhere (the command line without
   ``--out`` keeps nothing it will not show).
 
 ``RunResult.items`` and ``ItemResult.scores`` are the public view of the table
@@ -35,7 +36,7 @@ from .._lean import lean
 from .._records import EMPTY, ItemResult, ItemScore
 from .._schema import ITEM_COLUMNS, batch_to_items, items_to_batch, strings
 from ._scores import decode_extra, from_arrow
-from ._store import ROW_GROUP, SCORE_PREFIX, ItemsWriter, score_field
+from ._store import ROW_GROUP, SCORE_PREFIX, ItemsWriter, PartFile, score_field
 
 __all__ = [
     "FINGERPRINT",
@@ -181,7 +182,7 @@ class ItemSource:
     place of one means the items were not kept.
     """
 
-    __slots__ = ("_arrow", "_list", "_path")
+    __slots__ = ("_arrow", "_list", "_parts", "_path")
 
     def __init__(
         self,
@@ -189,10 +190,12 @@ class ItemSource:
         items: Sequence[ItemResult] | None = None,
         arrow: pa.Table | None = None,
         path: Path | None = None,
+        parts: Sequence[PartFile] | None = None,
     ) -> None:
         self._list = items
         self._arrow = arrow
         self._path = path
+        self._parts = None if parts is None else tuple(parts)
 
     @classmethod
     def of_list(cls, items: Sequence[ItemResult]) -> ItemSource:
@@ -205,14 +208,32 @@ class ItemSource:
         return cls(arrow=table)
 
     @classmethod
-    def of_parquet(cls, path: Path) -> ItemSource:
-        """Item columns (and score columns) in a Parquet file, read when needed."""
-        return cls(path=path)
+    def of_parquet(cls, path: Path, parts: Sequence[PartFile] | None = None) -> ItemSource:
+        """Item columns (and score columns) in a Parquet file, read when needed.
+
+        With ``parts``, ``path`` is a folder and the items are in its files ``parts``, in
+        that order.
+        """
+        return cls(path=path, parts=parts)
 
     @property
     def path(self) -> Path | None:
-        """The Parquet file the items are read from, if they live in one."""
+        """The Parquet file (or folder of parts) the items are read from, if they live there."""
         return self._path
+
+    @property
+    def parts(self) -> tuple[PartFile, ...] | None:
+        """The parts of a folder of Parquet parts, in order; ``None`` for one file."""
+        return self._parts
+
+    @property
+    def files(self) -> list[Path]:
+        """The Parquet files the items are in, in order (none: the items are not in files)."""
+        if self._path is None:
+            return []
+        if self._parts is None:
+            return [self._path]
+        return [self._path / part.file for part in self._parts]
 
     @property
     def listed(self) -> Sequence[ItemResult] | None:
@@ -238,10 +259,11 @@ class ItemSource:
 
         # pre_buffer (pyarrow's default) would read every row group's bytes ahead: the whole
         # file in memory (40 MB of a 1M-item run) for a report that reads 20,000 rows.
-        with pq.ParquetFile(self._path, pre_buffer=False) as handle:
-            columns = [c for c in ITEM_COLUMNS if c in handle.schema_arrow.names]
-            columns += [score_field(label) for label in scores]
-            yield from handle.iter_batches(batch_size=size, columns=columns)
+        for path in self.files:
+            with pq.ParquetFile(path, pre_buffer=False) as handle:
+                columns = [c for c in ITEM_COLUMNS if c in handle.schema_arrow.names]
+                columns += [score_field(label) for label in scores]
+                yield from handle.iter_batches(batch_size=size, columns=columns)
 
     def arrow_batches(self, size: int = ROWS_BATCH) -> Iterator[pa.RecordBatch]:
         """The items as Arrow item columns, batch by batch (a list is converted)."""
@@ -475,59 +497,80 @@ class RunTable:
 
     @classmethod
     def from_parquet(
-        cls, path: Path, labels: Sequence[str] | None = None, *, max_rows: int | None = None
+        cls,
+        path: Path,
+        labels: Sequence[str] | None = None,
+        *,
+        max_rows: int | None = None,
+        parts: Sequence[PartFile] | None = None,
     ) -> RunTable:
         """The table of an ``items.parquet`` file: keys and scores read, items left in the file.
 
         ``labels`` gives the order of the score columns (default: the file's). The file is
         read a row group at a time; with ``max_rows``, a file whose footer counts more rows
         is refused before any is read, and so is a row group that brings more than it said.
+        With ``parts``, ``path`` is a folder of Parquet parts, read in that order, and
+        ``max_rows`` bounds them together.
 
         Raises:
             ValueError: a label without scores in the file, or more rows than ``max_rows``.
         """
         import pyarrow.parquet as pq
 
-        with pq.ParquetFile(path, pre_buffer=False) as handle:
-            schema = handle.schema_arrow
-            present = [n[len(SCORE_PREFIX) :] for n in schema.names if n.startswith(SCORE_PREFIX)]
-            order = list(labels) if labels is not None else present
-            missing = [label for label in order if score_field(label) not in schema.names]
-            if missing:
-                raise ValueError(f"{path} holds no scores for {', '.join(map(repr, missing))}.")
-            columns = [k for k in KEY_COLUMNS if k in schema.names]
-            columns += [score_field(label) for label in order]
-            footer = handle.metadata
-            if max_rows is not None and footer.num_rows > max_rows:
-                raise ValueError(f"{path} holds {footer.num_rows} rows, more than {max_rows}.")
-            groups, read = [], 0
-            for index in range(footer.num_row_groups):
-                said = footer.row_group(index).num_rows
-                if max_rows is not None and read + said > max_rows:  # before reading it
-                    raise ValueError(f"{path} holds more than {max_rows} rows.")
-                group = handle.read_row_group(index, columns=columns)
-                if group.num_rows != said:
+        source = ItemSource.of_parquet(path, parts)
+        pieces, read, schema, order = [], 0, None, list(labels or ())
+        columns: list[str] = []
+        for file in source.files:
+            with pq.ParquetFile(file, pre_buffer=False) as handle:
+                if schema is None:
+                    schema = handle.schema_arrow
+                    present = [
+                        n[len(SCORE_PREFIX) :] for n in schema.names if n.startswith(SCORE_PREFIX)
+                    ]
+                    order = list(labels) if labels is not None else present
+                    columns = [k for k in KEY_COLUMNS if k in schema.names]
+                    columns += [score_field(label) for label in order]
+                missing = [
+                    label for label in order if score_field(label) not in handle.schema_arrow.names
+                ]
+                if missing:
+                    raise ValueError(f"{file} holds no scores for {', '.join(map(repr, missing))}.")
+                footer = handle.metadata
+                if max_rows is not None and read + footer.num_rows > max_rows:
                     raise ValueError(
-                        f"{path}: row group {index} holds {group.num_rows} rows, its footer "
-                        f"says {said}."
+                        f"{file} holds {footer.num_rows} rows, more than {max_rows - read}."
                     )
-                read += said
-                groups.append(group)
-        table = pa.concat_tables(groups) if groups else schema.empty_table().select(columns)
+                for index in range(footer.num_row_groups):
+                    said = footer.row_group(index).num_rows
+                    if max_rows is not None and read + said > max_rows:  # before reading it
+                        raise ValueError(f"{file} holds more than {max_rows - read} rows.")
+                    group = handle.read_row_group(index, columns=columns)
+                    if group.num_rows != said:
+                        raise ValueError(
+                            f"{file}: row group {index} holds {group.num_rows} rows, its footer "
+                            f"says {said}."
+                        )
+                    read += said
+                    pieces.append(group)
+        if schema is None:
+            raise ValueError(f"{path} holds no Parquet part.")
+        table = pa.concat_tables(pieces) if pieces else schema.empty_table().select(columns)
         # The fingerprints need every input and answer key as Python text: a batch at a
         # time, never the whole columns (at 1M items, 700 MB against 280 MB).
         texts = [k for k in ("input", "expected") if k in schema.names]
         if texts:
-            with pq.ParquetFile(path, pre_buffer=False) as handle:
-                prints = [
-                    keys_of(batch).column(FINGERPRINT)
-                    for batch in handle.iter_batches(batch_size=ROWS_BATCH, columns=texts)
-                ]
+            prints = []
+            for file in source.files:
+                with pq.ParquetFile(file, pre_buffer=False) as handle:
+                    prints += [
+                        keys_of(batch).column(FINGERPRINT)
+                        for batch in handle.iter_batches(batch_size=ROWS_BATCH, columns=texts)
+                    ]
             table = table.append_column(FINGERPRINT, pa.chunked_array(prints, pa.uint64()))
         return cls(
             keys_of(table),
             {label: table.column(score_field(label)) for label in order},
-            ItemSource.of_parquet(path),
+            source,
         )
 
 

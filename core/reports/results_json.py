@@ -2,8 +2,11 @@
 
 Beside ``items.parquet`` in one report set, the items are not written twice: ``"items"``
 holds a reference, ``{"file": "items.parquet", "count": N, "sha256": "..."}``, which
-:meth:`RunResult.load_json` follows (see :func:`itemscore._items_file.resolve_table`). Alone,
-the file holds every item inline, streamed one at a time as :meth:`RunResult.save_json` does.
+:meth:`RunResult.load_json` follows (see :func:`itemscore._items_file.resolve_table`). When
+the run's workers wrote ``items.parquet`` as a folder of parts, the reference names each part
+in order instead of one hash: ``{"file": "items.parquet", "count": N, "parts": [{"file":
+"part-00000.parquet", "rows": n, "sha256": "..."}, ...]}``. Alone, the file holds every item
+inline, streamed one at a time as :meth:`RunResult.save_json` does.
 """
 
 from __future__ import annotations
@@ -47,6 +50,23 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _parts(result: RunResult, folder: Path) -> list[dict[str, object]]:
+    """The parts of the folder ``items.parquet``, in order, as the run's workers wrote them."""
+    source = result.table.items
+    parts = source.parts if source is not None and source.path == folder else None
+    if parts is None:  # not this run's own folder: its files, read here
+        import pyarrow.parquet as pq
+
+        from ..engine._store import PartFile
+
+        names = sorted(p.name for p in folder.iterdir() if not p.name.startswith((".", "_")))
+        parts = tuple(
+            PartFile(name, pq.read_metadata(folder / name).num_rows, _sha256(folder / name))
+            for name in names
+        )
+    return [part.to_dict() for part in parts]
+
+
 def write(result: RunResult, path: Path, names: Collection[str] = ()) -> None:
     """Write ``results.json``; with ``items.parquet`` in ``names`` (written first), refer to it."""
     document = head(result)
@@ -57,6 +77,14 @@ def write(result: RunResult, path: Path, names: Collection[str] = ()) -> None:
                 "file": items_parquet.FILENAME,
                 "count": len(result.items),
                 "sha256": _sha256(items_file),
+            }
+            handle.write(_encode(document))
+            return
+        if items_parquet.FILENAME in names and items_file.is_dir():
+            document["items"] = {
+                "file": items_parquet.FILENAME,
+                "count": len(result.items),
+                "parts": _parts(result, items_file),
             }
             handle.write(_encode(document))
             return

@@ -14,6 +14,9 @@ Every later read opens the file again (no link followed) and refuses it when it 
 the file that was checked (another inode, size or time), so a set written over while the
 viewer runs is never read as the old one.
 
+``items.parquet`` written by a run's workers is a folder of parts: each part is checked as
+the one file is, and the run's row groups are those of its parts, in order.
+
 A run saved with its items inline (``RunResult.save_json``) or in ``items.jsonl`` has no row
 groups: it is loaded whole, as before, and held as Arrow columns of the same names.
 """
@@ -32,14 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._exceptions import ResultsFormatError
-from .._items_file import (
-    _check_hash,
-    _check_rows,
-    _digest,
-    declared_items,
-    items_reference,
-    open_items_file,
-)
+from .._items_file import CheckedItems, check_parquet_items, open_items_file, open_part
 from .._result import RunResult
 from .._schema import ITEM_COLUMNS
 from ..engine._store import ROW_GROUP, SCORE_PREFIX, score_field
@@ -75,6 +71,57 @@ def _stamp(fd: int) -> _Stamp:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
+class _Files:
+    """The checked files of a run opened again as row groups are read, each checked once more.
+
+    A row group of the run is one of a file's (of the one file, or of a part): ``where[g]``
+    says which file and which of its groups.
+    """
+
+    def __init__(self, checked: CheckedItems, results: Path, where: Sequence[tuple[int, int]]):
+        self.checked = checked
+        self.results = results
+        self.where = where
+        self._open: dict[int, Any] = {}
+        self._stack = contextlib.ExitStack()
+
+    def file(self, index: int) -> Any:
+        """File ``index`` as a ``ParquetFile``, refused when it is no longer the one checked."""
+        found = self._open.get(index)
+        if found is not None:
+            return found
+        import pyarrow.parquet as pq
+
+        checked = self.checked
+        shown = checked.shown(index)
+        if checked.parts is None:
+            handle = open_items_file(checked.path, self.results)
+        else:
+            handle = open_part(checked.path, checked.files[index].name, shown, self.results)
+        self._stack.enter_context(handle)
+        if _stamp(handle.fileno()) != checked.stamps[index]:
+            raise ResultsFormatError(
+                f"{self.results}: {shown} changed since the viewer checked it; open the run "
+                "again from the list."
+            )
+        found = self._open[index] = pq.ParquetFile(handle, pre_buffer=False)
+        return found
+
+    @property
+    def schema_arrow(self) -> pa.Schema:
+        """The items' schema (the first file's)."""
+        return self.file(0).schema_arrow
+
+    def read_row_group(self, index: int, columns: Sequence[str]) -> pa.Table:
+        """The run's row group ``index``."""
+        file, group = self.where[index]
+        return self.file(file).read_row_group(group, columns=list(columns))
+
+    def close(self) -> None:
+        """Close every file opened."""
+        self._stack.close()
+
+
 class ItemStore:
     """A run's items and scores: in its ``items.parquet`` (read by row group), or in memory.
 
@@ -90,7 +137,8 @@ class ItemStore:
         bounds: Sequence[int],
         path: Path | None = None,
         results: Path | None = None,
-        stamp: _Stamp | None = None,
+        checked: CheckedItems | None = None,
+        where: Sequence[tuple[int, int]] = (),
         table: pa.Table | None = None,
     ) -> None:
         #: The metric labels, in the run's order.
@@ -101,7 +149,9 @@ class ItemStore:
         self.bounds = list(bounds)
         self._path = path
         self._results = results
-        self._stamp = stamp
+        self._checked = checked
+        #: Per row group of the run: (its file, its group in that file).
+        self._where = list(where)
         self._table = table
         self._kept: dict[str, pa.ChunkedArray] = {}
         self._lock = threading.Lock()
@@ -119,44 +169,39 @@ class ItemStore:
             ResultsFormatError: the items file is missing, altered, a link, not Parquet, or
                 holds other rows than the results declare (said before any row is read).
         """
-        found = items_reference(data, results)
-        if found is None or not found[0].endswith(".parquet"):
+        checked = check_parquet_items(data, results)
+        if checked is None:
             return None
         labels = [
             str(m["label"])
             for m in (data.get("config") or {}).get("metrics") or []
             if isinstance(m, Mapping) and m.get("label")
         ]
-        name, ref, items_path = found
-        import pyarrow.parquet as pq
-
-        declared = declared_items(data, results)
-        with open_items_file(items_path, results) as handle:
-            _check_hash(_digest(handle), ref, name, results)
-            handle.seek(0)
-            try:
-                footer = pq.ParquetFile(handle, pre_buffer=False).metadata
-            except (pa.ArrowException, OSError) as exc:
+        names = checked.footers[0].schema.to_arrow_schema().names
+        for index, footer in enumerate(checked.footers):
+            here = footer.schema.to_arrow_schema().names
+            missing = [label for label in labels if score_field(label) not in here]
+            if missing or "id" not in here or (index and here != names):
+                what = f"no scores for {', '.join(map(repr, missing))}" if missing else "no ids"
+                if not missing and "id" in here:
+                    what = f"other columns than {checked.shown(0)}"
                 raise ResultsFormatError(
-                    f"{results}: {name} is not a readable Parquet file ({exc})."
-                ) from None
-            stamp = _stamp(handle.fileno())
-        _check_rows(footer, declared, name, results)
-        names = footer.schema.to_arrow_schema().names
-        missing = [label for label in labels if score_field(label) not in names]
-        if missing or "id" not in names:
-            what = f"no scores for {', '.join(map(repr, missing))}" if missing else "no ids"
-            raise ResultsFormatError(f"{results}: {name} does not hold this run's items ({what}).")
+                    f"{results}: {checked.shown(index)} does not hold this run's items ({what})."
+                )
         bounds = [0]
-        for index in range(footer.num_row_groups):
-            bounds.append(bounds[-1] + footer.row_group(index).num_rows)
+        where = []
+        for file, footer in enumerate(checked.footers):
+            for index in range(footer.num_row_groups):
+                bounds.append(bounds[-1] + footer.row_group(index).num_rows)
+                where.append((file, index))
         return cls(
             labels=labels,
             names=names,
             bounds=bounds,
-            path=items_path,
+            path=checked.path,
             results=results,
-            stamp=stamp,
+            checked=checked,
+            where=where,
         )
 
     @classmethod
@@ -196,29 +241,28 @@ class ItemStore:
         return [name for name in names if _split(name)[0] in self.names]
 
     def fresh(self) -> bool:
-        """Whether the items file is still the one checked (always, for items in memory)."""
-        if self._path is None:
+        """Whether the items file (every part) is still the one checked (always, in memory)."""
+        if self._checked is None:
             return True
-        try:
-            st = os.stat(self._path, follow_symlinks=False)
-        except OSError:
-            return False
-        return (st.st_ino, st.st_size, st.st_mtime_ns) == self._stamp
+        for file, stamp in zip(self._checked.files, self._checked.stamps):
+            try:
+                st = os.stat(file, follow_symlinks=False)
+            except OSError:
+                return False
+            if (st.st_ino, st.st_size, st.st_mtime_ns) != stamp:
+                return False
+        return True
 
     @contextlib.contextmanager
     def _file(self) -> Iterator[Any]:
-        """The checked file opened again, refused when it is no longer the one checked."""
-        assert self._path is not None
+        """The checked files, opened again as read, refused when no longer the ones checked."""
+        assert self._checked is not None
         assert self._results is not None
-        import pyarrow.parquet as pq
-
-        with open_items_file(self._path, self._results) as handle:
-            if _stamp(handle.fileno()) != self._stamp:
-                raise ResultsFormatError(
-                    f"{self._results}: {self._path.name} changed since the viewer checked it; "
-                    "open the run again from the list."
-                )
-            yield pq.ParquetFile(handle, pre_buffer=False)
+        files = _Files(self._checked, self._results, self._where)
+        try:
+            yield files
+        finally:
+            files.close()
 
     def _group(self, source: Any, index: int, columns: Sequence[str]) -> pa.Table:
         """Row group ``index`` with ``columns``, checked against the footer's count."""
