@@ -583,8 +583,8 @@ def leaderboard(
     runs = _check_results(results)
     for index, run in enumerate(runs[1:], start=1):
         # one label may name another metric, or other options, in another run
-        names = ("`results[0]`", f"`results[{index}]`")
-        check_same_metrics(runs[0], run, [metric], names=names)
+        where = ("`results[0]`", f"`results[{index}]`")
+        check_same_metrics(runs[0], run, [metric], names=where)
     models: list[_ModelScores] = []
     kinds: set[str] = set()
     higher: set[bool] = set()

@@ -483,14 +483,14 @@ def test_verify_says_the_data_before_recomputing(
     """The data's difference reaches the caller even when the recomputation then fails."""
     from itemscore._exceptions import ItemscoreError
     from itemscore.cli._pipeline import verify_results
-    from itemscore.engine import _runner
+    from itemscore import _run
 
     said: list[str] = []
 
     def broken(*args: object, **kwargs: object) -> None:
         raise ItemscoreError("the metric is gone")
 
-    monkeypatch.setattr(_runner, "rescore", broken)
+    monkeypatch.setattr(_run, "rescore", broken)
     with pytest.raises(ItemscoreError, match="the metric is gone"):
         verify_results(runs / "v1/results.json", data=runs / "v2.jsonl", on_data=said.extend)
     assert len(said) == 1
