@@ -427,25 +427,39 @@ def test_a_part_whose_worker_dies_leaves_no_stray_file(tmp_path: Path, worker_me
     assert result.measurements["default.exact_match"].n == 299
 
 
-def test_a_failed_run_leaves_no_folder(tmp_path: Path, worker_metrics: Any) -> None:
-    """A run that fails while the workers write gives its folder up whole."""
+def test_a_failed_run_leaves_no_folder(
+    sets: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that fails while the workers write gives its folder up whole.
+
+    One part's worker cannot reach the folder; the others write theirs.
+    """
+    import itemscore.engine._files as files
     from itemscore._run import score_opened
-    from itemscore.engine._files import Keep
     from itemscore.inputs import open_source
 
-    path = tmp_path / "d.jsonl"
-    lines = [json.dumps({"id": f"q{i}", "output": "a", "expected": "a"}) for i in range(300)]
-    lines[250] = '{"id": "q250", "output": '  # malformed: a worker's read fails the run
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    real = files._Sink.out
+    written: list[str] = []
+
+    def out(self: Any, index: int, rows: tuple[int, int]) -> Any:
+        found = real(self, index, rows)
+        written.append(str(self.folder))
+        if found is not None and index == 3:
+            return files.attrs.evolve(found, folder=str(tmp_path / "unreachable"))
+        return found
+
+    monkeypatch.setattr(files._Sink, "out", out)
+    monkeypatch.setattr(files, "PART_BYTES", sets["data"].stat().st_size // 7 + 1)
     folder = tmp_path / "items.parquet"
-    with open_source(path, None, batch_rows=20) as source, pytest.raises(itemscore.InputError):
+    with open_source(sets["data"], None) as source, pytest.raises(itemscore.ConfigError):
         score_opened(
             source,
             ["exact_match"],
-            keep=Keep("parquet", folder),
+            keep=files.Keep("parquet", folder),
             executor="process",
             workers=2,
         )
+    assert written[0] == str(folder)  # the folder was made and written into
     assert not folder.exists()
 
 
@@ -462,3 +476,27 @@ def test_a_worker_that_cannot_reach_the_folder_stops_the_run_saying_why(
     message = str(caught.value)
     assert str(tmp_path / "elsewhere" / "items.parquet") in message
     assert "--out must name a folder on a file system that every worker" in message
+
+
+def test_a_run_whose_workers_cannot_reach_the_folder_fails_clearly(
+    sets: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers that see another file system: exit 2 naming the folder, and no report set."""
+    import itemscore.engine._files as files
+
+    real = files._Sink.out
+    elsewhere = tmp_path / "on-another-machine" / "items.parquet"
+
+    def out(self: Any, index: int, rows: tuple[int, int]) -> Any:
+        found = real(self, index, rows)
+        return None if found is None else files.attrs.evolve(found, folder=str(elsewhere))
+
+    monkeypatch.setattr(files._Sink, "out", out)
+    run = invoke("score", sets["data"], "-m", "exact_match", "--workers", "2", "--out",
+                 tmp_path / "run", "-q")  # fmt: skip
+    assert run.exit_code == 2, run.output
+    said = " ".join(run.output.split())
+    assert str(elsewhere) in said
+    assert "--out must name a folder on a file system that every worker" in said
+    assert not (tmp_path / "run" / "results.json").exists()
+    assert not (tmp_path / "run" / "items.parquet").exists()
