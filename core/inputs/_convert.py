@@ -20,6 +20,11 @@ for every source:
 
 An object or a list where text is expected is an error naming the row (and, for files, the
 line and column).
+
+Here each rule is written for one value (:meth:`Converter.id_of`, :meth:`~Converter.output_of`
+...), with every message about a row: they are the reference. :mod:`._vector` builds whole
+columns, vectorised where a column's type makes the outcome certain, and through these rules
+for any other column.
 """
 
 from __future__ import annotations

@@ -5,18 +5,20 @@ Every reader builds its batches here, from one of two kinds of columns:
 - an **Arrow table** as pyarrow parsed it (JSON lines, CSV, Parquet, :func:`arrow_batch`):
   each role column is taken where its type makes the outcome certain (a text id, a text or
   whole-number output, a list of texts as answers...) and converted with ``pyarrow.compute``.
-  For anything else (a value of another type, a blank id, a missing key the table cannot tell
-  from a null) the table is not taken: :func:`arrow_batch` gives ``None`` and the reader reads
-  the rows in Python, with every place known for the messages.
+  Any other column (a value of another type, a blank id, a missing key the table cannot tell
+  from a null) goes through the converter's rule for one value when the reader hands the rows
+  as Python reads them (Parquet, whose values are the table's); otherwise the table is not
+  taken (:func:`arrow_batch` gives ``None``) and the reader reads the rows in Python, with
+  every place known for the messages.
 - **rows** as Python mappings (:class:`RowBuilder`: a JSON line read by Python, a CSV record,
-  a Parquet row, a harness log's record; :func:`rows_to_items`: dicts and DataFrame rows given
-  from Python): each column whose values are all of one plain kind is made an Arrow array and
-  goes the same way; any other column goes through the converter's rule for one value
-  (:mod:`._convert`), row after row, which also words every error.
+  a harness log's record; :func:`rows_to_items`: dicts and DataFrame rows given from Python):
+  each column whose values are all of one plain kind is made an Arrow array and goes the same
+  way; any other column goes through the converter's rule for one value (:mod:`._convert`),
+  row after row, which also words every error.
 
-So the rules stand in one place each: vectorised here, for the columns whose type makes the
-outcome certain, and for one value in the converter, which decides everything else. The
-property tests read files both ways and compare the batches.
+So each rule stands in one place for each form: vectorised here, for the columns whose type
+makes the outcome certain, and for one value in the converter, which decides everything else
+and is the reference. The property tests compare the two on files and on rows from Python.
 
 ``absent(column, rows)`` tells, for a JSON format, which of the given rows lack the key
 entirely (Arrow reads a missing key and ``null`` alike); tabular formats pass ``None``: every
@@ -642,7 +644,7 @@ def _reason(value: Any) -> str | None:
 
 
 def _json_kind(kind: pa.DataType) -> bool:
-    """Whether a metadata field of this type holds what the row path makes of JSON values."""
+    """Whether a metadata field of this type holds what Python's reading makes of JSON values."""
     if pa.types.is_null(kind) or any(test(kind) for test in _SCALARS):
         return True
     if pa.types.is_list(kind):
