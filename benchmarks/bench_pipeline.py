@@ -233,8 +233,8 @@ def _loads(path: str) -> None:
 def _python_run(path: str, executor: str) -> None:
     """One run of ``score()`` on ``path`` (the Dask and pool comparison, through the API)."""
     import itemscore
-    from itemscore.engine._files import Keep
     from itemscore._run import score_opened
+    from itemscore.engine._files import Keep
     from itemscore.inputs import open_source
 
     del itemscore

@@ -481,9 +481,9 @@ def test_verify_says_the_data_before_recomputing(
     runs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The data's difference reaches the caller even when the recomputation then fails."""
+    from itemscore import _run
     from itemscore._exceptions import ItemscoreError
     from itemscore.cli._pipeline import verify_results
-    from itemscore import _run
 
     said: list[str] = []
 
