@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._records import STATE_NAMES
+
 if TYPE_CHECKING:
     from ._plan import PlannedMetric
     from ._records import ItemResult, Measurement
@@ -128,7 +130,6 @@ def compare_item_scores(saved: RunResult, again: RunResult, *, shown: int = 5) -
     out: list[str] = []
     table_a, table_b = saved.table, again.table
     ids = table_a.key("id")
-    states = ("ok", "fail", "skip", "error")
     for label in table_a.labels:
         if label not in table_b.scores:
             continue
@@ -144,9 +145,9 @@ def compare_item_scores(saved: RunResult, again: RunResult, *, shown: int = 5) -
         out.append(
             f"{label}: {len(differ)} item score{'s' if len(differ) != 1 else ''} "
             f"{'differ' if len(differ) != 1 else 'differs'} from the recomputation (items "
-            f"{examples}{more}); item {ids[first]!r} is {states[codes_a[first]]} "
+            f"{examples}{more}); item {ids[first]!r} is {STATE_NAMES[codes_a[first]]} "
             f"{_value(values_a[first])} in the file but recomputes to "
-            f"{states[codes_b[first]]} {_value(values_b[first])}."
+            f"{STATE_NAMES[codes_b[first]]} {_value(values_b[first])}."
         )
     return out
 

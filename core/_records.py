@@ -17,7 +17,18 @@ import attrs
 
 from .stats._estimate import EMPTY, Estimate, _freeze_mapping
 
-__all__ = ["EMPTY", "Estimate", "ItemResult", "ItemScore", "Measurement", "MetricResult", "Status"]
+__all__ = [
+    "CODE",
+    "EMPTY",
+    "STATES",
+    "STATE_NAMES",
+    "Estimate",
+    "ItemResult",
+    "ItemScore",
+    "Measurement",
+    "MetricResult",
+    "Status",
+]
 
 
 class Status(str, enum.Enum):
@@ -39,6 +50,15 @@ class Status(str, enum.Enum):
     def scored(self) -> bool:
         """Whether the state counts in aggregates (ok and fail do)."""
         return self is Status.OK or self is Status.FAIL
+
+
+#: The one status table: the states by code, in :class:`Status` order. A score column stores
+#: ``CODE[status]`` per item; reports, files and the viewer name the states from here.
+STATES: tuple[Status, ...] = tuple(Status)
+#: The state names by code (``"ok"``, ``"fail"``, ``"skip"``, ``"error"``).
+STATE_NAMES: tuple[str, ...] = tuple(s.value for s in STATES)
+#: The code of each state (plain strings too, so ``"ok"`` and ``Status.OK`` share one entry).
+CODE: dict[Status | str, int] = {s: i for i, s in enumerate(STATES)}
 
 
 def _to_status(value: Status | str) -> Status:

@@ -23,6 +23,7 @@ from typing import Any, TypeGuard, cast
 
 import pyarrow as pa
 
+from ._columns import CODE, SCORE_TYPE, ScoreColumn
 from ._derived import annotate
 from ._exceptions import ConfigError
 from ._plan import RunPlan, plan, reduce_of
@@ -47,8 +48,7 @@ from ._suite import Suite
 from .engine._dispatch import Lost, Split, Task, run_tasks
 from .engine._files import Keep, score_source
 from .engine._measure import compute_corpus, measure_all, model_rows
-from .engine._scores import SCORE_TYPE, filled
-from .engine._table import RunTable, score_records
+from .engine._table import RunTable
 from .engine._tasks import Job, ShardFailed, release_memo, score_items_task
 from .executors import Engine, ExecutorSpec, resolve_executor
 from .inputs import Source, suite_rows, to_items
@@ -175,7 +175,9 @@ def score_list(
 
     def columns_of(result: Any, n: int) -> dict[str, pa.StructArray]:
         if isinstance(result, (Lost, ShardFailed)):
-            return dict.fromkeys(labels, filled(n, Status.ERROR, result.reason))
+            return dict.fromkeys(
+                labels, ScoreColumn.filled("", n, Status.ERROR, result.reason).arrow
+            )
         columns: dict[str, pa.StructArray] = result
         return columns
 
@@ -261,8 +263,6 @@ def _row_score(value: Any) -> tuple[Status, float | None, str | None]:
 
 
 def _corpus_column(scores: Sequence[tuple[Status, float | None, str | None]]) -> pa.StructArray:
-    from ._columns import CODE
-
     return pa.StructArray.from_arrays(
         [
             pa.array([CODE[s[0]] for s in scores], pa.int8()),
@@ -372,10 +372,11 @@ def _run_plan(
     table = table.select([label for label in order if label in table.scores])
     if listening:  # nobody listening costs nothing
         labels = set(the_plan.labels)
-        for item, scores in table.rows():
-            for label, score in score_records(scores).items():
+        for item in table.rows():
+            bare = item.with_scores({})  # the hook is given the item and each score apart
+            for label, score in item.scores.items():
                 if label in labels:
-                    scored_hook(item=item, score=score)
+                    scored_hook(item=bare, score=score)
 
     measurements, by_model = measure_all(the_plan, table, settings, corpus)
     packages = the_plan.packages()

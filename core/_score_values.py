@@ -32,9 +32,12 @@ def score_value_problem(
     """
     import numpy as np
 
+    from ._records import CODE, STATE_NAMES, Status
+
     table = result.table
     codes, values = table.codes(label), table.values(label)
-    scored = (codes == 0) | (codes == 1)
+    scored = (codes == CODE[Status.OK]) | (codes == CODE[Status.FAIL])
+    last = len(STATE_NAMES) - 1
     outside = np.zeros(codes.shape, dtype=bool)
     if bounds is not None:
         # A sum of floats lands a hair past its bound (sacrebleu's 100.00000000000004).
@@ -42,22 +45,21 @@ def score_value_problem(
         with np.errstate(invalid="ignore"):
             outside = scored & ((values < bounds[0] - slack) | (values > bounds[1] + slack))
     checks = (
-        ((codes < 0) | (codes > 3), "has an unknown state (code {code}) for {label}"),
+        ((codes < 0) | (codes > last), "has an unknown state (code {code}) for {label}"),
         (scored & ~np.isfinite(values),
          "is {state} for {label} with the value {value}; a scored value must be a finite "
          "number"),
-        (~scored & (codes >= 0) & (codes <= 3) & ~np.isnan(values),
+        (~scored & (codes >= 0) & (codes <= last) & ~np.isnan(values),
          "is {state} for {label} but carries the value {value}; skip and error carry none"),
         (outside, "is {state} for {label} with the value {value}, outside {bounds}"),
     )  # fmt: skip
-    states = ("ok", "fail", "skip", "error")
     for bad, text in checks:
         where = np.flatnonzero(bad)
         if where.size == 0:
             continue
         first = int(where[0])
         code = int(codes[first])
-        state = states[code] if 0 <= code <= 3 else "unknown"
+        state = STATE_NAMES[code] if 0 <= code <= last else "unknown"
         shown = "" if bounds is None else f"[{bounds[0]:g}, {bounds[1]:g}]"
         if bounds is not None:
             shown += (", the range of a right-or-wrong metric's scores" if bounds == (0.0, 1.0)

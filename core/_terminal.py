@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ._docgen import describe_aggregation
+from ._records import STATE_NAMES
 from ._result import RunResult
 from .display import _format
 from .display._text import printable
@@ -219,8 +220,7 @@ def _model_table(
             parts.append(line)
             counts = [] if cell.n is None else [f"n {cell.n}"]
             if cell.counts is not None:
-                names = ("ok", "fail", "skip", "error")
-                counts += [f"{name} {c:,}" for name, c in zip(names, cell.counts)]
+                counts += [f"{name} {c:,}" for name, c in zip(STATE_NAMES, cell.counts)]
             if counts:
                 parts.append(Text("    " + " · ".join(counts)))
         if caption:
@@ -231,9 +231,9 @@ def _model_table(
         columns += [(level, "right"), ("method", "left")]
     columns.append(("n", "right"))
     if layout == "wide":
-        columns += [(name, "right") for name in ("ok", "fail", "skip", "error")]
+        columns += [(name, "right") for name in STATE_NAMES]
     else:
-        columns.append(("ok/fail/skip/error", "right"))
+        columns.append(("/".join(STATE_NAMES), "right"))
     table = _table(title, caption, columns, wrap_names=layout == "narrow")
     for row, d in zip(rows, block_decimals(rows)):
         cell = row.cells[0]

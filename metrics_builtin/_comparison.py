@@ -483,13 +483,9 @@ def _not_a_rule(rule: object) -> str:
     )
 
 
-# The states by column code, for building one score from a rule's verdict.
-_STATES = {
-    ScoreColumn.OK: Status.OK,
-    ScoreColumn.FAIL: Status.FAIL,
-    ScoreColumn.SKIP: Status.SKIP,
-    ScoreColumn.ERROR: Status.ERROR,
-}
+# The states by column code (Status order is the code order), for building one score from a
+# rule's verdict.
+_STATES = dict(enumerate(Status))
 
 K = TypeVar("K")
 V = TypeVar("V")

@@ -10,9 +10,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from itemscore import ItemResult
+from itemscore._columns import SCORE_TYPE, ScoreColumn
 from itemscore._schema import items_to_batch
-from itemscore.engine._scores import SCORE_TYPE, filled
 from itemscore.engine._store import ItemsWriter, score_field
+
+
+def _filled(n: int, status: str, reason: str | None) -> pa.StructArray:
+    return ScoreColumn.filled("m", n, status, reason).array()
 
 
 def _batch(start: int, n: int) -> pa.RecordBatch:
@@ -23,7 +27,7 @@ def test_batches_arrive_in_order_with_their_scores(tmp_path: Path) -> None:
     path = tmp_path / "items.parquet"
     writer = ItemsWriter(path, ["m"])
     for k in range(5):
-        writer.write(_batch(10 * k, 10), {"m": filled(10, "skip" if k % 2 else "error", f"r{k}")})
+        writer.write(_batch(10 * k, 10), {"m": _filled(10, "skip" if k % 2 else "error", f"r{k}")})
     writer.close()
     table = pq.read_table(path)
     assert table.column("id").to_pylist() == [f"q{i}" for i in range(50)]
@@ -35,7 +39,7 @@ def test_batches_arrive_in_order_with_their_scores(tmp_path: Path) -> None:
 def test_an_error_of_the_writers_thread_is_raised_by_close(tmp_path: Path) -> None:
     path = tmp_path / "gone" / "items.parquet"  # its folder does not exist
     writer = ItemsWriter(path, ["m"])
-    writer.write(_batch(0, 3), {"m": filled(3, "skip", None)})
+    writer.write(_batch(0, 3), {"m": _filled(3, "skip", None)})
     with pytest.raises(FileNotFoundError):
         writer.close()
 
@@ -51,9 +55,9 @@ def test_an_empty_run_gets_a_file_that_says_what_a_row_holds(tmp_path: Path) -> 
 def test_abort_removes_the_file_even_after_a_failed_write(tmp_path: Path) -> None:
     path = tmp_path / "items.parquet"
     writer = ItemsWriter(path, ["m"])
-    writer.write(_batch(0, 3), {"m": filled(3, "skip", None)})
+    writer.write(_batch(0, 3), {"m": _filled(3, "skip", None)})
     with pytest.raises(ValueError, match="length"):  # lengths differ
-        writer.write(_batch(3, 2), {"m": filled(3, "skip", None)})
+        writer.write(_batch(3, 2), {"m": _filled(3, "skip", None)})
     writer.abort()
     assert not path.exists()
 
@@ -68,7 +72,7 @@ def test_reading_items_back_holds_one_row_group_not_the_file(tmp_path: Path) -> 
     for k in range(40):  # 40 row groups of random hex: 4.5 MB on disk
         texts = [noise.bytes(100).hex() for _ in range(1000)]
         batch = items_to_batch([ItemResult(id=f"q{k}-{i}", output=t) for i, t in enumerate(texts)])
-        writer.write(batch, {"m": filled(1000, "skip", None)})
+        writer.write(batch, {"m": _filled(1000, "skip", None)})
     writer.close()
     assert path.stat().st_size > 4_000_000
     before = pa.total_allocated_bytes()

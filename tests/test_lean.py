@@ -10,8 +10,8 @@ import pyarrow as pa
 
 import itemscore
 from itemscore import _lean
+from itemscore._columns import SCORE_TYPE, ScoreColumn
 from itemscore._lean import SHARED_ROWS, from_ipc, lean, nulls, to_ipc
-from itemscore.engine._scores import SCORE_TYPE, ArrowScoreColumn, to_arrow
 
 
 def _data_address(array: pa.Array) -> int:
@@ -46,7 +46,9 @@ def test_an_all_null_column_becomes_a_slice_of_the_shared_array() -> None:
 
 
 def test_a_score_column_without_reasons_or_extras_shares_them() -> None:
-    column = to_arrow([itemscore.ItemScore.ok(1.0), itemscore.ItemScore.fail(0.0)])
+    column = ScoreColumn.from_scores(
+        "m", [itemscore.ItemScore.ok(1.0), itemscore.ItemScore.fail(0.0)]
+    ).array()
     assert column.field("reason").buffers()[1].size >= 8  # plain: offsets of its own
     leaner = lean(column)
     assert leaner.type == SCORE_TYPE
@@ -54,7 +56,9 @@ def test_a_score_column_without_reasons_or_extras_shares_them() -> None:
     assert leaner.field("status") is not None
     assert _data_address(leaner.field("reason")) == _data_address(nulls(1, pa.string()))
     assert _data_address(leaner.field("extra")) == _data_address(nulls(1, pa.string()))
-    with_reason = to_arrow([itemscore.ItemScore.skip("no answer"), itemscore.ItemScore.ok(1.0)])
+    with_reason = ScoreColumn.from_scores(
+        "m", [itemscore.ItemScore.skip("no answer"), itemscore.ItemScore.ok(1.0)]
+    ).array()
     kept = lean(with_reason)
     assert kept.field("reason").equals(with_reason.field("reason"))
 
@@ -85,7 +89,7 @@ def test_a_score_column_of_a_run_pickles_small_and_equal(tmp_path: Path) -> None
     keys = result.table.keys
     assert _data_address(keys.column("model").chunk(0)) == _data_address(nulls(1, pa.string()))
     column = result.table.score("exact_match")
-    assert isinstance(column, ArrowScoreColumn)
+    assert isinstance(column, ScoreColumn)
     copy = pickle.loads(pickle.dumps(column))
     assert copy.arrow.equals(column.arrow)
     assert copy.counts() == column.counts()

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from itemscore.engine._scores import decode_extra, encode_extras
+from itemscore._columns import encode_extras
 
 _leaves = (
     st.none()
@@ -34,7 +34,7 @@ def _reference(extra: dict[Any, Any]) -> str:
 @given(st.lists(_extras, max_size=8))
 def test_extras_are_encoded_as_json_dumps_writes_them(extras: list[dict[Any, Any]]) -> None:
     """Text equal to ``json.dumps`` (keys, separators, unicode, nesting), None when empty."""
-    texts = encode_extras(extras)
+    texts = encode_extras(extras).to_pylist()
     for extra, text in zip(extras, texts):
         if not extra:
             assert text is None
@@ -46,8 +46,8 @@ def test_values_json_cannot_write_fall_back_to_safe_forms() -> None:
     """NaN, numpy scalars and other objects are made JSON-safe instead of failing the run."""
     texts = encode_extras(
         [{"x": math.nan, "y": 1.5}, {"n": np.int64(3), "f": np.float32(0.5)}, {"o": Ellipsis}]
-    )
-    assert [decode_extra(t) for t in texts] == [
+    ).to_pylist()
+    assert [json.loads(t) for t in texts] == [
         {"x": None, "y": 1.5},
         {"n": 3, "f": 0.5},
         {"o": "Ellipsis"},
@@ -56,4 +56,5 @@ def test_values_json_cannot_write_fall_back_to_safe_forms() -> None:
 
 def test_one_shared_mapping_is_encoded_equally_each_time() -> None:
     shared = {"matched": "Paris"}
-    assert encode_extras([shared, shared, {}, None]) == ['{"matched": "Paris"}'] * 2 + [None] * 2
+    texts = encode_extras([shared, shared, {}, None]).to_pylist()
+    assert texts == ['{"matched": "Paris"}'] * 2 + [None] * 2

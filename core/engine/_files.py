@@ -42,6 +42,7 @@ from typing import Any, Literal
 import attrs
 import pyarrow as pa
 
+from .._columns import SCORE_TYPE, ScoreColumn, without_extras
 from .._exceptions import ConfigError, ItemscoreError, describe_exception
 from .._lean import lean
 from .._plan import RunPlan
@@ -54,7 +55,7 @@ from ..inputs import Part, Source, collector_paused, read_part
 from ..inputs._checks import KEY_SCHEMA
 from ..inputs._fs import size as file_size
 from ._dispatch import Lost, Split, Task, run_tasks
-from ._scores import SCORE_TYPE, filled, to_arrow, unreadable, without_extras
+from ._scores import unreadable
 from ._shard import score_shard
 from ._store import PART_NAME, ItemsWriter, PartFile, file_sha256
 from ._table import ItemSource, RunTable, keys_of
@@ -407,7 +408,7 @@ def _score_batch(
     errors = batch.column(ERROR) if ERROR in batch.schema.names else None
     scores: dict[str, list[pa.StructArray]] = {}
     for label, column in columns.items():
-        array = to_arrow(column, extras=job.sends_extras(label))
+        array = column.array(extras=job.sends_extras(label))
         if errors is not None and errors.null_count < len(errors):
             array = unreadable(array, errors)
         scores[label] = [array]
@@ -770,7 +771,7 @@ class _Sink:
         if self.schema is not None:
             items = [_item_columns(b, self.schema) for b in _batches_of(part, read, rows)]
         n_rows = read.n_rows if rows is None else rows[1] - rows[0]
-        column = filled(n_rows, Status.ERROR, reason)
+        column = ScoreColumn.filled("", n_rows, Status.ERROR, reason).arrow
         scores = {label: [column] for label in self.labels}
         if items is not None and len(items) != 1:  # one score array per item batch
             scores = {label: _split(column, items) for label in self.labels}

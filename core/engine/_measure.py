@@ -25,7 +25,6 @@ from .._records import EMPTY, Estimate, Measurement, MetricResult, Status
 from .._reducers import REDUCER_EXTRA, reducer_key, resolve_reducer
 from .._settings import RunSettings
 from ._questions import LabelAttempts, Questions, attempt_extra
-from ._scores import from_arrow
 from ._table import RunTable
 
 __all__ = ["SMALL_GROUP", "aggregation_of", "compute_corpus", "measure_all"]
@@ -354,7 +353,7 @@ class _Sources:
         clusters: Sequence[str | None] | None = self.clusters
         if clusters is None and with_clusters:
             clusters = [str(q) for q in of_question.tolist()]
-        means = from_arrow(pm.label, attempts.reduce(find("mean"))[0])
+        means = ScoreColumn.of_arrow(pm.label, attempts.reduce(find("mean"))[0])
         return _Source(
             key, self.table, pm.label, self.models, self.groups, clusters,
             reducer=reducer, attempts=attempts, of_question=of_question, question_scores=means,
@@ -616,7 +615,7 @@ def _macro(
 
     kind = src.kind or aggregation_of(pm)
     if kind in ("ratio", "mean"):
-        values: Sequence[float]
+        values: Sequence[float] | np.ndarray[Any, np.dtype[np.float64]]
         if kind == "ratio":
             values, scored_groups = scores.scored_outcomes(groups)
             bounds: tuple[float, float] | None = (0.0, 1.0)

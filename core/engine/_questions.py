@@ -20,8 +20,8 @@ import attrs
 import numpy as np
 import pyarrow as pa
 
+from .._columns import SCORE_TYPE
 from .._reducers import Attempts, ReducerSpec
-from ._scores import SCORE_TYPE
 from ._table import RunTable
 
 if TYPE_CHECKING:

@@ -149,6 +149,6 @@ class ItemsWriter:
 
 
 def _score_type() -> pa.DataType:
-    from ._scores import SCORE_TYPE
+    from .._columns import SCORE_TYPE
 
     return SCORE_TYPE

@@ -31,11 +31,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._columns import ScoreColumn
+from .._columns import ScoreColumn, scored_items
 from .._lean import lean
-from .._records import EMPTY, ItemResult, ItemScore
+from .._records import ItemResult
 from .._schema import ITEM_COLUMNS, batch_to_items, items_to_batch, strings
-from ._scores import decode_extra, from_arrow
 from ._store import ROW_GROUP, SCORE_PREFIX, ItemsWriter, PartFile, score_field
 
 __all__ = [
@@ -45,20 +44,15 @@ __all__ = [
     "SCORE_PREFIX",
     "ItemSource",
     "RunTable",
-    "Score",
     "ScoredItems",
     "fingerprints",
     "keys_of",
-    "score_records",
 ]
 
 #: The columns every table keeps in memory.
 KEY_COLUMNS: tuple[str, ...] = ("id", "model", "group", "cluster", "attempt")
 #: Items built at a time when a table is read row by row.
 ROWS_BATCH = 8192
-
-#: One score as the reports read it: ``(state code, value, reason, extra)``.
-Score = tuple[int, "float | None", "str | None", "Mapping[str, Any] | None"]
 
 _KEY_TYPES = {
     "id": pa.string(),
@@ -338,21 +332,19 @@ class RunTable:
     @classmethod
     def of_scored_items(cls, items: Sequence[ItemResult]) -> RunTable:
         """A table over items that carry their scores (``item.scores``), e.g. loaded ones."""
-        from ._scores import to_arrow
-
         labels: dict[str, None] = {}
         for item in items:
             labels.update(dict.fromkeys(item.scores))
         scores: dict[str, pa.StructArray] = {}
         bare = [item.with_scores({}) if item.scores else item for item in items]
         for label in labels:
-            column = [item.scores.get(label) for item in items]
-            if any(score is None for score in column):
+            column = [item.scores[label] for item in items if label in item.scores]
+            if len(column) != len(items):
                 raise ValueError(
                     f"The items do not all have a score for {label!r}; every item of a run "
                     "has one score per label."
                 )
-            scores[label] = to_arrow(column)  # type: ignore[arg-type] # checked above
+            scores[label] = ScoreColumn.from_scores(label, column).array()
         return cls(keys_of(bare), scores, ItemSource.of_list(bare))
 
     def with_scores(
@@ -396,7 +388,7 @@ class RunTable:
         """The scores of ``label`` as a :class:`~itemscore.ScoreColumn`."""
         found = self._cache.get(("score", label))
         if found is None:
-            found = self._cache[("score", label)] = from_arrow(label, self.scores[label])
+            found = self._cache[("score", label)] = ScoreColumn.of_arrow(label, self.scores[label])
         return found
 
     def codes(self, label: str) -> np.ndarray[Any, np.dtype[np.int8]]:
@@ -435,16 +427,17 @@ class RunTable:
         reasons = self.score(label).reasons
         return list(reasons) if reasons is not None else [None] * len(self)
 
-    def rows(self, size: int = ROWS_BATCH) -> Iterator[tuple[ItemResult, list[tuple[str, Score]]]]:
-        """Each item (its ``scores`` left empty) with its scores by label, in order.
+    def rows(self, size: int = ROWS_BATCH) -> Iterator[ItemResult]:
+        """Each item with its scores (``item.scores``, one per label), in order.
 
         Built one batch at a time, so a report over a million items writes with flat memory.
 
         Raises:
             ValueError: the table does not keep its items.
         """
+        labels = self.labels
         for items, columns in self._scored_batches(size, records=True):
-            yield from _rows_of(items, list(columns.items()))
+            yield from scored_items(items, [ScoreColumn.of_arrow(k, columns[k]) for k in labels])
 
     def _scored_batches(
         self, size: int, *, records: bool
@@ -580,35 +573,6 @@ def _item_batch(items: Sequence[ItemResult]) -> pa.RecordBatch:
     return batch.drop_columns([c for c in batch.schema.names if c.startswith("_")])
 
 
-def _rows_of(
-    items: Sequence[ItemResult], columns: Sequence[tuple[str, Any]]
-) -> Iterator[tuple[ItemResult, list[tuple[str, Score]]]]:
-    prepared = []
-    for label, column in columns:
-        column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-        prepared.append(
-            (
-                label,
-                column.field("status").to_pylist(),
-                column.field("value").to_pylist(),
-                column.field("reason").to_pylist(),
-                column.field("extra").to_pylist(),
-            )
-        )
-    memo: dict[str, Any] = {}
-    for index, item in enumerate(items):
-        scores: list[tuple[str, Score]] = []
-        for label, states, values, reasons, extras in prepared:
-            text = extras[index]
-            extra = None
-            if text is not None:
-                extra = memo.get(text)
-                if extra is None:
-                    extra = memo[text] = decode_extra(text)
-            scores.append((label, (states[index], values[index], reasons[index], extra)))
-        yield item, scores
-
-
 class ScoredItems(Sequence[ItemResult]):
     """The public view of a run table: every item, in order, with one score per label.
 
@@ -657,14 +621,11 @@ class ScoredItems(Sequence[ItemResult]):
         return items is not None and items.path is not None
 
     def _stream(self) -> Iterator[ItemResult]:
-        for item, scores in self.table.rows():
-            yield item.with_scores(score_records(scores))
+        return self.table.rows()
 
     def _all(self) -> list[ItemResult]:
         if self._built is None:
-            self._built = [
-                item.with_scores(score_records(scores)) for item, scores in self.table.rows()
-            ]
+            self._built = list(self.table.rows())
         return self._built
 
     def __eq__(self, other: object) -> bool:
@@ -676,18 +637,3 @@ class ScoredItems(Sequence[ItemResult]):
 
     def __repr__(self) -> str:
         return f"<ScoredItems: {len(self)} items x {len(self.table.labels)} metrics>"
-
-
-def score_records(scores: Sequence[tuple[str, Score]]) -> dict[str, ItemScore]:
-    from .._columns import STATES
-
-    out: dict[str, ItemScore] = {}
-    for label, (code, value, reason, extra) in scores:
-        score = object.__new__(ItemScore)
-        object.__setattr__(score, "metric", label)
-        object.__setattr__(score, "value", value)
-        object.__setattr__(score, "status", STATES[code])
-        object.__setattr__(score, "reason", reason)
-        object.__setattr__(score, "extra", extra or EMPTY)
-        out[label] = score
-    return out

@@ -22,7 +22,7 @@ import pyarrow as pa
 from .._exceptions import ConfigError, ItemscoreError, describe_exception
 from .._records import ItemResult
 from ..inputs import collector_paused
-from ._scores import to_arrow, unreadable, unreadable_reasons
+from ._scores import unreadable, unreadable_reasons
 from ._shard import Tick, score_shard
 
 if TYPE_CHECKING:
@@ -192,7 +192,7 @@ def score_items_task(
         with collector_paused():
             columns = score_shard(plan, items, job.settings, tick, job.memo(), job.deadline)
             arrays = {
-                label: to_arrow(column, extras=job.sends_extras(label))
+                label: column.array(extras=job.sends_extras(label))
                 for label, column in columns.items()
             }
         errors = unreadable_reasons(items)  # documents read_items could not read, scored again

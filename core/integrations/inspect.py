@@ -38,7 +38,7 @@ from .._exceptions import ConfigError
 from .._metric import MetricContext
 from .._plan import RunPlan
 from .._plan import plan as make_plan
-from .._records import ItemResult, ItemScore
+from .._records import STATES, ItemResult, ItemScore
 from .._run import score as run_score
 from .._secrets import mask_secrets
 
@@ -135,9 +135,14 @@ def _item(state: TaskState, target: Target) -> ItemResult:
     )
 
 
+#: The names of the states that count in aggregates, and of those that do not.
+_SCORED = frozenset(s.value for s in STATES if s.scored)
+_UNSCORED = frozenset(s.value for s in STATES if not s.scored)
+
+
 def _inspect_score(result: ItemScore, item: ItemResult) -> Score:
     status = str(getattr(result.status, "value", result.status))
-    scored = status in ("ok", "fail") and result.value is not None
+    scored = status in _SCORED and result.value is not None
     return Score(
         value=float(result.value) if scored and result.value is not None else NOANSWER,
         answer=item.output,
@@ -167,7 +172,7 @@ def _estimate(
 
         means = []
         for attempts in by_sample.values():
-            values = [s.value for s in attempts if s.status in ("ok", "fail")]
+            values = [s.value for s in attempts if s.status in _SCORED]
             if values:
                 means.append(math.fsum(v for v in values if v is not None) / len(values))
         return aggregate.mean(means)
@@ -178,14 +183,14 @@ def _estimate(
 def _item_score(label: str, score: Score) -> ItemScore:
     metadata = score.metadata or {}
     status = metadata.get("itemscore_status")
-    if status in ("ok", "fail"):
+    if status in _SCORED:
         return ItemScore(
             metric=label,
             value=metadata.get("itemscore_value"),
             status=status,
             extra=metadata.get("itemscore_extra") or {},
         )
-    if status in ("skip", "error"):
+    if status in _UNSCORED:
         return ItemScore(metric=label, status=status, reason=metadata.get("itemscore_reason"))
     # a score edited or written without itemscore's metadata: its value, as inspect reads it
     number = score.as_float()

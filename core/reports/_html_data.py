@@ -23,7 +23,6 @@ from typing import Any
 
 from .._records import ItemResult
 from ..display._text import printable, visible
-from ._rows import STATUS_NAMES, Score
 
 __all__ = ["item_json", "items_pieces", "script_safe"]
 
@@ -56,7 +55,6 @@ def _text(value: str | None, limit: int, cut: list[int]) -> str:
 
 def item_json(
     item: ItemResult,
-    scores: Iterable[tuple[str, Score]],
     limit: int,
     cut: list[int],
     names: dict[str, str] | None = None,
@@ -67,12 +65,14 @@ def item_json(
     """
     names = {} if names is None else names
     parts = []
-    for label, (code, value, reason, _) in scores:
+    for label, score in item.scores.items():
         name = names.get(label)
         if name is None:
             name = names[label] = _string(printable(label))
+        value = score.value
         shown = "null" if value is None else repr(float(value))  # scores are finite
-        parts.append(f'{name}: ["{STATUS_NAMES[code]}", {shown}, {_text(reason, limit, cut)}]')
+        reason = _text(score.reason, limit, cut)
+        parts.append(f'{name}: ["{score.status.value}", {shown}, {reason}]')
     expected = " | ".join(item.expected) if item.expected else None
     model, group = item.model, item.group
     attempt = "" if item.attempt is None else f'"attempt": {item.attempt}, '
@@ -86,7 +86,7 @@ def item_json(
 
 
 def items_pieces(
-    rows: Iterable[tuple[ItemResult, list[tuple[str, Score]]]],
+    rows: Iterable[ItemResult],
     *,
     labels: list[str],
     models: list[str],
@@ -112,11 +112,11 @@ def items_pieces(
     first: dict[tuple[str | None, str], int] = {}
     held: list[tuple[int, int, str]] = []  # (the question's first place, attempt, JSON text)
     attempts = False
-    for index, (item, scores) in enumerate(islice(rows, max_items)):
+    for index, item in enumerate(islice(rows, max_items)):
         place = first.setdefault((item.model, item.id), index)
         attempts = attempts or item.attempt is not None
         # script_safe replaces single characters: made safe piece by piece, the same text.
-        text = script_safe(item_json(item, scores, limit, cut, names))
+        text = script_safe(item_json(item, limit, cut, names))
         held.append((place, item.attempt or 0, text))
     if attempts:  # attempts sit under their question: questions in order of appearance
         held.sort(key=lambda entry: entry[:2])

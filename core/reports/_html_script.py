@@ -24,6 +24,10 @@ value; ``dir=desc`` reverses that. Items without a value come last in either dir
 
 from __future__ import annotations
 
+import json
+
+from .._records import STATE_NAMES
+
 __all__ = ["CSS", "SCRIPT"]
 
 CSS = """
@@ -85,7 +89,7 @@ svg.rank-bar,svg.rank-axis{display:block}
 SCRIPT = r"""
 (function(){
 'use strict';
-var STATES=['ok','fail','skip','error'];
+var STATES=__STATES__;
 var data=JSON.parse(document.getElementById('items-data').textContent);
 var labels=data.labels,graded=data.graded||labels,items=data.items,total=data.total,
 source=data.source;
@@ -251,4 +255,4 @@ view.dir=preset.get('dir')==='desc'?'desc':'asc';
 view.page=Math.max(1,parseInt(preset.get('page')||'1',10)||1);
 pages=Math.max(1,Math.ceil((remote?total:items.length)/view.size));
 render();})();
-"""
+""".replace("__STATES__", json.dumps(list(STATE_NAMES)))

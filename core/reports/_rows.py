@@ -1,7 +1,7 @@
 """The items of a run with their scores: what the per-item reports iterate over.
 
 Every per-item report reads the run table through :func:`score_rows`, one batch of items at a
-time, never an :class:`~itemscore.ItemScore` object per score.
+time; equal scores of a label are one shared :class:`~itemscore.ItemScore`.
 """
 
 from __future__ import annotations
@@ -10,14 +10,10 @@ from collections.abc import Iterator
 
 from .._records import ItemResult
 from .._result import RunResult
-from ..engine._table import Score
 
-__all__ = ["STATUS_NAMES", "Score", "score_rows"]
-
-#: Status names by state code.
-STATUS_NAMES: tuple[str, ...] = ("ok", "fail", "skip", "error")
+__all__ = ["score_rows"]
 
 
-def score_rows(result: RunResult) -> Iterator[tuple[ItemResult, list[tuple[str, Score]]]]:
-    """Each item (its own fields; ignore its ``scores``) with its scores by label, in order."""
+def score_rows(result: RunResult) -> Iterator[ItemResult]:
+    """Each item with its scores (``item.scores``, one per label), in order."""
     return result.table.rows()

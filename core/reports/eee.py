@@ -67,7 +67,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._records import ItemResult, Measurement
+from .._records import STATE_NAMES, STATES, ItemResult, Measurement, Status
 from .._result import RunResult
 from ..inputs.eee import sample_hash
 from ..stats._intervals import METHODS
@@ -81,11 +81,16 @@ FILENAME = "eee"
 #: The Every Eval Ever schema version written.
 SCHEMA_VERSION = "0.3.0"
 _SAFE = re.compile(r"[^A-Za-z0-9._+-]+")
-_STATUSES = ("ok", "fail", "skip", "error")
 #: The metadata key of a harness rule (``itemscore.integrations.harness_rules.RULE_KEY``).
 _RULE_KEY = "harness_rule"
-#: A metric's state where the rule decided it, as the harness's verdict.
-_VERDICTS = {"ok": "correct", "fail": "incorrect", "skip": "unscored"}
+#: A metric's state where the rule decided it, as the harness's verdict (EEE's own words).
+_VERDICTS: dict[str, str] = {
+    Status.OK: "correct",
+    Status.FAIL: "incorrect",
+    Status.SKIP: "unscored",
+}
+#: The names of the states that count in aggregates.
+_SCORED = frozenset(s.value for s in STATES if s.scored)
 
 
 def write(result: RunResult, path: Path) -> None:
@@ -221,7 +226,7 @@ def _results(
         result_id = one.key if group is None else f"{one.key}[{group}]"
         in_group = [i for i in items if group is None or i.group == group]
         details = _strings(
-            {f"n_{s}": _count(one, s) for s in _STATUSES}
+            {f"n_{s}": _count(one, s) for s in STATE_NAMES}
             | {k: v for k, v in one.extra.items() if isinstance(v, (int, float))}
         )
         uncertainty = _uncertainty(one, in_group)
@@ -317,7 +322,7 @@ def _standard_error(
         float(score.value)
         for item in items
         if (score := item.scores.get(measurement.metric)) is not None
-        and score.status in ("ok", "fail")
+        and score.status in _SCORED
         and score.value is not None
     ]
     n = len(values)
@@ -374,7 +379,7 @@ def _instances(
             if score is None:
                 continue
             status = str(getattr(score.status, "value", score.status))
-            scored = status in ("ok", "fail") and score.value is not None
+            scored = status in _SCORED and score.value is not None
             line = dict(base)
             line["evaluation_result_id"] = keys[label]
             line["answer_attribution"] = (

@@ -13,13 +13,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._records import ItemResult
+from .._records import ItemResult, ItemScore
 from .._result import RunResult
 from .._serialize import TEXT_ROLES, json_safe
 from ._files import open_report
-from ._rows import STATUS_NAMES, Score, score_rows
-
-CODES = {name: code for code, name in enumerate(STATUS_NAMES)}
+from ._rows import score_rows
 
 __all__ = ["FILENAME", "item_line", "iter_lines", "write"]
 
@@ -30,7 +28,7 @@ _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=F
 
 
 _string = json.encoder.encode_basestring  # C accelerated
-_plain_scores: dict[tuple[int, float | None], str] = {}
+_plain_scores: dict[tuple[str, float | None], str] = {}
 
 
 def _mapping(data: Mapping[str, Any]) -> str:
@@ -41,18 +39,19 @@ def _mapping(data: Mapping[str, Any]) -> str:
         return _encode(json_safe(data))
 
 
-def _score(code: int, value: float | None, reason: str | None, extra: Any) -> str:
+def _score(score: ItemScore) -> str:
+    status, value, reason, extra = score.status.value, score.value, score.reason, score.extra
     if reason is None and not extra:
-        key = (code, value)
+        key = (status, value)
         text = _plain_scores.get(key)
         if text is None:
             shown = "null" if value is None else repr(value)
-            text = f'{{"status": "{STATUS_NAMES[code]}", "value": {shown}}}'
+            text = f'{{"status": "{status}", "value": {shown}}}'
             if len(_plain_scores) < 4096:
                 _plain_scores[key] = text
         return text
     shown = "null" if value is None else repr(value)
-    text = f'{{"status": "{STATUS_NAMES[code]}", "value": {shown}'
+    text = f'{{"status": "{status}", "value": {shown}'
     if reason is not None:
         text += f', "reason": {_string(reason)}'
     if extra:
@@ -60,7 +59,8 @@ def _score(code: int, value: float | None, reason: str | None, extra: Any) -> st
     return text + "}"
 
 
-def _line(item: ItemResult, scores: list[tuple[str, Score]]) -> str:
+def item_line(item: ItemResult) -> str:
+    """The JSON text of one item with its scores (without the line break)."""
     expected = item.expected
     output = item.output
     line = (
@@ -76,25 +76,14 @@ def _line(item: ItemResult, scores: list[tuple[str, Score]]) -> str:
         line += f', "attempt": {item.attempt}'
     if item.metadata:
         line += f', "metadata": {_mapping(item.metadata)}'
-    parts = ", ".join(f"{_string(label)}: {_score(*score)}" for label, score in scores)
+    parts = ", ".join(f"{_string(label)}: {_score(score)}" for label, score in item.scores.items())
     return line + f', "scores": {{{parts}}}}}'
-
-
-def item_line(item: ItemResult) -> str:
-    """The JSON text of one item with its scores (without the line break)."""
-    return _line(
-        item,
-        [
-            (label, (CODES[s.status.value], s.value, s.reason, s.extra or None))
-            for label, s in item.scores.items()
-        ],
-    )
 
 
 def iter_lines(result: RunResult) -> Iterator[str]:
     """The lines of ``items.jsonl``, each ending with a line break."""
-    for item, scores in score_rows(result):
-        yield _line(item, scores) + "\n"
+    for item in score_rows(result):
+        yield item_line(item) + "\n"
 
 
 def write(result: RunResult, path: Path) -> None:

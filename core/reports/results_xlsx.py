@@ -30,10 +30,10 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._records import ItemResult
+from .._records import STATE_NAMES, ItemResult
 from .._result import RunResult
 from ..summary._summary import summary_columns, summary_rows
-from ._rows import STATUS_NAMES, Score, score_rows
+from ._rows import score_rows
 
 if TYPE_CHECKING:
     from xlsxwriter.format import Format
@@ -152,7 +152,7 @@ def _write_summary(book: Workbook, header_fmt: Format, result: RunResult) -> Non
             formats.append(decimal)
         elif column == "confidence":
             formats.append(percent)
-        elif column in ("n", "ok", "fail", "skip", "error", "small_group", "n_attempts"):
+        elif column in ("n", *STATE_NAMES, "small_group", "n_attempts"):
             formats.append(integer)
         else:
             formats.append(None)
@@ -191,12 +191,10 @@ def write(
     taken = islice(score_rows(result), shown)
     first = next(taken, None)
     labels = list(result.labels)
-    for label, _ in first[1] if first is not None else ():
+    for label in first.scores if first is not None else ():
         if label not in labels:
             labels.append(label)
-    rows: Iterator[tuple[ItemResult, list[tuple[str, Score]]]] = (
-        taken if first is None else chain((first,), taken)
-    )
+    rows: Iterator[ItemResult] = taken if first is None else chain((first,), taken)
     header = ["id", "model", "group", "input", "output", "expected"]
     for label in labels:
         header += [label, f"{label} status"]
@@ -219,26 +217,25 @@ def write(
 
 def _items(
     sheet: Worksheet,
-    rows: Iterable[tuple[ItemResult, list[tuple[str, Score]]]],
+    rows: Iterable[ItemResult],
     column_of: dict[str, int],
     decimal: Format,
 ) -> None:
     """One row per item from row 1 on: the texts as string cells, each score's value and state."""
     write_string = sheet.write_string
     write_number = sheet.write_number
-    status = STATUS_NAMES
-    for r, (item, scores) in enumerate(rows, 1):
+    for r, item in enumerate(rows, 1):
         write_string(r, 0, _text(item.id))
         for col, text in ((1, item.model), (2, item.group), (3, item.input), (4, item.output)):
             if text is not None:
                 write_string(r, col, _text(text))
         if item.expected:
             write_string(r, 5, _text(" | ".join(item.expected)))
-        for label, score in scores:
+        for label, score in item.scores.items():
             where = column_of.get(label)
             if where is None:
                 continue
-            value = score[1]
+            value = score.value
             if value is not None:
                 write_number(r, where, value, decimal)
-            write_string(r, where + 1, status[score[0]])
+            write_string(r, where + 1, score.status.value)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .._records import Measurement, Status
+from .._records import STATES, Measurement
 from ..display._format import format_interval, format_value, shared_decimals
 from ..display._text import printable
 from ._summary import (
@@ -100,7 +100,7 @@ def cell_of(m: Measurement, bold: bool = False) -> Cell:
     """The cell of one measurement (``bold``: a significant lead)."""
     from ..aggregate import coverage_flag
 
-    counts = tuple(m.counts.get(s, 0) for s in (Status.OK, Status.FAIL, Status.SKIP, Status.ERROR))
+    counts = tuple(m.counts.get(s, 0) for s in STATES)
     derived = m.ci_method == "none" and not any(counts)
     return Cell(
         value=m.value, low=m.ci_low, high=m.ci_high, method=method_name(m.ci_method),

@@ -6,7 +6,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._records import Measurement, Status
+from .._records import STATE_NAMES, STATES, Measurement
 from ..display._format import method_name
 
 if TYPE_CHECKING:  # annotations only: a run's notebook table reads this module
@@ -51,10 +51,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "ci_method",
     "confidence",
     "n",
-    "ok",
-    "fail",
-    "skip",
-    "error",
+    *STATE_NAMES,
     "error_message",
     "aggregation",
     "small_group",
@@ -233,10 +230,7 @@ def _summary_row(m: Measurement, group: str | None) -> dict[str, Any]:
         "ci_method": m.ci_method,
         "confidence": m.confidence,
         "n": m.n,
-        "ok": m.counts.get(Status.OK, 0),
-        "fail": m.counts.get(Status.FAIL, 0),
-        "skip": m.counts.get(Status.SKIP, 0),
-        "error": m.counts.get(Status.ERROR, 0),
+        **{state.value: m.counts.get(state, 0) for state in STATES},
         "error_message": m.error,
         "aggregation": aggregation,
         "small_group": small,

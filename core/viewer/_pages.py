@@ -25,7 +25,6 @@ from ..reports._html_markup import esc, head, policy
 from ..reports._html_numbers import number
 from ..reports._html_script import CSS
 from ..reports._html_svg import model_colours
-from ..reports._rows import STATUS_NAMES, Score
 from ..summary._summary import display_name
 from ._runs import Headline, RunInfo
 from ._views import CHANGES, Changed, Disagreement, Question
@@ -62,7 +61,6 @@ overflow:auto}
 form.pick{margin:6px 0}
 """
 )
-_Row = tuple[ItemResult, list[tuple[str, Score]]]
 
 
 def run_address(token: str) -> str:
@@ -259,13 +257,12 @@ def _text_cell(text: str | None, missing: str = "") -> str:
     return f'<td class="text"><div>{esc(_cut(text)) if text is not None else missing}</div></td>'
 
 
-def _verdict(scores: Sequence[tuple[str, Score]], label: str) -> str:
-    """A score's state and value, as a cell's markup (the reason below, smaller)."""
-    found = next((s for name, s in scores if name == label), None)
+def _verdict(item: ItemResult, label: str) -> str:
+    """An item's score of ``label``: its state and value, as a cell's markup (the reason below)."""
+    found = item.scores.get(label)
     if found is None:
         return "—"
-    code, value, reason, _ = found
-    state = STATUS_NAMES[code]
+    value, reason, state = found.value, found.reason, found.status.value
     # Four significant digits, as the report's items table shows a value (toPrecision(4)).
     shown = "" if value is None else f'<span class="num">{float(value):.4g}</span> '
     why = f'<div class="reason">{esc(_cut(reason))}</div>' if reason else ""
@@ -320,7 +317,7 @@ def changed_page(
     labels: Sequence[str],
     query: Mapping[str, Any],
     changed: Changed,
-    rows: Sequence[tuple[int, _Row, int, _Row]],
+    rows: Sequence[tuple[int, ItemResult, int, ItemResult]],
     offset: int,
     limit: int,
 ) -> str:
@@ -343,7 +340,7 @@ def changed_page(
     kinds.update({k: f"{CHANGE_NAMES[k]} ({counts[k]:,})" for k in CHANGES})
     base = {k: v for k, v in query.items() if k not in ("offset", "limit")}
     body = []
-    for pos_a, (item, scores_a), pos_b, (item_b, scores_b) in rows:
+    for pos_a, item, pos_b, item_b in rows:
         differs = item_b.input != item.input
         body.append(
             f'<tr><td class="num">{pos_a + 1}</td><td>{esc(item.id)}'
@@ -351,9 +348,9 @@ def changed_page(
             + f"</td><td>{esc(item.model or '')}</td>"
             + _text_cell(item.input)
             + _text_cell(" | ".join(item.expected) if item.expected else None)
-            + f'<td class="score">{_verdict(scores_a, label)}</td>'
+            + f'<td class="score">{_verdict(item, label)}</td>'
             + _text_cell(item.output, "(no output)")
-            + f'<td class="score">{_verdict(scores_b, label)}</td>'
+            + f'<td class="score">{_verdict(item_b, label)}</td>'
             + _text_cell(item_b.output, "(no output)")
             + f'<td class="num">{pos_b + 1}</td>'
             + ('<td class="error">the input differs</td>' if differs else "<td></td>")
@@ -392,7 +389,7 @@ def disagree_page(
     labels: Sequence[str],
     query: Mapping[str, Any],
     found: Disagreement,
-    questions: Sequence[tuple[Question, Mapping[str, _Row]]],
+    questions: Sequence[tuple[Question, Mapping[str, ItemResult]]],
     models: Sequence[str],
     offset: int,
     limit: int,
@@ -409,16 +406,15 @@ def disagree_page(
     )
     body = []
     for question, by_model in questions:
-        first = next(iter(by_model.values()), None)
-        item = first[0] if first is not None else None
+        item = next(iter(by_model.values()), None)
         cells = []
         for model in models:
             row = by_model.get(model)
             if row is None:
                 cells.append('<td class="score">—</td><td class="text"><div></div></td>')
                 continue
-            cells.append(f'<td class="score">{_verdict(row[1], label)}</td>')
-            cells.append(_text_cell(row[0].output, "(no output)"))
+            cells.append(f'<td class="score">{_verdict(row, label)}</td>')
+            cells.append(_text_cell(row.output, "(no output)"))
         body.append(
             f'<tr><td class="num">{min(question.positions.values(), default=0) + 1}</td>'
             f"<td>{esc(question.id)}"

@@ -31,11 +31,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._records import ItemResult
+from .._columns import ScoreColumn, scored_items
+from .._records import STATE_NAMES, ItemResult
 from .._schema import ITEM_COLUMNS, batch_to_items
 from ..display._text import printable
 from ..engine._store import score_field
-from ..reports._rows import Score
 from ._store import ItemStore, score_part
 
 __all__ = [
@@ -55,8 +55,8 @@ MAX_LIMIT = 500
 KEEP_SEARCHES = 8
 #: Seconds a search goes on before it answers with what it found so far.
 SLICE = 0.5
-#: The states, in the order items without a value sort.
-STATES: tuple[str, ...] = ("ok", "fail", "skip", "error")
+#: The states, in the order items without a value sort (the status table's code order).
+STATES: tuple[str, ...] = STATE_NAMES
 #: The item columns a text search looks at (with each label's reasons).
 TEXT_COLUMNS: tuple[str, ...] = ("id", "model", "group", "input", "output", "expected")
 _RUNS = re.compile(r"[0-9]+|[^0-9]+")
@@ -360,10 +360,8 @@ class ItemIndex:
         page: list[int] = ordered[view.offset : need].tolist()
         return Answer(total=len(hits), positions=page, complete=complete, scanned=scanned)
 
-    def items_at(
-        self, positions: Sequence[int]
-    ) -> list[tuple[ItemResult, list[tuple[str, Score]]]]:
-        """The ``(item, scores)`` rows at ``positions``, in that order (their groups only)."""
+    def items_at(self, positions: Sequence[int]) -> list[ItemResult]:
+        """The items (with their scores) at ``positions``, in that order (their groups only)."""
         table = self.store.take(positions)
         return rows_of(table, self.store, self.labels)
 
@@ -417,23 +415,11 @@ def _numbered_ranks(column: pa.ChunkedArray) -> _Ints | None:
     return rank
 
 
-def rows_of(
-    table: pa.Table, store: ItemStore, labels: Sequence[str]
-) -> list[tuple[ItemResult, list[tuple[str, Score]]]]:
-    """Rows of a table of items and scores as ``(item, scores)``, as the reports read them."""
+def rows_of(table: pa.Table, store: ItemStore, labels: Sequence[str]) -> list[ItemResult]:
+    """The items of a table of items and scores, with their scores (no ``extra``: not shown)."""
     items = batch_to_items(table.select(store.present(ITEM_COLUMNS)))
-    columns = []
-    for label in labels:
-        column = table.column(score_field(label)).combine_chunks()
-        columns.append(
-            (
-                label,
-                column.field("status").to_pylist(),
-                column.field("value").to_pylist(),
-                column.field("reason").to_pylist(),
-            )
-        )
-    return [
-        (item, [(label, (s[i], v[i], r[i], None)) for label, s, v, r in columns])
-        for i, item in enumerate(items)
+    columns = [
+        ScoreColumn.of_arrow(label, table.column(score_field(label))).without_extras()
+        for label in labels
     ]
+    return scored_items(items, columns)

@@ -383,7 +383,7 @@ class _Handler(BaseHTTPRequestHandler):
             rows = index.items_at(answer.positions)
         cut = [0]
         names: dict[str, str] = {}
-        items = ", ".join(item_json(item, scores, MAX_TEXT, cut, names) for item, scores in rows)
+        items = ", ".join(item_json(item, MAX_TEXT, cut, names) for item in rows)
         self._json(
             f'{{"total": {answer.total}, "offset": {view.offset}, "positions": '
             f'{json.dumps(answer.positions)}, "complete": {json.dumps(answer.complete)}, '
@@ -501,11 +501,9 @@ class _Handler(BaseHTTPRequestHandler):
         names: dict[str, str] = {}
         items = ", ".join(
             f'{{"position_a": {pa_}, "position_b": {pb}, '
-            f'"a": {item_json(ia, sa, MAX_TEXT, cut, names)}, '
-            f'"b": {item_json(ib, sb, MAX_TEXT, cut, names)}}}'
-            for pa_, (ia, sa), pb, (ib, sb) in zip(
-                chosen[:, 0].tolist(), rows_a, chosen[:, 1].tolist(), rows_b
-            )
+            f'"a": {item_json(ia, MAX_TEXT, cut, names)}, '
+            f'"b": {item_json(ib, MAX_TEXT, cut, names)}}}'
+            for pa_, ia, pb, ib in zip(chosen[:, 0].tolist(), rows_a, chosen[:, 1].tolist(), rows_b)
         )
         head = json.dumps(
             {
@@ -571,8 +569,8 @@ class _Handler(BaseHTTPRequestHandler):
             f'{{"id": {json.dumps(printable(q.id), ensure_ascii=False)}, '
             f'"attempt": {json.dumps(q.attempt)}, "items": {{'
             + ", ".join(
-                f"{json.dumps(m, ensure_ascii=False)}: {item_json(i, s, MAX_TEXT, cut, names)}"
-                for m, (i, s) in by_model.items()
+                f"{json.dumps(m, ensure_ascii=False)}: {item_json(i, MAX_TEXT, cut, names)}"
+                for m, i in by_model.items()
             )
             + "}}"
             for q, by_model in by_question
