@@ -334,12 +334,24 @@ def _open_locked(path: Path) -> IO[bytes] | None:
         handle.close()
 
 
+#: How long a refused run waits for a holder that has just locked the folder to say who it is.
+_HOLDER_WAIT = 2.0
+
+
 def _holder_text(handle: IO[bytes]) -> str:
-    handle.seek(0)
-    try:
-        info = json.loads(handle.read(4096).decode("utf-8", errors="replace"))
-    except ValueError:
-        return "another itemscore process"
+    # The holder locks the file, then writes who it is: a run refused in between waits a moment
+    # for that, so that its message names the holder.
+    waited = 0.0
+    while True:
+        handle.seek(0)
+        try:
+            info = json.loads(handle.read(4096).decode("utf-8", errors="replace"))
+            break
+        except ValueError:
+            if waited >= _HOLDER_WAIT:
+                return "another itemscore process"
+            time.sleep(0.05)
+            waited += 0.05
     if not isinstance(info, dict):
         return "another itemscore process"
     command = " ".join(str(part) for part in info.get("command", []))

@@ -464,3 +464,31 @@ def test_without_links_a_manifest_tells_itemscores_files_from_the_users(
     with pytest.raises(itemscore.ConfigError, match=r"summary\.csv is a file itemscore did not"):
         export(result_for("three"), tmp_path, ["json", "csv"])
     assert (tmp_path / "summary.csv").read_text(encoding="utf-8") == "edited"
+
+
+def test_a_run_refused_before_the_holder_says_who_it_is_still_names_it(tmp_path: Path) -> None:
+    """A holder locks the folder, then writes who it is: a run refused in between waits for it.
+
+    Without the wait, four runs started at once told the losers only "another itemscore
+    process", with no pid to look for.
+    """
+    import threading
+
+    from itemscore._commit import busy_holder, claim
+
+    out = tmp_path / "out"
+    held = claim(out, command=["itemscore", "score", "x.jsonl"])
+    lock = out / STATE_DIR / "lock"
+    said = lock.read_bytes()
+    with open(lock, "r+b") as handle:  # the moment between the holder's lock and its name
+        handle.truncate()
+    later = threading.Timer(0.3, lambda: lock.write_bytes(said))
+    later.start()
+    try:
+        holder = busy_holder(out)
+    finally:
+        later.join()
+        held.release()
+    assert holder is not None
+    assert f"another itemscore process (pid {os.getpid()}, since " in holder
+    assert holder.endswith(": itemscore score x.jsonl)")
