@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, overload
+from typing import Any, ClassVar, cast, overload
 
 import numpy as np
 import pyarrow as pa
@@ -327,7 +327,7 @@ class ScoreColumn(Sequence[ItemScore]):
         if self._reasons is _UNREAD:
             field = self._field("reason")
             self._reasons = None if field.null_count == len(field) else field.to_pylist()
-        return self._reasons  # type: ignore[no-any-return] # a list or None once read
+        return cast("list[str | None] | None", self._reasons)  # a list or None once read
 
     @property
     def extras(self) -> Sequence[Mapping[str, Any] | None] | None:
@@ -337,7 +337,7 @@ class ScoreColumn(Sequence[ItemScore]):
         if self._extras is _UNREAD:
             field = self._field("extra")
             self._extras = None if field.null_count == len(field) else _Decoded(field.to_pylist())
-        return self._extras  # type: ignore[no-any-return] # a sequence or None once read
+        return cast("Sequence[Mapping[str, Any] | None] | None", self._extras)  # read above
 
     def __len__(self) -> int:
         return len(self._arrow)
@@ -440,52 +440,73 @@ def _score(label: str, code: int, value: float | None, reason: str | None, extra
 _SHARED_SCORES = 4096
 
 
-def scored_items(items: Sequence[ItemResult], columns: Sequence[ScoreColumn]) -> list[ItemResult]:
+def scored_items(
+    items: Sequence[ItemResult], columns: Sequence[ScoreColumn], *, fresh: bool = False
+) -> Iterator[ItemResult]:
     """``items`` with their scores: ``item.scores[label]`` read from each label's column.
 
     The columns hold one row per item, in order. An :class:`~itemscore.ItemScore` is
     immutable, so rows of one label that are equal (state, value, reason, ``extra`` text)
-    share one: a batch of right-or-wrong scores builds a handful, not one per row, which keeps
-    a report's reading of a million items as quick as reading plain tuples.
+    share one: a batch of right-or-wrong scores builds a handful, not one per row.
+
+    Args:
+        items: The items, one per row.
+        columns: One column per label.
+        fresh: The items were just built for this (nobody else holds them): their ``scores``
+            are set in place instead of on a copy.
     """
-    n = len(items)
-    nothing = [None] * n
-    prepared: list[tuple[Any, ...]] = []
-    for column in columns:
-        arrow = column.arrow
-        if isinstance(arrow, pa.ChunkedArray):
-            arrow = arrow.combine_chunks()
-        value = arrow.field("value")
-        numbers = np.asarray(value.to_numpy(zero_copy_only=False), dtype=np.float64)
+    labels = [column.label for column in columns]
+    by_label = [_row_scores(column) for column in columns]
+    rows = zip(*by_label) if by_label else ([] for _ in items)
+    for item, row in zip(items, rows):
+        scores = dict(zip(labels, row))
+        if fresh:
+            _set(item, "scores", scores or EMPTY)
+            yield item
+        else:
+            yield item.with_scores(scores)
+
+
+def _row_scores(column: ScoreColumn) -> list[ItemScore]:
+    """One :class:`~itemscore.ItemScore` per row, equal rows sharing one."""
+    arrow = column.arrow
+    if isinstance(arrow, pa.ChunkedArray):
+        arrow = arrow.combine_chunks()
+    n, label = len(arrow), column.label
+    value = arrow.field("value")
+    numbers = np.asarray(value.to_numpy(zero_copy_only=False), dtype=np.float64)
+    values = value.to_pylist()
+    states = column.states
+    extra = arrow.field("extra")
+    reasons = column.reasons
+    memo: dict[Any, ItemScore] = {}
+    if np.any((numbers == 0.0) & np.signbit(numbers)):
         # -0.0 == 0.0 as a key: a column holding a negative zero shares no score.
-        shared = not bool(np.any((numbers == 0.0) & np.signbit(numbers)))
-        extra = arrow.field("extra")
-        texts = nothing if extra.null_count == n else extra.to_pylist()
-        reasons = column.reasons
-        prepared.append(
-            (
-                column.label,
-                column.states,
-                value.to_pylist(),
-                nothing if reasons is None else reasons,
-                texts,
-                {} if shared else None,
-            )
-        )
-    loads = json.loads
-    out = []
-    for i, item in enumerate(items):
-        scores = {}
-        for label, states, values, reasons, texts, memo in prepared:
-            key = (states[i], values[i], reasons[i], texts[i])
-            score = None if memo is None else memo.get(key)
+        texts = extra.to_pylist()
+        return [
+            _score(label, c, v, r, None if t is None else json.loads(t))
+            for c, v, r, t in zip(states, values, reasons or [None] * n, texts)
+        ]
+    if reasons is None and extra.null_count == n:  # the common case: state and value only
+        out = []
+        for key in zip(states, values):
+            score = memo.get(key)
             if score is None:
-                text = key[3]
-                score = _score(label, key[0], key[1], key[2], None if text is None else loads(text))
-                if memo is not None and len(memo) < _SHARED_SCORES:
+                score = _score(label, key[0], key[1], None, None)
+                if len(memo) < _SHARED_SCORES:
                     memo[key] = score
-            scores[label] = score
-        out.append(item.with_scores(scores))
+            out.append(score)
+        return out
+    out = []
+    texts = extra.to_pylist()
+    for full in zip(states, values, reasons or [None] * n, texts):
+        score = memo.get(full)
+        if score is None:
+            text = full[3]
+            score = _score(label, *full[:3], None if text is None else json.loads(text))
+            if len(memo) < _SHARED_SCORES:
+                memo[full] = score
+        out.append(score)
     return out
 
 

@@ -436,8 +436,10 @@ class RunTable:
             ValueError: the table does not keep its items.
         """
         labels = self.labels
+        fresh = self.items is not None and self.items.listed is None  # built here from Arrow
         for items, columns in self._scored_batches(size, records=True):
-            yield from scored_items(items, [ScoreColumn.of_arrow(k, columns[k]) for k in labels])
+            scores = [ScoreColumn.of_arrow(k, columns[k]) for k in labels]
+            yield from scored_items(items, scores, fresh=fresh)
 
     def _scored_batches(
         self, size: int, *, records: bool

@@ -21,12 +21,13 @@ from collections.abc import Iterable, Mapping
 from itertools import islice
 from typing import Any
 
-from .._records import ItemResult
+from .._records import STATES, ItemResult
 from ..display._text import printable, visible
 
 __all__ = ["item_json", "items_pieces", "script_safe"]
 
 _string = json.encoder.encode_basestring  # JSON string syntax, C accelerated (no ASCII escaping)
+_NAME = {state: state.value for state in STATES}
 
 
 def script_safe(text: str) -> str:
@@ -72,7 +73,7 @@ def item_json(
         value = score.value
         shown = "null" if value is None else repr(float(value))  # scores are finite
         reason = _text(score.reason, limit, cut)
-        parts.append(f'{name}: ["{score.status.value}", {shown}, {reason}]')
+        parts.append(f'{name}: ["{_NAME[score.status]}", {shown}, {reason}]')
     expected = " | ".join(item.expected) if item.expected else None
     model, group = item.model, item.group
     attempt = "" if item.attempt is None else f'"attempt": {item.attempt}, '

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._records import ItemResult, ItemScore
+from .._records import STATES, ItemResult, ItemScore
 from .._result import RunResult
 from .._serialize import TEXT_ROLES, json_safe
 from ._files import open_report
@@ -29,6 +29,7 @@ _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=F
 
 _string = json.encoder.encode_basestring  # C accelerated
 _plain_scores: dict[tuple[str, float | None], str] = {}
+_NAME = {state: state.value for state in STATES}
 
 
 def _mapping(data: Mapping[str, Any]) -> str:
@@ -40,18 +41,18 @@ def _mapping(data: Mapping[str, Any]) -> str:
 
 
 def _score(score: ItemScore) -> str:
-    status, value, reason, extra = score.status.value, score.value, score.reason, score.extra
+    status, value, reason, extra = score.status, score.value, score.reason, score.extra
     if reason is None and not extra:
         key = (status, value)
         text = _plain_scores.get(key)
         if text is None:
             shown = "null" if value is None else repr(value)
-            text = f'{{"status": "{status}", "value": {shown}}}'
+            text = f'{{"status": "{_NAME[status]}", "value": {shown}}}'
             if len(_plain_scores) < 4096:
                 _plain_scores[key] = text
         return text
     shown = "null" if value is None else repr(value)
-    text = f'{{"status": "{status}", "value": {shown}'
+    text = f'{{"status": "{_NAME[status]}", "value": {shown}'
     if reason is not None:
         text += f', "reason": {_string(reason)}'
     if extra:

@@ -30,7 +30,7 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._records import STATE_NAMES, ItemResult
+from .._records import STATE_NAMES, STATES, ItemResult
 from .._result import RunResult
 from ..summary._summary import summary_columns, summary_rows
 from ._rows import score_rows
@@ -224,6 +224,7 @@ def _items(
     """One row per item from row 1 on: the texts as string cells, each score's value and state."""
     write_string = sheet.write_string
     write_number = sheet.write_number
+    names = {state: state.value for state in STATES}
     for r, item in enumerate(rows, 1):
         write_string(r, 0, _text(item.id))
         for col, text in ((1, item.model), (2, item.group), (3, item.input), (4, item.output)):
@@ -238,4 +239,4 @@ def _items(
             value = score.value
             if value is not None:
                 write_number(r, where, value, decimal)
-            write_string(r, where + 1, score.status.value)
+            write_string(r, where + 1, names[score.status])

@@ -422,4 +422,4 @@ def rows_of(table: pa.Table, store: ItemStore, labels: Sequence[str]) -> list[It
         ScoreColumn.of_arrow(label, table.column(score_field(label))).without_extras()
         for label in labels
     ]
-    return scored_items(items, columns)
+    return list(scored_items(items, columns, fresh=True))
