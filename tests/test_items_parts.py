@@ -468,7 +468,7 @@ def test_a_worker_that_cannot_reach_the_folder_stops_the_run_saying_why(
 ) -> None:
     """A worker on another machine sees no such folder: the run stops, naming --out."""
     from itemscore import ConfigError
-    from itemscore.engine._files import PartOut, score_part_task
+    from itemscore.engine._part_tasks import PartOut, score_part_task
 
     out = PartOut(str(tmp_path / "elsewhere" / "items.parquet"), ".part-00000-0-1.tmp", ())
     with pytest.raises(ConfigError) as caught:
