@@ -1,7 +1,7 @@
 """``ScoreColumn``: one metric's scores for a run's items, as one Arrow column.
 
 A score has one form in memory and one on disk. In memory it is a row of a
-:class:`ScoreColumn`: one :data:`SCORE_TYPE` struct array per metric label (the state code,
+:class:`ScoreColumn`: one :func:`score_type` struct array per metric label (the state code,
 the value, the reason, the ``extra`` mapping as JSON text), which the run table holds, moves
 between processes as flat buffers and writes to Parquet as it is. An
 :class:`~itemscore.ItemScore` is the one view of a row, built only when someone reads one.
@@ -12,40 +12,50 @@ The four states and their codes are :data:`~itemscore._records.STATES`: the orde
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, cast, overload
 
-import numpy as np
-import pyarrow as pa
-
-from ._lean import from_ipc, to_ipc
 from ._records import CODE, EMPTY, STATE_NAMES, STATES, ItemResult, ItemScore, Status
-from ._schema import strings
 from ._serialize import json_safe
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+# numpy and pyarrow are imported where a column is built or read, not with this module: a
+# metric module imports ScoreColumn, and listing the installed metrics imports every metric
+# module (``itemscore metrics`` stays light: tests/test_cli_plugins.py).
 
 __all__ = [
     "CODE",
-    "SCORE_TYPE",
     "STATES",
     "STATE_NAMES",
     "ScoreColumn",
+    "score_type",
     "scored_items",
     "without_extras",
 ]
 
 OK, FAIL, SKIP, ERROR = (CODE[s] for s in (Status.OK, Status.FAIL, Status.SKIP, Status.ERROR))
 
-#: The Arrow type of one label's scores, in memory and in ``items.parquet``.
-SCORE_TYPE = pa.struct(
-    [
-        pa.field("status", pa.int8(), nullable=False),
-        pa.field("value", pa.float64()),
-        pa.field("reason", pa.string()),
-        pa.field("extra", pa.string()),
-    ]
-)
+
+@functools.cache
+def score_type() -> pa.StructType:
+    """The Arrow type of one label's scores, in memory and in ``items.parquet``."""
+    import pyarrow as pa
+
+    return pa.struct(
+        [
+            pa.field("status", pa.int8(), nullable=False),
+            pa.field("value", pa.float64()),
+            pa.field("reason", pa.string()),
+            pa.field("extra", pa.string()),
+        ]
+    )
+
 
 _new = object.__new__
 _set = object.__setattr__
@@ -70,6 +80,8 @@ def encode_extras(extras: Iterable[Mapping[str, Any] | None]) -> pa.Array:
 
     One holding a lone surrogate is written with ASCII escapes (Arrow holds UTF-8 only).
     """
+    import pyarrow as pa
+
     texts = [_extra_text(extra) if extra else None for extra in extras]
     try:
         return pa.array(texts, pa.string())
@@ -80,11 +92,15 @@ def encode_extras(extras: Iterable[Mapping[str, Any] | None]) -> pa.Array:
 
 
 def _struct(status: pa.Array, value: pa.Array, reason: pa.Array, extra: pa.Array) -> pa.StructArray:
-    return pa.StructArray.from_arrays([status, value, reason, extra], fields=list(SCORE_TYPE))
+    import pyarrow as pa
+
+    return pa.StructArray.from_arrays([status, value, reason, extra], fields=list(score_type()))
 
 
 def without_extras(array: pa.StructArray) -> pa.StructArray:
-    """A :data:`SCORE_TYPE` array with every ``extra`` null."""
+    """A :func:`score_type` array with every ``extra`` null."""
+    import pyarrow as pa
+
     return _struct(
         array.field(0), array.field(1), array.field(2), pa.nulls(len(array), pa.string())
     )
@@ -156,6 +172,11 @@ class ScoreColumn(Sequence[ItemScore]):
         reasons: Sequence[str | None] | None = None,
         extras: Sequence[Mapping[str, Any] | None] | None = None,
     ) -> None:
+        import numpy as np
+        import pyarrow as pa
+
+        from ._schema import strings
+
         n = len(states)
         for name, given in (("values", values), ("reasons", reasons), ("extras", extras)):
             if given is not None and len(given) != n:
@@ -184,9 +205,11 @@ class ScoreColumn(Sequence[ItemScore]):
         states: bytes | None = None,
     ) -> None:
         #: The metric's label in the run.
+        import pyarrow as pa
+
         self.label = label
         if isinstance(arrow, pa.ChunkedArray) and arrow.num_chunks <= 1:
-            arrow = arrow.chunk(0) if arrow.num_chunks else pa.array([], type=SCORE_TYPE)
+            arrow = arrow.chunk(0) if arrow.num_chunks else pa.array([], type=score_type())
         self._arrow: pa.StructArray | pa.ChunkedArray = arrow
         # The extras as the metric gave them, not yet encoded (the array's are null then).
         self._given = given
@@ -199,7 +222,7 @@ class ScoreColumn(Sequence[ItemScore]):
 
     @classmethod
     def of_arrow(cls, label: str, arrow: pa.StructArray | pa.ChunkedArray) -> ScoreColumn:
-        """A column over a :data:`SCORE_TYPE` array (or the chunks of a run's batches)."""
+        """A column over a :func:`score_type` array (or the chunks of a run's batches)."""
         column: ScoreColumn = _new(cls)
         column._init(label, arrow)
         return column
@@ -224,6 +247,9 @@ class ScoreColumn(Sequence[ItemScore]):
     @classmethod
     def filled(cls, label: str, n: int, status: Status | str, reason: str | None) -> ScoreColumn:
         """``n`` equal value-less scores (skip or error) with one reason."""
+        import numpy as np
+        import pyarrow as pa
+
         code = CODE[Status(status)]
         return cls.of_arrow(
             label,
@@ -238,13 +264,15 @@ class ScoreColumn(Sequence[ItemScore]):
     @classmethod
     def concat(cls, label: str, parts: Sequence[ScoreColumn]) -> ScoreColumn:
         """One column from consecutive parts (shards), in order."""
+        import pyarrow as pa
+
         if len(parts) == 1:
             return parts[0].relabelled(label)
         chunks: list[pa.StructArray] = []
         for part in parts:
             arrow = part.arrow
             chunks += arrow.chunks if isinstance(arrow, pa.ChunkedArray) else [arrow]
-        return cls.of_arrow(label, pa.chunked_array(chunks, SCORE_TYPE))
+        return cls.of_arrow(label, pa.chunked_array(chunks, score_type()))
 
     def relabelled(self, label: str) -> ScoreColumn:
         """The same scores under ``label``."""
@@ -255,6 +283,8 @@ class ScoreColumn(Sequence[ItemScore]):
 
     def take(self, indices: Sequence[int]) -> ScoreColumn:
         """The scores of the items at ``indices``, in that order."""
+        import pyarrow as pa
+
         picked = self._arrow.take(pa.array(indices, type=pa.int64()))
         column = ScoreColumn.of_arrow(self.label, picked)
         if self._given is not None:
@@ -263,16 +293,22 @@ class ScoreColumn(Sequence[ItemScore]):
 
     def without_extras(self) -> ScoreColumn:
         """The same scores with every ``extra`` left out (none encoded)."""
+        import pyarrow as pa
+
         if self._given is not None:
             return ScoreColumn.of_arrow(self.label, self._arrow)
         arrow = self._arrow
         if isinstance(arrow, pa.ChunkedArray):
             bare = [without_extras(chunk) for chunk in arrow.chunks]
-            return ScoreColumn.of_arrow(self.label, pa.chunked_array(bare, SCORE_TYPE))
+            return ScoreColumn.of_arrow(self.label, pa.chunked_array(bare, score_type()))
         return ScoreColumn.of_arrow(self.label, without_extras(arrow))
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Through Arrow IPC: a pickled slice of a shared all-null array would carry all of it.
+        import pyarrow as pa
+
+        from ._lean import to_ipc
+
         return (_restored, (self.label, to_ipc(pa.table({"scores": self.arrow}))))
 
     # -- reading -------------------------------------------------------------------------
@@ -283,6 +319,8 @@ class ScoreColumn(Sequence[ItemScore]):
 
         Joining a run's chunks would copy every score column while the table holds it.
         """
+        import pyarrow as pa
+
         if self._given is not None:
             arrow = self._arrow
             assert isinstance(arrow, pa.StructArray)  # built from lists: one array
@@ -294,21 +332,27 @@ class ScoreColumn(Sequence[ItemScore]):
 
     def array(self, *, extras: bool = True) -> pa.StructArray:
         """The column as one Arrow array (chunks joined); ``extras=False``: every one null."""
+        import pyarrow as pa
+
         arrow = (self if extras else self.without_extras()).arrow
         return arrow.combine_chunks() if isinstance(arrow, pa.ChunkedArray) else arrow
 
     def _field(self, name: str) -> pa.Array | pa.ChunkedArray:
         """One field of every score (chunked as the column is)."""
+        import pyarrow as pa
+
         arrow = self._arrow
         if isinstance(arrow, pa.ChunkedArray):
             return pa.chunked_array(
-                [chunk.field(name) for chunk in arrow.chunks], SCORE_TYPE.field(name).type
+                [chunk.field(name) for chunk in arrow.chunks], score_type().field(name).type
             )
         return arrow.field(name)
 
     @property
     def states(self) -> bytes:
         """One state code per item (see :data:`STATES`)."""
+        import numpy as np
+
         if self._states is None:
             codes = self._field("status").to_numpy(zero_copy_only=False)
             self._states = np.asarray(codes, dtype=np.int8).tobytes()
@@ -389,6 +433,8 @@ class ScoreColumn(Sequence[ItemScore]):
 
     def counts(self) -> dict[Status, int]:
         """Items in each of the four states."""
+        import numpy as np
+
         codes = np.frombuffer(self.states, dtype=np.int8)
         found = np.bincount(codes, minlength=len(STATES)) if codes.size else [0] * len(STATES)
         return {status: int(found[code]) for code, status in enumerate(STATES)}
@@ -420,6 +466,8 @@ class ScoreColumn(Sequence[ItemScore]):
 
         A million Python floats would cost more memory than the whole column.
         """
+        import numpy as np
+
         codes = np.frombuffer(self.states, dtype=np.int8)
         values = np.asarray(self._field("value").to_numpy(zero_copy_only=False), np.float64)
         return values[codes <= FAIL]
@@ -469,6 +517,9 @@ def scored_items(
 
 def _row_scores(column: ScoreColumn) -> list[ItemScore]:
     """One :class:`~itemscore.ItemScore` per row, equal rows sharing one."""
+    import numpy as np
+    import pyarrow as pa
+
     arrow = column.arrow
     if isinstance(arrow, pa.ChunkedArray):
         arrow = arrow.combine_chunks()
@@ -512,6 +563,8 @@ def _row_scores(column: ScoreColumn) -> list[ItemScore]:
 
 def _restored(label: str, data: pa.Buffer) -> ScoreColumn:
     """A pickled :class:`ScoreColumn` (see its ``__reduce__``)."""
+    from ._lean import from_ipc
+
     return ScoreColumn.of_arrow(label, from_ipc(data).column(0))
 
 

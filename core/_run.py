@@ -23,7 +23,7 @@ from typing import Any, TypeGuard, cast
 
 import pyarrow as pa
 
-from ._columns import CODE, SCORE_TYPE, ScoreColumn
+from ._columns import CODE, ScoreColumn, score_type
 from ._derived import annotate
 from ._exceptions import ConfigError
 from ._plan import RunPlan, plan, reduce_of
@@ -213,7 +213,7 @@ def score_list(
     finally:
         release_memo(job.token)
     return {
-        label: pa.chunked_array([part[label] for part in parts if part is not None], SCORE_TYPE)
+        label: pa.chunked_array([part[label] for part in parts if part is not None], score_type())
         for label in labels
     }
 
@@ -270,7 +270,7 @@ def _corpus_column(scores: Sequence[tuple[Status, float | None, str | None]]) ->
             pa.array([s[2] for s in scores], pa.string()),
             pa.nulls(len(scores), pa.string()),
         ],
-        fields=list(SCORE_TYPE),
+        fields=list(score_type()),
     )
 
 

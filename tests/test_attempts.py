@@ -426,7 +426,7 @@ def simulated_table(attempts: int, rho: float, seed: int) -> Any:
     Each question has its own chance of being right, drawn from a beta distribution with mean
     TRUTH whose intra-question correlation is ``rho``; its attempts are drawn from it.
     """
-    from itemscore.engine._scores import SCORE_TYPE
+    from itemscore._columns import score_type
     from itemscore.engine._table import RunTable
 
     rng = np.random.default_rng(seed)
@@ -455,7 +455,7 @@ def simulated_table(attempts: int, rho: float, seed: int) -> Any:
             pa.nulls(n, pa.string()),
             pa.nulls(n, pa.string()),
         ],
-        fields=list(SCORE_TYPE),
+        fields=list(score_type()),
     )
     return RunTable(keys, {"exact_match": scores}, None), right.reshape(REPETITIONS, -1)
 

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from itemscore import ItemResult
-from itemscore._columns import SCORE_TYPE, ScoreColumn
+from itemscore._columns import ScoreColumn, score_type
 from itemscore._schema import items_to_batch
 from itemscore.engine._store import ItemsWriter, score_field
 
@@ -48,7 +48,7 @@ def test_an_empty_run_gets_a_file_that_says_what_a_row_holds(tmp_path: Path) -> 
     path = tmp_path / "items.parquet"
     ItemsWriter(path, ["m"]).close()
     schema = pq.read_schema(path)
-    assert schema.field(score_field("m")).type == SCORE_TYPE
+    assert schema.field(score_field("m")).type == score_type()
     assert pq.read_metadata(path).num_rows == 0
 
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 import itemscore
 from itemscore import _lean
-from itemscore._columns import SCORE_TYPE, ScoreColumn
+from itemscore._columns import ScoreColumn, score_type
 from itemscore._lean import SHARED_ROWS, from_ipc, lean, nulls, to_ipc
 
 
@@ -51,7 +51,7 @@ def test_a_score_column_without_reasons_or_extras_shares_them() -> None:
     ).array()
     assert column.field("reason").buffers()[1].size >= 8  # plain: offsets of its own
     leaner = lean(column)
-    assert leaner.type == SCORE_TYPE
+    assert leaner.type == score_type()
     assert leaner.equals(column)
     assert leaner.field("status") is not None
     assert _data_address(leaner.field("reason")) == _data_address(nulls(1, pa.string()))

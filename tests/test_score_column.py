@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from itemscore import ItemScore, ScoreColumn, Status
-from itemscore._columns import SCORE_TYPE
+from itemscore._columns import score_type
 from itemscore._records import CODE, STATE_NAMES, STATES
 
 _NESTED = {"matched": "Paris", "spans": [[0, 5], [7, 9]], "detail": {"f1": 0.5, "ok": True}}
@@ -69,7 +69,7 @@ def test_every_form_gives_the_same_scores_item_by_item() -> None:
         assert _plain(column[-1]) == expected[-1]
         assert column.states == bytes([0, 1, 2, 3, 0, 1])
         assert column == SCORES  # equal to the list of records
-    assert built.arrow.type == SCORE_TYPE
+    assert built.arrow.type == score_type()
     assert built.arrow.equals(from_scores.arrow)
     assert built.arrow.field("extra")[0].as_py() == (
         '{"matched": "Paris", "spans": [[0, 5], [7, 9]], "detail": {"f1": 0.5, "ok": true}}'

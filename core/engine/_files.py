@@ -42,7 +42,7 @@ from typing import Any, Literal
 import attrs
 import pyarrow as pa
 
-from .._columns import SCORE_TYPE, ScoreColumn, without_extras
+from .._columns import ScoreColumn, score_type, without_extras
 from .._exceptions import ConfigError
 from .._lean import lean
 from .._plan import RunPlan
@@ -510,7 +510,7 @@ class _Sink:
     def table(self, keys: pa.Table) -> RunTable:
         """The run table of everything taken."""
         scores = {
-            label: pa.chunked_array(arrays, SCORE_TYPE) for label, arrays in self.scores.items()
+            label: pa.chunked_array(arrays, score_type()) for label, arrays in self.scores.items()
         }
         if self.keep.mode == "none":
             return RunTable(keys, scores, None)

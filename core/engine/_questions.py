@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 import pyarrow as pa
 
-from .._columns import SCORE_TYPE
+from .._columns import score_type
 from .._reducers import Attempts, ReducerSpec
 from ._table import RunTable
 
@@ -187,7 +187,7 @@ class LabelAttempts:
         column = table.scores[label]
         arrow = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
         if not isinstance(arrow, pa.StructArray):  # no rows
-            arrow = pa.array([], type=SCORE_TYPE)
+            arrow = pa.array([], type=score_type())
         codes = table.codes(label)
         values = table.values(label)
         n = questions.n
@@ -229,7 +229,7 @@ class LabelAttempts:
         )  # fmt: skip
 
     def reduce(self, spec: ReducerSpec) -> tuple[pa.StructArray, bool]:
-        """``spec``'s question-level scores, as one :data:`SCORE_TYPE` column.
+        """``spec``'s question-level scores, as one :func:`score_type` column.
 
         Also whether they are attempts' own scores (the reducer picked one per question).
 
@@ -298,7 +298,7 @@ class LabelAttempts:
                 pa.array(reasons, pa.string()),
                 extra,
             ],
-            fields=list(SCORE_TYPE),
+            fields=list(score_type()),
         )
         return column, result.dtype.kind != "f"
 

@@ -1,7 +1,7 @@
 """What the engine does to score columns besides scoring: unreadable documents become errors.
 
 A score's one form is :class:`~itemscore.ScoreColumn` over a
-:data:`~itemscore._columns.SCORE_TYPE` array; the engine builds the arrays of a shard with
+:func:`~itemscore._columns.score_type` array; the engine builds the arrays of a shard with
 ``column.arrow`` (or ``column.without_extras().arrow`` when no reader keeps the extras).
 """
 
@@ -11,11 +11,11 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from .._columns import CODE, SCORE_TYPE
+from .._columns import CODE, score_type
 from .._records import ItemResult, Status
 from .._schema import Unreadable, strings
 
-__all__ = ["SCORE_TYPE", "unreadable", "unreadable_reasons"]
+__all__ = ["unreadable", "unreadable_reasons"]
 
 
 def unreadable(array: pa.StructArray, errors: pa.Array) -> pa.StructArray:
@@ -30,7 +30,7 @@ def unreadable(array: pa.StructArray, errors: pa.Array) -> pa.StructArray:
     value = pc.if_else(bad, pa.scalar(None, pa.float64()), array.field("value"))
     reason = pc.if_else(bad, errors, array.field("reason"))
     extra = pc.if_else(bad, pa.scalar(None, pa.string()), array.field("extra"))
-    return pa.StructArray.from_arrays([status, value, reason, extra], fields=list(SCORE_TYPE))
+    return pa.StructArray.from_arrays([status, value, reason, extra], fields=list(score_type()))
 
 
 def unreadable_reasons(items: Sequence[ItemResult]) -> pa.Array | None:

@@ -149,6 +149,6 @@ class ItemsWriter:
 
 
 def _score_type() -> pa.DataType:
-    from .._columns import SCORE_TYPE
+    from .._columns import score_type
 
-    return SCORE_TYPE
+    return score_type()

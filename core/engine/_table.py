@@ -5,7 +5,7 @@ One object holds what a run produced, whoever made it (a fresh run, :func:`~item
 
 - the **keys**, always in memory: ``id``, ``model``, ``group``, ``cluster``, ``attempt`` — what
   aggregation, pairing and group tables need;
-- the **scores**, always in memory: one :data:`~itemscore.engine._scores.SCORE_TYPE` column per
+- the **scores**, always in memory: one :func:`~itemscore._columns.score_type` column per
   metric label (a run that does not keep its items may leave the ``extra`` texts out of the
   labels whose aggregate does not read them);
 - the **items** themselves, where they are: the caller's list of
@@ -282,7 +282,7 @@ class RunTable:
 
     Args:
         keys: The key columns (:data:`KEY_COLUMNS`), one row per item.
-        scores: One :data:`~itemscore.engine._scores.SCORE_TYPE` column per label, in the run's
+        scores: One :func:`~itemscore._columns.score_type` column per label, in the run's
             order.
         items: Where the items are; ``None``: not kept.
     """
