@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from itertools import pairwise
 from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .._columns import ScoreColumn, scored_items
 from .._lean import lean
@@ -80,9 +78,6 @@ def keys_of(source: Sequence[ItemResult] | pa.RecordBatch | pa.Table) -> pa.Tabl
             return pa.table(columns)
         inputs = source.column("input") if "input" in names else pa.nulls(n, pa.string())
         answers = source.column("expected") if "expected" in names else pa.nulls(n, _ANSWERS)
-        if _crc_readable(inputs.type, answers.type):
-            columns[FINGERPRINT] = _arrow_fingerprints(inputs, answers)
-            return pa.table(columns)
         inputs, answers = inputs.to_pylist(), answers.to_pylist()
     else:
         columns = {
@@ -121,52 +116,6 @@ def fingerprints(inputs: Sequence[str | None], answers: Sequence[Sequence[str] |
 
 
 _ANSWERS = pa.list_(pa.string())
-
-
-def _crc_readable(inputs: pa.DataType, answers: pa.DataType) -> bool:
-    """Whether :func:`_arrow_fingerprints` reads columns of these types."""
-    texts = (pa.string(), pa.large_string())
-    return (
-        inputs in texts
-        and (pa.types.is_list(answers) or pa.types.is_large_list(answers))
-        and answers.value_type in texts
-    )
-
-
-def _arrow_fingerprints(
-    inputs: pa.Array | pa.ChunkedArray, answers: pa.Array | pa.ChunkedArray
-) -> pa.Array:
-    """:func:`fingerprints` of Arrow columns, read from their UTF-8 buffers.
-
-    The same numbers, without a Python string per cell: the text columns' bytes are what
-    ``encode("utf-8")`` gives, and an answer key's are its answers joined by a unit separator.
-    """
-    high = _crcs(inputs, pc.is_valid(inputs))
-    joined = pc.binary_join(answers, pa.scalar("\x1f", answers.type.value_type))
-    low = _crcs(joined, pc.fill_null(pc.greater(pc.list_value_length(answers), 0), False))
-    return pa.array((high << np.uint64(32)) | low, pa.uint64())
-
-
-def _crcs(texts: pa.Array | pa.ChunkedArray, present: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """The CRC-32 of each text's bytes (``1`` for ``0``), ``0`` where not ``present``."""
-    if isinstance(texts, pa.ChunkedArray):
-        texts = texts.combine_chunks()
-    if isinstance(present, pa.ChunkedArray):
-        present = present.combine_chunks()
-    n = len(texts)
-    out = np.zeros(n, np.uint64)
-    keep = present.to_numpy(zero_copy_only=False)
-    if n == 0 or not keep.any():
-        return out
-    _, offsets, data = texts.buffers()
-    width = 8 if pa.types.is_large_string(texts.type) else 4
-    bounds = np.frombuffer(offsets, f"<i{width}", n + 1, texts.offset * width).tolist()
-    view = memoryview(data if data is not None else b"")
-    crc = zlib.crc32
-    codes = np.array([crc(view[a:b]) for a, b in pairwise(bounds)], np.uint64)
-    codes[codes == 0] = 1
-    out[keep] = codes[keep]
-    return out
 
 
 class ItemSource:
