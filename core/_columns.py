@@ -467,10 +467,11 @@ class ScoreColumn(Sequence[ItemScore]):
         A million Python floats would cost more memory than the whole column.
         """
         import numpy as np
+        import pyarrow as pa
 
         codes = np.frombuffer(self.states, dtype=np.int8)
-        values = np.asarray(self._field("value").to_numpy(zero_copy_only=False), np.float64)
-        return values[codes <= FAIL]
+        scored = self._field("value").filter(pa.array(codes <= FAIL))  # one copy, not two
+        return np.asarray(scored.to_numpy(zero_copy_only=False), np.float64)
 
 
 def _score(label: str, code: int, value: float | None, reason: str | None, extra: Any) -> ItemScore:

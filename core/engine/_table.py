@@ -345,14 +345,9 @@ class RunTable:
         return np.frombuffer(self.score(label).states, dtype=np.int8)
 
     def values(self, label: str) -> np.ndarray[Any, np.dtype[np.float64]]:
-        """The value of each item for ``label`` (NaN for skip and error)."""
-        found = self._cache.get(("values", label))
-        if found is None:
-            column = self.scores[label].combine_chunks().field("value")
-            # Nulls (skip, error) become NaN.
-            found = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
-            self._cache[("values", label)] = found
-        return found
+        """The value of each item for ``label`` (NaN for skip and error), made at each call."""
+        column = self.scores[label].combine_chunks().field("value")
+        return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
 
     def item_fields(
         self, names: Sequence[str], rows: Sequence[int] | None = None

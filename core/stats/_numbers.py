@@ -153,7 +153,7 @@ def _check_qs(qs: Sequence[float]) -> tuple[float, ...]:
 
 def _scale_of(x: NDArray[np.float64]) -> float:
     """1.0, or the largest magnitude in ``x`` when its sums or squares could overflow."""
-    biggest = float(np.max(np.abs(x))) if x.size else 0.0
+    biggest = max(float(np.max(x)), -float(np.min(x))) if x.size else 0.0  # no copy of x
     return biggest if biggest > _LARGE else 1.0
 
 
