@@ -22,6 +22,7 @@ SECTIONS = (
     "bench_compare",
     "bench_bold",
     "bench_attempts",
+    "bench_executors",
 )
 
 
