@@ -52,6 +52,7 @@ from .engine._table import RunTable
 from .engine._tasks import Job, ShardFailed, release_memo, score_items_task
 from .executors import Engine, ExecutorSpec, resolve_executor
 from .inputs import Source, suite_rows, to_items
+from .inputs._datasets import NAMES, dataset_kind, staged
 
 __all__ = ["ProgressCallback", "prepare_settings", "rescore", "run", "score", "score_list"]
 
@@ -468,7 +469,9 @@ def score(
             rules of files: NaN means missing, other columns go to metadata); ids must be
             unique per model (and attempt). Or a data file, a glob, a folder or a list of
             files: the executor's workers then read it, each its own part, and every
-            whole-file check runs before any item is scored.
+            whole-file check runs before any item is scored. Or a Ray Dataset or a Spark
+            DataFrame of a local Ray or Spark: its engine writes it as Parquet parts into a
+            private folder, read as files are, and removed after the run.
         metrics: A :func:`~itemscore.plan`, or metric names, mappings
             ``{"name": ..., "label": ..., <options>}``, ``MetricSpec``, metric classes or
             configured instances.
@@ -524,6 +527,21 @@ def score(
         reduce=reduce_of(reduce, metrics),
     )  # fmt: skip
     the_plan = plan(metrics, extra_metrics, registry=registry)
+    kind = dataset_kind(items)
+    if kind is not None:  # written as Parquet parts by the engine's workers, read by ours
+        if format is not None:
+            raise ConfigError(
+                f"`format` ({format!r}) applies to files; a {NAMES[kind]} is read as it is. "
+                "Leave `format` out."
+            )
+        from .inputs import open_source
+
+        expected = (columns or {}).get("expected", "expected")
+        with (
+            staged(items, kind) as folder,
+            open_source(folder, "parquet", columns=columns, name=NAMES[kind]) as opened,
+        ):
+            return _run_plan(opened, the_plan, settings, spec, progress, answer_column=expected)
     if is_paths(items):
         from .inputs import open_source
 

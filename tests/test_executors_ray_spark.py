@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -27,6 +28,8 @@ pytestmark = [
     # Ray Data leaves the log file of a dataset whose task failed open, to be collected later.
     pytest.mark.filterwarnings("ignore:unclosed file .*ray-data:ResourceWarning"),
     pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+    # Ray's DataContext warns of its own deprecated settings when a test makes a dataset.
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.data.context"),
 ]
 
 WORKERS = Path(__file__).parent / "workers"
@@ -151,6 +154,89 @@ def test_spark_gives_the_serial_results_and_leaves_the_session_running(
     active = itemscore.score(data, METRICS, **kwargs)  # no session given: the active one
     assert document(active) == serial
     assert spark.range(3).count() == 3  # still running
+
+
+# -- a Ray Dataset or a Spark DataFrame handed in: written by the engine, read by the workers --
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The folder where a run stages a dataset's parts: checked empty after each run."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(folder))
+    return folder
+
+
+def _staged_left(folder: Path) -> list[str]:
+    return [entry.name for entry in folder.iterdir() if entry.name.startswith("itemscore-data-")]
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_a_ray_dataset_gives_the_serial_results_to_the_bit(
+    serial: dict[str, str], private_tmp: Path
+) -> None:
+    """Blocks written as Parquet parts by Ray, in order, read by the run's workers."""
+    dataset = ray.data.from_items(_rows(), override_num_blocks=4)
+    for executor in ("ray", "serial", "process"):
+        result = itemscore.score(
+            dataset, METRICS, seed=5, reduce=["mean", "pass@2"], executor=executor
+        )
+        assert document(result) == serial, executor
+        assert result.provenance["data"]["path"] == "Ray Dataset"
+        assert result.provenance["data"]["rows"] == len(_rows())
+    assert _staged_left(private_tmp) == []
+
+
+def test_a_spark_dataframe_gives_the_serial_results_to_the_bit(
+    serial: dict[str, str], spark: Any, private_tmp: Path
+) -> None:
+    """Partitions written as Parquet parts by Spark, in order; the session left running."""
+    schema = (
+        "id string, model string, attempt long, output string, expected string, "
+        "`group` string, cluster string"
+    )
+    frame = spark.createDataFrame(_rows(), schema=schema).coalesce(3)
+    result = itemscore.score(
+        frame, METRICS, seed=5, reduce=["mean", "pass@2"], executor="spark", session=spark
+    )
+    assert document(result) == serial
+    assert result.provenance["data"]["path"] == "Spark DataFrame"
+    assert _staged_left(private_tmp) == []
+    assert spark.range(3).count() == 3
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_a_bad_row_of_a_dataset_is_named_by_its_part_and_row(private_tmp: Path) -> None:
+    """The staged files' paths are the run's business: a message names the dataset's parts."""
+    rows = [{"id": f"q{i}", "output": "yes", "expected": "yes"} for i in range(90)]
+    rows[70]["id"] = "q3"
+    with pytest.raises(itemscore.InputError) as caught:
+        itemscore.score(ray.data.from_items(rows, override_num_blocks=3), ["exact_match"])
+    assert str(caught.value).startswith("Ray Dataset part 3: row 11: the id 'q3' appears twice")
+    assert "first at row 4 of Ray Dataset part 1" in str(caught.value)
+    assert "itemscore-data-" not in str(caught.value)
+    empty = ray.data.from_items(rows).limit(0)
+    with pytest.raises(itemscore.InputError, match="The Ray Dataset holds no rows to score"):
+        itemscore.score(empty, ["exact_match"])
+    with pytest.raises(ConfigError, match=r"`format` .* applies to files; a Ray Dataset"):
+        itemscore.score(ray.data.from_items(rows), ["exact_match"], format="parquet")
+    assert _staged_left(private_tmp) == []
+
+
+def test_a_dataframe_of_a_cluster_is_refused_with_the_way_out(private_tmp: Path) -> None:
+    """A cluster's workers cannot write into this machine's folders: refused before writing."""
+    from itemscore.inputs._datasets import staged
+
+    # What a DataFrame of a standalone cluster answers; it has no writer: nothing is written.
+    frame = SimpleNamespace(sparkSession=SimpleNamespace(sparkContext=SimpleNamespace(
+        master="spark://head:7077"
+    )))  # fmt: skip
+    with pytest.raises(ConfigError) as caught, staged(frame, "spark"):
+        pass
+    assert "the cluster spark://head:7077" in str(caught.value)
+    assert "df.write.parquet(URL)" in str(caught.value)
+    assert _staged_left(private_tmp) == []
 
 
 # -- the command line: local engines started and stopped by the run ---------------------------

@@ -514,7 +514,8 @@ def open_source(
         columns: Role -> column name.
         answer_delimiter: Split each text ``expected`` into several answers.
         null_output: An output equal to this text is a failed request.
-        name: How messages name a single file (default: its path as given).
+        name: How messages name the source (default: its path as given); of several
+            files, each is ``"<name> part K"`` (1, 2...) in their order.
         limits: The bounds (:class:`~._bounds.Limits`); reader options override them.
         batch_rows: The most rows per batch.
         reader_options: Options of the format's reader (and ``max_line_bytes``...).
@@ -531,7 +532,9 @@ def open_source(
     paths = expand(path_or_paths, format)
     options = dict(reader_options)
     bounds = (limits or DEFAULT_LIMITS).with_options(options)
-    names = [name if name is not None and len(paths) == 1 else os.fspath(path) for path in paths]
+    names = [os.fspath(path) for path in paths] if name is None else [name]
+    if name is not None and len(paths) > 1:
+        names = [f"{name} part {k}" for k in range(1, len(paths) + 1)]
     files: list[tuple[str, str]] = []
     copies: list[Copy] = []
     formats: list[str] = []
