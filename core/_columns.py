@@ -435,9 +435,8 @@ class ScoreColumn(Sequence[ItemScore]):
         """Items in each of the four states."""
         import numpy as np
 
-        codes = np.frombuffer(self.states, dtype=np.int8)
-        found = np.bincount(codes, minlength=len(STATES)) if codes.size else [0] * len(STATES)
-        return {status: int(found[code]) for code, status in enumerate(STATES)}
+        codes = np.frombuffer(self.states, dtype=np.int8)  # (bincount would copy to int64)
+        return {status: int(np.count_nonzero(codes == code)) for code, status in enumerate(STATES)}
 
     def scored_extras(self) -> list[Mapping[str, Any]]:
         """The ``extra`` of every scored (ok and fail) item, in order.

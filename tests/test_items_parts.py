@@ -233,6 +233,46 @@ def test_score_opened_into_a_report_set_writes_parts(
     _same_items(RunResult.load_json(tmp_path / "set" / "results.json"), result)
 
 
+def test_scores_written_by_the_workers_stay_in_their_parts(
+    sets: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No score comes back to the driver: the table reads each label from the parts, as saved.
+
+    The score tasks return only their files; the measurements made from the parts equal the
+    serial run's, and a label read from the table equals the column in the parts.
+    """
+    import itemscore.engine._files as files
+    from itemscore._run import score_opened
+    from itemscore.inputs import open_source
+
+    returned: list[Any] = []
+    done = files._Sink.done
+
+    def watched(self: Any, index: int, result: Any, parts: Any) -> None:
+        returned.append(result)  # what a worker's task sent back
+        done(self, index, result, parts)
+
+    monkeypatch.setattr(files._Sink, "done", watched)
+    monkeypatch.setattr(files, "PART_BYTES", sets["data"].stat().st_size // 7 + 1)
+    folder = tmp_path / "items.parquet"
+    with open_source(sets["data"], None) as source:
+        result = score_opened(
+            source, list(METRICS), keep=files.Keep("parquet", folder), executor="process", workers=2
+        )
+    assert len(returned) >= 6
+    assert all(part.scores == {} and part.files for part in returned)
+    table = result.table
+    assert table.stored == list(METRICS)
+    serial = RunResult.load_json(sets["serial"] / "results.json")
+    assert result.measurements == serial.measurements
+    assert result.by_model == serial.by_model
+    saved = pq.read_table(folder)
+    for label in (*METRICS, METRICS[0]):  # each label read again from the parts when asked
+        status = saved.column(f"score:{label}").combine_chunks().field("status")
+        assert table.scores[label].combine_chunks().field("status").equals(status)
+        assert table.score(label).values == serial.table.score(label).values
+
+
 def test_items_scored_in_memory_are_exported_as_one_file(
     sets: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -17,9 +17,11 @@ A run over it goes in two passes of tasks on the run's executor:
    columns — and, when the run keeps its items, the item columns, which the driver appends to
    ``items.parquet`` as they arrive, in order. On a parallel executor a run that writes
    ``items.parquet`` has each task write its own rows, items and scores, to a file of its own
-   in the folder ``items.parquet/`` (a hidden name while it runs); the task returns the
-   file's name, rows and SHA-256, and the driver renames the files ``part-00000.parquet``,
-   ``part-00001.parquet``... in item order as the parts arrive. A part whose worker was lost
+   in the folder ``items.parquet/`` (a hidden name while it runs); the task returns only the
+   file's name, rows and SHA-256 — the scores stay in the file, and the run table reads a
+   label's scores from the parts when it needs them, one label at a time —, and the driver
+   renames the files ``part-00000.parquet``, ``part-00001.parquet``... in item order as the
+   parts arrive. A part whose worker was lost
    gets its file from the driver (its items with errors); whatever a dead worker left is
    removed when the run's parts are done.
 
@@ -356,8 +358,9 @@ class _Sink:
     With ``keep.mode == "parquet"`` every batch is appended to the items file as it arrives,
     score columns whole; memory keeps the scores without their ``extra`` texts (those are in
     the file), but for the labels whose own aggregate reads them. With ``in_parts`` the items
-    file is a folder whose parts the tasks write: each part's files are renamed, in order,
-    ``part-00000.parquet``, ``part-00001.parquet``...
+    file is a folder whose parts the tasks write, scores included: each part's files are
+    renamed, in order, ``part-00000.parquet``, ``part-00001.parquet``..., and no score comes
+    back to this process (the run table reads a label's scores from the parts when needed).
     """
 
     def __init__(
@@ -397,7 +400,7 @@ class _Sink:
         if self.folder is None:
             return None
         name = _part_name(index, rows)
-        return PartOut(str(self.folder), name, tuple(self.labels), self.light)
+        return PartOut(str(self.folder), name, tuple(self.labels))
 
     def forget(self, index: int, rows: tuple[int, int]) -> None:
         """Remove what a task left of rows ``rows`` of part ``index`` (it is cut in two)."""
@@ -476,6 +479,7 @@ class _Sink:
                 )
         elif scored.items is not None and self.keep.mode == "memory":
             self.items.extend(scored.items)
+        # With workers writing parts, no score comes here: the table reads them from the parts.
         for label in self.labels:
             arrays = scored.scores.get(label, [])
             light = label in self.light
@@ -528,8 +532,8 @@ class _Sink:
                 )
             return RunTable(keys, scores, ItemSource.of_list([]))
         assert self.keep.path is not None
-        if self.folder is not None:
-            return RunTable(keys, scores, self._finish_parts(), light=self.light)
+        if self.folder is not None:  # the scores are in the workers' parts, and stay there
+            return RunTable(keys, {}, self._finish_parts(), light=self.light, stored=self.labels)
         if self.writer is None:  # nothing scored (no item-level metric): items only
             self.writer = ItemsWriter(self.keep.path, [])
         self.writer.close()

@@ -168,6 +168,7 @@ def measure_all(
                 result = None if pooled or not src.corpus else corpus.get((pm.label, model))
                 m = _measure(pm, src, column, subset, ctx, corpus=result)
                 out[m.key] = m
+                del column  # a label's scores may be read from the items file: one at a time
         return out
 
     if len(models) <= 1:

@@ -16,7 +16,6 @@ from pathlib import Path
 import attrs
 import pyarrow as pa
 
-from .._columns import without_extras
 from .._exceptions import ConfigError, ItemscoreError, describe_exception
 from .._plan import RunPlan
 from .._schema import ERROR, LINE, batch_to_items, conform
@@ -82,8 +81,6 @@ class PartOut:
     name: str
     #: The labels of the score columns, in order.
     labels: tuple[str, ...]
-    #: Labels whose ``extra`` texts stay in the file only (not sent back).
-    light: frozenset[str] = frozenset()
 
     @property
     def path(self) -> str:
@@ -284,8 +281,8 @@ def score_part_task(
             that nothing of the part piles up (the task then returns an empty result).
         rows: ``(start, stop)``: score only these rows of the part (a part cut in two to
             find the item that kills its worker); ``None``: every row.
-        out: Write the items and their scores to this file instead of returning the items
-            (a parallel run that writes ``items.parquet``); the result names the file.
+        out: Write the items and their scores to this file instead of returning them (a
+            parallel run that writes ``items.parquet``); the result names the file.
 
     Returns:
         The score columns (and item columns, or the file), or :class:`ShardFailed`.
@@ -313,13 +310,11 @@ def score_part_task(
                 emit(scored)
                 continue
             if writer is not None and out is not None and scored.items is not None:
-                # The items go to the part's file; the extras only the file keeps stay there.
+                # The items and their scores go to the part's file, and stay there: the
+                # driver reads a label's scores from the parts when it needs them.
                 (items,) = scored.items
                 writer.write(items, {label: scored.scores[label][0] for label in out.labels})
-                light = {
-                    label: [without_extras(a) for a in scored.scores[label]] for label in out.light
-                }
-                scored = attrs.evolve(scored, scores={**scored.scores, **light}, items=None)
+                scored = attrs.evolve(scored, scores={}, items=None)
             for label, arrays in scored.scores.items():
                 result.scores.setdefault(label, []).extend(arrays)
             if result.items is not None and scored.items is not None:

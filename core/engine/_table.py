@@ -5,9 +5,11 @@ One object holds what a run produced, whoever made it (a fresh run, :func:`~item
 
 - the **keys**, always in memory: ``id``, ``model``, ``group``, ``cluster``, ``attempt`` — what
   aggregation, pairing and group tables need;
-- the **scores**, always in memory: one :func:`~itemscore._columns.score_type` column per
-  metric label (a run that does not keep its items may leave the ``extra`` texts out of the
-  labels whose aggregate does not read them);
+- the **scores**: one :func:`~itemscore._columns.score_type` column per metric label, in
+  memory, or **stored**: left in the items file that holds them (a run that writes
+  ``items.parquet``), read when a label is asked for, one label in memory at a time (a run
+  that keeps its items in a file may also leave the ``extra`` texts of a label in memory out,
+  when its aggregate does not read them);
 - the **items** themselves, where they are: the caller's list of
   :class:`~itemscore.ItemResult` (items given from Python), Arrow item columns in memory, a
   Parquet file (``items.parquet`` of a report set) or a folder of Parquet parts (the same,
@@ -29,8 +31,8 @@ from typing import Any, overload
 import numpy as np
 import pyarrow as pa
 
-from .._columns import ScoreColumn, scored_items
-from .._lean import lean
+from .._columns import ScoreColumn, score_type, scored_items
+from .._lean import lean, nulls
 from .._records import ItemResult
 from .._schema import ITEM_COLUMNS, batch_to_items, items_to_batch, strings
 from ._store import ROW_GROUP, SCORE_PREFIX, ItemsWriter, PartFile, score_field
@@ -236,7 +238,7 @@ class RunTable:
         items: Where the items are; ``None``: not kept.
     """
 
-    __slots__ = ("_cache", "items", "keys", "light", "scores")
+    __slots__ = ("_cache", "_held", "_memory", "_order", "items", "keys", "light")
 
     def __init__(
         self,
@@ -245,23 +247,29 @@ class RunTable:
         items: ItemSource | None,
         *,
         light: Collection[str] = (),
+        stored: Sequence[str] = (),
     ) -> None:
         #: The key columns (all-null ones lean: see :mod:`itemscore._lean`).
         self.keys = lean(keys)
-        #: The score columns by label, in order.
-        self.scores: dict[str, pa.ChunkedArray] = {
+        self._memory: dict[str, pa.ChunkedArray] = {
             label: lean(pa.chunked_array([column]) if isinstance(column, pa.Array) else column)
             for label, column in scores.items()
         }
+        #: The labels in order: those in memory, then those ``stored`` in the items file.
+        self._order = [*self._memory, *(label for label in stored if label not in self._memory)]
         #: Where the items are, or ``None`` when they were not kept.
         self.items = items
         #: Labels whose ``extra`` texts are only in the items file (a large run keeps them
         #: there, not in memory): read from it when a row is read.
-        self.light = frozenset(light) & set(self.scores)
-        if self.light and (items is None or items.path is None):
-            raise ValueError("Scores without their extras need the items file that holds them.")
+        self.light = frozenset(light) & set(self._order)
+        if (self.light or len(self._order) > len(self._memory)) and (
+            items is None or items.path is None
+        ):
+            raise ValueError("Scores left in the items file need the file that holds them.")
         self._cache: dict[Any, Any] = {}
-        for label, column in self.scores.items():
+        #: The one stored label read into memory: (label, column, ScoreColumn or None).
+        self._held: tuple[str, pa.ChunkedArray, ScoreColumn | None] | None = None
+        for label, column in self._memory.items():
             if len(column) != keys.num_rows:
                 raise ValueError(
                     f"The score column {label!r} has {len(column)} rows for {keys.num_rows} items."
@@ -303,14 +311,30 @@ class RunTable:
 
         With ``replace``, only ``scores`` are kept.
         """
-        merged: dict[str, pa.StructArray | pa.ChunkedArray] = {} if replace else dict(self.scores)
+        merged: dict[str, pa.StructArray | pa.ChunkedArray] = {} if replace else dict(self._memory)
         merged.update(scores)
-        return RunTable(self.keys, merged, self.items, light=self.light - set(scores))
+        stored = [] if replace else [label for label in self.stored if label not in scores]
+        table = RunTable(
+            self.keys, merged, self.items, light=self.light - set(scores), stored=stored
+        )
+        kept = [] if replace else self._order
+        table._order = [*kept, *(label for label in scores if label not in kept)]
+        return table
 
     def select(self, labels: Sequence[str]) -> RunTable:
         """A table with the score columns of ``labels`` only, in that order."""
-        chosen = {label: self.scores[label] for label in labels}
-        return RunTable(self.keys, chosen, self.items, light=self.light)
+        missing = [label for label in labels if label not in self._order]
+        if missing:
+            raise KeyError(missing[0])
+        table = RunTable(
+            self.keys,
+            {label: self._memory[label] for label in labels if label in self._memory},
+            self.items,
+            light=self.light,
+            stored=[label for label in labels if label not in self._memory],
+        )
+        table._order = list(labels)
+        return table
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -320,7 +344,54 @@ class RunTable:
     @property
     def labels(self) -> list[str]:
         """The metric labels, in the run's order."""
-        return list(self.scores)
+        return list(self._order)
+
+    @property
+    def scores(self) -> Mapping[str, pa.ChunkedArray]:
+        """The score column of each label, in order; a stored one is read when asked for."""
+        return _Scores(self)
+
+    @property
+    def stored(self) -> list[str]:
+        """The labels whose scores are left in the items file, in order."""
+        return [label for label in self._order if label not in self._memory]
+
+    def _column(self, label: str) -> pa.ChunkedArray:
+        found = self._memory.get(label)
+        if found is not None:
+            return found
+        if label not in self._order:
+            raise KeyError(label)
+        if self._held is None or self._held[0] != label:
+            self._held = None  # the label held before is let go first
+            self._held = (label, self._read_stored(label), None)
+        return self._held[1]
+
+    def _read_stored(self, label: str) -> pa.ChunkedArray:
+        """A stored label's column, read from the items file (its parts, in order)."""
+        import pyarrow.parquet as pq
+
+        assert self.items is not None
+        name = score_field(label)
+        light = label in self.light
+        fields = [f"{name}.{field}" for field in ("status", "value", "reason")] if light else [name]
+        chunks: list[pa.Array] = []
+        for path in self.items.files:
+            with pq.ParquetFile(path, pre_buffer=False) as handle:
+                chunks += handle.read(columns=fields).column(0).chunks
+        if light:  # the extras stay in the file: a null column that costs no memory
+            chunks = [
+                pa.StructArray.from_arrays(
+                    [*chunk.flatten(), nulls(len(chunk), pa.string())], fields=list(score_type())
+                )
+                for chunk in chunks
+            ]
+        column = lean(pa.chunked_array(chunks, score_type()))
+        if len(column) != len(self):
+            raise ValueError(
+                f"{self.items.path} holds {len(column)} scores of {label!r} for {len(self)} items."
+            )
+        return column
 
     def key(self, name: str) -> list[Any]:
         """One key column as a Python list (read once, then kept)."""
@@ -335,9 +406,17 @@ class RunTable:
 
     def score(self, label: str) -> ScoreColumn:
         """The scores of ``label`` as a :class:`~itemscore.ScoreColumn`."""
+        if label not in self._memory:
+            column = self._column(label)
+            assert self._held is not None
+            found = self._held[2]
+            if found is None:
+                found = ScoreColumn.of_arrow(label, column)
+                self._held = (label, column, found)
+            return found
         found = self._cache.get(("score", label))
         if found is None:
-            found = self._cache[("score", label)] = ScoreColumn.of_arrow(label, self.scores[label])
+            found = self._cache[("score", label)] = ScoreColumn.of_arrow(label, self._memory[label])
         return found
 
     def codes(self, label: str) -> np.ndarray[Any, np.dtype[np.int8]]:
@@ -381,26 +460,27 @@ class RunTable:
         """
         labels = self.labels
         fresh = self.items is not None and self.items.listed is None  # built here from Arrow
-        for items, columns in self._scored_batches(size, records=True):
+        for items, columns in self.scored_batches(size, records=True):
             scores = [ScoreColumn.of_arrow(k, columns[k]) for k in labels]
             yield from scored_items(items, scores, fresh=fresh)
 
-    def _scored_batches(
+    def scored_batches(
         self, size: int, *, records: bool
     ) -> Iterator[tuple[Any, dict[str, pa.StructArray]]]:
         """Batches of items (records, or Arrow item columns) with their whole score columns."""
         source = self._source()
-        light = [label for label in self.labels if label in self.light]
+        in_file = [label for label in self.labels if label in self.light or label in self.stored]
+        in_file_set = set(in_file)
         start = 0
-        for batch in source.batches(size, light):
+        for batch in source.batches(size, in_file):
             n = len(batch) if isinstance(batch, list) else batch.num_rows
             columns: dict[str, pa.StructArray] = {}
             for label in self.labels:
-                if label in self.light:
+                if label in in_file_set:
                     assert not isinstance(batch, list)
                     columns[label] = batch.column(score_field(label))
                 else:
-                    columns[label] = self.scores[label].slice(start, n).combine_chunks()
+                    columns[label] = self._memory[label].slice(start, n).combine_chunks()
             if isinstance(batch, list):
                 items: Any = batch if records else _item_batch(batch)
             else:
@@ -427,7 +507,7 @@ class RunTable:
         """Write the items and their scores to ``path`` (see :mod:`._store`), batch by batch."""
         writer = ItemsWriter(path, self.labels)
         try:
-            for items, columns in self._scored_batches(ROW_GROUP, records=False):
+            for items, columns in self.scored_batches(ROW_GROUP, records=False):
                 writer.write(items, columns)
             writer.close()
         except BaseException:
@@ -517,6 +597,27 @@ def _item_batch(items: Sequence[ItemResult]) -> pa.RecordBatch:
     """Items given from Python as item columns (no line numbers)."""
     batch = items_to_batch(items)
     return batch.drop_columns([c for c in batch.schema.names if c.startswith("_")])
+
+
+class _Scores(Mapping[str, pa.ChunkedArray]):
+    """A table's score columns by label, in order: a stored one read when asked for."""
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: RunTable) -> None:
+        self._table = table
+
+    def __getitem__(self, label: str) -> pa.ChunkedArray:
+        return self._table._column(label)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table.labels)
+
+    def __len__(self) -> int:
+        return len(self._table.labels)
+
+    def __contains__(self, label: object) -> bool:
+        return label in self._table.labels
 
 
 class ScoredItems(Sequence[ItemResult]):

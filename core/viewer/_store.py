@@ -213,13 +213,12 @@ class ItemStore:
             raise ResultsFormatError("This run did not keep its items; nothing to view.")
         pieces = []
         start = 0
-        for batch in source.arrow_batches(ROW_GROUP):
-            n = batch.num_rows
+        for batch, scores in table.scored_batches(ROW_GROUP, records=False):
             columns = dict(zip(batch.schema.names, batch.columns))
             for label in table.labels:
-                columns[score_field(label)] = table.scores[label].slice(start, n).combine_chunks()
+                columns[score_field(label)] = scores[label]
             pieces.append(pa.table(columns))
-            start += n
+            start += batch.num_rows
         whole = pa.concat_tables(pieces, promote_options="default") if pieces else pa.table({})
         bounds = [*range(0, start, ROW_GROUP), start]
         return cls(labels=table.labels, names=whole.schema.names, bounds=bounds or [0], table=whole)
