@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 import attrs
 
+from ._defaults import DEFAULT_CONCURRENCY, DEFAULT_CONFIDENCE, DEFAULT_SEED, DEFAULT_SUITE_ID
 from ._exceptions import ConfigError
 from ._options import OptionInfo, check_options, option_infos
 from ._records import EMPTY, Estimate, ItemResult, ItemScore, Measurement, MetricResult, Status
@@ -29,7 +30,7 @@ class MetricContext:
     """What a metric knows about the run while it scores or aggregates."""
 
     #: The suite id; measurement keys are ``"<suite_id>.<label>"``.
-    suite_id: str = "default"
+    suite_id: str = DEFAULT_SUITE_ID
     #: The metric's label in this run.
     label: str = ""
     #: The model being aggregated (``None`` while scoring or when items carry none).
@@ -37,13 +38,13 @@ class MetricContext:
     #: The group being aggregated (``None`` for the headline number).
     group: str | None = None
     #: Confidence level for intervals.
-    confidence: float = 0.95
+    confidence: float = DEFAULT_CONFIDENCE
     #: Interval method asked for by the run (``None``: the metric's default).
     ci_method: str | None = None
     #: Seed for anything random (bootstrap intervals).
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     #: Concurrency limit for ``async def score_item``.
-    concurrency: int = 16
+    concurrency: int = DEFAULT_CONCURRENCY
     #: While aggregating: each score's ``ItemResult.cluster``, aligned with the scores given to
     #: ``aggregate`` (``None`` while scoring, or when no item carries a cluster).
     clusters: Sequence[str | None] | None = attrs.field(default=None, eq=False)

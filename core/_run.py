@@ -24,14 +24,7 @@ from typing import Any, TypeGuard, cast
 import pyarrow as pa
 
 from ._columns import CODE, ScoreColumn, score_type
-from ._derived import annotate
-from ._exceptions import ConfigError
-from ._plan import RunPlan, plan, reduce_of
-from ._records import ItemResult, MetricResult, Status
-from ._reducers import check_attempt_counts
-from ._registry import Registry
-from ._result import RunResult
-from ._settings import (
+from ._defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_CONFIDENCE,
     DEFAULT_EXECUTOR,
@@ -39,10 +32,15 @@ from ._settings import (
     DEFAULT_RETRIES,
     DEFAULT_SEED,
     DEFAULT_SUITE_ID,
-    RunSettings,
-    refused,
-    resolve_workers,
 )
+from ._derived import annotate
+from ._exceptions import ConfigError
+from ._plan import RunPlan, plan, reduce_of
+from ._records import ItemResult, MetricResult, Status
+from ._reducers import check_attempt_counts
+from ._registry import Registry
+from ._result import RunResult
+from ._settings import RunSettings, refused, resolve_workers
 from ._spec import MetricLike
 from ._suite import Suite
 from .engine._dispatch import Lost, Split, Task, run_tasks

@@ -2,8 +2,9 @@
 
 The settings travel as one typed record from ``score``/``run``/``rescore`` through the executors
 to ``RunResult.settings`` and back from ``results.json``: nothing reads a run's settings from an
-untyped dict by key. Each default is written once, here: ``RunSettings`` and the signatures of
-``score``, ``run`` and ``rescore`` read the same constants. A setting refused names itself in the
+untyped dict by key. Each default is written once, in :mod:`itemscore._defaults`:
+``RunSettings``, ``MetricContext`` and the signatures of ``score``, ``run`` and ``rescore`` read
+the same constants. A setting refused names itself in the
 error's ``setting`` (``ConfigError.setting``), so that the command line reports it where it
 was written, the flag or the YAML key.
 """
@@ -16,16 +17,18 @@ from typing import Any
 
 import attrs
 
+from ._defaults import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_EXECUTOR,
+    DEFAULT_ITEM_TIMEOUT,
+    DEFAULT_RETRIES,
+    DEFAULT_SEED,
+    DEFAULT_SUITE_ID,
+)
 from ._exceptions import ConfigError, did_you_mean, one_of
 
 __all__ = [
-    "DEFAULT_CONCURRENCY",
-    "DEFAULT_CONFIDENCE",
-    "DEFAULT_EXECUTOR",
-    "DEFAULT_ITEM_TIMEOUT",
-    "DEFAULT_RETRIES",
-    "DEFAULT_SEED",
-    "DEFAULT_SUITE_ID",
     "RunSettings",
     "check_ci_method",
     "parse_memory",
@@ -33,24 +36,6 @@ __all__ = [
     "resolve_workers",
 ]
 
-#: Prefix of the measurement keys unless the run names a suite.
-DEFAULT_SUITE_ID = "default"
-#: Confidence level of every interval unless the run says otherwise.
-DEFAULT_CONFIDENCE = 0.95
-#: Seed of anything random (bootstrap intervals).
-DEFAULT_SEED = 0
-#: Items an ``async def score_item`` may score at once, per process.
-DEFAULT_CONCURRENCY = 16
-#: Where shards are scored unless the run says otherwise: this process.
-DEFAULT_EXECUTOR = "serial"
-#: Tries again of a shard whose worker was lost.
-DEFAULT_RETRIES = 1
-#: Seconds one metric may take on one item unless the run says otherwise: long enough for any
-#: metric that computes (the slowest built-in takes well under a second an item), short enough
-#: that a metric stuck on one item costs minutes, not the run. A metric that bounds its own
-#: items longer (the LLM judge: its timeout times its attempts, and the waits between them)
-#: gets its own bound instead (:func:`itemscore.engine._shard.item_limit`).
-DEFAULT_ITEM_TIMEOUT = 300.0
 #: The smallest worker memory limit taken: below it a worker cannot even start Python.
 _MIN_MEMORY = 64 << 20
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}

@@ -61,6 +61,16 @@ def test_the_entry_points_take_their_defaults_from_run_settings(entry: Any) -> N
         assert given == defaults[name], name
 
 
+def test_a_metric_context_defaults_as_the_run_settings() -> None:
+    """What a metric is told by default (tests, direct aggregate calls) is what a run uses."""
+    defaults = {field.name: field.default for field in attrs.fields(RunSettings)}
+    told = {field.name: field.default for field in attrs.fields(itemscore.MetricContext)}
+    shared = [name for name in told if name in defaults]
+    assert sorted(shared) == ["ci_method", "concurrency", "confidence", "seed", "suite_id"]
+    for name in shared:
+        assert told[name] == defaults[name], name
+
+
 def test_one_call_checks_the_settings_and_the_executor_together() -> None:
     """A worker memory limit without workers is refused, naming the setting."""
     settings, spec = prepare_settings(confidence=0.9, executor="process", workers=2)

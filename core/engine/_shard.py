@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .._columns import SKIP, ScoreColumn
+from .._defaults import DEFAULT_ITEM_TIMEOUT
 from .._exceptions import describe_exception
 from .._metric import Metric, MetricContext
 from .._records import ItemResult, ItemScore, Status
-from .._settings import DEFAULT_ITEM_TIMEOUT
 
 if TYPE_CHECKING:
     from .._plan import PlannedMetric, RunPlan
