@@ -6,7 +6,6 @@ into place), so a failure leaves no half-written file behind.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import re
@@ -16,6 +15,7 @@ from typing import Any
 
 from .comparison import Comparison
 from .display import _format
+from .display._csv import csv_text
 
 __all__ = [
     "PLOT_COLOURS",
@@ -101,20 +101,10 @@ def comparison_json(
     return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=1) + "\n"
 
 
-def _number(value: Any) -> Any:
-    if isinstance(value, float):
-        return repr(value)  # the shortest text that reads back as the same float
-    return "" if value is None else value
-
-
 def comparison_csv(comparisons: Sequence[Comparison]) -> str:
     """The text of ``comparison.csv``: :func:`comparison_rows`, floats written exactly."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(_COLUMNS)
-    for row in comparison_rows(comparisons):
-        writer.writerow([_number(row[name]) for name in _COLUMNS])
-    return buffer.getvalue()
+    rows = ([row[name] for name in _COLUMNS] for row in comparison_rows(comparisons))
+    return csv_text(_COLUMNS, rows)
 
 
 def _methods_note(comparisons: Sequence[Comparison], *, mde: bool = False) -> str:

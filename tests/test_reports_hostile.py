@@ -28,11 +28,12 @@ import itemscore
 from itemscore import ItemResult, ItemScore, ItemscoreError, Metric, MetricContext, RunResult
 from itemscore._plugins import plugin_manager
 from itemscore._terminal import result_tables
+from itemscore.display._csv import guard_cell
 from itemscore.hookspecs import hookimpl
 from itemscore.reports import BUILTIN_FORMATS, export
 from itemscore.reports import results_xlsx as xlsx
 from itemscore.reports.report_html import report_html
-from itemscore.reports.summary_csv import guard_cell, summary_csv
+from itemscore.reports.summary_csv import summary_csv
 from itemscore.reports.table_tex import latex_table
 from itemscore.summary._summary import summary_rows
 
@@ -211,6 +212,48 @@ def test_summary_csv_keeps_negative_numbers_numbers() -> None:
     assert row["model"] == "-1"
     assert guard_cell("-1.5e3") == "-1.5e3"
     assert guard_cell("-1.5e3+1") == "'-1.5e3+1"
+
+
+def _two_models(model: str) -> RunResult:
+    data = [
+        ItemResult(id=str(i), model=name, output=output, expected=("x",))
+        for i in range(5)
+        for name, output in ((model, "x"), ("other", "y"))
+    ]
+    return itemscore.score(data, ["exact_match"])
+
+
+def _leaderboard_csv(model: str) -> str:
+    from itemscore.reports.leaderboard_files import leaderboard_csv
+
+    return leaderboard_csv(itemscore.leaderboard(_two_models(model), "exact_match"))
+
+
+def _comparison_csv(model: str) -> str:
+    from itemscore._compare_out import comparison_csv
+
+    return comparison_csv(itemscore.compare(_two_models(model), metrics=["exact_match"]))
+
+
+def _arena_csvs(model: str) -> str:
+    from itemscore.reports.arena_files import arena_csv, win_rates_csv
+
+    rows = [
+        {"id": f"p{i}", "model_a": model, "model_b": "other", "winner": "ab"[i % 2]}
+        for i in range(20)
+    ]
+    board = itemscore.arena(rows, n_resamples=20)
+    return arena_csv(board) + win_rates_csv(board)
+
+
+@pytest.mark.parametrize("text", FORMULAS, ids=["eq", "plus", "minus", "at", "tab", "cr"])
+@pytest.mark.parametrize("written", [_leaderboard_csv, _comparison_csv, _arena_csvs])
+def test_every_csv_report_neutralises_a_model_named_like_a_formula(written: Any, text: str) -> None:
+    """leaderboard.csv, comparison.csv, arena.csv, win_rates.csv: the rule of summary.csv."""
+    cells = {cell for row in csv.reader(io.StringIO(written(text), newline="")) for cell in row}
+    assert "'" + text in cells
+    assert text not in cells
+    assert "other" in cells
 
 
 # -- 15: plugin format names ------------------------------------------------------------------

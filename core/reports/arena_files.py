@@ -18,13 +18,13 @@ The renderings of one :class:`~itemscore.Arena`, best model first:
 
 from __future__ import annotations
 
-import csv
 import io
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..display import _format
+from ..display._csv import csv_text
 from ..display._text import one_line
 from .leaderboard_files import TIE_NOTE, range_text, ranked_markdown
 from .results_md import md_text
@@ -85,32 +85,19 @@ def arena_rows(arena: Arena) -> list[dict[str, Any]]:
     return [{**attrs.asdict(r), **shared} for r in arena.ratings.values()]
 
 
-def _number(value: Any) -> Any:
-    if isinstance(value, float):
-        return repr(value)  # the shortest text that reads back as the same float
-    return "" if value is None else value
-
-
 def arena_csv(arena: Arena) -> str:
-    """The text of ``arena.csv``."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in arena_rows(arena):
-        writer.writerow([_number(row[name]) for name in COLUMNS])
-    return buffer.getvalue()
+    """The text of ``arena.csv`` (the one CSV writer: exact floats, inert cells)."""
+    return csv_text(COLUMNS, ([row[name] for name in COLUMNS] for row in arena_rows(arena)))
 
 
 def win_rates_csv(arena: Arena) -> str:
     """The text of ``win_rates.csv``: rows won against columns, models in rating order."""
     models = list(arena.ratings)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["model", *models])
-    for model in models:
-        rates = arena.win_rates.get(model, {})
-        writer.writerow([model, *(_number(rates.get(other)) for other in models)])
-    return buffer.getvalue()
+    rows = (
+        [model, *(arena.win_rates.get(model, {}).get(other) for other in models)]
+        for model in models
+    )
+    return csv_text(["model", *models], rows)
 
 
 def _share(x: float | None, low: float | None = None, high: float | None = None) -> str:

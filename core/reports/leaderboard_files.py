@@ -26,9 +26,7 @@ per result, so that a report set ranks each metric once.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import math
 import re
 import weakref
@@ -39,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from ..display import _format
+from ..display._csv import csv_text
 from ..display._text import one_line
 from ..summary._summary import confidence_of, labels_of
 from ._files import open_report
@@ -126,20 +125,9 @@ def leaderboard_rows(board: Leaderboard) -> list[dict[str, Any]]:
     return [{**row.to_dict(), **shared} for row in board.rows]
 
 
-def _number(value: Any) -> Any:
-    if isinstance(value, float):
-        return repr(value)  # the shortest text that reads back as the same float
-    return "" if value is None else value
-
-
 def leaderboard_csv(board: Leaderboard) -> str:
-    """The text of ``leaderboard.csv``."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in leaderboard_rows(board):
-        writer.writerow([_number(row[name]) for name in COLUMNS])
-    return buffer.getvalue()
+    """The text of ``leaderboard.csv`` (the one CSV writer: exact floats, inert cells)."""
+    return csv_text(COLUMNS, ([row[name] for name in COLUMNS] for row in leaderboard_rows(board)))
 
 
 def _decimals(board: Leaderboard) -> int:
