@@ -116,6 +116,9 @@ class RunResult:
     #: ``itemscore_version``, ``python``, ``platform``, ``packages`` (distribution ->
     #: version of every metric used), and whatever :meth:`with_provenance` added.
     provenance: Mapping[str, Any] = attrs.field(factory=dict)
+    #: What readers derive from the result once and share (the bold cells every table shows,
+    #: the leaderboards of a report set), by name: made on first use, never saved or compared.
+    _derived: dict[str, Any] = attrs.field(factory=dict, init=False, eq=False, repr=False)
 
     @property
     def table(self) -> RunTable:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -358,10 +357,6 @@ class RunBoards:
     skipped: tuple[tuple[str, str], ...]
 
 
-#: The boards made for each live result, by ``id`` (see :func:`run_boards`).
-_BOARDS: dict[int, tuple[weakref.ref[RunResult], RunBoards]] = {}
-
-
 def run_boards(result: RunResult) -> RunBoards:
     """The leaderboard of every metric of ``result`` that one can rank, made once per result.
 
@@ -370,10 +365,10 @@ def run_boards(result: RunResult) -> RunBoards:
     A run of fewer than two models has none; a metric a leaderboard refuses (one with its own
     aggregate, such as f1) is left out with the refusal as the reason.
     """
-    key = id(result)
-    cached = _BOARDS.get(key)
-    if cached is not None and cached[0]() is result:
-        return cached[1]
+    # report.html, eee/ and leaderboard/ of one report set each ask: ranked once per result.
+    made: RunBoards | None = result._derived.get("boards")
+    if made is not None:
+        return made
     from .._exceptions import ConfigError
     from .._leaderboard import leaderboard
 
@@ -388,10 +383,7 @@ def run_boards(result: RunResult) -> RunBoards:
             boards.append((label, leaderboard(result, label, confidence=confidence_of(result))))
         except ConfigError as exc:
             skipped.append((label, str(exc)))
-    made = RunBoards(boards=tuple(boards), skipped=tuple(skipped))
-    # report.html, eee/ and leaderboard/ of one report set each ask: rank once per result.
-    _BOARDS[key] = (weakref.ref(result), made)
-    weakref.finalize(result, _BOARDS.pop, key, None)
+    made = result._derived["boards"] = RunBoards(boards=tuple(boards), skipped=tuple(skipped))
     return made
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -339,21 +338,14 @@ def bold_cells(result: RunResult, *, digits: int = 3) -> set[tuple[str | None, s
     """
     if len(result.by_model) < 2:
         return set()
-    key = id(result)
-    cached = _BOLD.get(key)
-    if cached is not None and cached[0]() is result:
-        return set(cached[1])
-    from ..comparison import significant_leaders
+    # Every table of a run asks (terminal, table.tex, report.html...): decided once per result.
+    cells: frozenset[tuple[str | None, str]] | None = result._derived.get("bold")
+    if cells is None:
+        from ..comparison import significant_leaders
 
-    cells = frozenset((model, label) for label, model in significant_leaders(result).items())
-    # Every table of a run asks (terminal, table.tex, report.html...): decide once per result.
-    _BOLD[key] = (weakref.ref(result), cells)
-    weakref.finalize(result, _BOLD.pop, key, None)
+        leaders = significant_leaders(result)
+        cells = result._derived["bold"] = frozenset((m, label) for label, m in leaders.items())
     return set(cells)
-
-
-#: The bold cells decided for each live result, by ``id``.
-_BOLD: dict[int, tuple[weakref.ref[RunResult], frozenset[tuple[str | None, str]]]] = {}
 
 
 #: The note under a table with bold cells: which test decided them.
