@@ -7,7 +7,6 @@ skip and error carry none.
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
@@ -15,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from ._status import CODE, STATE_NAMES, STATES, Status
 from .stats._estimate import EMPTY, Estimate, _freeze_mapping
 
 __all__ = [
@@ -29,36 +29,6 @@ __all__ = [
     "MetricResult",
     "Status",
 ]
-
-
-class Status(str, enum.Enum):
-    """The four states of one metric's verdict on one item.
-
-    ``ok`` and ``fail`` are *scored*: they count in every aggregate. ``skip`` (the metric does not
-    apply to the item) and ``error`` (the metric raised) are excluded from every denominator.
-    """
-
-    OK = "ok"
-    FAIL = "fail"
-    SKIP = "skip"
-    ERROR = "error"
-
-    def __str__(self) -> str:
-        return self.value
-
-    @property
-    def scored(self) -> bool:
-        """Whether the state counts in aggregates (ok and fail do)."""
-        return self is Status.OK or self is Status.FAIL
-
-
-#: The one status table: the states by code, in :class:`Status` order. A score column stores
-#: ``CODE[status]`` per item; reports, files and the viewer name the states from here.
-STATES: tuple[Status, ...] = tuple(Status)
-#: The state names by code (``"ok"``, ``"fail"``, ``"skip"``, ``"error"``).
-STATE_NAMES: tuple[str, ...] = tuple(s.value for s in STATES)
-#: The code of each state (plain strings too, so ``"ok"`` and ``Status.OK`` share one entry).
-CODE: dict[Status | str, int] = {s: i for i, s in enumerate(STATES)}
 
 
 def _to_status(value: Status | str) -> Status:

@@ -12,6 +12,8 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from .._status import STATE_NAMES, STATES
+
 # Only the formatting and escaping modules: the records this renders import this module.
 from ._format import (
     decimals_for,
@@ -46,14 +48,14 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]], caption: str = 
     )
 
 
-_HEADER = ("metric", "model", "value", "interval", "method", "n", "ok", "fail", "skip", "error")
+_HEADER = ("metric", "model", "value", "interval", "method", "n", *STATE_NAMES)
 
 
 def _row(m: Measurement, name: str, bold: bool = False) -> list[str]:
     d = decimals_for(m.value, m.ci_low, m.ci_high)
     value = "error" if m.error else format_value(m.value, d, unit=m.unit)
     value = f"<b>{_text(value)}</b>" if bold else _text(value)
-    counts = [str(m.counts.get(s, 0)) for s in ("ok", "fail", "skip", "error")]  # type: ignore[call-overload]
+    counts = [str(m.counts.get(s, 0)) for s in STATES]
     return [
         _text(name) + ("" if m.higher_is_better else " ↓"),
         _text("" if m.model is None else m.model),
