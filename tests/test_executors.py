@@ -644,15 +644,41 @@ def test_a_dask_worker_killed_mid_run_costs_nothing(
         assert measurement.n == 2_000
 
 
+_ONLY_HERE = """
+from itemscore import Metric
+
+
+class OnlyHere(Metric):
+    metric_id = "only_here_test"
+    required_inputs = ("output",)
+
+    def score_item(self, item, ctx):
+        return self.ok(1.0)
+"""
+
+
 @pytest.mark.slow
-@pytest.mark.usefixtures("_more_metrics")
-def test_a_metric_the_dask_workers_cannot_import_is_an_error_not_a_hang() -> None:
-    """A metric defined where workers cannot import it: a clear error, the run does not wait."""
+def test_a_metric_the_dask_workers_cannot_import_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    """A metric defined where workers cannot import it: a clear error, the run does not wait.
+
+    Its module is imported here from a folder then taken off ``sys.path``, so no worker finds
+    it, however pytest was started (``python -m pytest`` puts the working folder, and so this
+    test module, on the path that Dask's spawned workers inherit).
+    """
     pytest.importorskip("distributed")
-    with pytest.raises(ConfigError, match="cannot be loaded in a worker process") as info:
-        itemscore.score(
-            plain_items(50), [{"name": "hangs_test", "on": "none"}], executor="dask", workers=1
-        )
+    (tmp_path / "itemscore_only_here.py").write_text(_ONLY_HERE, encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import itemscore_only_here  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(tmp_path))
+    itemscore.register(itemscore_only_here.OnlyHere)
+    try:
+        with pytest.raises(ConfigError, match="cannot be loaded in a worker process") as info:
+            itemscore.score(plain_items(50), ["only_here_test"], executor="dask", workers=1)
+    finally:
+        unregister("only_here_test")
+        sys.modules.pop("itemscore_only_here", None)
     assert "install the package that defines it where the workers run" in str(info.value)
 
 
