@@ -236,6 +236,9 @@ class RunTable:
         scores: One :func:`~itemscore._columns.score_type` column per label, in the run's
             order.
         items: Where the items are; ``None``: not kept.
+        light: Labels whose ``extra`` texts are left in the items file.
+        stored: Labels whose whole score columns are left in the items file (the parts a
+            run's workers wrote), after those of ``scores`` in order.
     """
 
     __slots__ = ("_cache", "_held", "_memory", "_order", "items", "keys", "light")
