@@ -79,28 +79,11 @@ def open_items_file(items_path: Path, results: Path) -> IO[bytes]:
         ResultsFormatError: it is missing, a link, or not a regular file.
     """
     name = items_path.name
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(items_path, flags)
-    except OSError as exc:
-        if os.path.islink(items_path):
-            raise ResultsFormatError(
-                f"{results}: its items file {name} is a symbolic link; itemscore reads only a "
-                "plain file beside results.json. Copy the report set with its files, not "
-                "with links to them."
-            ) from None
-        raise ResultsFormatError(
-            f"{results}: its items are in {name}, which cannot be read ({exc.strerror or exc}); "
-            "copy results.json together with the items file."
-        ) from None
-    # Asked of the descriptor, before a file object: os.fdopen refuses a folder on its own.
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ResultsFormatError(
-            f"{results}: its items file {name} is not a plain file (a folder, a pipe or a "
-            "device); itemscore reads only a plain file beside results.json."
-        )
-    return os.fdopen(fd, "rb")
+    return _open_plain(
+        os.fspath(items_path), {}, results, called=f"items file {name}",
+        unreadable=f"items are in {name}, which cannot be read",
+        kept="a plain file beside results.json", together="the items file",
+    )  # fmt: skip
 
 
 def _digest(handle: IO[bytes]) -> str:
@@ -366,27 +349,49 @@ def open_part(folder: int | Path, file: str, shown: str, results: Path) -> IO[by
     Raises:
         ResultsFormatError: it is missing, a link, or not a regular file.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     where = {"dir_fd": folder} if isinstance(folder, int) else {}
     target = file if isinstance(folder, int) else os.path.join(folder, file)
+    return _open_plain(
+        target, where, results, called=f"items part {shown}",
+        unreadable=f"items part {shown} cannot be read",
+        kept="plain files in the items folder", together="the whole items folder",
+    )  # fmt: skip
+
+
+def _open_plain(
+    target: str,
+    where: Mapping[str, int],
+    results: Path,
+    *,
+    called: str,
+    unreadable: str,
+    kept: str,
+    together: str,
+) -> IO[bytes]:
+    """Open ``target`` (in the folder ``where`` names) if it is a plain file, not a link.
+
+    The words of each refusal name what ``results`` says is there (``called``), what
+    itemscore reads (``kept``) and what to copy with results.json (``together``).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(target, flags, **where)
     except OSError as exc:
         if _is_link(target, where):
             raise ResultsFormatError(
-                f"{results}: its items part {shown} is a symbolic link; itemscore reads only "
-                "plain files in the items folder. Copy the report set with its files, not "
-                "with links to them."
+                f"{results}: its {called} is a symbolic link; itemscore reads only {kept}. "
+                "Copy the report set with its files, not with links to them."
             ) from None
         raise ResultsFormatError(
-            f"{results}: its items part {shown} cannot be read ({exc.strerror or exc}); copy "
-            "results.json together with the whole items folder."
+            f"{results}: its {unreadable} ({exc.strerror or exc}); copy results.json together "
+            f"with {together}."
         ) from None
+    # Asked of the descriptor, before a file object: os.fdopen refuses a folder on its own.
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise ResultsFormatError(
-            f"{results}: its items part {shown} is not a plain file (a folder, a pipe or a "
-            "device); itemscore reads only plain files in the items folder."
+            f"{results}: its {called} is not a plain file (a folder, a pipe or a device); "
+            f"itemscore reads only {kept}."
         )
     return os.fdopen(fd, "rb")
 
