@@ -238,7 +238,9 @@ class RunTable:
         items: Where the items are; ``None``: not kept.
         light: Labels whose ``extra`` texts are left in the items file.
         stored: Labels whose whole score columns are left in the items file (the parts a
-            run's workers wrote), after those of ``scores`` in order.
+            run's workers wrote).
+        order: Every label, in the run's order (default: those of ``scores``, then
+            ``stored``).
     """
 
     __slots__ = ("_cache", "_held", "_memory", "_order", "items", "keys", "light")
@@ -251,6 +253,7 @@ class RunTable:
         *,
         light: Collection[str] = (),
         stored: Sequence[str] = (),
+        order: Sequence[str] | None = None,
     ) -> None:
         #: The key columns (all-null ones lean: see :mod:`itemscore._lean`).
         self.keys = lean(keys)
@@ -258,8 +261,12 @@ class RunTable:
             label: lean(pa.chunked_array([column]) if isinstance(column, pa.Array) else column)
             for label, column in scores.items()
         }
-        #: The labels in order: those in memory, then those ``stored`` in the items file.
+        #: The labels in ``order``; by default those in memory, then those ``stored``.
         self._order = [*self._memory, *(label for label in stored if label not in self._memory)]
+        if order is not None:
+            if sorted(order) != sorted(self._order):
+                raise ValueError(f"The order {list(order)} names other labels than {self._order}.")
+            self._order = list(order)
         #: Where the items are, or ``None`` when they were not kept.
         self.items = items
         #: Labels whose ``extra`` texts are only in the items file (a large run keeps them
@@ -317,27 +324,25 @@ class RunTable:
         merged: dict[str, pa.StructArray | pa.ChunkedArray] = {} if replace else dict(self._memory)
         merged.update(scores)
         stored = [] if replace else [label for label in self.stored if label not in scores]
-        table = RunTable(
-            self.keys, merged, self.items, light=self.light - set(scores), stored=stored
-        )
         kept = [] if replace else self._order
-        table._order = [*kept, *(label for label in scores if label not in kept)]
-        return table
+        return RunTable(
+            self.keys, merged, self.items, light=self.light - set(scores), stored=stored,
+            order=[*kept, *(label for label in scores if label not in kept)],
+        )  # fmt: skip
 
     def select(self, labels: Sequence[str]) -> RunTable:
         """A table with the score columns of ``labels`` only, in that order."""
         missing = [label for label in labels if label not in self._order]
         if missing:
             raise KeyError(missing[0])
-        table = RunTable(
+        return RunTable(
             self.keys,
             {label: self._memory[label] for label in labels if label in self._memory},
             self.items,
             light=self.light,
             stored=[label for label in labels if label not in self._memory],
+            order=labels,
         )
-        table._order = list(labels)
-        return table
 
     # -- reading ---------------------------------------------------------------------------
 
