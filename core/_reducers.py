@@ -68,6 +68,7 @@ __all__ = [
     "check_reduce",
     "pass_at_k",
     "pass_power_k",
+    "question_sizes",
     "reducer_key",
     "reducer_of",
     "reducers",
@@ -598,8 +599,26 @@ def _as_names(value: object, setting: str) -> tuple[str, ...]:
     return cast("tuple[str, ...]", names)
 
 
-def check_attempt_counts(keys: pa.Table, reduce: Sequence[str]) -> None:
-    """Refuse a reducer with ``K`` that no question of ``keys`` has attempts enough for.
+def question_sizes(keys: pa.Table) -> tuple[int, int] | None:
+    """The fewest and the most items a question (model and id) of ``keys`` has.
+
+    ``None`` when no item has an attempt (ids are unique per model: each item is a question
+    of its own).
+    """
+    import pyarrow.compute as pc
+
+    if keys.column("attempt").null_count == keys.num_rows:
+        return None
+    by = ["model", "id"] if keys.column("model").null_count < keys.num_rows else ["id"]
+    counts = keys.select(by).group_by(by, use_threads=False).aggregate([([], "count_all")])
+    sizes = counts.column("count_all")
+    return int(pc.min(sizes).as_py()), int(pc.max(sizes).as_py())
+
+
+def check_attempt_counts(
+    n_items: int, sizes: Callable[[], tuple[int, int] | None], reduce: Sequence[str]
+) -> None:
+    """Refuse a reducer with ``K`` that no question of the run has attempts enough for.
 
     A question with fewer than ``K`` scored attempts is an ``error`` for ``pass@K`` (and
     ``maj@K``, ``pass^K``, ``at_least:K``); when *every* question has fewer than ``K``
@@ -608,7 +627,9 @@ def check_attempt_counts(keys: pa.Table, reduce: Sequence[str]) -> None:
     questions have enough, the others stay errors one by one.
 
     Args:
-        keys: The run table's key columns (``id``, ``model``, ``attempt``), one row per item.
+        n_items: The run's items.
+        sizes: The fewest and the most items of a question, or ``None`` when no item has an
+            attempt (:func:`question_sizes`); called only when a reducer has a ``K``.
         reduce: The run's reducer names (checked).
 
     Raises:
@@ -616,27 +637,19 @@ def check_attempt_counts(keys: pa.Table, reduce: Sequence[str]) -> None:
             ``setting`` is ``"reduce"``).
     """
     specs = [spec for spec in map(resolve_reducer, reduce) if spec.k is not None]
-    if not specs or keys.num_rows == 0:
+    if not specs or n_items == 0:
         return
-    import pyarrow.compute as pc
-
-    widest = max(spec.k for spec in specs if spec.k is not None)
-    attempt = keys.column("attempt")
-    if attempt.null_count == keys.num_rows:
+    found = sizes()
+    if found is None:
         low = high = 1  # ids are unique per model: each item is a question of its own
-    elif widest <= 1:
-        return
     else:
-        by = ["model", "id"] if keys.column("model").null_count < keys.num_rows else ["id"]
-        counts = keys.select(by).group_by(by, use_threads=False).aggregate([([], "count_all")])
-        sizes = counts.column("count_all")
-        low, high = int(pc.min(sizes).as_py()), int(pc.max(sizes).as_py())
+        low, high = found
     short = [spec for spec in specs if spec.k is not None and spec.k > high]
     if not short:
         return
     names = " and ".join(spec.name for spec in short)
     needed = " and ".join(str(spec.k) for spec in short)
-    if attempt.null_count == keys.num_rows:
+    if found is None:
         cause = (
             "the data has no attempt column, so every id is one question with one attempt. "
             "Map the column that numbers the attempts with --map attempt=COLUMN (`columns: "

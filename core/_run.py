@@ -37,7 +37,7 @@ from ._derived import annotate
 from ._exceptions import ConfigError
 from ._plan import RunPlan, plan, reduce_of
 from ._records import ItemResult, MetricResult, Status
-from ._reducers import check_attempt_counts
+from ._reducers import check_attempt_counts, question_sizes
 from ._registry import Registry
 from ._result import RunResult
 from ._settings import RunSettings, refused, resolve_workers
@@ -334,7 +334,8 @@ def _run_plan(
     data: dict[str, Any] | None = None
     # A rescore that keeps the saved reducers recomputes what was saved, errors and all.
     if isinstance(source, RunTable) and (base is None or settings.reduce != base.settings.reduce):
-        check_attempt_counts(source.keys, settings.reduce)
+        keys = source.keys
+        check_attempt_counts(len(keys), lambda: question_sizes(keys), settings.reduce)
     engine = spec.open()
     try:
         if isinstance(source, Source):

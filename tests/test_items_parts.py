@@ -236,10 +236,11 @@ def test_score_opened_into_a_report_set_writes_parts(
 def test_scores_written_by_the_workers_stay_in_their_parts(
     sets: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No score comes back to the driver: the table reads each label from the parts, as saved.
+    """No score or key comes back to the driver: the table reads them from the parts.
 
     The score tasks return only their files; the measurements made from the parts equal the
-    serial run's, and a label read from the table equals the column in the parts.
+    serial run's without reading the ids, and a label (or the keys) read from the table
+    equals the column in the parts.
     """
     import itemscore.engine._files as files
     from itemscore._run import score_opened
@@ -260,12 +261,14 @@ def test_scores_written_by_the_workers_stay_in_their_parts(
             source, list(METRICS), keep=files.Keep("parquet", folder), executor="process", workers=2
         )
     assert len(returned) >= 6
-    assert all(part.scores == {} and part.files for part in returned)
+    assert all(part.scores == {} and part.keys == () and part.files for part in returned)
     table = result.table
     assert table.stored == list(METRICS)
+    assert table._keys is None  # the measurements read the models and groups alone
     serial = RunResult.load_json(sets["serial"] / "results.json")
     assert result.measurements == serial.measurements
     assert result.by_model == serial.by_model
+    assert table.keys.equals(serial.table.keys)  # read from the parts when asked for
     saved = pq.read_table(folder)
     for label in (*METRICS, METRICS[0]):  # each label read again from the parts when asked
         status = saved.column(f"score:{label}").combine_chunks().field("status")

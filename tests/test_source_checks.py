@@ -1,4 +1,4 @@
-"""The whole-source duplicate search: bucket by bucket (a large source) as in one hash table."""
+"""The whole-source duplicate search over hashed keys: the same repeat the exact keys name."""
 
 from __future__ import annotations
 
@@ -63,15 +63,23 @@ def _first_repeat(rows: list[Row]) -> int | None:
     return None
 
 
+def _digests(tables: list[pa.Table]) -> str | None:
+    """The outcome with each part given as its digest, read again only when asked."""
+    checks = SourceChecks("d.jsonl", "line", ["d.jsonl"])
+    for table in tables:
+        checks.add(_checks.KeyDigest.of(table), lambda table=table: table)  # type: ignore[misc]
+    try:
+        checks.finish()
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
 @settings(max_examples=150, deadline=None)
 @given(rows=ROWS, cut=st.integers(1, 30))
-def test_the_search_bucket_by_bucket_finds_the_repeat_one_table_finds(
-    rows: list[Row], cut: int
-) -> None:
+def test_the_hashed_search_names_the_first_repeat(rows: list[Row], cut: int) -> None:
     whole = _outcome(_keys(rows, cut))
-    with mock.patch.object(_checks, "BUCKET_ROWS", 0):  # every source goes bucket by bucket
-        bucketed = _outcome(_keys(rows, cut))
-    assert bucketed == whole
+    assert _digests(_keys(rows, cut)) == whole
     repeat = _first_repeat(rows)
     if repeat is None:
         assert whole is None
@@ -80,41 +88,71 @@ def test_the_search_bucket_by_bucket_finds_the_repeat_one_table_finds(
         assert whole.startswith(f"d.jsonl:{repeat + 1}: column 'id': the id {rows[repeat][0]!r} ")
 
 
-def test_equal_ids_share_a_bucket_wherever_their_chunks_start() -> None:
-    ids = [f"item-{n % 300}" for n in range(2_000)] + ["", "é", "\U0001f600"] * 5
-    chunks = pa.chunked_array([pa.array(ids).slice(0, 1_013), pa.array(ids).slice(1_013)])
-    buckets = _checks._buckets(chunks)
-    assert buckets.dtype == np.uint8
-    assert len(buckets) == len(ids)
-    by_id: dict[str, set[int]] = {}
-    for ident, bucket in zip(ids, buckets.tolist()):
-        by_id.setdefault(ident, set()).add(bucket)
+@settings(max_examples=100, deadline=None)
+@given(rows=ROWS, cut=st.integers(1, 30))
+def test_hashes_that_meet_by_chance_are_told_apart_by_the_exact_keys(
+    rows: list[Row], cut: int
+) -> None:
+    """Every key hashed to one value: the exact search alone decides, and decides right."""
+    with mock.patch.object(_checks, "_mix", lambda z: np.zeros_like(z)):
+        collided = _outcome(_keys(rows, cut))
+    assert collided == _outcome(_keys(rows, cut))
+
+
+def test_equal_keys_hash_alike_wherever_their_chunks_and_slices_start() -> None:
+    ids = [f"item-{n % 300}" for n in range(2_000)] + ["", "\u00e9", "\U0001f600", None] * 5
+    whole = pa.array(ids, pa.string())
+    chunks = pa.chunked_array([whole.slice(0, 1_013), whole.slice(1_013)])
+    hashes = _checks._text_hashes(chunks)
+    assert hashes.dtype == np.uint64
+    assert np.array_equal(hashes, _checks._text_hashes(whole))
+    by_id: dict[str | None, set[int]] = {}
+    for ident, value in zip(ids, hashes.tolist()):
+        by_id.setdefault(ident, set()).add(value)
     assert all(len(found) == 1 for found in by_id.values())
-    assert len(set(buckets.tolist())) >= 12  # the ids spread over the buckets
+    assert len({next(iter(found)) for found in by_id.values()}) == len(by_id)  # none collide
 
 
-@pytest.mark.parametrize("plain", [True, False])
-def test_a_large_source_is_searched_in_buckets(plain: bool) -> None:
-    """Past BUCKET_ROWS rows the search filters one bucket at a time, and still names the repeat."""
-    n = 3_000
-    rows: list[Row] = [(f"q{i}", None if plain else "m", None) for i in range(n)]
-    rows[2_500] = rows[17]
-    calls: list[int] = []
-    unique = _checks._unique
-
-    def counted(keys: pa.Table) -> bool:
-        calls.append(keys.num_rows)
-        return unique(keys)
-
-    with (
-        mock.patch.object(_checks, "BUCKET_ROWS", 1_000),
-        mock.patch.object(_checks, "_unique", counted),
-    ):
-        message = _outcome(_keys(rows, 700))
+def test_a_missing_attempt_hashes_alike_in_a_part_with_attempts_and_one_without() -> None:
+    """The same key, with no attempt, in a part that has none and one that has some."""
+    (whole,) = _keys([("q1", "m", None), ("q2", "m", 1), ("q1", "m", None)], 3)
+    first, second = whole.slice(0, 1), whole.slice(1)
+    assert _checks.KeyDigest.of(first).attempts is None
+    assert _checks.KeyDigest.of(second).attempts is not None
+    message = _digests([first, second])
     assert message is not None
-    whose = "" if plain else " for model 'm'"
-    assert message.startswith(
-        f"d.jsonl:2501: column 'id': the id 'q17' appears twice{whose} (first at line 18)"
+    assert message.startswith("d.jsonl:3: column 'id': the id 'q1' appears twice for model 'm'")
+
+
+def test_the_exact_keys_are_read_again_only_for_the_parts_whose_hashes_repeat() -> None:
+    rows: list[Row] = [(f"q{i}", "m", None) for i in range(3_000)]
+    rows[2_500] = rows[2_017]
+    tables = _keys(rows, 700)
+    asked: list[int] = []
+    checks = SourceChecks("d.jsonl", "line", ["d.jsonl"])
+    for index, table in enumerate(tables):
+        checks.add(
+            _checks.KeyDigest.of(table),
+            lambda index=index, table=table: asked.append(index) or table,  # type: ignore[misc]
+        )
+    with pytest.raises(InputError) as caught:
+        checks.finish()
+    assert str(caught.value).startswith(
+        "d.jsonl:2501: column 'id': the id 'q2017' appears twice for model 'm' (first at line 2018)"
     )
-    assert len(calls) > 1
-    assert max(calls) < n // 4
+    assert asked == [2, 3]  # rows 2017 and 2500 are in the third and fourth part of 700
+    clean = SourceChecks("d.jsonl", "line", ["d.jsonl"])
+    for table in _keys([(f"q{i}", None, None) for i in range(3_000)], 700):
+        clean.add(_checks.KeyDigest.of(table), lambda: pytest.fail("read again"))
+    clean.finish()
+
+
+def test_question_sizes_count_the_attempts_of_each_model_and_id() -> None:
+    checks = SourceChecks("d.jsonl", "line", ["d.jsonl"])
+    rows: list[Row] = [("a", "m", 1), ("a", "m", 2), ("a", "n", 1), ("b", "m", None)]
+    for table in _keys(rows, 3):
+        checks.add(table)
+    assert checks.question_sizes() == (1, 2)
+    plain = SourceChecks("d.jsonl", "line", ["d.jsonl"])
+    plain.add(_keys([("a", None, None), ("b", None, None)], 2)[0])
+    assert plain.question_sizes() is None

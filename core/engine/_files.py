@@ -8,20 +8,21 @@ A run over it goes in two passes of tasks on the run's executor:
    hashes), and each goes to a worker as soon as its end is found, while the rest is planned.
    Each task reads one part — hashing its bytes, parsing and converting its rows,
    checking each row — and keeps its canonical batches in a spool file (Arrow IPC, lz4) in a
-   private folder of the run; it returns only the part's key columns. The driver then runs the
+   private folder of the run; it returns only the digest of the part's keys (counts, a hash
+   per row: :class:`~itemscore.inputs._checks.KeyDigest`). The driver then runs the
    whole-source checks (an id twice for a model, no answer key where a metric needs one, an
-   empty source) on the keys, in file order, **before anything is scored**, so a judge is
+   empty source) on the digests, in file order, **before anything is scored**, so a judge is
    never paid for a file that would be refused.
 2. **score**: each task scores its part's items from the spool (or reads the part again where
    the spool is out of reach, checking that its bytes did not change) and returns the score
-   columns — and, when the run keeps its items, the item columns, which the driver appends to
-   ``items.parquet`` as they arrive, in order. On a parallel executor a run that writes
-   ``items.parquet`` has each task write its own rows, items and scores, to a file of its own
-   in the folder ``items.parquet/`` (a hidden name while it runs); the task returns only the
-   file's name, rows and SHA-256 — the scores stay in the file, and the run table reads a
-   label's scores from the parts when it needs them, one label at a time —, and the driver
-   renames the files ``part-00000.parquet``, ``part-00001.parquet``... in item order as the
-   parts arrive. A part whose worker was lost
+   columns and the items' key columns — and, when the run keeps its items, the item columns,
+   which the driver appends to ``items.parquet`` as they arrive, in order. On a parallel
+   executor a run that writes ``items.parquet`` has each task write its own rows, items and
+   scores, to a file of its own in the folder ``items.parquet/`` (a hidden name while it runs);
+   the task returns only the file's name, rows and SHA-256 — the scores and keys stay in the
+   file, and the run table reads a label's scores (or a key column) from the parts when it
+   needs them, one at a time —, and the driver renames the files ``part-00000.parquet``,
+   ``part-00001.parquet``... in item order as the parts arrive. A part whose worker was lost
    gets its file from the driver (its items with errors); whatever a dead worker left is
    removed when the run's parts are done.
 
@@ -32,7 +33,7 @@ the file. The source's SHA-256 is taken while its bytes are read, never by a sec
 from __future__ import annotations
 
 import contextlib
-import itertools
+import functools
 import os
 import shutil
 import tempfile
@@ -54,11 +55,9 @@ from .._schema import common_schema
 from .._settings import RunSettings
 from ..executors import Engine
 from ..inputs import Part, Source
-from ..inputs._checks import KEY_SCHEMA
 from ..inputs._fs import size as file_size
 from ._dispatch import Lost, Split, Task, run_tasks
 from ._part_tasks import (
-    _KEYS_CHECKED,
     PartOut,
     PartRead,
     ScoredPart,
@@ -67,11 +66,12 @@ from ._part_tasks import (
     _item_columns,
     _part_name,
     _write_part,
+    exact_keys,
     read_part_task,
     score_part_task,
 )
 from ._store import PART_NAME, ItemsWriter, PartFile, file_sha256
-from ._table import ItemSource, RunTable
+from ._table import ItemSource, RunTable, StoredKeys, keys_of
 from ._tasks import Job, ShardFailed, release_memo
 
 __all__ = ["Keep", "PartRead", "ScoredPart", "score_source"]
@@ -148,20 +148,18 @@ def score_source(
             parts, reads = _read_all(engine, _parts(source, engine), spool_dir, settings, reading)
         else:  # a quick look: the first rows, read here, and no further
             parts = [source.whole()]
-            read = read_part_task(parts[0], spool_dir, reading and _counter(reading), limit)
-            reads = [_received(read)]
+            reads = [read_part_task(parts[0], spool_dir, reading and _counter(reading), limit)]
         checks = source.checks()
-        for read in reads:
-            checks.add(_check_columns(read))
+        for part, read in zip(parts, reads):
+            assert read.digest is not None
+            checks.add(read.digest, functools.partial(exact_keys, part, limit))
         checks.finish(needing=list(needing), column=answer_column)
+        n_items = sum(read.n_rows for read in reads)
+        check_attempt_counts(n_items, checks.question_sizes, settings.reduce)
         del checks
-        keys = pa.concat_tables([read.keys for read in reads])
-        check_attempt_counts(keys, settings.reduce)
-        # What is checked is dropped, and what is in the table is not sent again with the
-        # score tasks: ten million rows' check columns are 400 MB.
-        reads = [attrs.evolve(read, keys=None, checks=None) for read in reads]
+        reads = [attrs.evolve(read, digest=None) for read in reads]  # checked: let go
         if started is not None:
-            started(keys.num_rows)
+            started(n_items)
         schema = common_schema([s for read in reads for s in read.schemas]) if reads else None
         item_schema = schema if keep.mode != "none" else None
         # Without items kept, only the labels whose own aggregate reads extras keep them.
@@ -182,8 +180,6 @@ def score_source(
             reading_extras=_reading_extras(the_plan),
             in_parts=in_parts,
         )
-        offsets = list(itertools.accumulate((read.n_rows for read in reads), initial=0))
-        ids = keys.column("id")
 
         def task(index: int, rows: tuple[int, int] | None = None) -> Task:
             """Part ``index``'s score task (of its rows ``rows``), which cuts itself in two."""
@@ -201,11 +197,7 @@ def score_source(
 
                 return Split(task(index, (start, middle)), task(index, (middle, stop)), join)
 
-            where = _where(part)
-            if rows is not None:
-                first = ids[offsets[index] + start].as_py()
-                last = ids[offsets[index] + stop - 1].as_py()
-                where = f"item {first!r}" if stop - start == 1 else f"items {first!r} to {last!r}"
+            where = _where(part) if rows is None else _where_rows(part, read, rows)
             emit = sink.emit_for(index) if inline else None
             out = sink.out(index, (start, stop))
             return Task(
@@ -227,11 +219,13 @@ def score_source(
                 )
             else:  # only corpus metrics: the items, unscored here
                 for index, (part, read) in enumerate(zip(parts, reads)):
+                    batches = list(_batches_of(part, read))
                     items = None
                     if item_schema is not None:
-                        items = [_item_columns(b, item_schema) for b in _batches_of(part, read)]
-                    sink.done(index, ScoredPart({}, items, read.n_rows), parts)
-            table = sink.table(keys)
+                        items = [_item_columns(b, item_schema) for b in batches]
+                    keys = () if in_parts else tuple(keys_of(b) for b in batches)
+                    sink.done(index, ScoredPart({}, items, read.n_rows, keys=keys), parts)
+            table = sink.table()
         except BaseException:
             sink.abort()
             raise
@@ -240,26 +234,11 @@ def score_source(
     return SourceRun(table, source.sha256 or _digest_of(reads), sum(r.n_rows for r in reads))
 
 
-#: The columns of the whole-source checks that the keys hold too: sent once, with the keys.
-
-
-def _check_columns(read: PartRead) -> pa.Table:
-    """The whole-source checks' columns of a part (:data:`~itemscore.inputs._checks.KEY_SCHEMA`)."""
-    assert read.keys is not None
-    assert read.checks is not None
-    table = read.checks
-    for name in _KEYS_CHECKED:
-        table = table.add_column(
-            KEY_SCHEMA.get_field_index(name), KEY_SCHEMA.field(name), read.keys.column(name)
-        )
-    return table
-
-
-def _received(read: PartRead) -> PartRead:
-    """A part's read as the driver keeps it: its all-null key columns lean."""
-    if read.keys is None:
-        return read
-    return attrs.evolve(read, keys=lean(read.keys), checks=lean(read.checks))
+def _where_rows(part: Part, read: PartRead, rows: tuple[int, int]) -> str:
+    """The items of rows ``rows`` of a part, by their ids (read again: a task was cut in two)."""
+    ids = [i for b in _batches_of(part, read, rows) for i in b.column("id").to_pylist()]
+    first, last = ids[0], ids[-1]
+    return f"item {first!r}" if len(ids) == 1 else f"items {first!r} to {last!r}"
 
 
 def _digest_of(reads: Sequence[PartRead]) -> str | None:
@@ -340,7 +319,7 @@ def _read_all(
             result = read_part_task(planned[index], spool_dir, more)
         elif not inline:
             more(result.n_rows)
-        reads[index] = _received(result)
+        reads[index] = result
 
     def tasks() -> Iterator[Task]:
         follow = more if inline else None
@@ -382,6 +361,8 @@ class _Sink:
         self.tick = tick
         self.counted = counted
         self.scores: dict[str, list[pa.StructArray]] = {label: [] for label in labels}
+        #: The run table's key columns, batch by batch (none when the parts hold them).
+        self.keys: list[pa.Table] = []
         self.items: list[pa.RecordBatch] = []
         self.pending: dict[int, ScoredPart] = {}
         self.next = 0
@@ -452,21 +433,24 @@ class _Sink:
 
         The items are read here, if kept.
         """
+        batches = list(_batches_of(part, read, rows))
         items = None
         if self.schema is not None:
-            items = [_item_columns(b, self.schema) for b in _batches_of(part, read, rows)]
+            items = [_item_columns(b, self.schema) for b in batches]
+        keys = () if self.folder is not None else tuple(keys_of(b) for b in batches)
         n_rows = read.n_rows if rows is None else rows[1] - rows[0]
         column = ScoreColumn.filled("", n_rows, Status.ERROR, reason).arrow
         scores = {label: [column] for label in self.labels}
         if items is not None and len(items) != 1:  # one score array per item batch
             scores = {label: _split(column, items) for label in self.labels}
-        failed = ScoredPart(scores, items, n_rows)
+        failed = ScoredPart(scores, items, n_rows, keys=keys)
         out = self.out(index, rows or (0, n_rows))
         if out is not None:  # in the file the lost task would have written (what it left goes)
             return attrs.evolve(failed, items=None, files=_write_part(out, failed))
         return failed
 
     def _take(self, scored: ScoredPart) -> None:
+        self.keys.extend(lean(keys) for keys in scored.keys)
         if self.folder is not None:
             self._rename(scored.files)
         elif scored.items is not None and self.keep.mode == "parquet":
@@ -518,8 +502,13 @@ class _Sink:
                     os.unlink(entry.path)
         return ItemSource.of_parquet(self.folder, self.parts)
 
-    def table(self, keys: pa.Table) -> RunTable:
+    def table(self) -> RunTable:
         """The run table of everything taken."""
+        if self.folder is not None:  # the keys and scores are in the workers' parts, and stay
+            present = frozenset(k for read in self.reads for k in read.present)
+            keys: pa.Table | StoredKeys = StoredKeys(sum(r.n_rows for r in self.reads), present)
+            return RunTable(keys, {}, self._finish_parts(), light=self.light, stored=self.labels)
+        keys = pa.concat_tables(self.keys) if self.keys else keys_of([])
         scores = {
             label: pa.chunked_array(arrays, score_type()) for label, arrays in self.scores.items()
         }
@@ -532,8 +521,6 @@ class _Sink:
                 )
             return RunTable(keys, scores, ItemSource.of_list([]))
         assert self.keep.path is not None
-        if self.folder is not None:  # the scores are in the workers' parts, and stay there
-            return RunTable(keys, {}, self._finish_parts(), light=self.light, stored=self.labels)
         if self.writer is None:  # nothing scored (no item-level metric): items only
             self.writer = ItemsWriter(self.keep.path, [])
         self.writer.close()
@@ -557,7 +544,8 @@ def _joined(first: ScoredPart, second: ScoredPart) -> ScoredPart:
     if first.items is not None and second.items is not None:
         items = [*first.items, *second.items]
     files = (*first.files, *second.files)
-    return ScoredPart(scores, items, first.n_rows + second.n_rows, files)
+    keys = (*first.keys, *second.keys)
+    return ScoredPart(scores, items, first.n_rows + second.n_rows, files, keys)
 
 
 def _split(column: pa.StructArray, items: Sequence[pa.RecordBatch]) -> list[pa.StructArray]:

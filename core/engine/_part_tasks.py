@@ -2,9 +2,10 @@
 
 The two tasks of a run over files (see :mod:`._files`, which plans the parts and runs the
 passes): :func:`read_part_task` reads one part, checks its rows, keeps its canonical batches in
-a spool file and returns the part's keys; :func:`score_part_task` scores the part's items from
-the spool (or reads the part again) and returns the score columns, writing the part's items
-and scores to a file of its own when the run's workers write ``items.parquet/``.
+a spool file and returns the digest of its keys; :func:`score_part_task` scores the part's
+items from the spool (or reads the part again) and returns the score and key columns, or
+writes the part's items and scores to a file of its own when the run's workers write
+``items.parquet/``.
 """
 
 from __future__ import annotations
@@ -20,30 +21,38 @@ from .._exceptions import ConfigError, ItemscoreError, describe_exception
 from .._plan import RunPlan
 from .._schema import ERROR, LINE, batch_to_items, conform
 from ..inputs import Part, collector_paused, read_part
+from ..inputs._checks import KeyDigest
 from ._scores import unreadable
 from ._shard import score_shard
 from ._store import ItemsWriter, PartFile, file_sha256
 from ._table import keys_of
 from ._tasks import Job, ShardFailed, limit_worker_memory
 
-__all__ = ["PartOut", "PartRead", "ScoredPart", "read_part_task", "score_part_task"]
+__all__ = [
+    "OPTIONAL_KEYS",
+    "PartOut",
+    "PartRead",
+    "ScoredPart",
+    "exact_keys",
+    "read_part_task",
+    "score_part_task",
+]
 
 
-#: The key columns the whole-source checks read from the keys table, not from the checks.
-_KEYS_CHECKED = ("id", "model", "attempt")
+#: The key columns of the run table that a part may leave empty (``id`` never is).
+OPTIONAL_KEYS = ("model", "group", "cluster", "attempt")
 
 
 @attrs.frozen
 class PartRead:
-    """What a read task returns: a part's keys, what it held, where its batches wait."""
+    """What a read task returns: a part's digest, what it held, where its batches wait."""
 
     #: The part's index.
     index: int
-    #: The run table's key columns of the part's rows (``None`` once they are in the table).
-    keys: pa.Table | None
-    #: The whole-source checks' key columns of the part's rows but the ids, which are the
-    #: keys' (``None`` once checked).
-    checks: pa.Table | None
+    #: What the whole-source checks need of the part's rows (``None`` once checked).
+    digest: KeyDigest | None
+    #: The keys of :data:`OPTIONAL_KEYS` that some row of the part has.
+    present: frozenset[str]
     #: Rows read.
     n_rows: int
     #: The SHA-256 of the bytes read.
@@ -69,6 +78,9 @@ class ScoredPart:
     #: The files the items were written to (a parallel run that writes ``items.parquet``),
     #: in order, under the names they were written with.
     files: tuple[PartFile, ...] = ()
+    #: The run table's key columns of each batch (:func:`~._table.keys_of`); none when the
+    #: items went to ``files``, which hold them.
+    keys: tuple[pa.Table, ...] = ()
 
 
 @attrs.frozen
@@ -150,7 +162,7 @@ def read_part_task(
     rows: Callable[[int], None] | None = None,
     limit: int | None = None,
 ) -> PartRead:
-    """Read one part: check its rows, spool its batches, return its keys.
+    """Read one part: check its rows, spool its batches, return their digest.
 
     Args:
         part: The part.
@@ -169,28 +181,37 @@ def read_part_task(
     if spool_dir is not None and os.path.isdir(spool_dir):
         spool = os.path.join(spool_dir, f"part-{part.index:06d}.arrows")
         batches = _write_spool(spool, batches)
-    keys: list[pa.Table] = []
+    n_rows = 0
+    present: set[str] = set()
     schemas: dict[pa.Schema, None] = {}
     for batch in batches:
-        keys.append(keys_of(batch))
+        n_rows += batch.num_rows
+        present.update(k for k in OPTIONAL_KEYS if batch.column(k).null_count < batch.num_rows)
         schemas.setdefault(batch.schema, None)
         if rows is not None:
             rows(batch.num_rows)
-    checks = reader.keys()
-    n_rows = sum(k.num_rows for k in keys)  # of the rows kept (a limit cuts the last batch)
-    empty = keys_of(pa.table({"id": pa.array([], pa.string())}))
-    if checks.num_rows != n_rows:
-        checks = checks.slice(0, n_rows)
+    keys = reader.keys()
+    if keys.num_rows != n_rows:  # a limit cut the last batch
+        keys = keys.slice(0, n_rows)
     return PartRead(
         index=part.index,
-        keys=pa.concat_tables(keys) if keys else empty,
-        checks=checks.drop_columns(list(_KEYS_CHECKED)),  # the keys' own: sent once
+        digest=KeyDigest.of(keys),
+        present=frozenset(present),
         n_rows=n_rows,
         sha256=reader.sha256,
         n_bytes=reader.n_bytes,
         schemas=tuple(schemas),
         spool=spool,
     )
+
+
+def exact_keys(part: Part, limit: int | None = None) -> pa.Table:
+    """A part's key columns for the whole-source checks, read again (a hash repeated)."""
+    reader = read_part(part)
+    batches: Iterator[pa.RecordBatch] = reader.batches()
+    for _ in batches if limit is None else _first_rows(batches, limit):
+        pass
+    return reader.keys()
 
 
 def _first_rows(batches: Iterator[pa.RecordBatch], limit: int) -> Iterator[pa.RecordBatch]:
@@ -305,7 +326,7 @@ def score_part_task(
             # quarter of the 1M-line run (benchmarks/bench_pipeline.py). The collector runs
             # between batches, where any cyclic garbage a metric left is freed.
             with collector_paused():
-                scored = _score_batch(plan, job, batch, schema)
+                scored = _score_batch(plan, job, batch, schema, keys=out is None)
             if emit is not None:
                 emit(scored)
                 continue
@@ -319,7 +340,9 @@ def score_part_task(
                 result.scores.setdefault(label, []).extend(arrays)
             if result.items is not None and scored.items is not None:
                 result.items.extend(scored.items)
-            result = attrs.evolve(result, n_rows=result.n_rows + scored.n_rows)
+            result = attrs.evolve(
+                result, n_rows=result.n_rows + scored.n_rows, keys=result.keys + scored.keys
+            )
         if writer is not None and out is not None:
             result = attrs.evolve(result, files=_finish_part(writer, out))
     except ItemscoreError:
@@ -349,7 +372,7 @@ def _abort(writer: ItemsWriter | None) -> None:
 
 
 def _score_batch(
-    plan: RunPlan, job: Job, batch: pa.RecordBatch, schema: pa.Schema | None
+    plan: RunPlan, job: Job, batch: pa.RecordBatch, schema: pa.Schema | None, *, keys: bool
 ) -> ScoredPart:
     items = batch_to_items(batch)
     columns = score_shard(plan, items, job.settings, None, job.memo(), job.deadline)
@@ -361,7 +384,7 @@ def _score_batch(
             array = unreadable(array, errors)
         scores[label] = [array]
     kept = None if schema is None else [_item_columns(batch, schema)]
-    return ScoredPart(scores, kept, batch.num_rows)
+    return ScoredPart(scores, kept, batch.num_rows, keys=(keys_of(batch),) if keys else ())
 
 
 def _item_columns(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:

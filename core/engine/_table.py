@@ -3,8 +3,9 @@
 One object holds what a run produced, whoever made it (a fresh run, :func:`~itemscore.rescore`,
 :meth:`~itemscore.RunResult.load_json`):
 
-- the **keys**, always in memory: ``id``, ``model``, ``group``, ``cluster``, ``attempt`` — what
-  aggregation, pairing and group tables need;
+- the **keys**: ``id``, ``model``, ``group``, ``cluster``, ``attempt`` — what aggregation,
+  pairing and group tables need — in memory, or **stored** (:class:`StoredKeys`) in the items
+  file that holds them (the parts a run's workers wrote), a column read when asked for;
 - the **scores**: one :func:`~itemscore._columns.score_type` column per metric label, in
   memory, or **stored**: left in the items file that holds them (a run that writes
   ``items.parquet``), read when a label is asked for, one label in memory at a time (a run
@@ -28,6 +29,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+import attrs
 import numpy as np
 import pyarrow as pa
 
@@ -45,6 +47,7 @@ __all__ = [
     "ItemSource",
     "RunTable",
     "ScoredItems",
+    "StoredKeys",
     "fingerprints",
     "keys_of",
 ]
@@ -118,6 +121,20 @@ def fingerprints(inputs: Sequence[str | None], answers: Sequence[Sequence[str] |
 
 
 _ANSWERS = pa.list_(pa.string())
+
+
+@attrs.frozen
+class StoredKeys:
+    """The keys of a table whose items file holds them: read from it when asked for.
+
+    A run whose workers wrote ``items.parquet/`` leaves its keys there, as it leaves its
+    scores: ten million ids and fingerprints are 220 MB the run's own measurements never read.
+    """
+
+    #: Rows.
+    n_rows: int
+    #: The keys among ``model``, ``group``, ``cluster`` and ``attempt`` that some item has.
+    present: frozenset[str]
 
 
 class ItemSource:
@@ -232,7 +249,8 @@ class RunTable:
     """A run's items and scores as columns (see the module's docstring).
 
     Args:
-        keys: The key columns (:data:`KEY_COLUMNS`), one row per item.
+        keys: The key columns (:data:`KEY_COLUMNS`), one row per item; or
+            :class:`StoredKeys`: they are in ``items``, read when first asked for.
         scores: One :func:`~itemscore._columns.score_type` column per label, in the run's
             order.
         items: Where the items are; ``None``: not kept.
@@ -243,11 +261,11 @@ class RunTable:
             ``stored``).
     """
 
-    __slots__ = ("_cache", "_held", "_memory", "_order", "items", "keys", "light")
+    __slots__ = ("_cache", "_held", "_keys", "_memory", "_order", "_stored_keys", "items", "light")
 
     def __init__(
         self,
-        keys: pa.Table,
+        keys: pa.Table | StoredKeys,
         scores: Mapping[str, pa.StructArray | pa.ChunkedArray],
         items: ItemSource | None,
         *,
@@ -255,8 +273,9 @@ class RunTable:
         stored: Sequence[str] = (),
         order: Sequence[str] | None = None,
     ) -> None:
-        #: The key columns (all-null ones lean: see :mod:`itemscore._lean`).
-        self.keys = lean(keys)
+        #: The key columns (all-null ones lean: see :mod:`itemscore._lean`), once read.
+        self._keys = None if isinstance(keys, StoredKeys) else lean(keys)
+        self._stored_keys = keys if isinstance(keys, StoredKeys) else None
         self._memory: dict[str, pa.ChunkedArray] = {
             label: lean(pa.chunked_array([column]) if isinstance(column, pa.Array) else column)
             for label, column in scores.items()
@@ -272,7 +291,7 @@ class RunTable:
         #: Labels whose ``extra`` texts are only in the items file (a large run keeps them
         #: there, not in memory): read from it when a row is read.
         self.light = frozenset(light) & set(self._order)
-        if (self.light or len(self._order) > len(self._memory)) and (
+        if (self.light or len(self._order) > len(self._memory) or self._keys is None) and (
             items is None or items.path is None
         ):
             raise ValueError("Scores left in the items file need the file that holds them.")
@@ -280,9 +299,9 @@ class RunTable:
         #: The one stored label read into memory: (label, column, ScoreColumn or None).
         self._held: tuple[str, pa.ChunkedArray, ScoreColumn | None] | None = None
         for label, column in self._memory.items():
-            if len(column) != keys.num_rows:
+            if len(column) != len(self):
                 raise ValueError(
-                    f"The score column {label!r} has {len(column)} rows for {keys.num_rows} items."
+                    f"The score column {label!r} has {len(column)} rows for {len(self)} items."
                 )
 
     # -- building --------------------------------------------------------------------------
@@ -326,7 +345,7 @@ class RunTable:
         stored = [] if replace else [label for label in self.stored if label not in scores]
         kept = [] if replace else self._order
         return RunTable(
-            self.keys, merged, self.items, light=self.light - set(scores), stored=stored,
+            self._key_source, merged, self.items, light=self.light - set(scores), stored=stored,
             order=[*kept, *(label for label in scores if label not in kept)],
         )  # fmt: skip
 
@@ -336,7 +355,7 @@ class RunTable:
         if missing:
             raise KeyError(missing[0])
         return RunTable(
-            self.keys,
+            self._key_source,
             {label: self._memory[label] for label in labels if label in self._memory},
             self.items,
             light=self.light,
@@ -347,7 +366,47 @@ class RunTable:
     # -- reading ---------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return int(self.keys.num_rows)
+        if self._stored_keys is not None:
+            return self._stored_keys.n_rows
+        assert self._keys is not None
+        return int(self._keys.num_rows)
+
+    @property
+    def keys(self) -> pa.Table:
+        """The key columns (:data:`KEY_COLUMNS` and the fingerprint), one row per item.
+
+        Stored keys are read from the items file the first time, and kept.
+        """
+        if self._keys is None:
+            self._keys = self._read_keys()
+        return self._keys
+
+    @property
+    def _key_source(self) -> pa.Table | StoredKeys:
+        """What a table built from this one takes as its keys: the same, read or not."""
+        if self._keys is not None:
+            return self._keys
+        assert self._stored_keys is not None
+        return self._stored_keys
+
+    def _read_keys(self) -> pa.Table:
+        """The key columns, read from the items file (its parts, in order)."""
+        import pyarrow.parquet as pq
+
+        assert self.items is not None
+        tables: list[pa.Table] = [keys_of([])]
+        wanted = (*KEY_COLUMNS, "input", "expected")
+        for path in self.items.files:
+            with pq.ParquetFile(path, pre_buffer=False) as handle:
+                names = [name for name in wanted if name in handle.schema_arrow.names]
+                for batch in handle.iter_batches(batch_size=1 << 16, columns=names):
+                    tables.append(lean(keys_of(batch)))
+        keys = pa.concat_tables(tables)
+        if keys.num_rows != len(self):
+            raise ValueError(
+                f"{self.items.path} holds {keys.num_rows} items where the run had {len(self)}."
+            )
+        return keys
 
     @property
     def labels(self) -> list[str]:
@@ -405,11 +464,29 @@ class RunTable:
         """One key column as a Python list (read once, then kept)."""
         found = self._cache.get(("key", name))
         if found is None:
-            found = self._cache[("key", name)] = self.keys.column(name).to_pylist()
+            found = self._cache[("key", name)] = self.key_column(name).to_pylist()
         return found  # type: ignore[no-any-return]
+
+    def key_column(self, name: str) -> pa.ChunkedArray:
+        """One key column; of stored keys not yet read, that column only, from the items file."""
+        if self._keys is not None or name == FINGERPRINT:
+            return self.keys.column(name)
+        import pyarrow.parquet as pq
+
+        assert self.items is not None
+        chunks: list[pa.Array] = []
+        for path in self.items.files:
+            with pq.ParquetFile(path, pre_buffer=False) as handle:
+                if name in handle.schema_arrow.names:
+                    chunks += handle.read(columns=[name]).column(0).chunks
+                else:
+                    chunks.append(pa.nulls(handle.metadata.num_rows, _KEY_TYPES[name]))
+        return lean(pa.chunked_array(chunks, _KEY_TYPES[name]))
 
     def has(self, name: str) -> bool:
         """Whether any item has a value in the key column ``name``."""
+        if self._keys is None and self._stored_keys is not None and name != "id":
+            return name in self._stored_keys.present
         return bool(self.keys.column(name).null_count < self.keys.num_rows)
 
     def score(self, label: str) -> ScoreColumn:

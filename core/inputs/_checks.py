@@ -1,8 +1,9 @@
-"""The checks of a whole source, on key columns: unique ids, an answer key somewhere, any rows.
+"""The checks of a whole source: unique ids, an answer key somewhere, any rows at all.
 
-A reader (or a worker reading its own part) keeps only the *key columns* of each batch
+A reader (or a worker reading its own part) keeps the *key columns* of each batch
 (:func:`key_columns`: id, model, attempt, whether the row has an answer key, its line and its
-file); :class:`SourceChecks` takes them in file order, from one reader or from the parts of
+file) and boils them down to a :class:`KeyDigest`: its counts and one 64-bit hash per row.
+:class:`SourceChecks` takes the digests in file order, from one reader or from the parts of
 several, and raises today's errors with today's messages at the end:
 
 - ``FILE:LINE:COLUMN: the id 'x' appears twice for model 'm' (first at line 3)``, at the
@@ -10,16 +11,18 @@ several, and raises today's errors with today's messages at the end:
 - ``FILE:1: the file is empty: it holds no rows to score``;
 - ``FILE: no row has an answer key ... but 'exact_match' needs one`` (:func:`answer_key_error`).
 
-The duplicate search runs in Arrow (a group-by of the keys; past two million rows one bucket
-of ids at a time, so that its hash table stays small); only when it finds one does a
-Python pass look for the first repeat, to name it.
+The duplicate search sorts the hashes (8 bytes a row: ten million rows' key columns would be
+400 MB); only when a hash repeats are the exact key columns of the rows that share it read
+again — from the part, by whoever added it — to name the first repeat, or to find that two
+different keys met by chance.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
+import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,7 +30,10 @@ import pyarrow.compute as pc
 from .._exceptions import InputError, one_of
 from .._schema import LINE
 
-__all__ = ["KEY_SCHEMA", "SourceChecks", "answer_key_error", "key_columns"]
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["KEY_SCHEMA", "KeyDigest", "SourceChecks", "answer_key_error", "key_columns"]
 
 #: The columns :func:`key_columns` keeps of a batch.
 KEY_SCHEMA = pa.schema(
@@ -63,36 +69,110 @@ def key_columns(batch: pa.RecordBatch, file: int = 0) -> pa.RecordBatch:
     )
 
 
-#: Rows past which the duplicate search goes one bucket of ids at a time.
-BUCKET_ROWS = 1 << 21
-_BUCKETS = 16
+# -- hashed keys: what the driver holds of each row ---------------------------------------------
+
+_U64 = np.uint64
+#: The hash of a missing model or attempt (a present value that hashes to it is told apart by
+#: the exact search, as any collision is).
+_MISSING = _U64(0x9E3779B97F4A7C15)
+#: The base of the polynomial hash of a text's bytes (odd: every power is a unit mod 2**64).
+_BASE = _U64(0x100000001B3)
 
 
-def _unique(keys: pa.Table) -> bool:
-    """Whether no row of ``keys`` (the id, or the model, id and attempt) repeats."""
-    if keys.num_columns == 1:
-        return bool(pc.count_distinct(keys.column(0)).as_py() == keys.num_rows)
-    groups = keys.group_by(keys.column_names, use_threads=False).aggregate([])
-    return bool(len(groups) == keys.num_rows)
+def _mix(z: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """splitmix64's finaliser: every bit of the result depends on every bit of ``z``."""
+    z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
+    out: NDArray[np.uint64] = z ^ (z >> _U64(31))
+    return out
 
 
-def _buckets(ids: pa.ChunkedArray) -> np.ndarray[Any, np.dtype[np.uint8]]:
-    """Each id's bucket, from its length and last four bytes: equal ids share a bucket."""
-    out = []
-    for chunk in ids.chunks:
+def _text_hashes(column: pa.ChunkedArray | pa.Array) -> NDArray[np.uint64]:
+    """A 64-bit hash of each text of a string column (:data:`_MISSING` for a null).
+
+    The bytes' polynomial ``sum((b + 1) * BASE**i) mod 2**64``, mixed with the length, over
+    the column's own buffers: no text becomes a Python object.
+    """
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    out: list[NDArray[np.uint64]] = [np.zeros(0, np.uint64)]
+    for chunk in chunks:
         n = len(chunk)
+        if n == 0:
+            continue
+        if chunk.null_count == n:
+            out.append(np.full(n, _MISSING, np.uint64))
+            continue
         _, offsets_buffer, data_buffer = chunk.buffers()
         offsets = np.frombuffer(offsets_buffer, np.int32, count=n + 1, offset=chunk.offset * 4)
-        ends = offsets[1:].astype(np.int64)
-        lengths = ends - offsets[:-1]
-        key = lengths.copy()
-        if data_buffer is not None and data_buffer.size:
-            data = np.frombuffer(data_buffer, np.uint8)
-            for back in range(1, 5):
-                byte = data[np.maximum(ends - back, 0)].astype(np.int64)
-                key = key * 31 + np.where(lengths >= back, byte, 0)
-        out.append((key % _BUCKETS).astype(np.uint8))
-    return np.concatenate(out) if out else np.zeros(0, np.uint8)
+        ends = (offsets - offsets[0]).astype(np.int64)
+        lengths = np.diff(ends)
+        size = int(ends[-1])
+        data = np.zeros(0, np.uint8)
+        if data_buffer is not None and size:
+            data = np.frombuffer(data_buffer, np.uint8, count=size, offset=int(offsets[0]))
+        position = np.arange(size, dtype=np.int64) - np.repeat(ends[:-1], lengths)
+        powers = np.cumprod(np.full(int(lengths.max()) + 1, _BASE, np.uint64), dtype=np.uint64)
+        terms = (data.astype(np.uint64) + _U64(1)) * powers[position]
+        sums = np.zeros(size + 1, np.uint64)
+        np.cumsum(terms, dtype=np.uint64, out=sums[1:])
+        hashed = _mix((sums[ends[1:]] - sums[ends[:-1]]) ^ _mix(lengths.astype(np.uint64)))
+        if chunk.null_count:
+            hashed[chunk.is_null().to_numpy(zero_copy_only=False)] = _MISSING
+        out.append(hashed)
+    return np.concatenate(out)
+
+
+#: A missing attempt, among the attempts of a part that has some.
+_NO_ATTEMPT = -(2**63)
+
+
+def _attempt_hashes(attempts: NDArray[np.int64] | None, n: int) -> NDArray[np.uint64]:
+    if attempts is None:
+        attempts = np.full(n, _NO_ATTEMPT, np.int64)
+    return _mix(attempts.view(np.uint64) + _MISSING)
+
+
+@attrs.frozen(eq=False)
+class KeyDigest:
+    """What the whole-source checks hold of a part's rows: counts and 64-bit hashes.
+
+    A part's key columns (:func:`key_columns`) are 30-40 bytes a row; this is 8 (16 with
+    attempts). Equal keys have equal hashes; unequal ones almost never do, and when a hash
+    repeats, the exact key columns of the rows concerned are read again to decide.
+    """
+
+    #: Rows.
+    n_rows: int
+    #: Rows with an answer key.
+    n_answer_keys: int
+    #: Each row's question: the hash of its model and id.
+    questions: NDArray[np.uint64]
+    #: Each row's attempt (``None``: no row of the part has one; a missing one is
+    #: ``-2**63``).
+    attempts: NDArray[np.int64] | None
+
+    @classmethod
+    def of(cls, keys: pa.Table | pa.RecordBatch) -> KeyDigest:
+        """The digest of key columns (:data:`KEY_SCHEMA`)."""
+        n = keys.num_rows
+        questions = _mix(
+            _text_hashes(keys.column("id")) ^ _mix(_text_hashes(keys.column("model")) + _BASE)
+        )
+        attempt = keys.column("attempt")
+        attempts = None
+        if attempt.null_count < n:
+            filled = pc.fill_null(attempt, _NO_ATTEMPT)
+            attempts = np.asarray(filled.to_numpy(), dtype=np.int64)
+        answered = int(pc.sum(keys.column("answered")).as_py() or 0) if n else 0
+        return cls(n, answered, questions, attempts)
+
+    def hashes(self) -> NDArray[np.uint64]:
+        """Each row's key, (model, id, attempt), hashed."""
+        return _mix(self.questions ^ _attempt_hashes(self.attempts, self.n_rows))
+
+
+#: ``exact()``: a part's key columns (:data:`KEY_SCHEMA`), read again.
+ExactKeys = Callable[[], pa.Table]
 
 
 def answer_key_error(source: str, column: str, needing: Sequence[str]) -> InputError:
@@ -106,7 +186,7 @@ def answer_key_error(source: str, column: str, needing: Sequence[str]) -> InputE
 
 
 class SourceChecks:
-    """Key columns of a source, in file order; :meth:`finish` raises what is wrong.
+    """Digests of a source's parts, in file order; :meth:`finish` raises what is wrong.
 
     Args:
         name: The source as messages name it.
@@ -130,20 +210,31 @@ class SourceChecks:
         self.files = list(files)
         self.id_column = id_column
         self.locate = locate or self._plain_place
-        self._keys: list[pa.RecordBatch] = []
+        self._parts: list[tuple[KeyDigest, ExactKeys]] = []
         #: Rows seen.
         self.n_rows = 0
         #: Rows with an answer key.
         self.n_answer_keys = 0
 
-    def add(self, keys: pa.RecordBatch | pa.Table) -> None:
-        """Take the key columns of the next batches (:func:`key_columns`), in file order."""
-        batches = keys.to_batches() if isinstance(keys, pa.Table) else [keys]
-        for batch in batches:
-            if batch.num_rows:
-                self._keys.append(batch)
-                self.n_rows += batch.num_rows
-                self.n_answer_keys += pc.sum(batch.column(3)).as_py() or 0
+    def add(self, keys: pa.Table | KeyDigest, exact: ExactKeys | None = None) -> None:
+        """Take the next part: its key columns (:func:`key_columns`), or their digest.
+
+        Args:
+            keys: The part's key columns, or their :class:`KeyDigest`.
+            exact: With a digest: how to read the part's key columns again, should a hash
+                repeat (key columns given are kept for that).
+        """
+        if isinstance(keys, KeyDigest):
+            if exact is None:
+                raise TypeError("A part's digest needs a way to read its key columns again.")
+            digest = keys
+        else:
+            table = keys if isinstance(keys, pa.Table) else pa.Table.from_batches([keys])
+            digest, exact = KeyDigest.of(table), lambda: table
+        if digest.n_rows:
+            self._parts.append((digest, exact))
+            self.n_rows += digest.n_rows
+            self.n_answer_keys += digest.n_answer_keys
 
     def finish(self, *, needing: Sequence[str] = (), column: str = "expected") -> None:
         """Raise the first thing wrong with the source as a whole.
@@ -172,24 +263,44 @@ class SourceChecks:
     def check_ids(self) -> None:
         """Raise at the first id that repeats for its model and attempt.
 
+        The rows' hashes are sorted (8 bytes a row); only when one repeats are the exact keys
+        of the rows that share it read again, to name the first repeat or to find that the
+        hashes met by chance.
+
         Raises:
             InputError: a repeated id, at its second place, naming the first.
         """
-        if not self._keys:
+        if not self._parts:
             return
-        table = pa.Table.from_batches(self._keys, schema=KEY_SCHEMA)
-        plain = table.column("model").null_count == len(table) and (
-            table.column("attempt").null_count == len(table)
-        )
-        keys = table.select(["id"] if plain else ["model", "id", "attempt"])
-        if len(table) <= BUCKET_ROWS:
-            if _unique(keys):
-                return
-        else:  # one hash table over ten million ids would take 650 MB: a sixteenth at a time
-            buckets = _buckets(keys.column("id"))
-            if all(_unique(keys.filter(buckets == b)) for b in range(_BUCKETS)):
-                return
-        self._raise_first_repeat(table)
+        hashes = np.concatenate([digest.hashes() for digest, _ in self._parts])
+        ordered = np.sort(hashes)
+        repeats = ordered[1:][ordered[1:] == ordered[:-1]]
+        del ordered
+        if repeats.size:
+            self._exact_search(np.flatnonzero(np.isin(hashes, repeats)))
+
+    def question_sizes(self) -> tuple[int, int] | None:
+        """The fewest and the most rows a question (model and id) has; ``None``: no attempts.
+
+        Questions are told apart by their hashes: two that met by chance would count as one,
+        which can only raise the most (never refuse a run that should pass).
+        """
+        if all(digest.attempts is None for digest, _ in self._parts):
+            return None
+        questions = np.concatenate([digest.questions for digest, _ in self._parts])
+        _, counts = np.unique(questions, return_counts=True)
+        return int(counts.min()), int(counts.max())
+
+    def _exact_search(self, rows: NDArray[np.intp]) -> None:
+        """Name the first repeat among ``rows`` (global positions whose hashes repeat)."""
+        starts = np.cumsum([0] + [digest.n_rows for digest, _ in self._parts])
+        found: list[pa.Table] = []
+        of_part = np.searchsorted(starts, rows, side="right") - 1
+        for index in np.unique(of_part).tolist():
+            _, exact = self._parts[index]
+            local = rows[of_part == index] - starts[index]
+            found.append(exact().take(pa.array(local, pa.int64())))
+        self._raise_first_repeat(pa.concat_tables(found))
 
     def _raise_first_repeat(self, table: pa.Table) -> None:
         seen: dict[tuple[str | None, str, int | None], tuple[int, int]] = {}
