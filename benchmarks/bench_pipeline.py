@@ -13,8 +13,10 @@ Each figure is a paired ratio of whole processes, run alternately, medians of th
   against the file's.
 
 ``ITEMSCORE_BENCH_PIPELINE=100k`` (or ``1m``, the default) picks the file; ``..._ROUNDS`` the
-rounds (default 3). ``python benchmarks/bench_pipeline.py 10m`` runs the 10M-line check instead
-(ten copies of the 1M file with unique ids, ``--workers auto``, every report).
+rounds (default 3). ``ITEMSCORE_BENCH_SCALE=10m`` (ten copies of the 1M file as one JSON lines
+file) or ``100m`` (a hundred copies as 100 Parquet partitions), unique ids, adds a run at that
+scale, ``--workers auto`` with every report: its time and the driver's own peak memory;
+``python benchmarks/bench_pipeline.py 10m`` (or ``100m``) runs that check alone.
 """
 
 from __future__ import annotations
@@ -76,11 +78,31 @@ def _tree_rss(root: int) -> tuple[int, int]:
     return total, proportional
 
 
+def _high_water(pid: int) -> int:
+    """The peak resident bytes of ``pid`` itself so far (``VmHWM``), or 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+#: The driver's own peak (``VmHWM``) of the last :func:`run`.
+DRIVER_PEAK = [0]
+
+
 def run(command: list[str]) -> tuple[float, tuple[int, int]]:
-    """Seconds and peak resident bytes (and PSS) of the process tree of ``command``."""
+    """Seconds and peak resident bytes (and PSS) of the process tree of ``command``.
+
+    The peak of the command's own process is left in :data:`DRIVER_PEAK`.
+    """
     start = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak, peak_pss = 0, 0
+    DRIVER_PEAK[0] = 0
     done = threading.Event()
 
     def sample() -> None:
@@ -88,6 +110,7 @@ def run(command: list[str]) -> tuple[float, tuple[int, int]]:
         while not done.is_set():
             resident, proportional = _tree_rss(proc.pid)
             peak, peak_pss = max(peak, resident), max(peak_pss, proportional)
+            DRIVER_PEAK[0] = max(DRIVER_PEAK[0], _high_water(proc.pid))
             time.sleep(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -181,6 +204,9 @@ def main() -> None:
             f"  items.parquet: {parquet / 2**20:.0f} MiB = "
             f"{parquet / path.stat().st_size:.2f}x the file (target <= 0.5x)"
         )
+    scale = os.environ.get("ITEMSCORE_BENCH_SCALE")
+    if scale:
+        at_scale(scale)
 
 
 def paired_inside(a: list[str], b: list[str], rounds: int) -> tuple[list[float], list[float]]:
@@ -204,18 +230,22 @@ def _read_pass(path: str) -> None:
 
     settle()  # as the command line allocates
     arrow_without_pandas()
+    from functools import partial
+
     from itemscore._settings import RunSettings
-    from itemscore.engine._files import _check_columns, _parts, _read_all, _spool_folder
+    from itemscore.engine._files import _parts, _read_all, _spool_folder
+    from itemscore.engine._part_tasks import exact_keys
     from itemscore.executors import resolve_executor
     from itemscore.inputs import open_source
 
     engine = resolve_executor("serial").open()
     start = time.perf_counter()
     with open_source(path) as source, _spool_folder() as spool:
-        _, reads = _read_all(engine, _parts(source, engine), spool, RunSettings(), None)
+        parts, reads = _read_all(engine, _parts(source, engine), spool, RunSettings(), None)
         checks = source.checks()
-        for read in reads:
-            checks.add(_check_columns(read))
+        for part, read in zip(parts, reads):
+            assert read.digest is not None
+            checks.add(read.digest, partial(exact_keys, part))
         checks.finish(needing=["exact_match"])
     print(time.perf_counter() - start)
 
@@ -248,38 +278,61 @@ def _python_run(path: str, executor: str) -> None:
         )
 
 
-def ten_million() -> None:
-    """Ten copies of the 1M file with unique ids, ``--workers auto``, every report."""
-    source = qa_file("1m")
-    with tempfile.TemporaryDirectory(prefix="itemscore-10m-") as folder:
-        big = Path(folder) / "qa-10m.jsonl"
-        with open(source, encoding="utf-8") as handle, open(big, "w", encoding="utf-8") as out:
-            lines = handle.readlines()
-            for copy in range(10):
-                for line in lines:
-                    row = json.loads(line)
-                    row["id"] = f"{row['id']}-{copy}"
-                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
-        del lines
-        print(f"{big.name}: {big.stat().st_size / 2**20:.0f} MiB, load {os.getloadavg()[0]:.1f}")
+def _ten_million_lines(folder: Path) -> Path:
+    """Ten copies of the 1M QA file, one JSON lines file, with unique ids."""
+    big = folder / "qa-10m.jsonl"
+    with open(qa_file("1m"), encoding="utf-8") as handle, open(big, "w", encoding="utf-8") as out:
+        lines = handle.readlines()
+        for copy in range(10):
+            for line in lines:
+                row = json.loads(line)
+                row["id"] = f"{row['id']}-{copy}"
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return big
+
+
+def _hundred_million_rows(folder: Path) -> Path:
+    """A hundred copies of the 1M QA file as a folder of Parquet partitions, unique ids."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    with open(qa_file("1m"), encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
+    for row in rows:
+        if isinstance(row.get("expected"), str):
+            row["expected"] = [row["expected"]]
+    table = pa.Table.from_pylist(rows)
+    del rows
+    parts = folder / "qa-100m"
+    parts.mkdir()
+    ids = table.column("id")
+    for copy in range(100):
+        renamed = table.set_column(0, "id", pc.binary_join_element_wise(ids, f"{copy}", "-"))
+        pq.write_table(renamed, parts / f"part-{copy:03d}.parquet", row_group_size=1 << 17)
+    return parts
+
+
+#: The opt-in scales: the data each makes, and the targets it is held to (issue 37).
+SCALES = {
+    "10m": (_ten_million_lines, "< 240 s; driver <= 300 MB"),
+    "100m": (_hundred_million_rows, "driver < 500 MB"),
+}
+
+
+def at_scale(scale: str) -> None:
+    """``--workers auto`` with every report on the scale's data: time and peak memory."""
+    make, targets = SCALES[scale]
+    with tempfile.TemporaryDirectory(prefix=f"itemscore-{scale}-") as folder:
+        data = make(Path(folder))
+        print(f"{data.name}: {scale} items, load {os.getloadavg()[0]:.1f}")
         report = Path(folder) / "out"
-        seconds, peak = run(
-            [
-                ITEMSCORE,
-                "score",
-                str(big),
-                *METRICS,
-                "--workers",
-                "auto",
-                "--out",
-                str(report),
-                "-q",
-            ]
-        )
+        command = [ITEMSCORE, "score", str(data), *METRICS, "--workers", "auto"]
+        seconds, peak = run([*command, "--out", str(report), "-q"])
         print(
-            f"  10M lines, --workers auto, every report: {seconds:.0f} s (target < 240 s), "
-            f"peak memory of the process tree {peak[0] / 2**30:.2f} GiB, PSS {peak[1] / 2**30:.2f} "
-            "GiB (target < 1.5 GB)"
+            f"  {scale}, --workers auto, every report: {seconds:.0f} s, driver peak "
+            f"{DRIVER_PEAK[0] / 2**20:.0f} MiB, process tree {peak[0] / 2**30:.2f} GiB, PSS "
+            f"{peak[1] / 2**30:.2f} GiB (targets: {targets})"
         )
         shutil.rmtree(report, ignore_errors=True)
 
@@ -291,7 +344,7 @@ if __name__ == "__main__":
         _read_pass(sys.argv[2])
     elif len(sys.argv) == 3 and sys.argv[1] == "--loads":
         _loads(sys.argv[2])
-    elif sys.argv[1:] == ["10m"]:
-        ten_million()
+    elif len(sys.argv) == 2 and sys.argv[1] in SCALES:
+        at_scale(sys.argv[1])
     else:
         main()
