@@ -406,8 +406,8 @@ def _is_link(target: str, where: Mapping[str, int]) -> bool:
 def resolve_table(data: Any, path: Path) -> Any:
     """The run table of a results document whose items are in ``items.parquet``; else ``None``.
 
-    The keys and scores are read; the items stay in the file (or the folder of parts) until
-    someone reads them.
+    Only the footers are read: the keys, the scores and the items stay in the file (or the
+    folder of parts) until someone reads them, a column at a time.
 
     Raises:
         ResultsFormatError: the file is missing, altered, or not an items file.

@@ -18,7 +18,7 @@ CORE = Path(__file__).resolve().parents[1] / "core"
 #: Lowest first. A room may import its own layer's rooms and any lower layer's, never a higher.
 LAYERS: list[tuple[str, ...]] = [
     # what everything else stands on: errors, extras' install hints, text safety, credentials
-    ("_defaults", "_exceptions", "_extras", "_lean", "_secrets", "_status", "text"),
+    ("_defaults", "_exceptions", "_extras", "_hashing", "_lean", "_secrets", "_status", "text"),
     # statistics: estimates with intervals, the table of interval methods, clusters, paired tests
     ("stats",),
     # how numbers and text are shown, for records, the terminal and every report

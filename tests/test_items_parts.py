@@ -155,6 +155,53 @@ def test_load_json_reads_the_folder_as_the_file(sets: dict[str, Path]) -> None:
     _same_items(pooled, direct)
 
 
+@pytest.mark.parametrize("name", ["serial", "pooled"])
+def test_a_loaded_run_leaves_its_keys_and_scores_in_the_file_until_asked(
+    sets: dict[str, Path], name: str
+) -> None:
+    """Loading reads the footers only; each key or label read later equals the file's column."""
+    loaded = RunResult.load_json(sets[name] / "results.json")
+    table = loaded.table
+    assert table._keys is None
+    assert table._memory == {}
+    assert table._held is None
+    assert (len(table), table.labels) == (N_ROWS, list(METRICS))
+    assert [table.has(key) for key in ("model", "group", "cluster")] == [True, True, False]
+    saved = pq.read_table(sets[name] / "items.parquet")
+    for key in ("id", "model", "group", "cluster", "attempt"):
+        assert table.key_column(key).to_pylist() == saved.column(key).to_pylist()
+    assert table._keys is None  # one column at a time, never the whole keys
+    for label in METRICS:
+        scores = saved.column(f"score:{label}").combine_chunks()
+        assert table.codes(label).tolist() == scores.field("status").to_pylist()
+        values = [float("nan") if v is None else v for v in scores.field("value").to_pylist()]
+        assert table.values(label).tolist() == pytest.approx(values, nan_ok=True)
+    assert table._held is None  # codes and values read their own field, not the label
+    made = itemscore.score(sets["data"], list(METRICS)).table
+    assert table.key_column("fingerprint").equals(made.key_column("fingerprint"))
+
+
+def test_compare_pairs_saved_runs_without_their_ids_as_python_text(
+    sets: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ids are joined in Arrow: a Python list of every id is never made."""
+    from itemscore.engine._table import RunTable
+
+    pooled = RunResult.load_json(sets["pooled"] / "results.json")
+    serial = RunResult.load_json(sets["serial"] / "results.json")
+    expected = [c.to_dict() for c in itemscore.compare(serial, pooled)]
+    key = RunTable.key
+
+    def no_id_lists(self: RunTable, name: str) -> list[Any]:
+        assert name != "id", "every id was made a Python string"
+        return key(self, name)
+
+    monkeypatch.setattr(RunTable, "key", no_id_lists)
+    again = [RunResult.load_json(sets[n] / "results.json") for n in ("serial", "pooled")]
+    assert [c.to_dict() for c in itemscore.compare(*again)] == expected
+    assert all(c.n_pairs == N_ROWS // 2 for c in itemscore.compare(*again))
+
+
 def test_rescore_and_verify_read_the_folder(sets: dict[str, Path], tmp_path: Path) -> None:
     from itemscore import rescore
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
+import pyarrow as pa
 
 from .._columns import ScoreColumn
 from .._exceptions import ConfigError
@@ -47,12 +48,28 @@ class _Columns:
         self.table = table
         self.result = result
         self.n = len(table)
-        self.ids: list[str] = table.key("id") if ids is None else ids
+        #: The ids, as Arrow text: pairing joins them there (ten million ids as Python
+        #: strings are 700 MB).
+        self.id_column: pa.Array = (
+            table.key_column("id").combine_chunks() if ids is None else pa.array(ids, pa.string())
+        )
+        self._ids = ids
         self.groups: list[str | None] | None = table.key("group") if table.has("group") else None
         if clusters is None and table.has("cluster"):
             clusters = table.key("cluster")
         self.clusters: list[str | None] | None = clusters
         self._contents_rows = contents_rows
+
+    @property
+    def ids(self) -> list[str]:
+        """The ids as Python text (made when first asked for)."""
+        if self._ids is None:
+            self._ids = self.id_column.to_pylist()
+        return self._ids
+
+    def id_at(self, row: int) -> str:
+        """The id of one row."""
+        return str(self.id_column[row].as_py())
 
     def scores(self, label: str) -> ScoreColumn:
         return self.table.score(label)
@@ -67,23 +84,22 @@ class _Columns:
 
     def rows_of(self, model: str | None, several: bool) -> NDArray[np.intp]:
         """Positions of ``model``'s items (all of them when the run has one model)."""
+        import pyarrow.compute as pc
+
         if not several:
             return np.arange(self.n)
-        models = self.table.key("model")
-        return np.flatnonzero(np.fromiter((m == model for m in models), bool, self.n))
+        models = self.table.key_column("model")
+        same = pc.is_null(models) if model is None else pc.fill_null(pc.equal(models, model), False)
+        return np.flatnonzero(same.to_numpy(zero_copy_only=False))
 
     def question_ids(self, rows: NDArray[np.intp]) -> list[str]:
         """The question (the plain id) of each of ``rows``."""
-        ids = self.table.key("id")
-        return [ids[i] for i in rows.tolist()]
+        ids = self.table.key_column("id").take(pa.array(rows, pa.int64()))
+        return [str(i) for i in ids.to_pylist()]
 
     def fingerprints(self) -> NDArray[np.uint64]:
         """Each item's content fingerprint (its input and answer key, hashed; see the table)."""
-        keys = self.result.table.keys
-        found = keys.column(FINGERPRINT).to_numpy() if FINGERPRINT in keys.schema.names else None
-        if found is None:
-            found = np.zeros(keys.num_rows, dtype=np.uint64)
-        found = np.asarray(found, dtype=np.uint64)
+        found = np.asarray(self.result.table.key_column(FINGERPRINT).to_numpy(), np.uint64)
         return found if self._contents_rows is None else found[self._contents_rows]
 
 
@@ -134,8 +150,11 @@ class _Sides:
             for model_a, model_b, name_a, name_b in self.pairs:
                 rows_a = col_a.rows_of(model_a, self.several_a)
                 rows_b = col_b.rows_of(model_b, self.several_b)
-                ids_a = [col_a.ids[i] for i in rows_a.tolist()] if self.several_a else col_a.ids
-                ids_b = [col_b.ids[i] for i in rows_b.tolist()] if self.several_b else col_b.ids
+                ids_a, ids_b = col_a.id_column, col_b.id_column
+                if self.several_a:
+                    ids_a = ids_a.take(pa.array(rows_a, pa.int64()))
+                if self.several_b:
+                    ids_b = ids_b.take(pa.array(rows_b, pa.int64()))
                 ia, ib, n_only = _align(ids_a, ids_b)
                 ra, rb = rows_a[ia], rows_b[ib]
                 out.append((name_a, name_b, ra, rb, n_only, _pick(col_a.groups, ra)))
@@ -254,16 +273,20 @@ def _attempt_columns(result: RunResult) -> _Columns:
     return _Columns(result, table, ids=named, clusters=list(clusters))
 
 
-def _align(ids_a: list[str], ids_b: list[str]) -> tuple[NDArray[np.intp], NDArray[np.intp], int]:
-    """Positions in a and in b of the ids both have, and how many ids only one side has."""
-    if ids_a == ids_b:
+def _align(ids_a: pa.Array, ids_b: pa.Array) -> tuple[NDArray[np.intp], NDArray[np.intp], int]:
+    """Positions in a and in b of the ids both have, and how many ids only one side has.
+
+    A hash join in Arrow: each id of a looked up among b's (ids are unique on each side).
+    """
+    import pyarrow.compute as pc
+
+    if ids_a.equals(ids_b):
         index = np.arange(len(ids_a))
         return index, index, 0
-    where_b = {item_id: i for i, item_id in enumerate(ids_b)}
-    pos_b = np.fromiter((where_b.get(i, -1) for i in ids_a), dtype=np.intp, count=len(ids_a))
-    found = pos_b >= 0
+    pos_b = pc.index_in(ids_a, value_set=ids_b)
+    found = pos_b.is_valid().to_numpy(zero_copy_only=False)
     ia = np.flatnonzero(found)
-    ib = pos_b[found]
+    ib = np.asarray(pos_b.drop_null().to_numpy(), dtype=np.intp)
     return ia, ib, (len(ids_a) - ia.size) + (len(ids_b) - ib.size)
 
 
@@ -312,8 +335,8 @@ def _check_same_items(col_a: _Columns, col_b: _Columns, aligned: Sequence[Any]) 
         )
         for i in ra[np.flatnonzero(bad)].tolist():
             n_differ += 1
-            if len(differ) < 5 and col_a.ids[i] not in differ:
-                differ.append(col_a.ids[i])
+            if len(differ) < 5 and col_a.id_at(i) not in differ:
+                differ.append(col_a.id_at(i))
     if n_differ:
         shown = ", ".join(repr(i) for i in differ)
         raise ConfigError(

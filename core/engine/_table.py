@@ -24,6 +24,7 @@ through :meth:`RunTable.codes` and :meth:`RunTable.values`.
 
 from __future__ import annotations
 
+import itertools
 import zlib
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -83,7 +84,6 @@ def keys_of(source: Sequence[ItemResult] | pa.RecordBatch | pa.Table) -> pa.Tabl
             return pa.table(columns)
         inputs = source.column("input") if "input" in names else pa.nulls(n, pa.string())
         answers = source.column("expected") if "expected" in names else pa.nulls(n, _ANSWERS)
-        inputs, answers = inputs.to_pylist(), answers.to_pylist()
     else:
         columns = {
             key: strings([getattr(item, key) for item in source])
@@ -91,8 +91,8 @@ def keys_of(source: Sequence[ItemResult] | pa.RecordBatch | pa.Table) -> pa.Tabl
             else pa.array([getattr(item, key) for item in source], type=kind)
             for key, kind in _KEY_TYPES.items()
         }
-        inputs = [item.input for item in source]
-        answers = [item.expected for item in source]
+        inputs = strings([item.input for item in source])
+        answers = pa.array([item.expected for item in source], _ANSWERS)
     columns[FINGERPRINT] = fingerprints(inputs, answers)
     return pa.table(columns)
 
@@ -101,23 +101,45 @@ def keys_of(source: Sequence[ItemResult] | pa.RecordBatch | pa.Table) -> pa.Tabl
 FINGERPRINT = "fingerprint"
 
 
-def fingerprints(inputs: Sequence[str | None], answers: Sequence[Sequence[str] | None]) -> pa.Array:
+def fingerprints(
+    inputs: pa.Array | pa.ChunkedArray, answers: pa.Array | pa.ChunkedArray
+) -> pa.Array:
     """Each item's content fingerprint: what says two items with one id are one question.
 
-    64 bits: the CRC-32 of its ``input`` and that of its answer key (``expected``), each
-    ``0`` when missing. Comparisons pair items by id and refuse a pair whose fingerprints
-    differ in a part both sides have.
+    64 bits: the CRC-32 of its ``input`` and that of its answer key (``expected``, the answers
+    joined by a unit separator, U+001F), each ``0`` when missing (and ``1`` where the CRC is
+    ``0``). Comparisons pair items by id and refuse a pair whose fingerprints differ in a part
+    both sides have. Each text is read where Arrow holds it: none becomes a Python string.
     """
+    import pyarrow.compute as pc
+
+    joined = pc.binary_join(answers, pa.scalar("\x1f", answers.type.value_type))
+    no_answers = pc.fill_null(pc.equal(pc.list_value_length(answers), 0), True)
+    high = _crcs(inputs, pc.is_null(inputs))
+    low = _crcs(joined, no_answers)
+    return pa.array((high << np.uint64(32)) | low, pa.uint64())
+
+
+def _crcs(texts: pa.Array | pa.ChunkedArray, missing: Any) -> np.ndarray[Any, np.dtype[np.uint64]]:
+    """The CRC-32 of each text (``1`` for ``0``), ``0`` where ``missing``."""
     crc = zlib.crc32
     out: list[int] = []
-    append = out.append
-    for text, answer in zip(inputs, answers):
-        high = 0 if text is None else crc(text.encode("utf-8", "surrogatepass")) or 1
-        low = 0
-        if answer:
-            low = crc("\x1f".join(answer).encode("utf-8", "surrogatepass")) or 1
-        append((high << 32) | low)
-    return pa.array(out, pa.uint64())
+    for chunk in texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]:
+        n = len(chunk)
+        if n == 0 or chunk.null_count == n:
+            out += [0] * n
+            continue
+        wide = pa.types.is_large_string(chunk.type)
+        kind = np.int64 if wide else np.int32
+        _, offsets_buffer, data_buffer = chunk.buffers()
+        offsets = np.frombuffer(
+            offsets_buffer, kind, count=n + 1, offset=chunk.offset * np.dtype(kind).itemsize
+        ).tolist()
+        data = memoryview(data_buffer if data_buffer is not None else b"")
+        out += [crc(data[a:b]) or 1 for a, b in itertools.pairwise(offsets)]
+    found = np.array(out, dtype=np.uint64)
+    found[np.asarray(missing.to_numpy(zero_copy_only=False), dtype=bool)] = 0
+    return found
 
 
 _ANSWERS = pa.list_(pa.string())
@@ -468,20 +490,34 @@ class RunTable:
         return found  # type: ignore[no-any-return]
 
     def key_column(self, name: str) -> pa.ChunkedArray:
-        """One key column; of stored keys not yet read, that column only, from the items file."""
-        if self._keys is not None or name == FINGERPRINT:
+        """One key column; of stored keys not yet read, that column only, from the items file.
+
+        A fingerprint is made from the items' input and answer key, a batch at a time.
+        """
+        if self._keys is not None:
             return self.keys.column(name)
         import pyarrow.parquet as pq
 
         assert self.items is not None
+        kind = pa.uint64() if name == FINGERPRINT else _KEY_TYPES[name]
         chunks: list[pa.Array] = []
         for path in self.items.files:
             with pq.ParquetFile(path, pre_buffer=False) as handle:
-                if name in handle.schema_arrow.names:
+                names = handle.schema_arrow.names
+                if name == FINGERPRINT:
+                    texts = [k for k in ("input", "expected") if k in names]
+                    for batch in handle.iter_batches(batch_size=1 << 16, columns=texts):
+                        chunks.append(keys_of(batch).column(FINGERPRINT).combine_chunks())
+                elif name in names:
                     chunks += handle.read(columns=[name]).column(0).chunks
                 else:
-                    chunks.append(pa.nulls(handle.metadata.num_rows, _KEY_TYPES[name]))
-        return lean(pa.chunked_array(chunks, _KEY_TYPES[name]))
+                    chunks.append(pa.nulls(handle.metadata.num_rows, kind))
+        column = lean(pa.chunked_array(chunks, kind))
+        if len(column) != len(self):
+            raise ValueError(
+                f"{self.items.path} holds {len(column)} items where the run had {len(self)}."
+            )
+        return column
 
     def has(self, name: str) -> bool:
         """Whether any item has a value in the key column ``name``."""
@@ -506,12 +542,47 @@ class RunTable:
 
     def codes(self, label: str) -> np.ndarray[Any, np.dtype[np.int8]]:
         """The state code of each item for ``label`` (0 ok, 1 fail, 2 skip, 3 error)."""
-        return np.frombuffer(self.score(label).states, dtype=np.int8)
+        if self._in_hand(label):
+            return np.frombuffer(self.score(label).states, dtype=np.int8)
+        codes = self._stored_field(label, "status").to_numpy()
+        return np.asarray(codes, dtype=np.int8)
 
     def values(self, label: str) -> np.ndarray[Any, np.dtype[np.float64]]:
         """The value of each item for ``label`` (NaN for skip and error), made at each call."""
-        column = self.scores[label].combine_chunks().field("value")
-        return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+        import pyarrow.compute as pc
+
+        if self._in_hand(label):
+            column = pc.struct_field(self._column(label), "value")
+        else:
+            column = self._stored_field(label, "value")
+        return np.asarray(column.to_numpy(), dtype=np.float64)
+
+    def _in_hand(self, label: str) -> bool:
+        """Whether ``label``'s column is in memory (or is the stored one held)."""
+        return label in self._memory or (self._held is not None and self._held[0] == label)
+
+    def _stored_field(self, label: str, field: str) -> pa.ChunkedArray:
+        """One field of a stored label's scores (``status``, ``value``), read from the file.
+
+        Neither the other fields nor the label's whole column come into memory (the ``extra``
+        texts of ten million items are a gigabyte).
+        """
+        import pyarrow.parquet as pq
+
+        if label not in self._order:
+            raise KeyError(label)
+        assert self.items is not None
+        name = f"{score_field(label)}.{field}"
+        chunks: list[pa.Array] = []
+        for path in self.items.files:
+            with pq.ParquetFile(path, pre_buffer=False) as handle:
+                chunks += [c.flatten()[0] for c in handle.read(columns=[name]).column(0).chunks]
+        column = pa.chunked_array(chunks, score_type().field(field).type)
+        if len(column) != len(self):
+            raise ValueError(
+                f"{self.items.path} holds {len(column)} scores of {label!r} for {len(self)} items."
+            )
+        return column
 
     def item_fields(
         self, names: Sequence[str], rows: Sequence[int] | None = None
@@ -608,13 +679,15 @@ class RunTable:
         max_rows: int | None = None,
         parts: Sequence[PartFile] | None = None,
     ) -> RunTable:
-        """The table of an ``items.parquet`` file: keys and scores read, items left in the file.
+        """The table of an ``items.parquet`` file: keys, scores and items left in the file.
 
-        ``labels`` gives the order of the score columns (default: the file's). The file is
-        read a row group at a time; with ``max_rows``, a file whose footer counts more rows
-        is refused before any is read, and so is a row group that brings more than it said.
-        With ``parts``, ``path`` is a folder of Parquet parts, read in that order, and
-        ``max_rows`` bounds them together.
+        Only the footers are read here: the rows, the labels, and which of the optional keys
+        some item has (from the column statistics, or the column where a writer left none);
+        a key or a label is read when asked for, a column at a time. ``labels`` gives the
+        order of the score columns (default: the file's). With ``max_rows``, a file whose
+        footer counts more rows is refused before any is read; a column that brings other
+        rows than the footers said is refused when it is read. With ``parts``, ``path`` is a
+        folder of Parquet parts, read in that order, and ``max_rows`` bounds them together.
 
         Raises:
             ValueError: a label without scores in the file, or more rows than ``max_rows``.
@@ -622,60 +695,64 @@ class RunTable:
         import pyarrow.parquet as pq
 
         source = ItemSource.of_parquet(path, parts)
-        pieces, read, schema, order = [], 0, None, list(labels or ())
-        columns: list[str] = []
+        n_rows, order, present = 0, list(labels or ()), set[str]()
+        schema = None
         for file in source.files:
             with pq.ParquetFile(file, pre_buffer=False) as handle:
                 if schema is None:
                     schema = handle.schema_arrow
-                    present = [
-                        n[len(SCORE_PREFIX) :] for n in schema.names if n.startswith(SCORE_PREFIX)
-                    ]
-                    order = list(labels) if labels is not None else present
-                    columns = [k for k in KEY_COLUMNS if k in schema.names]
-                    columns += [score_field(label) for label in order]
+                    if labels is None:
+                        order = [
+                            n[len(SCORE_PREFIX) :]
+                            for n in schema.names
+                            if n.startswith(SCORE_PREFIX)
+                        ]
                 missing = [
                     label for label in order if score_field(label) not in handle.schema_arrow.names
                 ]
                 if missing:
                     raise ValueError(f"{file} holds no scores for {', '.join(map(repr, missing))}.")
                 footer = handle.metadata
-                if max_rows is not None and read + footer.num_rows > max_rows:
+                if max_rows is not None and n_rows + footer.num_rows > max_rows:
                     raise ValueError(
-                        f"{file} holds {footer.num_rows} rows, more than {max_rows - read}."
+                        f"{file} holds {footer.num_rows} rows, more than {max_rows - n_rows}."
                     )
-                for index in range(footer.num_row_groups):
-                    said = footer.row_group(index).num_rows
-                    if max_rows is not None and read + said > max_rows:  # before reading it
-                        raise ValueError(f"{file} holds more than {max_rows - read} rows.")
-                    group = handle.read_row_group(index, columns=columns)
-                    if group.num_rows != said:
-                        raise ValueError(
-                            f"{file}: row group {index} holds {group.num_rows} rows, its footer "
-                            f"says {said}."
-                        )
-                    read += said
-                    pieces.append(group)
+                n_rows += footer.num_rows
+                present |= _keys_with_values(handle, set(_OPTIONAL_KEYS) - present)
         if schema is None:
             raise ValueError(f"{path} holds no Parquet part.")
-        table = pa.concat_tables(pieces) if pieces else schema.empty_table().select(columns)
-        # The fingerprints need every input and answer key as Python text: a batch at a
-        # time, never the whole columns (at 1M items, 700 MB against 280 MB).
-        texts = [k for k in ("input", "expected") if k in schema.names]
-        if texts:
-            prints = []
-            for file in source.files:
-                with pq.ParquetFile(file, pre_buffer=False) as handle:
-                    prints += [
-                        keys_of(batch).column(FINGERPRINT)
-                        for batch in handle.iter_batches(batch_size=ROWS_BATCH, columns=texts)
-                    ]
-            table = table.append_column(FINGERPRINT, pa.chunked_array(prints, pa.uint64()))
-        return cls(
-            keys_of(table),
-            {label: table.column(score_field(label)) for label in order},
-            source,
-        )
+        return cls(StoredKeys(n_rows, frozenset(present)), {}, source, stored=order)
+
+
+#: The key columns an items file may leave empty.
+_OPTIONAL_KEYS = ("model", "group", "cluster", "attempt")
+
+
+def _keys_with_values(handle: Any, keys: set[str]) -> set[str]:
+    """Those of ``keys`` that some row of the Parquet file ``handle`` has a value in."""
+    footer = handle.metadata
+    found: set[str] = set()
+    for key in keys & set(handle.schema_arrow.names):
+        counted = True
+        for group in range(footer.num_row_groups):
+            meta = footer.row_group(group)
+            for index in range(meta.num_columns):
+                column = meta.column(index)
+                if column.path_in_schema != key:
+                    continue
+                stats = column.statistics
+                if stats is None or not stats.has_null_count:
+                    counted = False
+                elif stats.null_count < meta.num_rows:
+                    found.add(key)
+        # Without statistics, the column says it.
+        if (
+            not counted
+            and key not in found
+            and handle.read(columns=[key]).column(0).null_count < footer.num_rows
+        ):
+            found.add(key)
+    return found
 
 
 def _item_batch(items: Sequence[ItemResult]) -> pa.RecordBatch:

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._exceptions import InputError, one_of
+from .._hashing import MISSING, mix, text_hashes
 from .._schema import LINE
 
 if TYPE_CHECKING:
@@ -72,54 +73,8 @@ def key_columns(batch: pa.RecordBatch, file: int = 0) -> pa.RecordBatch:
 # -- hashed keys: what the driver holds of each row ---------------------------------------------
 
 _U64 = np.uint64
-#: The hash of a missing model or attempt (a present value that hashes to it is told apart by
-#: the exact search, as any collision is).
-_MISSING = _U64(0x9E3779B97F4A7C15)
-#: The base of the polynomial hash of a text's bytes (odd: every power is a unit mod 2**64).
+#: Mixed into the model's hash, so that a model and an id of the same text differ.
 _BASE = _U64(0x100000001B3)
-
-
-def _mix(z: NDArray[np.uint64]) -> NDArray[np.uint64]:
-    """splitmix64's finaliser: every bit of the result depends on every bit of ``z``."""
-    z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
-    out: NDArray[np.uint64] = z ^ (z >> _U64(31))
-    return out
-
-
-def _text_hashes(column: pa.ChunkedArray | pa.Array) -> NDArray[np.uint64]:
-    """A 64-bit hash of each text of a string column (:data:`_MISSING` for a null).
-
-    The bytes' polynomial ``sum((b + 1) * BASE**i) mod 2**64``, mixed with the length, over
-    the column's own buffers: no text becomes a Python object.
-    """
-    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    out: list[NDArray[np.uint64]] = [np.zeros(0, np.uint64)]
-    for chunk in chunks:
-        n = len(chunk)
-        if n == 0:
-            continue
-        if chunk.null_count == n:
-            out.append(np.full(n, _MISSING, np.uint64))
-            continue
-        _, offsets_buffer, data_buffer = chunk.buffers()
-        offsets = np.frombuffer(offsets_buffer, np.int32, count=n + 1, offset=chunk.offset * 4)
-        ends = (offsets - offsets[0]).astype(np.int64)
-        lengths = np.diff(ends)
-        size = int(ends[-1])
-        data = np.zeros(0, np.uint8)
-        if data_buffer is not None and size:
-            data = np.frombuffer(data_buffer, np.uint8, count=size, offset=int(offsets[0]))
-        position = np.arange(size, dtype=np.int64) - np.repeat(ends[:-1], lengths)
-        powers = np.cumprod(np.full(int(lengths.max()) + 1, _BASE, np.uint64), dtype=np.uint64)
-        terms = (data.astype(np.uint64) + _U64(1)) * powers[position]
-        sums = np.zeros(size + 1, np.uint64)
-        np.cumsum(terms, dtype=np.uint64, out=sums[1:])
-        hashed = _mix((sums[ends[1:]] - sums[ends[:-1]]) ^ _mix(lengths.astype(np.uint64)))
-        if chunk.null_count:
-            hashed[chunk.is_null().to_numpy(zero_copy_only=False)] = _MISSING
-        out.append(hashed)
-    return np.concatenate(out)
 
 
 #: A missing attempt, among the attempts of a part that has some.
@@ -129,7 +84,7 @@ _NO_ATTEMPT = -(2**63)
 def _attempt_hashes(attempts: NDArray[np.int64] | None, n: int) -> NDArray[np.uint64]:
     if attempts is None:
         attempts = np.full(n, _NO_ATTEMPT, np.int64)
-    return _mix(attempts.view(np.uint64) + _MISSING)
+    return mix(attempts.view(np.uint64) + MISSING)
 
 
 @attrs.frozen(eq=False)
@@ -155,8 +110,8 @@ class KeyDigest:
     def of(cls, keys: pa.Table | pa.RecordBatch) -> KeyDigest:
         """The digest of key columns (:data:`KEY_SCHEMA`)."""
         n = keys.num_rows
-        questions = _mix(
-            _text_hashes(keys.column("id")) ^ _mix(_text_hashes(keys.column("model")) + _BASE)
+        questions = mix(
+            text_hashes(keys.column("id")) ^ mix(text_hashes(keys.column("model")) + _BASE)
         )
         attempt = keys.column("attempt")
         attempts = None
@@ -168,7 +123,7 @@ class KeyDigest:
 
     def hashes(self) -> NDArray[np.uint64]:
         """Each row's key, (model, id, attempt), hashed."""
-        return _mix(self.questions ^ _attempt_hashes(self.attempts, self.n_rows))
+        return mix(self.questions ^ _attempt_hashes(self.attempts, self.n_rows))
 
 
 #: ``exact()``: a part's key columns (:data:`KEY_SCHEMA`), read again.
