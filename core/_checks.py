@@ -129,7 +129,7 @@ def compare_item_scores(saved: RunResult, again: RunResult, *, shown: int = 5) -
 
     out: list[str] = []
     table_a, table_b = saved.table, again.table
-    ids = table_a.key("id")
+    ids = table_a.key_column("id")  # Arrow text: only the ids named become Python strings
     for label in table_a.labels:
         if label not in table_b.scores:
             continue
@@ -140,12 +140,12 @@ def compare_item_scores(saved: RunResult, again: RunResult, *, shown: int = 5) -
         if not differ:
             continue
         first = differ[0]
-        examples = ", ".join(repr(ids[i]) for i in differ[:shown])
+        examples = ", ".join(repr(ids[i].as_py()) for i in differ[:shown])
         more = ", ..." if len(differ) > shown else ""
         out.append(
             f"{label}: {len(differ)} item score{'s' if len(differ) != 1 else ''} "
             f"{'differ' if len(differ) != 1 else 'differs'} from the recomputation (items "
-            f"{examples}{more}); item {ids[first]!r} is {STATE_NAMES[codes_a[first]]} "
+            f"{examples}{more}); item {ids[first].as_py()!r} is {STATE_NAMES[codes_a[first]]} "
             f"{_value(values_a[first])} in the file but recomputes to "
             f"{STATE_NAMES[codes_b[first]]} {_value(values_b[first])}."
         )

@@ -17,7 +17,7 @@ import math
 import os
 import platform
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from importlib.metadata import version
 from typing import Any, TypeGuard, cast
 
@@ -63,6 +63,8 @@ SERIAL_SHARD = 50_000
 SHARDS_PER_WORKER = 4
 #: At most this many items per shard on a parallel executor.
 MAX_SHARD = 20_000
+#: Items of a saved run made records at a time when it is scored again (about 100 MB).
+RESCORE_BATCH = 100_000
 
 
 # -- settings -------------------------------------------------------------------------------
@@ -149,13 +151,20 @@ def _bounds(n: int, engine: Engine) -> list[tuple[int, int]]:
 
 def score_list(
     the_plan: RunPlan,
-    items: Sequence[ItemResult],
+    items: Sequence[ItemResult] | Iterable[Sequence[ItemResult]],
     settings: RunSettings,
     engine: Engine,
     tick: Callable[[int], None],
     keep_extras: Collection[str] | None = None,
+    *,
+    batches: bool = False,
 ) -> dict[str, pa.ChunkedArray]:
-    """Score ``items`` with the plan's item-level metrics: one Arrow column per label."""
+    """Score ``items`` with the plan's item-level metrics: one Arrow column per label.
+
+    With ``batches``, ``items`` is an iterable of lists of items, taken one list at a time as
+    the workers have room: only the lists being scored are in memory (a saved run's items
+    read from its file, a batch at a time).
+    """
     labels = [pm.label for pm in the_plan.metrics if not pm.is_corpus]
     if not labels:
         return {}
@@ -164,13 +173,9 @@ def score_list(
     job = Job.of(
         the_plan, settings, portable=not inline, keep_extras=keep_extras, deadline=deadline
     )
-    bounds = _bounds(len(items), engine)
-    parts: list[dict[str, pa.StructArray] | None] = [None] * len(bounds)
-
-    def where(start: int, stop: int) -> str:
-        if stop - start == 1:
-            return f"item {items[start].id!r}"
-        return f"items {items[start].id!r} to {items[stop - 1].id!r}"
+    lists = cast("Iterable[Sequence[ItemResult]]", items if batches else [items])
+    sizes: list[int] = []  # the rows of each task, in order
+    parts: dict[int, dict[str, pa.StructArray]] = {}
 
     def columns_of(result: Any, n: int) -> dict[str, pa.StructArray]:
         if isinstance(result, (Lost, ShardFailed)):
@@ -180,7 +185,7 @@ def score_list(
         columns: dict[str, pa.StructArray] = result
         return columns
 
-    def task(start: int, stop: int) -> Task:
+    def task(batch: Sequence[ItemResult], start: int, stop: int) -> Task:
         def split() -> Split:
             middle = (start + stop) // 2
 
@@ -188,31 +193,35 @@ def score_list(
                 a, b = columns_of(first, middle - start), columns_of(second, stop - middle)
                 return {label: pa.concat_arrays([a[label], b[label]]) for label in labels}
 
-            return Split(task(start, middle), task(middle, stop), join)
+            return Split(task(batch, start, middle), task(batch, middle, stop), join)
 
+        first, last = batch[start].id, batch[stop - 1].id
         return Task(
             score_items_task,
-            (job, items[start:stop], tick if inline else None),
-            where(start, stop),
+            (job, batch[start:stop], tick if inline else None),
+            f"item {first!r}" if stop - start == 1 else f"items {first!r} to {last!r}",
             split if stop - start > 1 else None,
         )
 
-    tasks = [task(start, stop) for start, stop in bounds]
+    def tasks() -> Iterator[Task]:
+        for batch in lists:
+            for start, stop in _bounds(len(batch), engine):
+                sizes.append(stop - start)
+                yield task(batch, start, stop)
 
     def on_done(index: int, result: Any) -> None:
-        start, stop = bounds[index]
-        parts[index] = columns_of(result, stop - start)
+        parts[index] = columns_of(result, sizes[index])
         if not inline:
-            tick((stop - start) * len(labels))
+            tick(sizes[index] * len(labels))
 
     try:
         run_tasks(
-            engine, tasks, retries=settings.retries, deadline=settings.deadline, on_done=on_done
+            engine, tasks(), retries=settings.retries, deadline=settings.deadline, on_done=on_done
         )
     finally:
         release_memo(job.token)
     return {
-        label: pa.chunked_array([part[label] for part in parts if part is not None], score_type())
+        label: pa.chunked_array([parts[i][label] for i in range(len(sizes))], score_type())
         for label in labels
     }
 
@@ -355,8 +364,14 @@ def _run_plan(
                 data["limit"] = limit
         else:
             begin(len(source))
-            items = _items_of(source)
-            columns = score_list(the_plan, items, settings, engine, tick)
+            if source.items is None:
+                raise ValueError("the run table keeps no items to score")
+            listed = source.items.listed
+            if listed is not None:
+                columns = score_list(the_plan, listed, settings, engine, tick)
+            else:  # a batch at a time, never every item as a record
+                lists = source.items.item_lists(RESCORE_BATCH)
+                columns = score_list(the_plan, lists, settings, engine, tick, batches=True)
             table = source.with_scores(columns)
     except BaseException:
         # An error or an interrupt (Ctrl-C, SIGTERM on the command line): the workers are
@@ -418,19 +433,6 @@ def _run_plan(
     )
     hooks.itemscore_run_finished(result=result)
     return result
-
-
-def _items_of(table: RunTable) -> Sequence[ItemResult]:
-    """The items of ``table`` as records, to be cut into shards."""
-    if table.items is None:
-        raise ValueError("the run table keeps no items to score")
-    listed = table.items.listed
-    if listed is not None:
-        return listed
-    out: list[ItemResult] = []
-    for batch in table.items.item_lists():
-        out += batch
-    return out
 
 
 # -- the public entry points ----------------------------------------------------------------

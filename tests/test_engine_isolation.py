@@ -203,6 +203,48 @@ def test_a_task_cut_in_two_ends_once_with_its_halves_joined_in_order() -> None:
             assert value == i * i
 
 
+class _Payload:
+    """An argument a task holds (a shard's items), to see when it is let go."""
+
+
+def _payload_size(payload: _Payload) -> int:
+    return 1
+
+
+def test_a_finished_task_lets_its_arguments_go() -> None:
+    """run_tasks keeps no argument of a task done: a shard's items are freed as it ends."""
+    import gc
+    import weakref
+
+    from itemscore.engine._dispatch import Task, run_tasks
+    from itemscore.executors._engine import Engine
+
+    refs: list[weakref.ref[_Payload]] = []
+
+    def tasks() -> Iterator[Task]:
+        for index in range(12):
+            payload = _Payload()
+            refs.append(weakref.ref(payload))
+            yield Task(_payload_size, (payload,), f"task {index}", None)
+            del payload
+
+    pool = concurrent.futures.ThreadPoolExecutor(2)
+    engine = Engine("process", pool, workers=2, parallel=True, close=lambda p: p.shutdown())
+    alive: list[int] = []
+
+    def on_done(index: int, result: Any) -> None:
+        assert result == 1
+        gc.collect()
+        alive.append(sum(ref() is not None for ref in refs))
+
+    try:
+        run_tasks(engine, tasks(), retries=0, deadline=None, on_done=on_done)
+    finally:
+        engine.close()
+    assert len(alive) == 12
+    assert max(alive) <= 2 * 2 + 1  # the window of tasks in flight, and the one just taken
+
+
 def test_cutting_stops_after_its_budget_when_every_item_kills(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -219,6 +219,32 @@ def test_rescore_and_verify_read_the_folder(sets: dict[str, Path], tmp_path: Pat
     )
 
 
+def test_a_saved_run_is_scored_again_a_batch_of_items_at_a_time(
+    sets: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rescore makes records of a batch of the file's items at a time: the same scores."""
+    import itemscore._run as run_module
+    from itemscore import rescore
+    from itemscore.engine._table import ItemSource
+
+    monkeypatch.setattr(run_module, "RESCORE_BATCH", 700)
+    asked: list[int] = []
+    item_lists = ItemSource.item_lists
+
+    def counted(self: ItemSource, size: int = 8192) -> Iterator[list[Any]]:
+        asked.append(size)
+        return item_lists(self, size)
+
+    monkeypatch.setattr(ItemSource, "item_lists", counted)
+    pooled = RunResult.load_json(sets["pooled"] / "results.json")
+    for executor in ("serial", "process"):
+        asked.clear()
+        again = rescore(pooled, executor=executor, workers=2 if executor != "serial" else None)
+        assert asked == [700]
+        assert again.measurements == pooled.measurements
+        _same_items(again, pooled)
+
+
 def test_a_loaded_folder_exports_again_as_one_file(sets: dict[str, Path], tmp_path: Path) -> None:
     """Re-exporting a loaded run: the driver writes its items whole, read part by part."""
     from itemscore.reports import export

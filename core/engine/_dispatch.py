@@ -111,7 +111,7 @@ def run_tasks(
     window = max(1, (engine.workers or 1) * 2) if engine.parallel else 1
     coming = iter(tasks)
     # Every task run, by slot: the caller's tasks and the halves of those cut in two.
-    taken: list[Task] = []
+    taken: list[Task | None] = []
     attempts: list[int] = []
     index_of: dict[int, int] = {}  # slot of a caller's task -> its index for ``on_done``
     half_of: dict[int, tuple[int, int]] = {}  # slot of a half -> (slot it is half of, 0 or 1)
@@ -140,6 +140,7 @@ def run_tasks(
     def finish(slot: int, result: Any) -> None:
         """A task ended: tell the caller, or its cut when it is a half."""
         while slot in half_of:
+            taken[slot] = None  # a task done lets its arguments go (a shard's items)
             whole, which = half_of.pop(slot)
             cut, results = halves[whole]
             results[which] = result
@@ -147,6 +148,7 @@ def run_tasks(
                 return
             del halves[whole]
             slot, result = whole, cut.join(*results)
+        taken[slot] = None
         on_done(index_of.pop(slot), result)
 
     def submit(waiting: list[int], at: int) -> bool:
@@ -159,6 +161,7 @@ def run_tasks(
         nonlocal idle_renewals
         slot = waiting.pop(at)
         task = taken[slot]
+        assert task is not None
         try:
             running[engine.executor.submit(task.fn, *task.args)] = slot
         except BrokenExecutor:
@@ -192,6 +195,7 @@ def run_tasks(
         nonlocal cuts
         attempts[slot] += counted
         task = taken[slot]
+        assert task is not None
         if attempts[slot] <= retries:
             alone.append(slot)
         elif task.split is not None and cuts < BISECTIONS:
@@ -263,7 +267,7 @@ def _expire(
     running: dict[Future[Any], int],
     queue: list[int],
     alone: list[int],
-    tasks: Sequence[Task],
+    tasks: Sequence[Task | None],
     deadline: float | None,
     on_done: Callable[[int, Any], None],
 ) -> None:
@@ -279,5 +283,7 @@ def _expire(
         engine.renew()
     reason = f"the run's deadline of {deadline:g} s passed before this shard was scored"
     for index in sorted([*running.values(), *queue, *alone]):
-        on_done(index, Lost(f"{reason} ({tasks[index].where})"))
+        task = tasks[index]
+        assert task is not None  # not done
+        on_done(index, Lost(f"{reason} ({task.where})"))
     running.clear()
