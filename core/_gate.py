@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
+import pyarrow as pa
 
 from ._exceptions import ConfigError, did_you_mean, one_of
 
@@ -202,20 +203,24 @@ def _pick_model(baseline: RunResult, candidate: RunResult, model: str | None) ->
 
 def _side(
     result: RunResult, label: str, which: str, model: str | None
-) -> tuple[list[str], NDArray[np.int8], Any]:
-    """Ids, states and values of ``label``: those of ``model`` when the run holds several."""
+) -> tuple[pa.Array, NDArray[np.int8], Any]:
+    """Ids (Arrow text), states and values of ``label``: ``model``'s when the run has several."""
     labels = list(result.labels)
     if label not in labels:
         raise ConfigError(
             f"`--metric` ({label!r}) is no label of the {which} results; its labels are "
             f"{one_of(labels)}.{did_you_mean(label, labels)}"
         )
+    import pyarrow.compute as pc
+
     table = result.table
-    ids, codes, values = table.key("id"), table.codes(label), table.values(label)
+    ids = table.key_column("id").combine_chunks()
+    codes, values = table.codes(label), table.values(label)
     if model is None or len(_models(result)) < 2:
         return ids, codes, values
-    rows = np.flatnonzero(np.fromiter((m == model for m in table.key("model")), bool, len(ids)))
-    return [ids[i] for i in rows.tolist()], codes[rows], values[rows]
+    same = pc.fill_null(pc.equal(table.key_column("model"), model), False)
+    rows = np.flatnonzero(same.to_numpy(zero_copy_only=False))
+    return ids.take(pa.array(rows, pa.int64())), codes[rows], values[rows]
 
 
 def _range(result: RunResult, label: str) -> tuple[float, float]:
@@ -282,10 +287,9 @@ def gate(
 
     for side, name in ((baseline, names[0]), (candidate, names[1])):
         check_score_values(side, [metric], name, bounds_of=lambda _: (lo, hi))
-    where = {item: i for i, item in enumerate(ids_b)}
-    pairs = [(i, where[item]) for i, item in enumerate(ids_a) if item in where]
-    ia = np.array([i for i, _ in pairs], dtype=np.intp)
-    ib = np.array([j for _, j in pairs], dtype=np.intp)
+    from .comparison._pairing import align_ids
+
+    ia, ib, _ = align_ids(ids_a, ids_b)
     keep = (codes_a[ia] < 2) & (codes_b[ib] < 2) if ia.size else np.zeros(0, bool)
     a = np.nan_to_num(values_a[ia][keep])
     b = np.nan_to_num(values_b[ib][keep])

@@ -155,7 +155,7 @@ class _Sides:
                     ids_a = ids_a.take(pa.array(rows_a, pa.int64()))
                 if self.several_b:
                     ids_b = ids_b.take(pa.array(rows_b, pa.int64()))
-                ia, ib, n_only = _align(ids_a, ids_b)
+                ia, ib, n_only = align_ids(ids_a, ids_b)
                 ra, rb = rows_a[ia], rows_b[ib]
                 out.append((name_a, name_b, ra, rb, n_only, _pick(col_a.groups, ra)))
             self._aligned = out
@@ -273,7 +273,7 @@ def _attempt_columns(result: RunResult) -> _Columns:
     return _Columns(result, table, ids=named, clusters=list(clusters))
 
 
-def _align(ids_a: pa.Array, ids_b: pa.Array) -> tuple[NDArray[np.intp], NDArray[np.intp], int]:
+def align_ids(ids_a: pa.Array, ids_b: pa.Array) -> tuple[NDArray[np.intp], NDArray[np.intp], int]:
     """Positions in a and in b of the ids both have, and how many ids only one side has.
 
     A hash join in Arrow: each id of a looked up among b's (ids are unique on each side).
