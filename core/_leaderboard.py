@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import numpy as np
+import pyarrow as pa
 
 from ._exceptions import ConfigError, did_you_mean, one_of
 from ._records import EMPTY
@@ -405,7 +406,8 @@ class _ModelScores:
     model: str
     columns: _Columns
     rows: NDArray[np.intp]
-    ids: list[str]
+    #: The questions' ids, as Arrow text (joined across models in Arrow).
+    ids: pa.Array
     scored: NDArray[np.bool_]
     values: NDArray[np.float64]
 
@@ -482,7 +484,7 @@ def _read_run(
                 model=model,
                 columns=columns,
                 rows=rows,
-                ids=[columns.ids[i] for i in rows.tolist()],
+                ids=columns.id_column.take(pa.array(rows, pa.int64())),
                 scored=codes[rows] < 2,
                 values=values[rows],
             )
@@ -500,9 +502,10 @@ def _rows_by_model(
     """Each model's rows, in one pass over the table (not one pass per model)."""
     if not several:
         return [np.arange(columns.n)]
-    code = {model: i for i, model in enumerate(models)}
-    keys = columns.table.key("model")
-    codes = np.fromiter((code[m] for m in keys), dtype=np.intp, count=columns.n)
+    import pyarrow.compute as pc
+
+    found = pc.index_in(columns.table.key_column("model"), value_set=pa.array(models, pa.string()))
+    codes = np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.intp)
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(models) + 1))
     return [order[bounds[i] : bounds[i + 1]] for i in range(len(models))]
@@ -512,20 +515,19 @@ def _shared(models: list[_ModelScores]) -> tuple[list[NDArray[np.intp]], int]:
     """Per model, the positions of the questions every model scored; and the others' number.
 
     The shared questions come in the first model's order; the second number counts the
-    questions some model has but not every model scored.
+    questions some model has but not every model scored. The ids are joined in Arrow.
     """
-    first = models[0]
-    where: list[dict[str, int]] = [
-        {q: i for i, q in enumerate(m.ids) if m.scored[i]} for m in models
+    import pyarrow.compute as pc
+
+    scored = [m.ids.filter(pa.array(m.scored)) for m in models]
+    shared = scored[0]
+    for other in scored[1:]:
+        shared = shared.filter(pc.is_in(shared, value_set=other))
+    picks = [
+        np.asarray(pc.index_in(shared, value_set=m.ids).to_numpy(), dtype=np.intp) for m in models
     ]
-    every: set[str] = set()
-    for m in models:
-        every.update(m.ids)
-    shared = [first.ids[i] for i in np.flatnonzero(first.scored).tolist()]
-    for positions in where[1:]:
-        shared = [q for q in shared if q in positions]
-    picks = [np.fromiter((p[q] for q in shared), dtype=np.intp, count=len(shared)) for p in where]
-    return picks, len(every) - len(shared)
+    every = pc.count_distinct(pa.chunked_array([m.ids for m in models], pa.string())).as_py()
+    return picks, int(every) - len(shared)
 
 
 def leaderboard(
