@@ -744,3 +744,45 @@ def test_a_pool_that_never_takes_a_task_is_an_error_not_a_loop() -> None:
                   on_done=lambda index, result: None)  # fmt: skip
     engine.close()
     assert len(submitted) == 4  # the first pool and three fresh ones
+
+
+def test_each_cluster_option_reaches_its_executor_from_the_registry(tmp_path: Path) -> None:
+    """--dask and --ray, and a configuration's `dask:` and `ray:`, become score's keywords."""
+    from itemscore.cli._config import load_config
+    from itemscore.cli._pipeline import _executor_settings
+    from itemscore.cli._request import RunRequest
+    from itemscore.executors import cluster_flags
+
+    assert {name: c.keyword for name, c in cluster_flags().items()} == {
+        "dask": "client",
+        "ray": "address",
+    }
+    settings = _executor_settings(RunRequest(clusters={"dask": "tcp://h:1"}))
+    assert settings == {"executor": "dask", "client": "tcp://h:1"}
+    assert _executor_settings(RunRequest(clusters={"ray": "auto"})) == {
+        "executor": "ray",
+        "address": "auto",
+    }
+    with pytest.raises(ConfigError, match=r"^--ray: choose --dask or --ray \(one cluster\)"):
+        _executor_settings(RunRequest(clusters={"dask": "a", "ray": "b"}))
+    with pytest.raises(ConfigError, match="--executor is 'spark'"):
+        _executor_settings(RunRequest(clusters={"ray": "auto"}, executor="spark"))
+    config = tmp_path / "run.yaml"
+    config.write_text("data: d.jsonl\nray: auto\n", encoding="utf-8")
+    (tmp_path / "d.jsonl").write_text('{"id": "1", "output": "a"}\n', encoding="utf-8")
+    request = load_config(config)
+    assert request.clusters == {"ray": "auto"}
+    with pytest.raises(ConfigError, match=r"run\.yaml:2:6: choose --workers"):
+        _executor_settings(RunRequest(clusters={"ray": "auto"}, workers=2,
+                                      setting_where=request.setting_where))  # fmt: skip
+
+
+def test_a_cluster_keyword_applies_to_its_own_executor_only() -> None:
+    with pytest.raises(ConfigError, match="`address` applies only to executor='ray'"):
+        resolve_executor("process", address="auto")
+    with pytest.raises(ConfigError, match="`session` configures executor='spark'"):
+        resolve_executor(concurrent.futures.ThreadPoolExecutor(1), session=object())
+    with pytest.raises(TypeError, match="'bogus'"):
+        resolve_executor("serial", bogus=1)
+    assert resolve_executor("process", workers=2).cluster is None
+    assert list(EXECUTORS) == ["serial", "process", "dask", "ray", "spark"]

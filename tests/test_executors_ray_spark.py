@@ -350,7 +350,7 @@ def test_workers_do_not_apply_to_a_given_cluster_or_session(
         itemscore.score(items, ["answered_rate"], executor="spark", session=spark, workers=2)
     with pytest.raises(ConfigError, match=r"stop that session \(session.stop\(\)\)"):
         itemscore.score(items, ["answered_rate"], executor="spark", workers=2)
-    from itemscore.executors.ray import check_ray
+    from itemscore.executors.ray import check_options as check_ray
 
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setenv("RAY_ADDRESS", "ray://head:10001")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +113,15 @@ def _override(request: RunRequest, **values: Any) -> None:
             request.user_defaults.discard(key)
 
 
+def _override_clusters(request: RunRequest, clusters: Mapping[str, str | None]) -> None:
+    """The clusters named on the command line (``--dask ADDRESS``): each wins over the file's."""
+    for key, address in clusters.items():
+        if address is not None:
+            request.clusters[key] = address
+            request.setting_where.pop(key, None)
+            request.user_defaults.discard(key)
+
+
 def _warn_serial_retries(request: RunRequest, view: _View) -> None:
     """Retries without a parallel executor are a warning: there is no worker to lose.
 
@@ -125,7 +134,7 @@ def _warn_serial_retries(request: RunRequest, view: _View) -> None:
         return  # 0 changes nothing; a bad value is the settings check's error
     if request.executor not in (None, "serial") or request.workers is not None:
         return
-    if request.dask is not None or request.ray is not None:
+    if request.clusters:
         return
     if "retries" in request.user_defaults:  # a default for the runs that have workers
         return
@@ -293,8 +302,6 @@ def score(
     reduce: str | None,
     workers: str | None,
     executor: str | None,
-    dask: str | None,
-    ray: str | None,
     retries: int | None,
     item_timeout: float | None,
     worker_memory: str | None,
@@ -308,6 +315,7 @@ def score(
     limit: int | None,
     no_user_config: bool,
     verbose: bool,
+    **clusters: str | None,
 ) -> None:
     """Score files of model outputs with the metrics named by -m.
 
@@ -362,8 +370,6 @@ def score(
         reduce=reduce,
         workers=_workers(workers),
         executor=executor,
-        dask=dask,
-        ray=ray,
         retries=retries,
         item_timeout=item_timeout,
         worker_memory=worker_memory,
@@ -373,6 +379,7 @@ def score(
         by_group=by_group,
         limit=limit,
     )
+    _override_clusters(request, clusters)
     if config is None or metric_specs:
         request.source = "the command line" if config is None else f"{config} and the command line"
     if verbose:
@@ -393,8 +400,6 @@ def run_command(
     reduce: str | None,
     workers: str | None,
     executor: str | None,
-    dask: str | None,
-    ray: str | None,
     retries: int | None,
     item_timeout: float | None,
     worker_memory: str | None,
@@ -408,6 +413,7 @@ def run_command(
     limit: int | None,
     no_user_config: bool,
     verbose: bool,
+    **clusters: str | None,
 ) -> None:
     """Score the data named in a YAML configuration file.
 
@@ -431,8 +437,6 @@ def run_command(
         reduce=reduce,
         workers=_workers(workers),
         executor=executor,
-        dask=dask,
-        ray=ray,
         retries=retries,
         item_timeout=item_timeout,
         worker_memory=worker_memory,
@@ -442,6 +446,7 @@ def run_command(
         by_group=by_group,
         limit=limit,
     )
+    _override_clusters(request, clusters)
     if verbose:
         _say_defaults(request, _View(quiet=quiet))
     _run_request(request, _View.of(bool(request.by_group), as_json, quiet, print_format))
@@ -470,8 +475,6 @@ def rescore(
     reduce: str | None,
     workers: str | None,
     executor: str | None,
-    dask: str | None,
-    ray: str | None,
     retries: int | None,
     item_timeout: float | None,
     worker_memory: str | None,
@@ -482,6 +485,7 @@ def rescore(
     as_json: bool,
     print_format: str | None,
     quiet: bool,
+    **clusters: str | None,
 ) -> None:
     """Add or recompute metrics on a saved results.json, without the model."""
     from itemscore._terminal import progress_bar
@@ -500,8 +504,6 @@ def rescore(
         reduce=reduce,
         workers=_workers(workers),
         executor=executor,
-        dask=dask,
-        ray=ray,
         retries=retries,
         item_timeout=item_timeout,
         worker_memory=worker_memory,
@@ -509,6 +511,7 @@ def rescore(
         out=out,
         reports=list(reports) or None,
     )
+    _override_clusters(request, clusters)
     entries = _cli_entries(metric_specs)
     _warn_broken_plugins(view)
     _warn_serial_retries(request, view)

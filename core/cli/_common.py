@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import click
 
-from itemscore.executors import EXECUTORS
+from itemscore.executors import EXECUTORS, cluster_flags
 from itemscore.stats._intervals import names
 
 from ._request import RunRequest
@@ -339,6 +339,16 @@ class _CiOption(click.Option):
         return super().get_help_record(ctx)
 
 
+def _phrase(words: list[str], last: str) -> str:
+    """``a, b`` + ``last`` + ``c``."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + last + words[-1]
+
+
+def _flags(last: str) -> str:
+    """The flags that name a cluster, as a phrase: ``--dask or --ray``."""
+    return _phrase([f"--{name}" for name in cluster_flags()], last)
+
+
 def _stat_options(func: Any) -> Any:
     for option in reversed(
         [
@@ -370,20 +380,18 @@ def _stat_options(func: Any) -> Any:
                 "--executor",
                 type=click.Choice(list(EXECUTORS)),
                 help="Where shards are scored: serial (this process), process (N processes), "
-                "dask, ray or spark (a local one of N workers, or the cluster of --dask or "
-                "--ray). Default: process with --workers, else serial.",
+                f"{_phrase(list(EXECUTORS)[2:], ' or ')} (a local one of N workers, or the cluster "
+                f"of {_flags(' or ')}). Default: process with --workers, else serial.",
             ),
-            click.option("--dask", metavar="ADDRESS", help="Score on a Dask cluster."),
-            click.option(
-                "--ray",
-                metavar="ADDRESS",
-                help="Score on a Ray cluster (auto, ray://HOST:10001, HOST:6379).",
+            *(
+                click.option(f"--{name}", metavar="ADDRESS", help=cluster.flag_help)
+                for name, cluster in cluster_flags().items()
             ),
             click.option(
                 "--retries",
                 type=int,
                 metavar="N",
-                help="With workers (--workers, --executor, --dask, --ray): try a shard whose "
+                help=f"With workers (--workers, --executor, {_flags(', ')}): try a shard whose "
                 "worker was lost again, up to N times (default 1).",
             ),
             click.option(

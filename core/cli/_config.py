@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from itemscore._exceptions import ConfigError, did_you_mean, one_of
 from itemscore._spec import MetricSpec
+from itemscore.executors import cluster_flags
 
 from ._grammar import parse_metric_spec
 from ._request import MetricEntry, RunRequest
@@ -41,8 +42,7 @@ CONFIG_KEYS: tuple[str, ...] = (
     "seed",
     "workers",
     "executor",
-    "dask",
-    "ray",
+    *cluster_flags(),
     "retries",
     "item_timeout",
     "worker_memory",
@@ -142,9 +142,10 @@ class _Reader:
     def read_key(self, request: RunRequest, key: str, node: yaml.Node) -> None:
         import yaml
 
-        if key in ("suite", "answer_delimiter", "null_output", "ci_method", "executor", "dask",
-                   "ray"):  # fmt: skip
+        if key in ("suite", "answer_delimiter", "null_output", "ci_method", "executor"):
             setattr(request, key, self.text(key, node))
+        elif key in cluster_flags():
+            request.clusters[key] = self.text(key, node)
         elif key == "data":
             from itemscore.inputs._fs import is_url
 

@@ -59,8 +59,6 @@ Reading = Callable[[int], None]
 #: The settings of a request that are ``RunSettings`` fields as they are.
 _SETTINGS = ("confidence", "ci_method", "seed", "retries", "item_timeout", "worker_memory",
              "deadline", "reduce")  # fmt: skip
-#: The ``score`` keyword that takes the address of each cluster flag.
-_CLUSTER_KEYWORDS = {"dask": "client", "ray": "address"}
 #: The command-line flag of each setting, for messages.
 SETTING_FLAGS = {
     "confidence": "--confidence",
@@ -68,8 +66,6 @@ SETTING_FLAGS = {
     "seed": "--seed",
     "workers": "--workers",
     "executor": "--executor",
-    "dask": "--dask",
-    "ray": "--ray",
     "retries": "--retries",
     "item_timeout": "--item-timeout",
     "worker_memory": "--worker-memory",
@@ -145,11 +141,14 @@ def _executor_settings(request: RunRequest) -> dict[str, Any]:
             f"{request.setting_place('executor', '--executor')}: {executor!r} is no executor; "
             f"use one of {one_of(EXECUTORS)}.{did_you_mean(str(executor), EXECUTORS)}"
         )
-    clusters = [key for key in ("dask", "ray") if getattr(request, key) is not None]
-    if len(clusters) == 2:
+    from itemscore.executors import cluster_flags
+
+    clusters = [key for key in cluster_flags() if key in request.clusters]
+    if len(clusters) > 1:
+        first, second = clusters[:2]
         raise ConfigError(
-            f"{request.setting_place('ray', '--ray')}: choose --dask (a Dask cluster) or --ray "
-            "(a Ray cluster), not both."
+            f"{request.setting_place(second, '--' + second)}: choose --{first} or --{second} "
+            "(one cluster), not both."
         )
     for key in clusters:
         if request.workers is not None:
@@ -165,7 +164,7 @@ def _executor_settings(request: RunRequest) -> dict[str, Any]:
             )
         # A Dask scheduler's address goes as `client=`, a Ray cluster's as `address=`: the
         # executor connects, and disconnects after the run.
-        return {"executor": key, _CLUSTER_KEYWORDS[key]: getattr(request, key)}
+        return {"executor": key, cluster_flags()[key].keyword: request.clusters[key]}
     if request.workers is None:
         return {} if executor is None else {"executor": executor}
     if executor == "serial":
@@ -186,11 +185,15 @@ def _settings_placed(request: RunRequest) -> Iterator[None]:
     try:
         yield
     except ConfigError as exc:
-        clusters = {keyword: key for key, keyword in _CLUSTER_KEYWORDS.items()}
+        from itemscore.executors import cluster_flags
+
+        flags = {key: f"--{key}" for key in cluster_flags()}
+        clusters = {cluster.keyword: key for key, cluster in cluster_flags().items()}
         key = clusters.get(exc.setting or "", exc.setting)
-        if key not in SETTING_FLAGS:
+        flag = SETTING_FLAGS.get(key or "") or flags.get(key or "")
+        if key is None or flag is None:
             raise
-        raise located(exc, request.setting_place(key, SETTING_FLAGS[key])) from exc
+        raise located(exc, request.setting_place(key, flag)) from exc
 
 
 def resolve_suite(name: str | None, notice: Notice) -> tuple[str, Suite | None]:

@@ -89,12 +89,10 @@ class RunRequest:
     seed: int | None = None
     #: Worker processes (``"auto"``: the cores); ``None``: serial.
     workers: int | str | None = None
-    #: Where shards are scored (``--executor``); ``None``: from ``workers``, ``dask``, ``ray``.
+    #: Where shards are scored (``--executor``); ``None``: from ``workers`` or ``clusters``.
     executor: str | None = None
-    #: Address of a Dask scheduler.
-    dask: str | None = None
-    #: Address of a Ray cluster, as ``ray.init`` takes it.
-    ray: str | None = None
+    #: The cluster named by address, by executor (``--dask ADDRESS``, ``ray: ADDRESS``...).
+    clusters: dict[str, str] = attrs.field(factory=dict)
     #: How often a shard whose worker was lost is tried again; ``None``: the library's default.
     retries: int | None = None
     #: Seconds one metric may take on one item (``--item-timeout``).

@@ -80,7 +80,10 @@ def apply_user_defaults(request: RunRequest, *, skip: bool = False) -> list[str]
         where = defaults.setting_where.get(key)
         if where is None or key in request.setting_where:
             continue
-        setattr(request, key, getattr(defaults, key))
+        if key in defaults.clusters:  # --dask, --ray: a cluster named by address
+            request.clusters[key] = defaults.clusters[key]
+        else:
+            setattr(request, key, getattr(defaults, key))
         request.setting_where[key] = where
         request.user_defaults.add(key)
         taken.append(f"{key} ({where})")

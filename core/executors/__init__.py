@@ -18,10 +18,12 @@
 
 A name is checked when the run is configured (:func:`resolve_executor`); the executor itself
 starts only when scoring starts (:meth:`ExecutorSpec.open`). One module per built-in executor,
-registered in :data:`EXECUTORS`: to add one, write a module with an ``open_executor(workers,
-given) -> Engine`` function (``given``: the caller's client, address or session, or ``None``)
-and add a line here. Ray and Spark run functions over Arrow batches rather than calls: their
-modules put each task in a one-row batch (:mod:`._batches`).
+registered in :data:`EXECUTORS`: to add one, write a module with ``check_options(workers,
+cluster)`` (raise :class:`~itemscore.ConfigError` for options that do not apply) and
+``open_executor(workers, cluster) -> Engine`` (``cluster``: the caller's client, address or
+session, or ``None``), and add its entry here; a :class:`Cluster` entry gives it its
+command-line flag and configuration key as well. Ray and Spark run functions over Arrow
+batches rather than calls: their modules put each task in a one-row batch (:mod:`._batches`).
 """
 
 from __future__ import annotations
@@ -36,22 +38,68 @@ from itemscore._exceptions import ConfigError, did_you_mean, one_of
 
 from ._engine import Engine
 
-__all__ = ["EXECUTORS", "Engine", "ExecutorSpec", "resolve_executor"]
+__all__ = [
+    "EXECUTORS",
+    "Cluster",
+    "Engine",
+    "Executor",
+    "ExecutorSpec",
+    "cluster_flags",
+    "resolve_executor",
+]
 
-#: Every built-in executor: name -> its module (each has ``open_executor(workers, client)``).
-EXECUTORS: dict[str, str] = {
-    "serial": "itemscore.executors.serial",
-    "process": "itemscore.executors.process",
-    "dask": "itemscore.executors.dask",
-    "ray": "itemscore.executors.ray",
-    "spark": "itemscore.executors.spark",
+
+@attrs.frozen
+class Cluster:
+    """How a run names an executor's cluster: the ``score`` keyword, and a command-line flag."""
+
+    #: The keyword of ``score`` (and ``run``, ``rescore``) that takes it.
+    keyword: str
+    #: How messages name it: "score on the {noun}".
+    noun: str
+    #: The help of the command line's flag ``--NAME ADDRESS`` (and the configuration key
+    #: ``NAME:``, ``NAME`` the executor's) that names it by its address; ``None``: no flag.
+    flag_help: str | None = None
+
+
+@attrs.frozen
+class Executor:
+    """A built-in executor: its module, and how a run names its cluster (if it has one)."""
+
+    #: The module: ``check_options(workers, cluster)`` and ``open_executor(workers, cluster)``.
+    module: str
+    #: How a run names its cluster; ``None``: it has none.
+    cluster: Cluster | None = None
+
+
+#: Every built-in executor, by name; the command line's flags and configuration keys that
+#: name a cluster are made from it.
+EXECUTORS: dict[str, Executor] = {
+    "serial": Executor("itemscore.executors.serial"),
+    "process": Executor("itemscore.executors.process"),
+    "dask": Executor(
+        "itemscore.executors.dask",
+        Cluster("client", "client's cluster", "Score on a Dask cluster."),
+    ),
+    "ray": Executor(
+        "itemscore.executors.ray",
+        Cluster(
+            "address", "Ray cluster", "Score on a Ray cluster (auto, ray://HOST:10001, HOST:6379)."
+        ),
+    ),
+    "spark": Executor("itemscore.executors.spark", Cluster("session", "session")),
 }
-#: Each option that names a cluster -> the executor it configures, and what it names.
-_CLUSTER_OPTIONS = {
-    "client": ("dask", "client's cluster"),
-    "address": ("ray", "Ray cluster"),
-    "session": ("spark", "session"),
-}
+#: Each keyword that names a cluster -> the executor it belongs to.
+_OWNERS = {e.cluster.keyword: name for name, e in EXECUTORS.items() if e.cluster is not None}
+
+
+def cluster_flags() -> dict[str, Cluster]:
+    """The executors whose cluster the command line names by address (``--dask ADDRESS``)."""
+    return {
+        name: entry.cluster
+        for name, entry in EXECUTORS.items()
+        if entry.cluster is not None and entry.cluster.flag_help is not None
+    }
 
 
 @attrs.frozen
@@ -63,12 +111,9 @@ class ExecutorSpec:
     name: str
     #: Worker processes asked for (``None``: the executor's default).
     workers: int | None = None
-    #: A Dask client given by the caller, or its scheduler's address.
-    client: Any = attrs.field(default=None, eq=False)
-    #: The address of a Ray cluster given by the caller.
-    address: str | None = None
-    #: A Spark session given by the caller.
-    session: Any = attrs.field(default=None, eq=False)
+    #: The cluster given by the caller (a Dask client or its address, a Ray address, a Spark
+    #: session), under the executor's keyword.
+    cluster: Any = attrs.field(default=None, eq=False)
     #: An executor object given by the caller.
     given: concurrent.futures.Executor | None = attrs.field(default=None, eq=False)
 
@@ -81,9 +126,8 @@ class ExecutorSpec:
         """Start the executor (a pool, a local cluster): the run closes it when it ends."""
         if self.given is not None:
             return Engine(self.name, self.given, workers=self.workers, parallel=True)
-        module = importlib.import_module(EXECUTORS[self.name])
-        handle = {"dask": self.client, "ray": self.address, "spark": self.session}.get(self.name)
-        engine: Engine = module.open_executor(self.workers, handle)
+        module = importlib.import_module(EXECUTORS[self.name].module)
+        engine: Engine = module.open_executor(self.workers, self.cluster)
         return engine
 
 
@@ -91,27 +135,29 @@ def resolve_executor(
     executor: str | concurrent.futures.Executor,
     *,
     workers: int | None = None,
-    client: Any = None,
-    address: str | None = None,
-    session: Any = None,
+    **clusters: Any,
 ) -> ExecutorSpec:
     """Check an ``executor=`` argument and its options; nothing is started.
 
-    Options that do not apply to the executor are an error, never silently ignored.
+    ``clusters`` are the keywords that name a cluster (``client``, ``address``,
+    ``session``: see :data:`EXECUTORS`). Options that do not apply to the executor are an
+    error, never silently ignored.
 
     Raises:
-        ConfigError: an unknown name, a missing package, or ``workers``, ``client``,
-            ``address`` or ``session`` where they do not apply.
+        ConfigError: an unknown name, a missing package, or ``workers`` or a cluster where
+            they do not apply.
+        TypeError: a keyword that names no executor's cluster.
     """
-    options = {"client": client, "address": address, "session": session}
+    unknown = [keyword for keyword in clusters if keyword not in _OWNERS]
+    if unknown:
+        raise TypeError(f"resolve_executor() got an unexpected keyword argument {unknown[0]!r}")
+    given = {keyword: value for keyword, value in clusters.items() if value is not None}
     if isinstance(executor, concurrent.futures.Executor):
-        for option, value in options.items():
-            if value is not None:
-                owner = _CLUSTER_OPTIONS[option][0]
-                raise ConfigError(
-                    f"`{option}` configures executor={owner!r}; the executor object "
-                    f"{executor!r} is already configured. Leave `{option}` out."
-                )
+        for option in given:
+            raise ConfigError(
+                f"`{option}` configures executor={_OWNERS[option]!r}; the executor object "
+                f"{executor!r} is already configured. Leave `{option}` out."
+            )
         workers = workers if workers is not None else getattr(executor, "_max_workers", None)
         return ExecutorSpec(type(executor).__name__, workers, given=executor)
     if not isinstance(executor, str) or executor not in EXECUTORS:
@@ -119,28 +165,15 @@ def resolve_executor(
             f"`executor` ({executor!r}) must be one of {one_of(EXECUTORS)} or a "
             f"concurrent.futures.Executor object.{did_you_mean(str(executor), EXECUTORS)}"
         )
-    for option, value in options.items():
-        owner, noun = _CLUSTER_OPTIONS[option]
-        if value is not None and executor != owner:
+    for option in given:
+        owner = _OWNERS[option]
+        if executor != owner:
+            noun = EXECUTORS[owner].cluster.noun  # type: ignore[union-attr]
             raise ConfigError(
                 f"`{option}` applies only to executor={owner!r}, not to {executor!r}: pass "
                 f"executor={owner!r} to score on the {noun}."
             )
-    if executor == "serial" and workers is not None:
-        raise ConfigError(
-            f"`workers` ({workers!r}) does not apply to the serial executor, which scores in "
-            "this process: pass executor='process' (or 'dask', 'ray', 'spark') to use workers."
-        )
-    if executor == "dask":
-        from .dask import check_dask
-
-        check_dask(workers, client)
-    elif executor == "ray":
-        from .ray import check_ray
-
-        check_ray(workers, address)
-    elif executor == "spark":
-        from .spark import check_spark
-
-        check_spark(workers, session)
-    return ExecutorSpec(executor, workers, client=client, address=address, session=session)
+    entry = EXECUTORS[executor]
+    cluster = None if entry.cluster is None else given.get(entry.cluster.keyword)
+    importlib.import_module(entry.module).check_options(workers, cluster)
+    return ExecutorSpec(executor, workers, cluster=cluster)

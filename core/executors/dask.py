@@ -25,7 +25,7 @@ from itemscore.display._text import printable
 
 from ._engine import Engine
 
-__all__ = ["CONNECT_TIMEOUT", "check_dask", "open_executor"]
+__all__ = ["CONNECT_TIMEOUT", "check_options", "open_executor"]
 
 #: Seconds to wait for a Dask scheduler to answer before the run is refused.
 CONNECT_TIMEOUT = 10.0
@@ -43,7 +43,7 @@ def _import_distributed() -> Any:
     return distributed
 
 
-def check_dask(workers: int | None, client: Any) -> None:
+def check_options(workers: int | None, client: Any) -> None:
     """Check the Dask options before anything starts; an address is tried (not connected).
 
     Raises:

@@ -22,7 +22,7 @@ from typing import Any
 
 from ._engine import Engine
 
-__all__ = ["PARENT_POLL", "open_executor"]
+__all__ = ["PARENT_POLL", "check_options", "open_executor"]
 
 #: Seconds between two looks of a worker at its parent: a worker outlives it by at most this.
 PARENT_POLL = 0.5
@@ -67,7 +67,11 @@ def _kill(pool: concurrent.futures.Executor) -> None:
             process.kill()
 
 
-def open_executor(workers: int | None, client: Any) -> Engine:
+def check_options(workers: int | None, cluster: Any) -> None:
+    """Any number of workers (``None``: the machine's cores); there is no cluster to check."""
+
+
+def open_executor(workers: int | None, cluster: Any) -> Engine:
     """A pool of ``workers`` processes (``None``: the machine's cores)."""
     count = workers or os.cpu_count() or 1
 

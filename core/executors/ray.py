@@ -36,7 +36,7 @@ from itemscore._exceptions import ConfigError, describe_exception
 from ._batches import CALL, RESULT, BatchExecutor, run_batch, unwarned
 from ._engine import Engine
 
-__all__ = ["check_ray", "open_executor"]
+__all__ = ["check_options", "open_executor"]
 
 #: Ray's loggers the run keeps to errors while it scores (one INFO line per job otherwise).
 _LOGGERS = ("ray", "ray.data")
@@ -61,7 +61,7 @@ def _cluster(address: str | None) -> str | None:
     return None if target == "local" else target
 
 
-def check_ray(workers: int | None, address: Any) -> None:
+def check_options(workers: int | None, address: Any) -> None:
     """Check the Ray options before anything starts.
 
     Raises:

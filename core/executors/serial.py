@@ -10,9 +10,11 @@ import concurrent.futures
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from itemscore._exceptions import ConfigError
+
 from ._engine import Engine
 
-__all__ = ["InlineExecutor", "open_executor"]
+__all__ = ["InlineExecutor", "check_options", "open_executor"]
 
 T = TypeVar("T")
 
@@ -32,6 +34,19 @@ class InlineExecutor(concurrent.futures.Executor):
         return future
 
 
-def open_executor(workers: int | None, client: Any) -> Engine:
+def check_options(workers: int | None, cluster: Any) -> None:
+    """The serial executor takes no workers.
+
+    Raises:
+        ConfigError: ``workers`` is given.
+    """
+    if workers is not None:
+        raise ConfigError(
+            f"`workers` ({workers!r}) does not apply to the serial executor, which scores in "
+            "this process: pass executor='process' (or 'dask', 'ray', 'spark') to use workers."
+        )
+
+
+def open_executor(workers: int | None, cluster: Any) -> Engine:
     """The in-process executor."""
     return Engine("serial", InlineExecutor(), workers=None, parallel=False)

@@ -34,7 +34,7 @@ from itemscore._exceptions import ConfigError
 from ._batches import BatchExecutor, run_batches, unwarned
 from ._engine import Engine
 
-__all__ = ["check_spark", "open_executor"]
+__all__ = ["check_options", "open_executor"]
 
 #: The log configuration of a local session: errors only (Spark's default says WARN and
 #: more on start-up). The shell's logger at the root's level: Spark then keeps it unsaid.
@@ -63,7 +63,7 @@ def _import_pyspark() -> Any:
     return pyspark.sql
 
 
-def check_spark(workers: int | None, session: Any) -> None:
+def check_options(workers: int | None, session: Any) -> None:
     """Check the Spark options before anything starts.
 
     Raises:
