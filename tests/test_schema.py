@@ -77,27 +77,42 @@ def items(draw: Any) -> list[ItemResult]:
     return out
 
 
+def _doubles(numbers: list[Any]) -> bool:
+    """Whether these values are numbers that make a field of doubles (a whole one past 64 bits)."""
+    return all(type(v) in (int, float) for v in numbers) and any(
+        type(v) is int and not -(2**63) <= v < 2**63 for v in numbers
+    )
+
+
 def _with_every_key(items: list[ItemResult]) -> list[ItemResult]:
     """The documented rule: every item of a batch has every metadata key (None if it had none)."""
     keys: dict[str, None] = {}
     for item in items:
         keys.update(dict.fromkeys(item.metadata))
     # The documented rule for numbers: a field of numbers holding a whole number beyond 64 bits
-    # is a field of doubles, so those read back as floats.
-    doubles = set()
+    # is a field of doubles, so those read back as floats; so is a field of lists of numbers.
+    doubles, double_lists = set(), set()
     for key in keys:
         values = [item.metadata.get(key) for item in items]
         numbers = [v for v in values if v is not None]
-        if all(type(v) in (int, float) for v in numbers) and any(
-            type(v) is int and not -(2**63) <= v < 2**63 for v in numbers
-        ):
+        if _doubles(numbers):
             doubles.add(key)
+        elif (
+            numbers
+            and all(type(v) in (list, tuple) for v in numbers)
+            and _doubles([e for v in numbers for e in v if e is not None])
+        ):
+            double_lists.add(key)
     out = []
     for item in items:
         metadata = {key: item.metadata.get(key) for key in keys}
         for key in doubles:
             if metadata[key] is not None:
                 metadata[key] = float(metadata[key])
+        for key in double_lists:
+            value = metadata[key]
+            if value is not None:
+                metadata[key] = type(value)(None if e is None else float(e) for e in value)
         out.append(
             ItemResult(
                 id=item.id,
