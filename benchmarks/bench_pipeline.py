@@ -38,16 +38,21 @@ METRICS = ["-m", "exact_match", "-m", "token_f1", "-m", "answered_rate"]
 ITEMSCORE = str(Path(sys.executable).with_name("itemscore"))
 
 
-def _pss(pid: int) -> int:
-    """The proportional set size of ``pid``: its own pages, and its share of shared ones."""
+def _proc_bytes(pid: int, file: str, field: str) -> int:
+    """A size ``/proc/PID/FILE`` gives in kB on its ``FIELD:`` line, in bytes (0: none)."""
     try:
-        with open(f"/proc/{pid}/smaps_rollup") as handle:
+        with open(f"/proc/{pid}/{file}") as handle:
             for line in handle:
-                if line.startswith("Pss:"):
+                if line.startswith(f"{field}:"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return 0
+
+
+def _pss(pid: int) -> int:
+    """The proportional set size of ``pid``: its own pages, and its share of shared ones."""
+    return _proc_bytes(pid, "smaps_rollup", "Pss")
 
 
 def _tree_rss(root: int) -> tuple[int, int]:
@@ -80,14 +85,7 @@ def _tree_rss(root: int) -> tuple[int, int]:
 
 def _high_water(pid: int) -> int:
     """The peak resident bytes of ``pid`` itself so far (``VmHWM``), or 0 once it is gone."""
-    try:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    return _proc_bytes(pid, "status", "VmHWM")
 
 
 #: The driver's own peak (``VmHWM``) of the last :func:`run`.

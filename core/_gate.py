@@ -211,15 +211,12 @@ def _side(
             f"`--metric` ({label!r}) is no label of the {which} results; its labels are "
             f"{one_of(labels)}.{did_you_mean(label, labels)}"
         )
-    import pyarrow.compute as pc
-
     table = result.table
     ids = table.key_column("id").combine_chunks()
     codes, values = table.codes(label), table.values(label)
     if model is None or len(_models(result)) < 2:
         return ids, codes, values
-    same = pc.fill_null(pc.equal(table.key_column("model"), model), False)
-    rows = np.flatnonzero(same.to_numpy(zero_copy_only=False))
+    rows = table.rows_of_model(model)
     return ids.take(pa.array(rows, pa.int64())), codes[rows], values[rows]
 
 

@@ -1,9 +1,11 @@
 """64-bit hashes of Arrow text columns, over their own buffers: no text becomes a Python object.
 
-Two users: the whole-source checks hash each row's key (:mod:`itemscore.inputs._checks`) and
-the run table hashes each item's input and answer key into its content fingerprint
-(:func:`itemscore.engine._table.fingerprints`). Neither hash is ever written to a file: a
-different function would only change which rows the exact checks read again.
+:func:`text_buffers` reads a string array's own offsets and bytes (the fingerprints' CRC-32s
+read them too). Two users of the hash: the whole-source checks hash each row's key
+(:mod:`itemscore.inputs._checks`), and the run table hashes each item's input and answer key
+into its content fingerprint (:func:`itemscore.engine._table.fingerprints`). Neither hash is
+ever written to a file: a different function would only change which rows the exact checks
+read again.
 
 ``text_hashes`` is the polynomial ``sum((b_i + 1) * BASE**i) mod 2**64`` of a text's bytes,
 mixed with its length by splitmix64's finaliser (:func:`mix`). Equal texts hash alike
@@ -21,7 +23,7 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["MISSING", "mix", "text_hashes"]
+__all__ = ["MISSING", "mix", "text_buffers", "text_hashes"]
 
 _U64 = np.uint64
 #: The hash of a missing text (a text that hashes to it too is told apart by the exact check).
@@ -51,12 +53,7 @@ def text_hashes(column: pa.ChunkedArray | pa.Array) -> NDArray[np.uint64]:
         if chunk.null_count == n:
             out.append(np.full(n, MISSING, np.uint64))
             continue
-        wide = pa.types.is_large_string(chunk.type) or pa.types.is_large_binary(chunk.type)
-        kind = np.int64 if wide else np.int32
-        _, offsets_buffer, data_buffer = chunk.buffers()
-        offsets = np.frombuffer(
-            offsets_buffer, kind, count=n + 1, offset=chunk.offset * np.dtype(kind).itemsize
-        ).astype(np.int64)
+        offsets, data_buffer = text_buffers(chunk)
         data = np.zeros(0, np.uint8)
         if data_buffer is not None:
             data = np.frombuffer(data_buffer, np.uint8)
@@ -71,6 +68,17 @@ def text_hashes(column: pa.ChunkedArray | pa.Array) -> NDArray[np.uint64]:
             hashed[chunk.is_null().to_numpy(zero_copy_only=False)] = MISSING
         out.append(hashed)
     return np.concatenate(out)
+
+
+def text_buffers(chunk: pa.Array) -> tuple[NDArray[np.int64], pa.Buffer | None]:
+    """A string array's offsets (its own rows', as int64) and its data buffer."""
+    wide = pa.types.is_large_string(chunk.type) or pa.types.is_large_binary(chunk.type)
+    kind = np.int64 if wide else np.int32
+    _, offsets_buffer, data_buffer = chunk.buffers()
+    offsets = np.frombuffer(
+        offsets_buffer, kind, count=len(chunk) + 1, offset=chunk.offset * np.dtype(kind).itemsize
+    ).astype(np.int64)
+    return offsets, data_buffer
 
 
 def _polynomial(data: NDArray[np.uint8], offsets: NDArray[np.int64]) -> NDArray[np.uint64]:

@@ -84,13 +84,7 @@ class _Columns:
 
     def rows_of(self, model: str | None, several: bool) -> NDArray[np.intp]:
         """Positions of ``model``'s items (all of them when the run has one model)."""
-        import pyarrow.compute as pc
-
-        if not several:
-            return np.arange(self.n)
-        models = self.table.key_column("model")
-        same = pc.is_null(models) if model is None else pc.fill_null(pc.equal(models, model), False)
-        return np.flatnonzero(same.to_numpy(zero_copy_only=False))
+        return self.table.rows_of_model(model) if several else np.arange(self.n)
 
     def question_ids(self, rows: NDArray[np.intp]) -> list[str]:
         """The question (the plain id) of each of ``rows``."""

@@ -25,11 +25,10 @@ from ..inputs._checks import KeyDigest
 from ._scores import unreadable
 from ._shard import score_shard
 from ._store import ItemsWriter, PartFile, file_sha256
-from ._table import keys_of
+from ._table import OPTIONAL_KEYS, keys_of
 from ._tasks import Job, ShardFailed, limit_worker_memory
 
 __all__ = [
-    "OPTIONAL_KEYS",
     "PartOut",
     "PartRead",
     "ScoredPart",
@@ -37,10 +36,6 @@ __all__ = [
     "read_part_task",
     "score_part_task",
 ]
-
-
-#: The key columns of the run table that a part may leave empty (``id`` never is).
-OPTIONAL_KEYS = ("model", "group", "cluster", "attempt")
 
 
 @attrs.frozen

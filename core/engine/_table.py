@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import zlib
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
@@ -35,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._columns import ScoreColumn, score_type, scored_items
+from .._hashing import text_buffers
 from .._lean import lean, nulls
 from .._records import ItemResult
 from .._schema import ITEM_COLUMNS, batch_to_items, items_to_batch, strings
@@ -43,6 +44,7 @@ from ._store import ROW_GROUP, SCORE_PREFIX, ItemsWriter, PartFile, score_field
 __all__ = [
     "FINGERPRINT",
     "KEY_COLUMNS",
+    "OPTIONAL_KEYS",
     "ROWS_BATCH",
     "SCORE_PREFIX",
     "ItemSource",
@@ -55,6 +57,8 @@ __all__ = [
 
 #: The columns every table keeps in memory.
 KEY_COLUMNS: tuple[str, ...] = ("id", "model", "group", "cluster", "attempt")
+#: The key columns items may leave empty (``id`` never is).
+OPTIONAL_KEYS: tuple[str, ...] = KEY_COLUMNS[1:]
 #: Items built at a time when a table is read row by row.
 ROWS_BATCH = 8192
 
@@ -129,14 +133,9 @@ def _crcs(texts: pa.Array | pa.ChunkedArray, missing: Any) -> np.ndarray[Any, np
         if n == 0 or chunk.null_count == n:
             out += [0] * n
             continue
-        wide = pa.types.is_large_string(chunk.type)
-        kind = np.int64 if wide else np.int32
-        _, offsets_buffer, data_buffer = chunk.buffers()
-        offsets = np.frombuffer(
-            offsets_buffer, kind, count=n + 1, offset=chunk.offset * np.dtype(kind).itemsize
-        ).tolist()
+        offsets, data_buffer = text_buffers(chunk)
         data = memoryview(data_buffer if data_buffer is not None else b"")
-        out += [crc(data[a:b]) or 1 for a, b in itertools.pairwise(offsets)]
+        out += [crc(data[a:b]) or 1 for a, b in itertools.pairwise(offsets.tolist())]
     found = np.array(out, dtype=np.uint64)
     found[np.asarray(missing.to_numpy(zero_copy_only=False), dtype=bool)] = 0
     return found
@@ -412,23 +411,8 @@ class RunTable:
         return self._stored_keys
 
     def _read_keys(self) -> pa.Table:
-        """The key columns, read from the items file (its parts, in order)."""
-        import pyarrow.parquet as pq
-
-        assert self.items is not None
-        tables: list[pa.Table] = [keys_of([])]
-        wanted = (*KEY_COLUMNS, "input", "expected")
-        for path in self.items.files:
-            with pq.ParquetFile(path, pre_buffer=False) as handle:
-                names = [name for name in wanted if name in handle.schema_arrow.names]
-                for batch in handle.iter_batches(batch_size=1 << 16, columns=names):
-                    tables.append(lean(keys_of(batch)))
-        keys = pa.concat_tables(tables)
-        if keys.num_rows != len(self):
-            raise ValueError(
-                f"{self.items.path} holds {keys.num_rows} items where the run had {len(self)}."
-            )
-        return keys
+        """The key columns, read from the items file a column at a time."""
+        return pa.table({name: self.key_column(name) for name in (*KEY_COLUMNS, FINGERPRINT)})
 
     @property
     def labels(self) -> list[str]:
@@ -458,28 +442,42 @@ class RunTable:
 
     def _read_stored(self, label: str) -> pa.ChunkedArray:
         """A stored label's column, read from the items file (its parts, in order)."""
-        import pyarrow.parquet as pq
-
-        assert self.items is not None
         name = score_field(label)
         light = label in self.light
         fields = [f"{name}.{field}" for field in ("status", "value", "reason")] if light else [name]
-        chunks: list[pa.Array] = []
-        for path in self.items.files:
-            with pq.ParquetFile(path, pre_buffer=False) as handle:
-                chunks += handle.read(columns=fields).column(0).chunks
-        if light:  # the extras stay in the file: a null column that costs no memory
-            chunks = [
+
+        def read(handle: Any) -> list[pa.Array]:
+            chunks: list[pa.Array] = handle.read(columns=fields).column(0).chunks
+            if not light:
+                return chunks
+            # The extras stay in the file: a null column that costs no memory.
+            return [
                 pa.StructArray.from_arrays(
                     [*chunk.flatten(), nulls(len(chunk), pa.string())], fields=list(score_type())
                 )
                 for chunk in chunks
             ]
-        column = lean(pa.chunked_array(chunks, score_type()))
+
+        return lean(self._from_file(read, score_type(), f"scores of {label!r}"))
+
+    def _from_file(
+        self, read: Callable[[Any], list[pa.Array]], kind: pa.DataType, what: str
+    ) -> pa.ChunkedArray:
+        """A column of the items file: ``read(handle)`` gives each part's chunks, in order.
+
+        Raises:
+            ValueError: the parts hold another number of rows than the table.
+        """
+        import pyarrow.parquet as pq
+
+        assert self.items is not None
+        chunks: list[pa.Array] = []
+        for path in self.items.files:
+            with pq.ParquetFile(path, pre_buffer=False) as handle:
+                chunks += read(handle)
+        column = pa.chunked_array(chunks, kind)
         if len(column) != len(self):
-            raise ValueError(
-                f"{self.items.path} holds {len(column)} scores of {label!r} for {len(self)} items."
-            )
+            raise ValueError(f"{self.items.path} holds {len(column)} {what} for {len(self)} items.")
         return column
 
     def key(self, name: str) -> list[Any]:
@@ -496,28 +494,30 @@ class RunTable:
         """
         if self._keys is not None:
             return self.keys.column(name)
-        import pyarrow.parquet as pq
-
-        assert self.items is not None
         kind = pa.uint64() if name == FINGERPRINT else _KEY_TYPES[name]
-        chunks: list[pa.Array] = []
-        for path in self.items.files:
-            with pq.ParquetFile(path, pre_buffer=False) as handle:
-                names = handle.schema_arrow.names
-                if name == FINGERPRINT:
-                    texts = [k for k in ("input", "expected") if k in names]
-                    for batch in handle.iter_batches(batch_size=1 << 16, columns=texts):
-                        chunks.append(keys_of(batch).column(FINGERPRINT).combine_chunks())
-                elif name in names:
-                    chunks += handle.read(columns=[name]).column(0).chunks
-                else:
-                    chunks.append(pa.nulls(handle.metadata.num_rows, kind))
-        column = lean(pa.chunked_array(chunks, kind))
-        if len(column) != len(self):
-            raise ValueError(
-                f"{self.items.path} holds {len(column)} items where the run had {len(self)}."
-            )
-        return column
+
+        def read(handle: Any) -> list[pa.Array]:
+            names = handle.schema_arrow.names
+            if name == FINGERPRINT:
+                texts = [k for k in ("input", "expected") if k in names]
+                return [
+                    keys_of(batch).column(FINGERPRINT).combine_chunks()
+                    for batch in handle.iter_batches(batch_size=1 << 16, columns=texts)
+                ]
+            if name in names:
+                chunks: list[pa.Array] = handle.read(columns=[name]).column(0).chunks
+                return chunks
+            return [pa.nulls(handle.metadata.num_rows, kind)]
+
+        return lean(self._from_file(read, kind, f"values of the key {name!r}"))
+
+    def rows_of_model(self, model: str | None) -> np.ndarray[Any, np.dtype[np.intp]]:
+        """The positions of ``model``'s items (of the items without a model, for ``None``)."""
+        import pyarrow.compute as pc
+
+        models = self.key_column("model")
+        same = pc.is_null(models) if model is None else pc.fill_null(pc.equal(models, model), False)
+        return np.flatnonzero(same.to_numpy(zero_copy_only=False))
 
     def has(self, name: str) -> bool:
         """Whether any item has a value in the key column ``name``."""
@@ -567,22 +567,14 @@ class RunTable:
         Neither the other fields nor the label's whole column come into memory (the ``extra``
         texts of ten million items are a gigabyte).
         """
-        import pyarrow.parquet as pq
-
         if label not in self._order:
             raise KeyError(label)
-        assert self.items is not None
         name = f"{score_field(label)}.{field}"
-        chunks: list[pa.Array] = []
-        for path in self.items.files:
-            with pq.ParquetFile(path, pre_buffer=False) as handle:
-                chunks += [c.flatten()[0] for c in handle.read(columns=[name]).column(0).chunks]
-        column = pa.chunked_array(chunks, score_type().field(field).type)
-        if len(column) != len(self):
-            raise ValueError(
-                f"{self.items.path} holds {len(column)} scores of {label!r} for {len(self)} items."
-            )
-        return column
+
+        def read(handle: Any) -> list[pa.Array]:
+            return [c.flatten()[0] for c in handle.read(columns=[name]).column(0).chunks]
+
+        return self._from_file(read, score_type().field(field).type, f"scores of {label!r}")
 
     def item_fields(
         self, names: Sequence[str], rows: Sequence[int] | None = None
@@ -718,14 +710,10 @@ class RunTable:
                         f"{file} holds {footer.num_rows} rows, more than {max_rows - n_rows}."
                     )
                 n_rows += footer.num_rows
-                present |= _keys_with_values(handle, set(_OPTIONAL_KEYS) - present)
+                present |= _keys_with_values(handle, set(OPTIONAL_KEYS) - present)
         if schema is None:
             raise ValueError(f"{path} holds no Parquet part.")
         return cls(StoredKeys(n_rows, frozenset(present)), {}, source, stored=order)
-
-
-#: The key columns an items file may leave empty.
-_OPTIONAL_KEYS = ("model", "group", "cluster", "attempt")
 
 
 def _keys_with_values(handle: Any, keys: set[str]) -> set[str]:
