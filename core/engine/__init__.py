@@ -7,8 +7,8 @@
 - :mod:`._dispatch` runs the tasks on the executor, lost workers tried again;
 - :mod:`._table` (with :mod:`._store`, the Parquet side) holds the scores and items as
   columns: the run table;
-- :mod:`._questions` reduces a question's attempts; :mod:`._measure` turns the table into
-  measurements.
+- :mod:`._questions` reduces a question's attempts; :mod:`._tallies` sums a label's tally by
+  model and group over the parts; :mod:`._measure` turns the table into measurements.
 
 :mod:`itemscore._run` (``score``, ``run``, ``rescore``) puts these in order, above the engine.
 This folder may import the layers below it (records, plugins, settings, inputs, executors),

@@ -9,6 +9,7 @@ configure the metric again to learn it.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -19,13 +20,19 @@ import pyarrow as pa
 
 from .._columns import ScoreColumn
 from .._exceptions import describe_exception
-from .._metric import Metric, MetricContext, default_aggregate
+from .._metric import Metric, MetricContext, _clipped, _method_for, default_aggregate
 from .._plan import PlannedMetric, RunPlan
 from .._records import EMPTY, Estimate, Measurement, MetricResult, Status
 from .._reducers import REDUCER_EXTRA, reducer_key, resolve_reducer
 from .._settings import RunSettings
+from ..stats._clusters import tally_macro
+from ..stats._coverage import tally_receipt
+from ..stats._intervals import names
+from ..stats._mean import NeedsValues, tally_mean
+from ..stats._tally import Tally
 from ._questions import LabelAttempts, Questions, attempt_extra
 from ._table import RunTable
+from ._tallies import LabelTally, tally_label
 
 __all__ = ["SMALL_GROUP", "aggregation_of", "compute_corpus", "measure_all"]
 
@@ -103,8 +110,8 @@ class _Source:
     table: RunTable
     #: The score column of ``table`` to measure.
     label: str
-    #: Rows of ``table`` by model.
-    models: Mapping[str | None, Sequence[int]]
+    #: Rows of ``table`` by model (``None`` for a plain source: see :meth:`_Sources.keys_of`).
+    models: Mapping[str | None, Sequence[int]] | None
     #: Each row's group and cluster (``None``: no row has one).
     groups: Sequence[str | None] | None
     clusters: Sequence[str | None] | None
@@ -127,6 +134,8 @@ class _Source:
     #: Whether every scored attempt was decided by a harness rule: the standard error over
     #: questions is then the harness's (``sd / sqrt(n)`` for a ratio too).
     harness: bool = False
+    #: Whether the source is the run table itself, measured as every run without attempts.
+    plain: bool = False
 
 
 def measure_all(
@@ -146,23 +155,36 @@ def measure_all(
         The headline measurements (pooled over models when there are several) and the
         measurements of each model, in order of the models' first appearance.
     """
-    models = model_rows(table)
     base = MetricContext(
         suite_id=settings.suite_id, confidence=settings.confidence,
         ci_method=settings.ci_method, seed=settings.seed, concurrency=settings.concurrency,
     )  # fmt: skip
-    sources = _Sources(plan, table, settings, models)
-    by_label = {pm.label: sources.of(pm) for pm in plan.metrics}
+    sources = _Sources(plan, table, settings)
+    models = sources.model_names()
+    wanted = [(model, False) for model in models] if len(models) > 1 else []
+    wanted.append((models[0] if len(models) == 1 else None, True))
+    by_label: dict[str, list[_Source]] = {}
+    tallied: dict[tuple[str, str | None, bool], Measurement] = {}
+    for pm in plan.metrics:
+        by_label[pm.label] = sources.of(pm)
+        for src in by_label[pm.label]:
+            for (model, whole), m in _tallied_all(pm, src, sources, base, wanted).items():
+                tallied[(src.key, model, whole)] = m
 
     def measure(model: str | None, whole: bool) -> dict[str, Measurement]:
         out: dict[str, Measurement] = {}
         for pm in plan.metrics:
             for src in by_label[pm.label]:
-                rows = None if whole else list(src.models.get(model, ()))
+                found = tallied.get((src.key, model, whole))
+                if found is not None:
+                    out[found.key] = found
+                    continue
+                src_models, groups, clusters = sources.keys_of(src)
+                rows = None if whole else list(src_models.get(model, ()))
                 column = src.table.score(src.label)
                 if rows is not None:
                     column = column.take(rows)
-                subset = _Subset(rows, _pick(src.groups, rows), _pick(src.clusters, rows))
+                subset = _Subset(rows, _pick(groups, rows), _pick(clusters, rows))
                 ctx = attrs.evolve(base, label=pm.label, model=model)
                 pooled = whole and len(models) > 1
                 result = None if pooled or not src.corpus else corpus.get((pm.label, model))
@@ -172,7 +194,7 @@ def measure_all(
         return out
 
     if len(models) <= 1:
-        model = next(iter(models), None)
+        model = models[0] if models else None
         headline = measure(model, True)
         return headline, {model: headline}
     by_model = {model: measure(model, False) for model in models}
@@ -182,24 +204,56 @@ def measure_all(
 class _Sources:
     """The measurement sources of each metric of a run (see :class:`_Source`)."""
 
-    def __init__(
-        self,
-        plan: RunPlan,
-        table: RunTable,
-        settings: RunSettings,
-        models: Mapping[str | None, Sequence[int]],
-    ) -> None:
+    def __init__(self, plan: RunPlan, table: RunTable, settings: RunSettings) -> None:
+        self.plan = plan
         self.table = table
         self.suite_id = settings.suite_id
-        self.models = models
         self.specs = [resolve_reducer(name) for name in settings.reduce]
-        self.groups = table.key("group") if table.has("group") else None
-        self.clusters = table.key("cluster") if table.has("cluster") else None
         plain = not table.has("attempt") and [s.name for s in self.specs] == ["mean"]
         self.questions = None if plain else Questions.of(table)
         self._question_table: RunTable | None = None
         self._codings: dict[Any, Any] = {}  # the outputs' answer codes, shared by the labels
         self._keys: Any = None
+        self._tally: tuple[str, LabelTally] | None = None  # the last label's, read once
+
+    def model_names(self) -> list[str | None]:
+        """The models, in order of first appearance (``[None]`` without models)."""
+        if not self.table.has("model"):
+            return [None]
+        if self.plan.metrics:
+            return list(self.label_tally(self.plan.metrics[0].label).models)
+        return list(self.models)
+
+    @functools.cached_property
+    def models(self) -> Mapping[str | None, Sequence[int]]:
+        """The run table's rows by model (read only for measurements made of the rows)."""
+        return model_rows(self.table)
+
+    @functools.cached_property
+    def groups(self) -> Sequence[str | None] | None:
+        return self.table.key("group") if self.table.has("group") else None
+
+    @functools.cached_property
+    def clusters(self) -> Sequence[str | None] | None:
+        return self.table.key("cluster") if self.table.has("cluster") else None
+
+    def keys_of(self, src: _Source) -> tuple[Mapping[str | None, Sequence[int]], Any, Any]:
+        """The rows by model, the groups and the clusters of a source's table."""
+        if src.plain:
+            return self.models, self.groups, self.clusters
+        assert src.models is not None
+        return src.models, src.groups, src.clusters
+
+    def label_tally(self, label: str) -> LabelTally:
+        """``label``'s scores tallied by model and group (the last label's is kept)."""
+        if self._tally is None or self._tally[0] != label:
+            self._tally = None
+            self._tally = (label, tally_label(self.table, label))
+        return self._tally[1]
+
+    def partial_credit(self, label: str) -> bool:
+        """Whether a scored value of ``label`` lies strictly between 0 and 1."""
+        return self.label_tally(label).partial_credit()
 
     @property
     def attempts(self) -> bool:
@@ -212,11 +266,11 @@ class _Sources:
         harness rule gives: inspect ``f1()``) is measured as their mean, as the harness does.
         """
         kind, bounds = None, None
-        if aggregation_of(pm) == "ratio" and _partial_credit(self.table, pm.label):
+        if aggregation_of(pm) == "ratio" and self.partial_credit(pm.label):
             kind, bounds = "mean", (0.0, 1.0)
         return _Source(
-            key, self.table, pm.label, self.models, self.groups, self.clusters,
-            kind=kind, bounds=bounds, reducer=reducer, corpus=True,
+            key, self.table, pm.label, None, None, None,
+            kind=kind, bounds=bounds, reducer=reducer, corpus=True, plain=True,
         )  # fmt: skip
 
     def _q_table(self) -> RunTable:
@@ -251,8 +305,7 @@ class _Sources:
                     self.questions,
                     self.table,
                     pm.label,
-                    binary=pm.metric.aggregation == "ratio"
-                    and not _partial_credit(self.table, pm.label),
+                    binary=pm.metric.aggregation == "ratio" and not self.partial_credit(pm.label),
                     normalizer=getattr(pm.metric, "normalizer", None),
                     codings=self._codings,
                 )
@@ -312,7 +365,7 @@ class _Sources:
         kind: str | None = None
         bounds = pm.metric.value_bounds
         # A picked attempt with partial credit (a harness's) counts its value, not its state.
-        if not picked or (aggregation_of(pm) == "ratio" and _partial_credit(self.table, pm.label)):
+        if not picked or (aggregation_of(pm) == "ratio" and self.partial_credit(pm.label)):
             kind = _kind_of_values(pm, reduced)
             if kind == "mean" and (
                 pm.metric.aggregation == "ratio" or aggregation_of(pm) == "custom"
@@ -370,19 +423,6 @@ def _by_harness_rule(attempts: LabelAttempts) -> bool:
     extras = attempts.column.field("extra").take(pa.array(attempts.rows))
     named = pc.match_substring(extras.fill_null(""), '"rule": "')
     return bool(pc.all(named).as_py())
-
-
-def _partial_credit(table: RunTable, label: str) -> bool:
-    """Whether a value of ``label`` lies strictly between 0 and 1 (unscored, NaN, do not).
-
-    Asked of the Arrow column, which holds it already: a numpy copy of ten million values is
-    80 MB for one yes or no.
-    """
-    import pyarrow.compute as pc
-
-    values = pc.struct_field(table.scores[label], "value")
-    between = pc.and_kleene(pc.greater(values, 0.0), pc.less(values, 1.0))
-    return bool(pc.any(between).as_py())
 
 
 def _kind_of_values(pm: PlannedMetric, reduced: pa.StructArray) -> str:
@@ -551,6 +591,147 @@ def _measure(
     )
 
 
+def _tallied_all(
+    pm: PlannedMetric,
+    src: _Source,
+    sources: _Sources,
+    base: MetricContext,
+    wanted: Sequence[tuple[str | None, bool]],
+) -> dict[tuple[str | None, bool], Measurement]:
+    """The measurements of a plain ratio or mean source made from its label's tally.
+
+    Each (model, whole) of ``wanted`` (``whole``: every model pooled, or the run's one model).
+    Empty when the source needs its values themselves: a metric with its own aggregate, a
+    corpus metric, clusters, attempts, a bootstrap interval, or values that are not finite or
+    lie outside the bounds (whose error message names the value and its position).
+    """
+    kind = src.kind or aggregation_of(pm)
+    if (
+        not src.plain
+        or src.error is not None
+        or pm.is_corpus
+        or kind not in ("ratio", "mean")
+        or sources.table.has("cluster")
+    ):
+        return {}
+    tally = sources.label_tally(src.label)
+    bounds = src.bounds if src.kind is not None else pm.metric.value_bounds
+    if not tally.finite or (kind == "mean" and bounds is not None and _outside(tally, bounds)):
+        return {}
+    index = {name: code for code, name in enumerate(tally.models)}
+    out: dict[tuple[str | None, bool], Measurement] = {}
+    try:
+        for model, whole in wanted:
+            code = None if whole else index.get(model, -1)
+            ctx = attrs.evolve(base, label=pm.label, model=model)
+            out[(model, whole)] = _tallied(pm, src, tally, code, None, ctx, kind, bounds)
+    except NeedsValues:
+        return {}
+    return out
+
+
+def _outside(tally: LabelTally, bounds: tuple[float, float]) -> bool:
+    values = tally.values
+    return bool(values.size) and (
+        float(values.min()) < bounds[0] or float(values.max()) > bounds[1]
+    )
+
+
+def _tallied(
+    pm: PlannedMetric,
+    src: _Source,
+    tally: LabelTally,
+    model: int | None,
+    group: int | None,
+    ctx: MetricContext,
+    kind: str,
+    bounds: tuple[float, float] | None,
+) -> Measurement:
+    """One measurement made from a label's tally (what :func:`_measure` makes of its rows)."""
+    from .. import aggregate
+
+    counts = tally.state_counts(model, group)
+    metric = pm.metric
+    common: dict[str, Any] = {
+        "key": src.key,
+        "suite": ctx.suite_id,
+        "metric": pm.label,
+        "model": ctx.model,
+        "confidence": ctx.confidence,
+        "n": counts[Status.OK] + counts[Status.FAIL],
+        "counts": counts,
+        "higher_is_better": metric.higher_is_better,
+        "reproducibility_class": metric.reproducibility_class,
+        "aggregation": kind,
+    }
+    named = {REDUCER_EXTRA.format(src.reducer): 1.0} if src.reducer is not None else {}
+    by_group: dict[str, Measurement] = {}
+    if group is None:
+        for name, code in tally.groups_of(model):
+            in_group = attrs.evolve(ctx, group=name)
+            by_group[name] = _tallied(pm, src, tally, model, code, in_group, kind, bounds)
+    values = tally.tally(model, group) if kind == "mean" else None
+    try:
+        if values is None:
+            method = _method_for(ctx.ci_method, names("ratio"), "wilson")
+            ok, fail = counts[Status.OK], counts[Status.FAIL]
+            estimate = aggregate.ratio(ok, ok + fail, method=method, confidence=ctx.confidence)
+        else:
+            method = _method_for(ctx.ci_method, names("mean"), "normal")
+            estimate = tally_mean(values, method, ctx.confidence, bounds=bounds)
+            estimate = _clipped(estimate, bounds)
+        value = None if estimate.value is None else float(estimate.value)
+    except NeedsValues:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one failed aggregate spoils one measurement
+        error = describe_exception(exc)
+        return Measurement(**common, groups=by_group, error=error, extra=named or EMPTY)
+    extra = {k: float(v) for k, v in estimate.extra.items()} if estimate.extra else {}
+    if aggregation_of(pm) == "mean" and values is not None:
+        extra.update(tally_receipt(estimate, values, metric.value_bounds, ctx.seed))
+    else:
+        extra.update(aggregate.coverage_receipt(estimate, kind="ratio"))
+    if by_group:
+        groups = [code for _, code in tally.groups_of(model)]
+        if values is None:
+            shares = [_outcomes(tally.state_counts(model, g)) for g in groups]
+            macro = tally_macro([t for t in shares if t.n], ctx.confidence, (0.0, 1.0))
+        else:
+            tallies = [tally.tally(model, g) for g in groups]
+            macro = tally_macro([t for t in tallies if t.n], ctx.confidence, bounds)
+        extra.update(_macro_extra(macro))
+    elif ctx.group is not None and common["n"] < SMALL_GROUP:
+        extra["small_group"] = 1.0
+    extra.update(named)
+    return Measurement(
+        **common,
+        value=value,
+        ci_low=_finite_or_none(estimate.low),
+        ci_high=_finite_or_none(estimate.high),
+        ci_method=estimate.method,
+        extra=extra or EMPTY,
+        groups=by_group,
+    )
+
+
+def _outcomes(counts: Mapping[Status, int]) -> Tally:
+    """Ok and fail as the values 1 and 0."""
+    found = [(0.0, counts[Status.FAIL]), (1.0, counts[Status.OK])]
+    kept = [(value, count) for value, count in found if count]
+    return Tally(np.array([v for v, _ in kept]), np.array([c for _, c in kept], np.int64))
+
+
+def _macro_extra(estimate: Estimate) -> dict[str, float]:
+    """The macro value and its interval as ``extra`` keys (see :func:`_macro`)."""
+    if estimate.value is None:
+        return {}
+    out = {"macro": estimate.value, "macro_groups": float(estimate.extra["n_groups"])}
+    if estimate.low is not None and estimate.high is not None:
+        out["macro_low"], out["macro_high"] = estimate.low, estimate.high
+        out[f"macro_ci_method[{estimate.method}]"] = 1.0
+    return out
+
+
 def _question_se(
     kind: str, scores: ScoreColumn, value: float | None, harness: bool = False
 ) -> dict[str, float]:
@@ -631,13 +812,7 @@ def _macro(
             values, scored_groups = scores.scored_values(), scores.scored_clusters(groups)
             bounds = src.bounds if src.kind is not None else pm.metric.value_bounds
         estimate = aggregate.macro_mean(values, scored_groups, confidence=confidence, bounds=bounds)
-        if estimate.value is None:
-            return {}
-        out = {"macro": estimate.value, "macro_groups": float(estimate.extra["n_groups"])}
-        if estimate.low is not None and estimate.high is not None:
-            out["macro_low"], out["macro_high"] = estimate.low, estimate.high
-            out[f"macro_ci_method[{estimate.method}]"] = 1.0
-        return out
+        return _macro_extra(estimate)
     found = [g for g in by_group.values() if g.value is not None]
     if not found:
         return {}

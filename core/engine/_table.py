@@ -557,6 +557,53 @@ class RunTable:
             column = self._stored_field(label, "value")
         return np.asarray(column.to_numpy(), dtype=np.float64)
 
+    def label_parts(
+        self, label: str, keys: Sequence[str]
+    ) -> Iterator[tuple[pa.Array, pa.Array, list[pa.Array]]]:
+        """``label``'s state codes and values with the key columns ``keys``, a part at a time.
+
+        A stored label is read from the items file one part (one file of the folder) at a
+        time, with the keys of the same rows: what a statistic that merges by addition needs,
+        never the whole column. A label in memory is one part.
+        """
+        import pyarrow.compute as pc
+
+        if self._in_hand(label) or self.items is None:
+            column = self._column(label)
+            yield (
+                pc.struct_field(column, "status").combine_chunks(),
+                pc.struct_field(column, "value").combine_chunks(),
+                [self.key_column(key).combine_chunks() for key in keys],
+            )
+            return
+        import pyarrow.parquet as pq
+
+        if label not in self._order:
+            raise KeyError(label)
+        name = score_field(label)
+        start = 0
+        for path in self.items.files:
+            with pq.ParquetFile(path, pre_buffer=False) as handle:
+                rows = handle.metadata.num_rows
+                present = set(handle.schema_arrow.names)
+                read = [key for key in keys if self._keys is None and key in present]
+                part = handle.read(columns=[f"{name}.status", f"{name}.value", *read])
+            scores = part.column(0).combine_chunks().flatten()
+            found = []
+            for key in keys:
+                if self._keys is not None:
+                    found.append(self._keys.column(key).slice(start, rows).combine_chunks())
+                elif key in read:
+                    found.append(part.column(key).combine_chunks())
+                else:
+                    found.append(pa.nulls(rows, _KEY_TYPES[key]))
+            yield scores[0], scores[1], found
+            start += rows
+        if start != len(self):
+            raise ValueError(
+                f"{self.items.path} holds {start} scores of {label!r} for {len(self)} items."
+            )
+
     def _in_hand(self, label: str) -> bool:
         """Whether ``label``'s column is in memory (or is the stored one held)."""
         return label in self._memory or (self._held is not None and self._held[0] == label)

@@ -227,11 +227,12 @@ class SourceChecks:
         """
         if not self._parts:
             return
-        hashes = np.concatenate([digest.hashes() for digest, _ in self._parts])
-        ordered = np.sort(hashes)
+        ordered = np.concatenate([digest.hashes() for digest, _ in self._parts])
+        ordered.sort()  # in place: one array of hashes, not two
         repeats = ordered[1:][ordered[1:] == ordered[:-1]]
         del ordered
         if repeats.size:
+            hashes = np.concatenate([digest.hashes() for digest, _ in self._parts])
             self._exact_search(np.flatnonzero(np.isin(hashes, repeats)))
 
     def question_sizes(self) -> tuple[int, int] | None:

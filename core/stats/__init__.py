@@ -6,6 +6,8 @@ computations, one concept each:
 - ``_estimate``: ``Estimate``, the number with its interval every statistic here returns.
 - ``_intervals``: the one table of interval methods (bounds, display name, doc line).
 - ``_numbers``: checks of the arguments, values as float64 arrays, overflow and rounding care.
+- ``_tally``: a sample as its distinct values and their counts, merged by addition; every mean
+  is computed from one.
 - ``_ratio``: proportions, one (``ratio``) or many at once (``ratio_interval``), and ``auto``.
 - ``_mean``: means, geometric means, percentiles and the Wilson bound of a bounded mean.
 - ``_bootstrap``: seeded resampling: bootstrap means, resampled counts, percentile intervals.

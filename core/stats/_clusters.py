@@ -25,10 +25,10 @@ from ._numbers import (
     _check_bounds,
     _check_confidence,
     _check_within,
-    _mean_sd,
     _scale_of,
 )
 from ._ratio import auto_ratio_method
+from ._tally import Tally, _mean_sd, tally_rows
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -340,40 +340,48 @@ def macro_mean(
     index: dict[str, int] = {}
     codes = np.fromiter(
         (-1 if g is None else index.setdefault(g, len(index)) for g in groups),
-        dtype=np.intp,
+        dtype=np.int64,
         count=x.size,
     )
     keep = codes >= 0
-    x, codes = x[keep], codes[keep]
-    k = len(index)
+    keys, distinct, counts = tally_rows(codes[keep], x[keep])
+    cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+    tallies = [Tally(v, c) for v, c in zip(np.split(distinct, cuts), np.split(counts, cuts))]
+    return tally_macro(tallies if keys.size else [], confidence, checked_bounds)
+
+
+def tally_macro(
+    tallies: Sequence[Tally], confidence: float, bounds: tuple[float, float] | None
+) -> Estimate:
+    """:func:`macro_mean` of each group's values as a tally (arguments checked, values within).
+
+    Sums run over the groups with :func:`math.fsum`, so their order does not matter.
+    """
+    k = len(tallies)
     if k == 0:
         return Estimate(value=None, n=0, method="macro-normal", confidence=confidence)
-    scale = _scale_of(x)
-    y = x / scale
-    sizes = np.bincount(codes, minlength=k).astype(np.float64)
-    means = np.bincount(codes, weights=y, minlength=k) / sizes
-    resid = y - means[codes]
-    ss = np.bincount(codes, weights=resid * resid, minlength=k)
-    # The mean of three values 0.1 is not 0.1 in floating point: a group of equal values has
-    # residuals of a few roundings, not 0. Sums of squares within that bound are no spread, so
-    # such groups never give an interval of zero width.
-    biggest = float(np.max(np.abs(y))) if y.size else 0.0
-    ss = np.where(ss <= sizes * (4.0 * _EPS * biggest * (sizes + 1.0)) ** 2, 0.0, ss)
-    df = sizes - 1.0
-    pooled = float(ss.sum() / df.sum()) if df.sum() > 0 else 0.0
-    variances = np.where(sizes > 1, ss / np.maximum(df, 1.0), pooled)
-    value = float(means.mean()) * scale
-    se = math.sqrt(float(np.sum(variances / sizes))) / k * scale
+    scale = max(t.scale for t in tallies)
+    stats = [
+        (t.n, *(attrs.evolve(t, values=t.values / scale) if scale != 1.0 else t).mean_sd())
+        for t in tallies
+    ]
+    sizes = [float(size) for size, _, _ in stats]
+    ss = [sd * sd * (size - 1) for size, _, sd in stats]
+    df = math.fsum(sizes) - k
+    pooled = math.fsum(ss) / df if df > 0 else 0.0
+    variances = [s / (size - 1) if size > 1 else pooled for s, size in zip(ss, sizes)]
+    value = math.fsum(m for _, m, _ in stats) / k * scale
+    se = math.sqrt(math.fsum(v / size for v, size in zip(variances, sizes))) / k * scale
     extra = {"n_groups": float(k)}
-    n = int(x.size)
-    if checked_bounds is not None and se == 0.0:
-        n_eff = k * k / float(np.sum(1.0 / sizes))
-        estimate = _wilson_bound(value, n_eff, n, checked_bounds, confidence, extra)
+    n = int(math.fsum(sizes))
+    if bounds is not None and se == 0.0:
+        n_eff = k * k / math.fsum(1.0 / size for size in sizes)
+        estimate = _wilson_bound(value, n_eff, n, bounds, confidence, extra)
         return attrs.evolve(estimate, method="macro-wilson")
     z = _z(confidence)
     low, high = value - z * se, value + z * se
-    if checked_bounds is not None:
-        low, high = max(low, checked_bounds[0]), min(high, checked_bounds[1])
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
     return Estimate(
         value=value,
         low=low,

@@ -27,10 +27,9 @@ from ._numbers import (
     _check_confidence,
     _check_positive_int,
     _check_seed,
-    _mean_sd,
-    _scale_of,
 )
 from ._ratio import auto_ratio_method, ratio, ratio_interval
+from ._tally import Tally
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -294,17 +293,18 @@ def mean_coverage(
     """The simulated coverage of :func:`mean`'s interval, taking the values as the population.
 
     Draws ``repetitions`` samples of ``n`` values with replacement from ``values``
-    (``numpy.random.default_rng((seed, 22))``, so the same values and seed give the same
-    receipt), computes each sample's interval by ``method`` (with ``bounds``, clipped and
-    with the Wilson bound when a sample does not vary, as :func:`mean` does) and counts how
-    often it contains the mean of ``values``: the coverage the interval has if the data look
-    like the sample. Bootstrap and BCa intervals are simulated with
-    :data:`COVERAGE_INNER_RESAMPLES` resamples each. Repetitions default to
-    :data:`COVERAGE_REPETITIONS`, fewer when a sample is so large that they would draw more
-    than 4.2 million values (at least 100); samples are drawn in blocks of about a million
-    values, so memory stays bounded. A normal or t interval of values with at most ``n / 8``
-    distinct ones is simulated from multinomial counts of the distinct values (the same
-    distribution of resamples), and the budget counts distinct values instead of ``n``.
+    (``numpy.random.default_rng((seed, 22))``, drawing from the values in ascending order, so
+    the same values in any order and the same seed give the same receipt), computes each
+    sample's interval by ``method`` (with ``bounds``, clipped and with the Wilson bound when a
+    sample does not vary, as :func:`mean` does) and counts how often it contains the mean of
+    ``values``: the coverage the interval has if the data look like the sample. Bootstrap and
+    BCa intervals are simulated with :data:`COVERAGE_INNER_RESAMPLES` resamples each.
+    Repetitions default to :data:`COVERAGE_REPETITIONS`, fewer when a sample is so large that
+    they would draw more than 4.2 million values (at least 100); samples are drawn in blocks
+    of about a million values, so memory stays bounded. A normal or t interval of values with
+    at most ``n / 8`` distinct ones is simulated from multinomial counts of the distinct values
+    (the same distribution of resamples), and the budget counts distinct values instead of
+    ``n``.
 
     Returns:
         ``(coverage, repetitions)``.
@@ -318,41 +318,58 @@ def mean_coverage(
     checked = _check_bounds(bounds)
     seed = _check_seed(seed)
     x = _as_values(values)
-    n = int(x.size)
-    if n < 2:
-        raise ConfigError(f"Simulated coverage needs at least two values, got {n}.")
-    scale = _scale_of(x)
-    y = x / scale if scale != 1.0 else x
-    m = float(np.mean(y))
-    bounds_y = None if checked is None else (checked[0] / scale, checked[1] / scale)
+    if x.size < 2:
+        raise ConfigError(f"Simulated coverage needs at least two values, got {x.size}.")
+    if repetitions is not None:
+        repetitions = _check_positive_int(repetitions, "repetitions")
+    return _tally_coverage(Tally.of(x), method, confidence, checked, seed, repetitions)
+
+
+def _tally_coverage(
+    tally: Tally,
+    method: str,
+    confidence: float,
+    bounds: tuple[float, float] | None,
+    seed: int,
+    repetitions: int | None = None,
+) -> tuple[float, int]:
+    """:func:`mean_coverage` of the values ``tally`` counts (arguments checked, n >= 2).
+
+    The samples are drawn from the values in ascending order (a tally keeps no other), or as
+    multinomial counts of the distinct values when there are few (at most ``n / 8``).
+    """
+    n = tally.n
+    scale = tally.scale
+    distinct = tally.values / scale if scale != 1.0 else tally.values
+    mean, sd = tally.mean_sd()
+    m = mean / scale
+    bounds_y = None if bounds is None else (bounds[0] / scale, bounds[1] / scale)
     if method == "auto":
-        _, sd = _mean_sd(y)
-        method = _auto_mean_method(m, sd, n, bounds_y)[0]
+        method = _auto_mean_method(m, sd / scale, n, bounds_y)[0]
     rng = np.random.default_rng((seed, 22))
-
-    def intervals(rows: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        samples = y[rng.integers(0, n, size=(rows, n))]
-        return _simulated_intervals(samples, method, confidence, bounds_y, rng)
-
     resampled = _intervals.METHODS[method].bootstrap is not None
-    per_draw = n * (COVERAGE_INNER_RESAMPLES + 1 if resampled else 1)
-    if not resampled:
-        distinct, counts = np.unique(y, return_counts=True)
-        if distinct.size * _COUNTED_ADVANTAGE <= n:
-            # Drawing n values with replacement and counting each distinct one is one
-            # multinomial draw with the values' shares: the same resamples, d draws each.
-            shares = counts / n
+    if resampled or distinct.size * _COUNTED_ADVANTAGE > n:
+        y = np.repeat(distinct, tally.counts)
+        per_draw = n * (COVERAGE_INNER_RESAMPLES + 1 if resampled else 1)
 
-            def intervals(rows: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-                drawn = rng.multinomial(n, shares, size=rows)
-                return _counted_intervals(distinct, drawn, m, method, confidence, bounds_y)
+        def intervals(rows: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+            samples = y[rng.integers(0, n, size=(rows, n))]
+            return _simulated_intervals(samples, method, confidence, bounds_y, rng)
 
-            per_draw = int(distinct.size)
+    else:
+        # Drawing n values with replacement and counting each distinct one is one
+        # multinomial draw with the values' shares: the same resamples, d draws each.
+        shares = tally.counts / n
+        per_draw = int(distinct.size)
+
+        def intervals(rows: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+            drawn = rng.multinomial(n, shares, size=rows)
+            return _counted_intervals(distinct, drawn, m, method, confidence, bounds_y)
+
     if repetitions is None:
         repetitions = int(
             min(COVERAGE_REPETITIONS, max(_MIN_REPETITIONS, _COVERAGE_DRAWS // per_draw))
         )
-    repetitions = _check_positive_int(repetitions, "repetitions")
     block = max(1, _BOOTSTRAP_BLOCK // per_draw)
     # The population mean sits on a bound of a sample interval only by rounding.
     tol = 4.0 * _EPS * max(1.0, abs(m))
@@ -427,7 +444,23 @@ def coverage_receipt(
         x, bounds = np.log(x), None
     elif bounds is not None and (x.min() < bounds[0] or x.max() > bounds[1]):
         x = np.clip(x, *bounds)  # values outside would have failed the mean itself
-    coverage, reps = mean_coverage(x, method, estimate.confidence, bounds=bounds, seed=seed)
+    return _receipt_of(*mean_coverage(x, method, estimate.confidence, bounds=bounds, seed=seed))
+
+
+def tally_receipt(
+    estimate: Estimate, tally: Tally, bounds: tuple[float, float] | None, seed: int
+) -> dict[str, float]:
+    """:func:`coverage_receipt` of a mean made of the values ``tally`` counts (within bounds)."""
+    if estimate.value is None or estimate.low is None or estimate.high is None:
+        return {}
+    method = _base_method(estimate.method)
+    if tally.n < 2 or method not in _intervals.names("mean"):
+        return {}
+    return _receipt_of(*_tally_coverage(tally, method, estimate.confidence, bounds, seed))
+
+
+def _receipt_of(coverage: float, reps: int) -> dict[str, float]:
+    """A simulated coverage and its repetitions as a receipt, with its Monte Carlo bound."""
     _, high = _wilson_score(coverage * reps, float(reps), _z(0.95), math.sqrt)
     return {
         "coverage": coverage,

@@ -8,7 +8,7 @@ that show no spread get :func:`wilson_bound`'s interval instead of one of zero w
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -28,10 +28,10 @@ from ._numbers import (
     _check_qs,
     _check_seed,
     _check_within,
-    _mean_sd,
     _plural,
     _scale_of,
 )
+from ._tally import Tally
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -114,30 +114,58 @@ def mean(
     n_resamples = _check_positive_int(n_resamples, "n_resamples")
     checked_bounds = _check_bounds(bounds)
     x = _as_values(values)
-    n = int(x.size)
-    if n == 0:
-        return Estimate(value=None, n=0, method=method, confidence=confidence)
-    m, sd = _mean_sd(x)
     if checked_bounds is not None:
         _check_within(x, checked_bounds)
-        if sd == 0.0:
-            return _wilson_bound(m, float(n), n, checked_bounds, confidence)
+
+    def resample(entry: _intervals.IntervalMethod, m: float) -> tuple[float, float]:
+        assert entry.bootstrap is not None
+        scale = _scale_of(x)
+        means = _bootstrap_means(x / scale, n_resamples, seed) * scale
+        return entry.bootstrap(x, m, means, confidence)
+
+    return tally_mean(Tally.of(x), method, confidence, bounds=checked_bounds, resample=resample)
+
+
+class NeedsValues(Exception):
+    """The interval method resamples the values themselves: a tally cannot give it."""
+
+
+def tally_mean(
+    tally: Tally,
+    method: str,
+    confidence: float,
+    *,
+    bounds: tuple[float, float] | None = None,
+    resample: Callable[[_intervals.IntervalMethod, float], tuple[float, float]] | None = None,
+) -> Estimate:
+    """:func:`mean` of the values ``tally`` counts (arguments checked, values within bounds).
+
+    Raises:
+        NeedsValues: the method (or ``auto``'s choice) is a bootstrap and ``resample`` (which
+            draws from the values in their order) is not given.
+    """
+    n = tally.n
+    if n == 0:
+        return Estimate(value=None, n=0, method=method, confidence=confidence)
+    m, sd = tally.mean_sd()
+    if bounds is not None and sd == 0.0:
+        return _wilson_bound(m, float(n), n, bounds, confidence)
     name = method
     if method == "auto":
-        method, name = _auto_mean_method(m, sd, n, checked_bounds)
+        method, name = _auto_mean_method(m, sd, n, bounds)
     if n == 1:
         return Estimate(value=m, n=1, method=name, confidence=confidence)
     entry = _intervals.METHODS[method]
     low: float | None
     high: float | None
     if entry.bootstrap is not None:
-        scale = _scale_of(x)
-        means = _bootstrap_means(x / scale, n_resamples, seed) * scale
-        low, high = entry.bootstrap(x, m, means, confidence)
+        if resample is None:
+            raise NeedsValues(method)
+        low, high = resample(entry, m)
     else:
         low, high = _spread_bounds(m, sd / math.sqrt(n), n, method, confidence)
-    if checked_bounds is not None and low is not None and high is not None:
-        low, high = max(low, checked_bounds[0]), min(high, checked_bounds[1])
+    if bounds is not None and low is not None and high is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
     return Estimate(value=m, low=low, high=high, n=n, method=name, confidence=confidence)
 
 

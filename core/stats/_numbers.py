@@ -155,14 +155,3 @@ def _scale_of(x: NDArray[np.float64]) -> float:
     """1.0, or the largest magnitude in ``x`` when its sums or squares could overflow."""
     biggest = max(float(np.max(x)), -float(np.min(x))) if x.size else 0.0  # no copy of x
     return biggest if biggest > _LARGE else 1.0
-
-
-def _mean_sd(x: NDArray[np.float64]) -> tuple[float, float]:
-    """Mean and sample standard deviation (``ddof=1``; 0 for one value), overflow-safe."""
-    scale = _scale_of(x)
-    y = x / scale if scale != 1.0 else x
-    m = float(np.mean(y))
-    sd = float(np.std(y, ddof=1)) if y.size > 1 else 0.0
-    if sd != 0.0 and bool(np.all(y == y[0])):
-        sd = 0.0  # rounding in np.std can leave 1e-17 for identical values
-    return m * scale, sd * scale

@@ -1,0 +1,143 @@
+"""One label's scores tallied by model and group, a part at a time: statistics that merge.
+
+What the default ratio and mean measurements need of a label — the four state counts and the
+tally of the scored values (:class:`~itemscore.stats._tally.Tally`) for each (model, group) —
+is built part by part (each file of a run's ``items.parquet/`` folder) and merged by adding
+counts. The driver never holds the label's column, and the result is the same to the bit
+however the run was cut into parts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+import pyarrow as pa
+
+from .._records import Status
+from .._status import STATES
+from ..stats._tally import Tally, tally_rows
+from ._table import RunTable
+
+__all__ = ["LabelTally", "tally_label"]
+
+#: Row keys are ``model * _SPAN + group``.
+_SPAN = 1 << 31
+#: Tallied rows kept before they are summed again (at least; twice the last sum's size).
+_COMPACT = 1 << 20
+
+
+@attrs.frozen(eq=False)
+class LabelTally:
+    """A label's state counts and scored values by (model, group), merged over its parts."""
+
+    #: The models in order of first appearance (``None``: items without one).
+    models: tuple[str | None, ...]
+    #: The groups; ``groups[0]`` is ``None`` (items without a group).
+    groups: tuple[str | None, ...]
+    #: The four state counts of each (model, group) that has items.
+    states: dict[tuple[int, int], np.ndarray[Any, np.dtype[np.int64]]]
+    #: The scored values as summed rows: key, value, count (see :func:`tally_rows`).
+    keys: np.ndarray[Any, np.dtype[np.int64]]
+    values: np.ndarray[Any, np.dtype[np.float64]]
+    counts: np.ndarray[Any, np.dtype[np.int64]]
+    #: Whether every scored value is a finite number (else the values are measured as such).
+    finite: bool
+
+    def state_counts(self, model: int | None, group: int | None) -> dict[Status, int]:
+        """The items in each state of a model (``None``: all) and group (``None``: all)."""
+        total = np.zeros(4, np.int64)
+        for (m, g), found in self.states.items():
+            if (model is None or m == model) and (group is None or g == group):
+                total += found
+        return {status: int(total[code]) for code, status in enumerate(STATES)}
+
+    def tally(self, model: int | None, group: int | None) -> Tally:
+        """The scored values of a model (``None``: all) and group (``None``: all)."""
+        keep = np.ones(len(self.keys), bool)
+        if model is not None:
+            keep &= self.keys // _SPAN == model
+        if group is not None:
+            keep &= self.keys % _SPAN == group
+        return Tally.merged(
+            [Tally(np.empty(0), np.empty(0, np.int64)), Tally(self.values[keep], self.counts[keep])]
+        )
+
+    def groups_of(self, model: int | None) -> list[tuple[str, int]]:
+        """The named groups with items of a model (``None``: all), sorted by name."""
+        codes = {g for (m, g) in self.states if g != 0 and (model is None or m == model)}
+        return sorted((str(self.groups[g]), g) for g in codes)
+
+    def partial_credit(self) -> bool:
+        """Whether a scored value lies strictly between 0 and 1."""
+        return bool(np.any((self.values > 0.0) & (self.values < 1.0)))
+
+
+def tally_label(table: RunTable, label: str) -> LabelTally:
+    """``label``'s :class:`LabelTally`, read from ``table`` a part at a time."""
+    keys = [key for key in ("model", "group") if table.has(key)]
+    models: list[str | None] = []
+    groups: list[str | None] = [None]
+    model_index: dict[str | None, int] = {}
+    group_index: dict[str | None, int] = {None: 0}
+    states: dict[tuple[int, int], np.ndarray[Any, np.dtype[np.int64]]] = {}
+    pieces: list[tuple[Any, Any, Any]] = []
+    kept = last = 0
+    all_finite = True
+    for status, value, columns in table.label_parts(label, keys):
+        n = len(status)
+        found = dict(zip(keys, columns))
+        model = (
+            _codes(found["model"], models, model_index)
+            if "model" in found
+            else _codes(pa.nulls(n, pa.string()), models, model_index)
+        )
+        group = _codes(found["group"], groups, group_index) if "group" in found else None
+        key = model * _SPAN if group is None else model * _SPAN + group
+        codes = np.asarray(status.to_numpy(zero_copy_only=False), np.int64)
+        distinct, inverse = np.unique(key, return_inverse=True)
+        by_key = np.bincount(inverse * 4 + codes, minlength=4 * len(distinct)).reshape(-1, 4)
+        for k, row in zip(distinct.tolist(), by_key):
+            where = (k // _SPAN, k % _SPAN)
+            states[where] = states.get(where, 0) + row
+        scored = codes <= 1
+        values = np.asarray(value.to_numpy(zero_copy_only=False), np.float64)[scored]
+        all_finite = all_finite and bool(np.isfinite(values).all())
+        if not all_finite:
+            values = np.nan_to_num(values)  # measured from the values themselves instead
+        pieces.append(tally_rows(key[scored], values))
+        kept += len(pieces[-1][0])
+        if kept > max(2 * last, _COMPACT):
+            pieces = [_summed(pieces)]
+            kept = last = len(pieces[0][0])
+    rows = _summed(pieces)
+    return LabelTally(tuple(models), tuple(groups), states, *rows, finite=all_finite)
+
+
+def _summed(pieces: list[tuple[Any, Any, Any]]) -> tuple[Any, Any, Any]:
+    if not pieces:
+        return np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64)
+    if len(pieces) == 1:
+        return pieces[0]
+    return tally_rows(*(np.concatenate(column) for column in zip(*pieces)))
+
+
+def _codes(
+    column: pa.Array, names: list[str | None], index: dict[str | None, int]
+) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """Each row's code in ``names``, new names appended in order of first appearance."""
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(column)
+    entries: list[str | None] = [*encoded.dictionary.to_pylist(), None]
+    positions = np.asarray(
+        encoded.indices.fill_null(len(entries) - 1).to_numpy(zero_copy_only=False), np.int64
+    )
+    present, first = np.unique(positions, return_index=True)
+    for entry in present[np.argsort(first)].tolist():
+        index.setdefault(entries[entry], len(names))
+        if len(names) < len(index):
+            names.append(entries[entry])
+    lookup = np.array([index.get(entry, -1) for entry in entries], np.int64)
+    return lookup[positions]
