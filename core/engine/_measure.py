@@ -28,7 +28,7 @@ from .._settings import RunSettings
 from ..stats._clusters import tally_macro
 from ..stats._coverage import tally_receipt
 from ..stats._intervals import names
-from ..stats._mean import NeedsValues, tally_mean
+from ..stats._mean import tally_mean
 from ..stats._tally import Tally
 from ._questions import LabelAttempts, Questions, attempt_extra
 from ._table import RunTable
@@ -602,8 +602,8 @@ def _tallied_all(
 
     Each (model, whole) of ``wanted`` (``whole``: every model pooled, or the run's one model).
     Empty when the source needs its values themselves: a metric with its own aggregate, a
-    corpus metric, clusters, attempts, a bootstrap interval, or values that are not finite or
-    lie outside the bounds (whose error message names the value and its position).
+    corpus metric, clusters, attempts, or values that are not finite or lie outside the bounds
+    (whose error message names the value and its position).
     """
     kind = src.kind or aggregation_of(pm)
     if (
@@ -620,13 +620,10 @@ def _tallied_all(
         return {}
     index = {name: code for code, name in enumerate(tally.models)}
     out: dict[tuple[str | None, bool], Measurement] = {}
-    try:
-        for model, whole in wanted:
-            code = None if whole else index.get(model, -1)
-            ctx = attrs.evolve(base, label=pm.label, model=model)
-            out[(model, whole)] = _tallied(pm, src, tally, code, None, ctx, kind, bounds)
-    except NeedsValues:
-        return {}
+    for model, whole in wanted:
+        code = None if whole else index.get(model, -1)
+        ctx = attrs.evolve(base, label=pm.label, model=model)
+        out[(model, whole)] = _tallied(pm, src, tally, code, None, ctx, kind, bounds)
     return out
 
 
@@ -678,11 +675,9 @@ def _tallied(
             estimate = aggregate.ratio(ok, ok + fail, method=method, confidence=ctx.confidence)
         else:
             method = _method_for(ctx.ci_method, names("mean"), "normal")
-            estimate = tally_mean(values, method, ctx.confidence, bounds=bounds)
+            estimate = tally_mean(values, method, ctx.confidence, bounds=bounds, seed=ctx.seed)
             estimate = _clipped(estimate, bounds)
         value = None if estimate.value is None else float(estimate.value)
-    except NeedsValues:
-        raise
     except Exception as exc:  # noqa: BLE001 - one failed aggregate spoils one measurement
         error = describe_exception(exc)
         return Measurement(**common, groups=by_group, error=error, extra=named or EMPTY)

@@ -21,11 +21,28 @@ if TYPE_CHECKING:
 _BOOTSTRAP_BLOCK = 1 << 20
 
 
-def _bootstrap_means(x: NDArray[np.float64], n_resamples: int, seed: int) -> NDArray[np.float64]:
+def _bootstrap_means(
+    values: NDArray[np.float64], counts: NDArray[np.int64], n_resamples: int, seed: int
+) -> NDArray[np.float64]:
+    """The means of ``n_resamples`` resamples of the sample that ``values`` and ``counts`` tally.
+
+    Resamples are drawn with ``numpy.random.default_rng(seed)``: as multinomial counts of the
+    distinct values when there are at most ``n / 8`` of them (the same distribution, ``d``
+    draws per resample instead of ``n``), otherwise as ``n`` positions among the values in
+    ascending order.
+    """
     rng = np.random.default_rng(seed)
-    n = x.size
-    block = max(1, _BOOTSTRAP_BLOCK // n)
+    n = int(counts.sum())
     means = np.empty(n_resamples, dtype=np.float64)
+    if values.size * _COUNTED_ADVANTAGE <= n:
+        shares = counts / n
+        block = max(1, _BOOTSTRAP_BLOCK // values.size)
+        for start in range(0, n_resamples, block):
+            stop = min(start + block, n_resamples)
+            means[start:stop] = rng.multinomial(n, shares, size=stop - start) @ values / n
+        return means
+    x = np.repeat(values, counts)
+    block = max(1, _BOOTSTRAP_BLOCK // n)
     for start in range(0, n_resamples, block):
         stop = min(start + block, n_resamples)
         rows = stop - start
@@ -40,6 +57,11 @@ def _bootstrap_means(x: NDArray[np.float64], n_resamples: int, seed: int) -> NDA
                     total += float(x[rng.integers(0, n, size=size)].sum())
                 means[row] = total / n
     return means
+
+
+#: A sample of ``n`` values with at most ``n / 8`` distinct ones is resampled as multinomial
+#: counts of its distinct values.
+_COUNTED_ADVANTAGE = 8
 
 
 def resample_counts(

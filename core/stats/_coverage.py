@@ -15,7 +15,7 @@ import numpy as np
 
 from .._exceptions import ConfigError
 from . import _intervals
-from ._bootstrap import _BOOTSTRAP_BLOCK
+from ._bootstrap import _BOOTSTRAP_BLOCK, _COUNTED_ADVANTAGE
 from ._estimate import Estimate
 from ._intervals import _wilson_score, _z
 from ._intervals import check as _check_method
@@ -378,11 +378,6 @@ def _tally_coverage(
         low, high = intervals(min(block, repetitions - start))
         hits += int(np.count_nonzero((low <= m + tol) & (m - tol <= high)))
     return hits / repetitions, repetitions
-
-
-#: A sample of ``n`` values with at most ``n / 8`` distinct ones is resampled as multinomial
-#: counts of its distinct values (``d`` draws per resample instead of ``n``).
-_COUNTED_ADVANTAGE = 8
 
 
 def coverage_receipt(

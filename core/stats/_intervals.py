@@ -51,9 +51,10 @@ def level(confidence: float) -> Level:
 RatioBounds = Callable[[Any, Any, Level], tuple[Any, Any]]
 #: ``(n, confidence) -> (q_low, q_high)``: a mean's interval is ``m + q·se``.
 SpreadQuantiles = Callable[[int, float], tuple[float, float]]
-#: ``(values, mean, bootstrap means, confidence) -> (low, high)``.
+#: ``(distinct values, their counts, mean, bootstrap means, confidence) -> (low, high)``.
 BootstrapBounds = Callable[
-    ["NDArray[np.float64]", float, "NDArray[np.float64]", float], tuple[float, float]
+    ["NDArray[np.float64]", "NDArray[np.int64]", float, "NDArray[np.float64]", float],
+    tuple[float, float],
 ]
 #: ``(samples, row means, bootstrap means per row, confidence) -> (lows, highs)``.
 BootstrapRows = Callable[
@@ -304,13 +305,21 @@ def _percentile_bounds(values: NDArray[np.float64], confidence: float) -> tuple[
 
 
 def _percentile(
-    x: NDArray[np.float64], m: float, means: NDArray[np.float64], confidence: float
+    values: NDArray[np.float64],
+    counts: NDArray[np.int64],
+    m: float,
+    means: NDArray[np.float64],
+    confidence: float,
 ) -> tuple[float, float]:
     return _percentile_bounds(means, confidence)
 
 
 def _bca_interval(
-    x: NDArray[np.float64], m: float, means: NDArray[np.float64], confidence: float
+    values: NDArray[np.float64],
+    counts: NDArray[np.int64],
+    m: float,
+    means: NDArray[np.float64],
+    confidence: float,
 ) -> tuple[float, float]:
     """The BCa interval of the mean from its bootstrap ``means`` (Efron 1987).
 
@@ -328,11 +337,12 @@ def _bca_interval(
     if not 0.0 < share < 1.0:
         return min(float(means.min()), m), max(float(means.max()), m)
     z0 = float(ndtri(share))
-    n = x.size
-    jack = (float(np.sum(x)) - x) / (n - 1)
-    d = jack.mean() - jack
-    ss = float(np.dot(d, d))
-    accel = float(np.sum(d**3)) / (6.0 * ss**1.5) if ss > 0.0 else 0.0
+    weights = counts.astype(np.float64)
+    n = float(weights.sum())
+    jack = (float(np.dot(weights, values)) - values) / (n - 1)  # leaving out one of each value
+    d = float(np.dot(weights, jack)) / n - jack
+    ss = float(np.dot(weights, d * d))
+    accel = float(np.dot(weights, d**3)) / (6.0 * ss**1.5) if ss > 0.0 else 0.0
     z = float(ndtri((1.0 - confidence) / 2.0))
     tails = []
     for quantile in (z, -z):

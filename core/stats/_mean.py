@@ -8,7 +8,7 @@ that show no spread get :func:`wilson_bound`'s interval instead of one of zero w
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,6 @@ from ._numbers import (
     _check_seed,
     _check_within,
     _plural,
-    _scale_of,
 )
 from ._tally import Tally
 
@@ -72,9 +71,12 @@ def mean(
       wider than normal for small samples.
     - ``"bootstrap"``: the percentile bootstrap: ``n_resamples`` resamples with replacement
       drawn by ``numpy.random.default_rng(seed)``, the interval between the
-      ``(1 - confidence)/2`` and ``(1 + confidence)/2`` percentiles of their means. The same
-      values, seed and ``n_resamples`` give the same interval. Resamples are drawn in blocks,
-      so memory stays bounded (about 16 MB) for any ``n``; time grows as ``n · n_resamples``.
+      ``(1 - confidence)/2`` and ``(1 + confidence)/2`` percentiles of their means. Resamples
+      are drawn from the values in ascending order, or as multinomial counts of the distinct
+      values when there are at most ``n / 8`` of them (the same distribution), so the same
+      values in any order, seed and ``n_resamples`` give the same interval. Resamples are
+      drawn in blocks, so memory stays bounded (about 16 MB) for any ``n``; time grows as
+      ``n · n_resamples`` (``d · n_resamples`` for ``d`` distinct values).
 
     Values whose sum would overflow (``mean([1e308, 1e308])``) are scaled by their largest
     magnitude first: a finite input always has a finite mean.
@@ -116,18 +118,10 @@ def mean(
     x = _as_values(values)
     if checked_bounds is not None:
         _check_within(x, checked_bounds)
-
-    def resample(entry: _intervals.IntervalMethod, m: float) -> tuple[float, float]:
-        assert entry.bootstrap is not None
-        scale = _scale_of(x)
-        means = _bootstrap_means(x / scale, n_resamples, seed) * scale
-        return entry.bootstrap(x, m, means, confidence)
-
-    return tally_mean(Tally.of(x), method, confidence, bounds=checked_bounds, resample=resample)
-
-
-class NeedsValues(Exception):
-    """The interval method resamples the values themselves: a tally cannot give it."""
+    tally = Tally.of(x)
+    return tally_mean(
+        tally, method, confidence, bounds=checked_bounds, seed=seed, n_resamples=n_resamples
+    )
 
 
 def tally_mean(
@@ -136,14 +130,10 @@ def tally_mean(
     confidence: float,
     *,
     bounds: tuple[float, float] | None = None,
-    resample: Callable[[_intervals.IntervalMethod, float], tuple[float, float]] | None = None,
+    seed: int = 0,
+    n_resamples: int = 2000,
 ) -> Estimate:
-    """:func:`mean` of the values ``tally`` counts (arguments checked, values within bounds).
-
-    Raises:
-        NeedsValues: the method (or ``auto``'s choice) is a bootstrap and ``resample`` (which
-            draws from the values in their order) is not given.
-    """
+    """:func:`mean` of the values ``tally`` counts (arguments checked, values within bounds)."""
     n = tally.n
     if n == 0:
         return Estimate(value=None, n=0, method=method, confidence=confidence)
@@ -159,9 +149,9 @@ def tally_mean(
     low: float | None
     high: float | None
     if entry.bootstrap is not None:
-        if resample is None:
-            raise NeedsValues(method)
-        low, high = resample(entry, m)
+        scale = tally.scale
+        means = _bootstrap_means(tally.values / scale, tally.counts, n_resamples, seed) * scale
+        low, high = entry.bootstrap(tally.values, tally.counts, m, means, confidence)
     else:
         low, high = _spread_bounds(m, sd / math.sqrt(n), n, method, confidence)
     if bounds is not None and low is not None and high is not None:
