@@ -29,11 +29,11 @@ face and defines nothing of its own.
 
 from __future__ import annotations
 
+from .stats._bootstrap import _COUNTED_ADVANTAGE as _COUNTED_ADVANTAGE
 from .stats._bootstrap import percentile_interval, resample_counts
 from .stats._clusters import _cluster_codes as _cluster_codes
 from .stats._clusters import _cluster_se as _cluster_se
 from .stats._clusters import cluster_mean, cluster_ratio, macro_mean
-from .stats._coverage import _COUNTED_ADVANTAGE as _COUNTED_ADVANTAGE
 from .stats._coverage import (
     COVERAGE_FLOOR,
     COVERAGE_MARGIN,
