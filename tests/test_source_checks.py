@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -63,9 +64,9 @@ def _first_repeat(rows: list[Row]) -> int | None:
     return None
 
 
-def _digests(tables: list[pa.Table]) -> str | None:
+def _digests(tables: list[pa.Table], folder: str | None = None) -> str | None:
     """The outcome with each part given as its digest, read again only when asked."""
-    checks = SourceChecks("d.jsonl", "line", ["d.jsonl"])
+    checks = SourceChecks("d.jsonl", "line", ["d.jsonl"], folder=folder)
     for table in tables:
         checks.add(_checks.KeyDigest.of(table), lambda table=table: table)  # type: ignore[misc]
     try:
@@ -86,6 +87,27 @@ def test_the_hashed_search_names_the_first_repeat(rows: list[Row], cut: int) -> 
     else:
         assert whole is not None
         assert whole.startswith(f"d.jsonl:{repeat + 1}: column 'id': the id {rows[repeat][0]!r} ")
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=ROWS, cut=st.integers(1, 30))
+def test_digests_kept_in_a_folder_and_added_in_any_order_name_the_same_repeat(
+    rows: list[Row], cut: int
+) -> None:
+    """Parts whose reads finish out of order, their hashes kept in files: the same outcome."""
+    import tempfile
+
+    tables = _keys(rows, cut)
+    with tempfile.TemporaryDirectory() as folder:
+        assert _digests(tables[::-1], folder) == _outcome(tables)
+        sizes = SourceChecks("d.jsonl", "line", ["d.jsonl"], folder=folder + "/again")
+        Path(folder, "again").mkdir()
+        for table in tables:
+            sizes.add(table)
+        plain = SourceChecks("d.jsonl", "line", ["d.jsonl"])
+        for table in tables:
+            plain.add(table)
+        assert sizes.question_sizes() == plain.question_sizes()
 
 
 @settings(max_examples=100, deadline=None)

@@ -54,7 +54,7 @@ from .._reducers import check_attempt_counts
 from .._schema import common_schema
 from .._settings import RunSettings
 from ..executors import Engine
-from ..inputs import Part, Source
+from ..inputs import Part, Source, SourceChecks
 from ..inputs._fs import size as file_size
 from ._dispatch import Lost, Split, Task, run_tasks
 from ._part_tasks import (
@@ -144,20 +144,20 @@ def score_source(
     labels = [pm.label for pm in the_plan.metrics if not pm.is_corpus]
     inline = not engine.parallel
     with _spool_folder() as spool_dir:
+        # Each part's digest goes to the checks as it arrives, and their hashes to the spool.
+        checks = source.checks(spool_dir)
         if limit is None:  # the parts are read as they are planned
-            parts, reads = _read_all(engine, _parts(source, engine), spool_dir, settings, reading)
+            parts, reads = _read_all(
+                engine, _parts(source, engine), spool_dir, settings, reading, checks
+            )
         else:  # a quick look: the first rows, read here, and no further
             parts = [source.whole()]
-            reads = [read_part_task(parts[0], spool_dir, reading and _counter(reading), limit)]
-        checks = source.checks()
-        for part, read in zip(parts, reads):
-            assert read.digest is not None
-            checks.add(read.digest, functools.partial(exact_keys, part, limit))
+            read = read_part_task(parts[0], spool_dir, reading and _counter(reading), limit)
+            reads = [_checked(checks, parts[0], read, limit)]
         checks.finish(needing=list(needing), column=answer_column)
         n_items = sum(read.n_rows for read in reads)
         check_attempt_counts(n_items, checks.question_sizes, settings.reduce)
         del checks
-        reads = [attrs.evolve(read, digest=None) for read in reads]  # checked: let go
         if started is not None:
             started(n_items)
         schema = common_schema([s for read in reads for s in read.schemas]) if reads else None
@@ -298,10 +298,12 @@ def _read_all(
     spool_dir: str,
     settings: RunSettings,
     reading: Callable[[int], None] | None,
+    checks: SourceChecks,
 ) -> tuple[list[Part], list[PartRead]]:
-    """The read pass: every part, and its keys, in order (a lost read is done here instead).
+    """The read pass: every part, in order (a lost read is done here instead).
 
     ``parts`` may still be planning its next part while the workers read the first ones.
+    Each part's digest goes to ``checks`` as it arrives.
     """
     planned: list[Part] = []
     reads: dict[int, PartRead] = {}
@@ -319,7 +321,7 @@ def _read_all(
             result = read_part_task(planned[index], spool_dir, more)
         elif not inline:
             more(result.n_rows)
-        reads[index] = result
+        reads[index] = _checked(checks, planned[index], result, None)
 
     def tasks() -> Iterator[Task]:
         follow = more if inline else None
@@ -329,6 +331,13 @@ def _read_all(
 
     run_tasks(engine, tasks(), retries=settings.retries, deadline=None, on_done=done, settle=True)
     return planned, [reads[index] for index in range(len(planned))]
+
+
+def _checked(checks: SourceChecks, part: Part, read: PartRead, limit: int | None) -> PartRead:
+    """``read`` without its digest, which ``checks`` takes."""
+    assert read.digest is not None
+    checks.add(read.digest, functools.partial(exact_keys, part, limit))
+    return attrs.evolve(read, digest=None)
 
 
 class _Sink:

@@ -3,8 +3,8 @@
 A reader (or a worker reading its own part) keeps the *key columns* of each batch
 (:func:`key_columns`: id, model, attempt, whether the row has an answer key, its line and its
 file) and boils them down to a :class:`KeyDigest`: its counts and one 64-bit hash per row.
-:class:`SourceChecks` takes the digests in file order, from one reader or from the parts of
-several, and raises today's errors with today's messages at the end:
+:class:`SourceChecks` takes the digests in any order (the parts as their reads finish), from
+one reader or from the parts of several, and raises these errors at the end:
 
 - ``FILE:LINE:COLUMN: the id 'x' appears twice for model 'm' (first at line 3)``, at the
   second occurrence (``(model, id, attempt)`` must be unique);
@@ -12,15 +12,19 @@ several, and raises today's errors with today's messages at the end:
 - ``FILE: no row has an answer key ... but 'exact_match' needs one`` (:func:`answer_key_error`).
 
 The duplicate search sorts the hashes (8 bytes a row: ten million rows' key columns would be
-400 MB); only when a hash repeats are the exact key columns of the rows that share it read
-again — from the part, by whoever added it — to name the first repeat, or to find that two
-different keys met by chance.
+400 MB) a slice of the hash range at a time: each part's hashes go, as it is added, to the
+slice their question's top bits name — in files of a folder when the checks are given one (a
+run over files: the driver then holds no hash of the parts it checked), in memory otherwise.
+Only when a hash repeats are the exact key columns of the parts that hold it read again — from
+the part, by whoever added it — to name the first repeat, or to find that two different keys
+met by chance.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -79,6 +83,12 @@ _BASE = _U64(0x100000001B3)
 
 #: A missing attempt, among the attempts of a part that has some.
 _NO_ATTEMPT = -(2**63)
+#: The id check sorts the hashes whose question's top bits are equal together: a 32nd of them
+#: at a time (a power of two). All the rows of a question fall in one slice.
+_SLICES = 32
+_SHIFT = np.uint64(64 - _SLICES.bit_length() + 1)
+#: What the checks keep of a row: its key's hash, its question's hash, its part.
+_ROW = np.dtype([("key", np.uint64), ("question", np.uint64), ("part", np.uint32)])
 
 
 def _attempt_hashes(attempts: NDArray[np.int64] | None, n: int) -> NDArray[np.uint64]:
@@ -141,7 +151,7 @@ def answer_key_error(source: str, column: str, needing: Sequence[str]) -> InputE
 
 
 class SourceChecks:
-    """Digests of a source's parts, in file order; :meth:`finish` raises what is wrong.
+    """Digests of a source's parts, in any order; :meth:`finish` raises what is wrong.
 
     Args:
         name: The source as messages name it.
@@ -149,6 +159,7 @@ class SourceChecks:
         files: The name of each file of the source (by the ``_file`` index).
         id_column: The column ids were read from (``None``: rows were numbered).
         locate: Where a row's key stands (default: ``FILE:LINE`` / ``FILE: row N``).
+        folder: Where the rows' hashes wait for the checks (``None``: in memory).
     """
 
     def __init__(
@@ -159,13 +170,17 @@ class SourceChecks:
         *,
         id_column: str | None = "id",
         locate: Locate | None = None,
+        folder: str | None = None,
     ) -> None:
         self.name = name
         self.unit = unit
         self.files = list(files)
         self.id_column = id_column
         self.locate = locate or self._plain_place
-        self._parts: list[tuple[KeyDigest, ExactKeys]] = []
+        #: How to read each part's key columns again, by the order the parts were added.
+        self._exact: list[ExactKeys] = []
+        self._rows = _Slices(folder)
+        self._attempts = False
         #: Rows seen.
         self.n_rows = 0
         #: Rows with an answer key.
@@ -187,7 +202,9 @@ class SourceChecks:
             table = keys if isinstance(keys, pa.Table) else pa.Table.from_batches([keys])
             digest, exact = KeyDigest.of(table), lambda: table
         if digest.n_rows:
-            self._parts.append((digest, exact))
+            self._rows.add(digest, len(self._exact))
+            self._exact.append(exact)
+            self._attempts = self._attempts or digest.attempts is not None
             self.n_rows += digest.n_rows
             self.n_answer_keys += digest.n_answer_keys
 
@@ -218,22 +235,24 @@ class SourceChecks:
     def check_ids(self) -> None:
         """Raise at the first id that repeats for its model and attempt.
 
-        The rows' hashes are sorted (8 bytes a row); only when one repeats are the exact keys
-        of the rows that share it read again, to name the first repeat or to find that the
-        hashes met by chance.
+        The rows' hashes are sorted a slice of the hash range at a time (:data:`_SLICES`), so
+        that no array of every row's hash is made; only when one repeats are the exact keys of
+        the parts that hold it read again, to name the first repeat or to find that the hashes
+        met by chance.
 
         Raises:
             InputError: a repeated id, at its second place, naming the first.
         """
-        if not self._parts:
-            return
-        ordered = np.concatenate([digest.hashes() for digest, _ in self._parts])
-        ordered.sort()  # in place: one array of hashes, not two
-        repeats = ordered[1:][ordered[1:] == ordered[:-1]]
-        del ordered
-        if repeats.size:
-            hashes = np.concatenate([digest.hashes() for digest, _ in self._parts])
-            self._exact_search(np.flatnonzero(np.isin(hashes, repeats)))
+        repeats: list[NDArray[np.uint64]] = []
+        parts: list[NDArray[np.uint32]] = []
+        for rows in self._rows.slices():
+            ordered = np.sort(rows["key"])
+            found = ordered[1:][ordered[1:] == ordered[:-1]]
+            if found.size:
+                repeats.append(found)
+                parts.append(np.unique(rows["part"][np.isin(rows["key"], found)]))
+        if repeats:
+            self._exact_search(np.concatenate(repeats), np.unique(np.concatenate(parts)))
 
     def question_sizes(self) -> tuple[int, int] | None:
         """The fewest and the most rows a question (model and id) has; ``None``: no attempts.
@@ -241,22 +260,26 @@ class SourceChecks:
         Questions are told apart by their hashes: two that met by chance would count as one,
         which can only raise the most (never refuse a run that should pass).
         """
-        if all(digest.attempts is None for digest, _ in self._parts):
+        if not self._attempts:
             return None
-        questions = np.concatenate([digest.questions for digest, _ in self._parts])
-        _, counts = np.unique(questions, return_counts=True)
-        return int(counts.min()), int(counts.max())
+        fewest, most = None, 0
+        for rows in self._rows.slices():
+            if rows.size:
+                _, counts = np.unique(rows["question"], return_counts=True)
+                low = int(counts.min())
+                fewest = low if fewest is None else min(fewest, low)
+                most = max(most, int(counts.max()))
+        return (fewest or 0), most
 
-    def _exact_search(self, rows: NDArray[np.intp]) -> None:
-        """Name the first repeat among ``rows`` (global positions whose hashes repeat)."""
-        starts = np.cumsum([0] + [digest.n_rows for digest, _ in self._parts])
+    def _exact_search(self, repeats: NDArray[np.uint64], parts: NDArray[np.uint32]) -> None:
+        """Name the first repeat among the rows of ``parts`` whose hashes are ``repeats``."""
         found: list[pa.Table] = []
-        of_part = np.searchsorted(starts, rows, side="right") - 1
-        for index in np.unique(of_part).tolist():
-            _, exact = self._parts[index]
-            local = rows[of_part == index] - starts[index]
-            found.append(exact().take(pa.array(local, pa.int64())))
-        self._raise_first_repeat(pa.concat_tables(found))
+        for index in parts.tolist():
+            exact = self._exact[index]()
+            hashes = KeyDigest.of(exact).hashes()
+            found.append(exact.filter(pa.array(np.isin(hashes, repeats))))
+        table = pa.concat_tables(found).sort_by([("_file", "ascending"), (LINE, "ascending")])
+        self._raise_first_repeat(table)
 
     def _raise_first_repeat(self, table: pa.Table) -> None:
         seen: dict[tuple[str | None, str, int | None], tuple[int, int]] = {}
@@ -295,3 +318,47 @@ class SourceChecks:
             return f"{name}: {self.unit} {line}", name, line, None
         named = f": column {key!r}" if key is not None else ""
         return f"{name}:{line}{named}", name, line, None
+
+
+class _Slices:
+    """Each row's key hash, question hash and part (:data:`_ROW`), by slice of the hash range.
+
+    A slice is the rows whose question hash has the same top bits. With ``folder``, each
+    slice is a file the rows are appended to (20 bytes a row), read back one slice at a time;
+    without, lists of arrays in memory.
+    """
+
+    def __init__(self, folder: str | None) -> None:
+        self.folder = folder
+        self._memory: list[list[NDArray[Any]]] = [[] for _ in range(_SLICES)]
+
+    def _path(self, index: int) -> str:
+        assert self.folder is not None
+        return os.path.join(self.folder, f"hashes-{index:02d}.bin")
+
+    def add(self, digest: KeyDigest, part: int) -> None:
+        rows = np.empty(digest.n_rows, _ROW)
+        rows["key"] = digest.hashes()
+        rows["question"] = digest.questions
+        rows["part"] = part
+        which = (digest.questions >> _SHIFT).astype(np.intp)
+        order = np.argsort(which, kind="stable")
+        bounds = np.searchsorted(which[order], np.arange(_SLICES + 1))
+        for index in range(_SLICES):
+            picked = rows[order[bounds[index] : bounds[index + 1]]]
+            if not picked.size:
+                continue
+            if self.folder is None:
+                self._memory[index].append(picked)
+            else:
+                with open(self._path(index), "ab") as handle:
+                    picked.tofile(handle)
+
+    def slices(self) -> Iterator[NDArray[Any]]:
+        """The rows of each slice in turn (one slice in memory at a time, with a folder)."""
+        for index in range(_SLICES):
+            if self.folder is None:
+                found = self._memory[index]
+                yield np.concatenate(found) if found else np.empty(0, _ROW)
+            elif os.path.exists(self._path(index)):
+                yield np.fromfile(self._path(index), _ROW)

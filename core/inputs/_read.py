@@ -418,8 +418,11 @@ class Source:
         self.sha256 = digest.hexdigest()
         self.n_bytes = total
 
-    def checks(self) -> SourceChecks:
-        """The whole-source checks, ready for the key columns of every part in order."""
+    def checks(self, folder: str | None = None) -> SourceChecks:
+        """The whole-source checks, ready for the key columns of every part.
+
+        ``folder``: where the rows' hashes wait for the checks (``None``: in memory).
+        """
         mapped = dict(self.settings.columns)
         return SourceChecks(
             self.name,
@@ -427,6 +430,7 @@ class Source:
             [name for _, name in self.files],
             id_column=mapped.get("id", "id"),
             locate=self._locate,
+            folder=folder,
         )
 
     def _locate(
