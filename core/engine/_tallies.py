@@ -88,20 +88,28 @@ def tally_label(table: RunTable, label: str) -> LabelTally:
     for status, value, columns in table.label_parts(label, keys):
         n = len(status)
         found = dict(zip(keys, columns))
-        model = (
-            _codes(found["model"], models, model_index)
-            if "model" in found
-            else _codes(pa.nulls(n, pa.string()), models, model_index)
-        )
-        group = _codes(found["group"], groups, group_index) if "group" in found else None
-        key = model * _SPAN if group is None else model * _SPAN + group
-        codes = np.asarray(status.to_numpy(zero_copy_only=False), np.int64)
-        distinct, inverse = np.unique(key, return_inverse=True)
-        by_key = np.bincount(inverse * 4 + codes, minlength=4 * len(distinct)).reshape(-1, 4)
-        for k, row in zip(distinct.tolist(), by_key):
-            where = (k // _SPAN, k % _SPAN)
-            states[where] = states.get(where, 0) + row
+        codes = np.asarray(status.to_numpy(zero_copy_only=False))
         scored = codes <= 1
+        if not found:  # no model and no group: every row has the one key 0
+            model_index.setdefault(None, 0)
+            models[:] = [None]
+            key = np.zeros(n, np.int64)
+            where_counts = [((0, 0), np.bincount(codes, minlength=4))]
+        else:
+            model = (
+                _codes(found["model"], models, model_index)
+                if "model" in found
+                else _codes(pa.nulls(n, pa.string()), models, model_index)
+            )
+            group = _codes(found["group"], groups, group_index) if "group" in found else 0
+            key = model * _SPAN + group
+            distinct, inverse = np.unique(key, return_inverse=True)
+            by_key = np.bincount(inverse * 4 + codes, minlength=4 * len(distinct)).reshape(-1, 4)
+            where_counts = [
+                ((k // _SPAN, k % _SPAN), row) for k, row in zip(distinct.tolist(), by_key)
+            ]
+        for where, row in where_counts:
+            states[where] = states.get(where, 0) + row
         values = np.asarray(value.to_numpy(zero_copy_only=False), np.float64)[scored]
         all_finite = all_finite and bool(np.isfinite(values).all())
         if not all_finite:

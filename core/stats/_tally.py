@@ -152,6 +152,16 @@ def tally_rows(
     size = len(values)
     if size == 0:
         return keys[:0], values, np.empty(0, np.int64)
+    if keys[0] == keys[-1] and not bool(np.any(keys != keys[0])):  # one key: sort the values
+        if counts is None:
+            distinct, found = np.unique(values, return_counts=True)
+        else:
+            order = np.argsort(values)
+            ordered = values[order]
+            starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+            distinct = ordered[starts]
+            found = np.add.reduceat(np.asarray(counts, np.int64)[order], starts)
+        return np.full(len(distinct), keys[0]), distinct, found.astype(np.int64, copy=False)
     order = np.lexsort((values, keys))
     keys, values = keys[order], values[order]
     starts = np.flatnonzero(
