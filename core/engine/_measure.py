@@ -524,19 +524,7 @@ def _measure(
         questions, question_counts = _questions_of(src, scores, subset.rows)
         if question_counts is not None:
             counts = question_counts
-    metric = pm.metric
-    common: dict[str, Any] = {
-        "key": src.key,
-        "suite": ctx.suite_id,
-        "metric": pm.label,
-        "model": ctx.model,
-        "confidence": ctx.confidence,
-        "n": counts[Status.OK] + counts[Status.FAIL],
-        "counts": counts,
-        "higher_is_better": metric.higher_is_better,
-        "reproducibility_class": metric.reproducibility_class,
-        "aggregation": src.kind or aggregation_of(pm),
-    }
+    common = _common(pm, src, ctx, counts)
     named = {REDUCER_EXTRA.format(src.reducer): 1.0} if src.reducer is not None else {}
     if src.attempts is not None and questions is not None:
         named.update(attempt_extra(src.attempts, questions, ctx.confidence))
@@ -580,6 +568,36 @@ def _measure(
     elif ctx.group is not None and common["n"] < SMALL_GROUP:
         extra["small_group"] = 1.0
     extra.update(named)
+    return _made(common, estimate, value, extra, by_group)
+
+
+def _common(
+    pm: PlannedMetric, src: _Source, ctx: MetricContext, counts: Mapping[Status, int]
+) -> dict[str, Any]:
+    """What every measurement of ``src`` records, whether it has a value or an error."""
+    metric = pm.metric
+    return {
+        "key": src.key,
+        "suite": ctx.suite_id,
+        "metric": pm.label,
+        "model": ctx.model,
+        "confidence": ctx.confidence,
+        "n": counts[Status.OK] + counts[Status.FAIL],
+        "counts": counts,
+        "higher_is_better": metric.higher_is_better,
+        "reproducibility_class": metric.reproducibility_class,
+        "aggregation": src.kind or aggregation_of(pm),
+    }
+
+
+def _made(
+    common: Mapping[str, Any],
+    estimate: Estimate,
+    value: float | None,
+    extra: dict[str, float],
+    groups: Mapping[str, Measurement],
+) -> Measurement:
+    """The measurement of an estimate, its interval's ends finite or ``None``."""
     return Measurement(
         **common,
         value=value,
@@ -587,7 +605,7 @@ def _measure(
         ci_high=_finite_or_none(estimate.high),
         ci_method=estimate.method,
         extra=extra or EMPTY,
-        groups=by_group,
+        groups=groups,
     )
 
 
@@ -649,18 +667,7 @@ def _tallied(
 
     counts = tally.state_counts(model, group)
     metric = pm.metric
-    common: dict[str, Any] = {
-        "key": src.key,
-        "suite": ctx.suite_id,
-        "metric": pm.label,
-        "model": ctx.model,
-        "confidence": ctx.confidence,
-        "n": counts[Status.OK] + counts[Status.FAIL],
-        "counts": counts,
-        "higher_is_better": metric.higher_is_better,
-        "reproducibility_class": metric.reproducibility_class,
-        "aggregation": kind,
-    }
+    common = _common(pm, src, ctx, counts)
     named = {REDUCER_EXTRA.format(src.reducer): 1.0} if src.reducer is not None else {}
     by_group: dict[str, Measurement] = {}
     if group is None:
@@ -698,15 +705,7 @@ def _tallied(
     elif ctx.group is not None and common["n"] < SMALL_GROUP:
         extra["small_group"] = 1.0
     extra.update(named)
-    return Measurement(
-        **common,
-        value=value,
-        ci_low=_finite_or_none(estimate.low),
-        ci_high=_finite_or_none(estimate.high),
-        ci_method=estimate.method,
-        extra=extra or EMPTY,
-        groups=by_group,
-    )
+    return _made(common, estimate, value, extra, by_group)
 
 
 def _outcomes(counts: Mapping[Status, int]) -> Tally:
