@@ -17,6 +17,9 @@ rounds (default 3). ``ITEMSCORE_BENCH_SCALE=10m`` (ten copies of the 1M file as 
 file) or ``100m`` (a hundred copies as 100 Parquet partitions), unique ids, adds a run at that
 scale, ``--workers auto`` with every report: its time and the driver's own peak memory;
 ``python benchmarks/bench_pipeline.py 10m`` (or ``100m``) runs that check alone.
+``compare-50m`` (or any ``compare-<N>m``) scores two runs of N million items as Parquet
+partitions (the QA file, and one with other outputs), then times ``itemscore compare`` of
+the two and takes its peak memory.
 """
 
 from __future__ import annotations
@@ -203,7 +206,9 @@ def main() -> None:
             f"{parquet / path.stat().st_size:.2f}x the file (target <= 0.5x)"
         )
     scale = os.environ.get("ITEMSCORE_BENCH_SCALE")
-    if scale:
+    if scale and scale.startswith("compare-"):
+        compare_at_scale(int(scale.removeprefix("compare-").removesuffix("m")))
+    elif scale:
         at_scale(scale)
 
 
@@ -311,6 +316,73 @@ def _hundred_million_rows(folder: Path) -> Path:
     return parts
 
 
+def _paired_runs(folder: Path, copies: int) -> tuple[Path, Path]:
+    """Two runs' data of ``copies`` million rows each: the QA file, and one with other outputs.
+
+    The second has every tenth output emptied and every seventh set to its first answer, so
+    that both metrics differ between the runs (the ids and questions are the same).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    with open(qa_file("1m"), encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
+    for row in rows:
+        if isinstance(row.get("expected"), str):
+            row["expected"] = [row["expected"]]
+    table = pa.Table.from_pylist(rows)
+    outputs = []
+    for index, row in enumerate(rows):
+        answers = row.get("expected") or [""]
+        outputs.append("" if index % 10 == 3 else answers[0] if index % 7 == 2 else row["output"])
+    del rows
+    changed = table.set_column(
+        table.schema.get_field_index("output"), "output", pa.array(outputs, pa.string())
+    )
+    made = []
+    for name, source in (("baseline", table), ("candidate", changed)):
+        parts = folder / name
+        parts.mkdir()
+        ids = source.column("id")
+        for copy in range(copies):
+            renamed = source.set_column(0, "id", pc.binary_join_element_wise(ids, f"{copy}", "-"))
+            pq.write_table(renamed, parts / f"part-{copy:03d}.parquet", row_group_size=1 << 17)
+        made.append(parts)
+    return made[0], made[1]
+
+
+def compare_at_scale(copies: int) -> None:
+    """``itemscore compare`` of two saved runs of ``copies`` million items: time, peak memory."""
+    with tempfile.TemporaryDirectory(prefix=f"itemscore-compare-{copies}m-") as folder:
+        root = Path(folder)
+        results = []
+        for data in _paired_runs(root, copies):
+            out = root / f"out-{data.name}"
+            seconds, _ = run(
+                [
+                    ITEMSCORE,
+                    "score",
+                    str(data),
+                    *METRICS,
+                    "--workers",
+                    "auto",
+                    "--out",
+                    str(out),
+                    "-q",
+                ]
+            )
+            print(f"  scored {data.name}: {seconds:.0f} s")
+            shutil.rmtree(data)
+            results.append(str(out / "results.json"))
+        seconds, peak = run([ITEMSCORE, "compare", *results, "--json"])
+        print(
+            f"  compare of two {copies}M-item runs: {seconds:.0f} s, peak "
+            f"{DRIVER_PEAK[0] / 2**20:.0f} MiB (process tree {peak[0] / 2**20:.0f} MiB; "
+            "target < 1 GB)"
+        )
+
+
 #: The opt-in scales: the data each makes, and the targets it is held to (issue 37).
 SCALES = {
     "10m": (_ten_million_lines, "< 240 s; driver <= 300 MB"),
@@ -344,5 +416,7 @@ if __name__ == "__main__":
         _loads(sys.argv[2])
     elif len(sys.argv) == 2 and sys.argv[1] in SCALES:
         at_scale(sys.argv[1])
+    elif len(sys.argv) == 2 and sys.argv[1].startswith("compare-"):
+        compare_at_scale(int(sys.argv[1].removeprefix("compare-").removesuffix("m")))
     else:
         main()

@@ -35,42 +35,66 @@ def score_value_problem(
     from ._records import CODE, STATE_NAMES, Status
 
     table = result.table
-    codes, values = table.codes(label), table.values(label)
-    scored = (codes == CODE[Status.OK]) | (codes == CODE[Status.FAIL])
     last = len(STATE_NAMES) - 1
-    outside = np.zeros(codes.shape, dtype=bool)
-    if bounds is not None:
-        # A sum of floats lands a hair past its bound (sacrebleu's 100.00000000000004).
-        slack = _BOUNDS_SLACK * max(1.0, bounds[1] - bounds[0])
-        with np.errstate(invalid="ignore"):
-            outside = scored & ((values < bounds[0] - slack) | (values > bounds[1] + slack))
-    checks = (
-        ((codes < 0) | (codes > last), "has an unknown state (code {code}) for {label}"),
-        (scored & ~np.isfinite(values),
-         "is {state} for {label} with the value {value}; a scored value must be a finite "
-         "number"),
-        (~scored & (codes >= 0) & (codes <= last) & ~np.isnan(values),
-         "is {state} for {label} but carries the value {value}; skip and error carry none"),
-        (outside, "is {state} for {label} with the value {value}, outside {bounds}"),
-    )  # fmt: skip
-    for bad, text in checks:
-        where = np.flatnonzero(bad)
-        if where.size == 0:
+    # A sum of floats lands a hair past its bound (sacrebleu's 100.00000000000004).
+    slack = 0.0 if bounds is None else _BOUNDS_SLACK * max(1.0, bounds[1] - bounds[0])
+    texts = (
+        "has an unknown state (code {code}) for {label}",
+        "is {state} for {label} with the value {value}; a scored value must be a finite number",
+        "is {state} for {label} but carries the value {value}; skip and error carry none",
+        "is {state} for {label} with the value {value}, outside {bounds}",
+    )
+    # Per check: items at fault, and the first one's (row, code, value).
+    counts = [0] * len(texts)
+    first: list[tuple[int, int, float] | None] = [None] * len(texts)
+    start = 0
+    for _, ((status, value),) in table.parts([label], []):  # a part at a time
+        codes = np.asarray(status.to_numpy(zero_copy_only=False), np.int64)
+        values = np.asarray(value.to_numpy(zero_copy_only=False), np.float64)
+        scored = (codes == CODE[Status.OK]) | (codes == CODE[Status.FAIL])
+        outside = np.zeros(codes.shape, dtype=bool)
+        if bounds is not None:
+            with np.errstate(invalid="ignore"):
+                outside = scored & ((values < bounds[0] - slack) | (values > bounds[1] + slack))
+        known = (codes >= 0) & (codes <= last)
+        checks = (
+            ~known,
+            scored & ~np.isfinite(values),
+            ~scored & known & ~np.isnan(values),
+            outside,
+        )
+        for index, bad in enumerate(checks):
+            where = np.flatnonzero(bad)
+            counts[index] += int(where.size)
+            if where.size and first[index] is None:
+                row = int(where[0])
+                first[index] = (start + row, int(codes[row]), float(values[row]))
+        start += len(codes)
+    for index, text in enumerate(texts):
+        found = first[index]
+        if found is None:
             continue
-        first = int(where[0])
-        code = int(codes[first])
+        row, code, value = found
         state = STATE_NAMES[code] if 0 <= code <= last else "unknown"
         shown = "" if bounds is None else f"[{bounds[0]:g}, {bounds[1]:g}]"
         if bounds is not None:
             shown += (", the range of a right-or-wrong metric's scores" if bounds == (0.0, 1.0)
                       else ", the metric's value bounds")  # fmt: skip
-        what = text.format(
-            code=code, state=state, label=label, value=_number(values[first]), bounds=shown
-        )
-        more = where.size - 1
+        what = text.format(code=code, state=state, label=label, value=_number(value), bounds=shown)
+        more = counts[index] - 1
         also = f" ({more} more item{'s' if more != 1 else ''} too)" if more else ""
-        return f"Item {table.key('id')[first]!r} {what}{also}."
+        return f"Item {_id_at(result, row)!r} {what}{also}."
     return None
+
+
+def _id_at(result: RunResult, row: int) -> str:
+    """The id of the item at ``row``, read a part at a time."""
+    start = 0
+    for (ids,), _ in result.table.parts([], ["id"]):
+        if row < start + len(ids):
+            return str(ids[row - start].as_py())
+        start += len(ids)
+    raise IndexError(row)
 
 
 def check_score_values(

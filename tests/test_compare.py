@@ -18,6 +18,7 @@ from itemscore import Comparison, ConfigError, ItemResult, RunResult, compare, s
 from itemscore.comparison import significant_leaders
 from itemscore.metrics_builtin.f1 import F1
 from itemscore.stats._paired import adjust_pvalues, mcnemar_exact, mde, newcombe_paired, paired_t
+from itemscore.stats._tally import Tally
 
 TOL = 1e-10
 
@@ -87,7 +88,7 @@ def test_paired_t_matches_scipy(seed: int) -> None:
     n = int(rng.integers(3, 300))
     a = rng.normal(0.5, 0.2, n)
     b = a + rng.normal(0.03, 0.1, n)
-    mean, se, low, high, p = paired_t(b - a)
+    mean, se, low, high, p = paired_t(Tally.of(b - a))
     ref = scipy.stats.ttest_rel(b, a)
     ci = ref.confidence_interval(0.95)
     assert p == pytest.approx(ref.pvalue, abs=TOL)
@@ -225,7 +226,7 @@ def test_paired_t_covers_nominal(rho: float) -> None:
     truth = 1 / 2.2 - 0.5
     hits = 0
     for row_a, row_b in zip(a, b):
-        _, _, low, high, _ = paired_t(row_b - row_a)
+        _, _, low, high, _ = paired_t(Tally.of(row_b - row_a))
         hits += low <= truth <= high
     assert 0.93 <= hits / reps <= 0.97
 

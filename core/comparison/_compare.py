@@ -11,6 +11,7 @@ import attrs
 from .._exceptions import ConfigError, did_you_mean, one_of
 from ..aggregate import _check_confidence
 from ._family import _adjusted, _by_group, _check_adjust
+from ._joined import comparison_of, join
 from ._metrics import (
     _higher_is_better,
     _kind_of,
@@ -164,8 +165,6 @@ def _comparisons(
     level = run_confidence if confidence is None else _check_confidence(confidence)
     seed = run_seed if seed is None else seed
 
-    col_a = _Columns(result)
-    col_b = col_a if other is None else _Columns(other)
     models_a = _model_names(result)
     pairs: list[tuple[str | None, str | None, str | None, str | None]] = []
     if other is None:
@@ -225,22 +224,27 @@ def _comparisons(
     side_b_result = other if other is not None else result
     if not _reduces(result) and not _reduces(side_b_result):
         entries = [_Entry(label, f"{suite_id}.{label}", label, label) for label in labels]
+        if other is not None and not result.table.has("cluster"):
+            kinds = [_kind_of(result, other, entry) for entry in entries]
+            if all(kind != "bootstrap" for kind in kinds):
+                if checked:
+                    _check_runs(result, other, entries, labels, run_names)
+                return _joined_comparisons(
+                    result, other, entries, kinds, pairs, (several_a, several_b),
+                    level=level, adjust=adjust, with_groups=with_groups,
+                    check_items=not allow_different_inputs,
+                )  # fmt: skip
+        col_a = _Columns(result)
+        col_b = col_a if other is None else _Columns(other)
         sides = _Sides(col_a, col_b, pairs, several_a, several_b)
     else:
+        col_a = _Columns(result)
+        col_b = col_a if other is None else _Columns(other)
         entries, sides = _question_sides(
             result, side_b_result, col_a, col_b, labels, pairs, several_a, several_b
         )
     if checked:
-        from .._score_values import check_score_values
-
-        if other is None:
-            runs = [(result, run_names[0] if run_names else "the results")]
-        else:
-            sources = run_names or ("the baseline results", "the candidate results")
-            check_same_metrics(result, other, [entry.label for entry in entries], names=sources)
-            runs = [(result, sources[0]), (other, sources[1])]
-        for run, name in runs:
-            check_score_values(run, labels, name, bounds_of=functools.partial(score_range, run))
+        _check_runs(result, other, entries, labels, run_names)
     aligned = sides.aligned()
     if labels and all(ra.size == 0 for _, _, ra, _, _, _ in aligned):
         raise ConfigError(
@@ -293,6 +297,79 @@ def _comparisons(
             headline = _compare_one(paired, None)
             if with_groups:
                 headline = attrs.evolve(headline, groups=_by_group(paired, adjust))
+            family.append(headline)
+        out.extend(_adjusted(family, adjust))
+    return out
+
+
+def _check_runs(
+    result: RunResult,
+    other: RunResult | None,
+    entries: Sequence[_Entry],
+    labels: Sequence[str],
+    run_names: tuple[str, str] | None,
+) -> None:
+    """Runs read back from files: one metric per label on both, and possible scores only."""
+    from .._score_values import check_score_values
+
+    if other is None:
+        runs = [(result, run_names[0] if run_names else "the results")]
+    else:
+        sources = run_names or ("the baseline results", "the candidate results")
+        check_same_metrics(result, other, [entry.label for entry in entries], names=sources)
+        runs = [(result, sources[0]), (other, sources[1])]
+    for run, name in runs:
+        check_score_values(run, labels, name, bounds_of=functools.partial(score_range, run))
+
+
+def _joined_comparisons(
+    result: RunResult,
+    other: RunResult,
+    entries: Sequence[_Entry],
+    kinds: Sequence[str],
+    pairs: Sequence[tuple[str | None, str | None, str | None, str | None]],
+    several: tuple[bool, bool],
+    *,
+    level: float,
+    adjust: str,
+    with_groups: bool,
+    check_items: bool,
+) -> list[Comparison]:
+    """Two runs of ratio and mean metrics compared from their join's counts and tallies."""
+    columns = [
+        (entry.column_a, entry.column_b, kind == "mean") for entry, kind in zip(entries, kinds)
+    ]
+    joined = join(
+        (result, other), [(a, b) for a, b, _, _ in pairs], several, columns,
+        check_items=check_items,
+    )  # fmt: skip
+    auto = result.settings.ci_method == "auto"
+    out: list[Comparison] = []
+    for e, (entry, kind) in enumerate(zip(entries, kinds)):
+        metric = None if kind == "ratio" else _metric_for(result, entry.label, required=False)
+        bounds = entry.bounds if entry.bounds is not None or metric is None else metric.value_bounds
+        family: list[Comparison] = []
+        for p, (_, _, name_a, name_b) in enumerate(pairs):
+            stats = joined.stats[(e, p)]
+            common = {
+                "key": entry.key,
+                "metric": entry.label,
+                "baseline": name_a,
+                "candidate": name_b,
+                "confidence": level,
+                "higher_is_better": _higher_is_better(result, entry.label),
+            }
+            make = functools.partial(
+                comparison_of, stats, common=common, n_only=joined.n_only[p],
+                ratio=kind == "ratio", auto=auto, bounds=bounds,
+            )  # fmt: skip
+            headline = make(None)
+            if with_groups:
+                named = sorted((str(joined.groups[g]), g) for g in stats.states if g != 0)
+                found = _adjusted([make(g) for _, g in named], adjust)
+                headline = attrs.evolve(
+                    headline, groups=dict(zip([name for name, _ in named], found))
+                )
             family.append(headline)
         out.extend(_adjusted(family, adjust))
     return out

@@ -316,28 +316,39 @@ def _check_same_items(col_a: _Columns, col_b: _Columns, aligned: Sequence[Any]) 
     """
     prints_a = col_a.fingerprints()
     prints_b = prints_a if col_b is col_a else col_b.fingerprints()
-    low = np.uint64(0xFFFFFFFF)
     differ: list[str] = []
     n_differ = 0
     for _, _, ra, rb, _, _ in aligned:
-        a, b = prints_a[ra], prints_b[rb]
-        keys_a, keys_b = a & low, b & low
-        # An item without an answer key on one side is skipped there, never scored against a
-        # different key: only two keys can disagree. Inputs must agree (a missing one too).
-        bad = ((a >> np.uint64(32)) != (b >> np.uint64(32))) | (
-            (keys_a != 0) & (keys_b != 0) & (keys_a != keys_b)
-        )
-        for i in ra[np.flatnonzero(bad)].tolist():
+        for i in ra[differing_items(prints_a[ra], prints_b[rb])].tolist():
             n_differ += 1
             if len(differ) < 5 and col_a.id_at(i) not in differ:
                 differ.append(col_a.id_at(i))
     if n_differ:
-        shown = ", ".join(repr(i) for i in differ)
-        raise ConfigError(
-            f"{n_differ} paired item{'s' if n_differ != 1 else ''} with one id "
-            f"{'hold' if n_differ != 1 else 'holds'} a different input or answer key on the "
-            f"two sides (ids {shown}{', ...' if n_differ > len(differ) else ''}): these are not "
-            "the same questions, and pairing them would compare different data. Check that "
-            "both runs scored the same benchmark; pass allow_different_inputs=True "
-            "(--allow-different-inputs) to pair by id anyway."
-        )
+        raise different_items(n_differ, differ)
+
+
+def differing_items(a: NDArray[np.uint64], b: NDArray[np.uint64]) -> NDArray[np.intp]:
+    """The positions of the pairs whose fingerprints ``a`` and ``b`` say hold different items.
+
+    An item without an answer key on one side is skipped there, never scored against a
+    different key: only two keys can disagree. Inputs must agree (a missing one too).
+    """
+    low = np.uint64(0xFFFFFFFF)
+    keys_a, keys_b = a & low, b & low
+    bad = ((a >> np.uint64(32)) != (b >> np.uint64(32))) | (
+        (keys_a != 0) & (keys_b != 0) & (keys_a != keys_b)
+    )
+    return np.flatnonzero(bad)
+
+
+def different_items(n_differ: int, shown: Sequence[str]) -> ConfigError:
+    """The error of ``n_differ`` paired items with different contents (``shown``: some ids)."""
+    names = ", ".join(repr(i) for i in shown)
+    return ConfigError(
+        f"{n_differ} paired item{'s' if n_differ != 1 else ''} with one id "
+        f"{'hold' if n_differ != 1 else 'holds'} a different input or answer key on the "
+        f"two sides (ids {names}{', ...' if n_differ > len(shown) else ''}): these are not "
+        "the same questions, and pairing them would compare different data. Check that "
+        "both runs scored the same benchmark; pass allow_different_inputs=True "
+        "(--allow-different-inputs) to pair by id anyway."
+    )

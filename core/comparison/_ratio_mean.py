@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..stats import _paired as _stats
+from ..stats._tally import Tally
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -42,18 +43,36 @@ def _ratio(
     both = int(np.count_nonzero(ok_a & ok_b))
     only_a = int(np.count_nonzero(ok_a & ~ok_b))
     only_b = int(np.count_nonzero(ok_b & ~ok_a))
-    neither = n - both - only_a - only_b
-    value_a, value_b = (both + only_a) / n, (both + only_b) / n
-    extra = {"only_baseline": float(only_a), "only_candidate": float(only_b)}
     note = None
     if clusters is not None:
+        value_a, value_b = (both + only_a) / n, (both + only_b) / n
         diffs = ok_b.astype(np.float64) - ok_a.astype(np.float64)
         clustered, note = _clustered(
             diffs, clusters, confidence, values=(value_a, value_b), bounds=(0.0, 1.0), scale=1.0
         )
         if clustered is not None:
+            extra = {"only_baseline": float(only_a), "only_candidate": float(only_b)}
             extra.update(clustered.pop("extra"))
             return {"value_a": value_a, "value_b": value_b, **clustered, "extra": extra}
+    return ratio_of_counts(both, only_a, only_b, n - both - only_a - only_b, confidence, auto, note)
+
+
+def ratio_of_counts(
+    both: int,
+    only_a: int,
+    only_b: int,
+    neither: int,
+    confidence: float,
+    auto: bool = False,
+    note: str | None = None,
+) -> dict[str, Any]:
+    """McNemar's exact test and Newcombe's interval from the four counts of the pairs.
+
+    ``note``: the fallback that led here (a cluster form that could not be estimated).
+    """
+    n = both + only_a + only_b + neither
+    value_a, value_b = (both + only_a) / n, (both + only_b) / n
+    extra = {"only_baseline": float(only_a), "only_candidate": float(only_b)}
     theta, low, high = _stats.newcombe_paired(both, only_b, only_a, neither, confidence)
     method = "mcnemar-exact, newcombe-10"
     if auto and n < AUTO_POSTERIOR_BELOW:
@@ -155,23 +174,52 @@ def _mean(
     confidence: float,
     bounds: tuple[float, float] | None,
 ) -> dict[str, Any]:
-    n = values_a.size
-    value_a, value_b = float(values_a.mean()), float(values_b.mean())
-    diffs = values_b - values_a
-    # Differences are as exact as the values they came from: spreads within their rounding
-    # are no spread ((a + 0.1) - a is not the same float for every a).
-    scale = max(float(np.max(np.abs(values_a))), float(np.max(np.abs(values_b))))
-    out: dict[str, Any] = {"value_a": value_a, "value_b": value_b}
+    a, b, d = Tally.of(values_a), Tally.of(values_b), Tally.of(values_b - values_a)
     note = None
     if clusters is not None:
+        value_a, value_b = a.mean_sd()[0], b.mean_sd()[0]
         clustered, note = _clustered(
-            diffs, clusters, confidence, values=(value_a, value_b), bounds=bounds, scale=scale
+            values_b - values_a,
+            clusters,
+            confidence,
+            values=(value_a, value_b),
+            bounds=bounds,
+            scale=_scale(a, b),
         )
         if clustered is not None:
-            return {**out, **clustered}
+            return {"value_a": value_a, "value_b": value_b, **clustered}
+    return mean_of_tallies(a, b, d, confidence, bounds, note)
+
+
+def _scale(a: Tally, b: Tally) -> float:
+    """The largest magnitude of the paired values (what their differences are exact to)."""
+    return max(abs(float(t.values[i])) for t in (a, b) for i in (0, -1))
+
+
+def mean_of_tallies(
+    a: Tally,
+    b: Tally,
+    d: Tally,
+    confidence: float,
+    bounds: tuple[float, float] | None,
+    note: str | None = None,
+) -> dict[str, Any]:
+    """The paired t test of a mean metric from the tallies of its pairs' values.
+
+    ``a``, ``b``: each side's values; ``d``: the differences ``b - a`` of the pairs. Tallies
+    of disjoint pairs merge by addition, so pairs joined a bucket at a time give the numbers
+    of pairs held at once, to the bit.
+    """
+    n = d.n
+    value_a, value_b = a.mean_sd()[0], b.mean_sd()[0]
+    # Differences are as exact as the values they came from: spreads within their rounding
+    # are no spread ((a + 0.1) - a is not the same float for every a).
+    scale = _scale(a, b)
+    ends = d.values[[0, -1]]
+    out: dict[str, Any] = {"value_a": value_a, "value_b": value_b}
     width = None if bounds is None else bounds[1] - bounds[0]
-    if n > 1 and not _stats.is_constant(diffs, scale):
-        mean, se, low, high, p = _stats.paired_t(diffs, confidence)
+    if n > 1 and not _stats.is_constant(ends, scale):
+        mean, se, low, high, p = _stats.paired_t(d, confidence)
         if width is not None:
             low, high = max(low, -width), min(high, width)
         return {
@@ -185,18 +233,18 @@ def _mean(
         }
     # Every pair differs by the same amount (or one pair): no spread to estimate. The sign
     # test is exact; a bounded metric gets Newcombe's square-and-add of the Wilson bounds.
-    d = float(diffs.mean())
-    zero = _stats.is_constant(np.array([0.0, d]), scale)
-    low = high = d
+    diff = d.mean_sd()[0]
+    zero = _stats.is_constant(np.array([0.0, diff]), scale)
+    low = high = diff
     method = "sign-test"
     if bounds is not None and width is not None:
         share_a, share_b = ((v - bounds[0]) / width for v in (value_a, value_b))
         share_low, share_high = _stats.wilson_difference(share_a, share_b, n, confidence)
-        low, high = min(share_low * width, d), max(share_high * width, d)
+        low, high = min(share_low * width, diff), max(share_high * width, diff)
         method = "sign-test, newcombe-wilson-bound"
     return {
         **out,
-        "difference": d,
+        "difference": diff,
         "ci_low": low,
         "ci_high": high,
         "p_value": 1.0 if zero else _stats.sign_test(n, 0),

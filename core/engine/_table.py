@@ -562,47 +562,87 @@ class RunTable:
     ) -> Iterator[tuple[pa.Array, pa.Array, list[pa.Array]]]:
         """``label``'s state codes and values with the key columns ``keys``, a part at a time.
 
-        A stored label is read from the items file one part (one file of the folder) at a
-        time, with the keys of the same rows: what a statistic that merges by addition needs,
-        never the whole column. A label in memory is one part.
+        See :meth:`parts`: what a statistic that merges by addition needs, never the whole
+        column.
+        """
+        for found, scores in self.parts([label], keys):
+            yield scores[0][0], scores[0][1], found
+
+    def parts(
+        self, labels: Sequence[str], keys: Sequence[str]
+    ) -> Iterator[tuple[list[pa.Array], list[tuple[pa.Array, pa.Array]]]]:
+        """The key columns ``keys`` and each label's (state codes, values), a part at a time.
+
+        Stored columns are read from the items file one part (one file of the folder) at a
+        time, each key and label for the same rows; columns in memory are sliced to match.
+        Items that are not in files are one part. ``keys`` may name :data:`FINGERPRINT`, made
+        from the part's items when the keys are stored.
+
+        Raises:
+            KeyError: a label the table does not have.
         """
         import pyarrow.compute as pc
 
-        if self._in_hand(label) or self.items is None:
-            column = self._column(label)
-            yield (
-                pc.struct_field(column, "status").combine_chunks(),
-                pc.struct_field(column, "value").combine_chunks(),
-                [self.key_column(key).combine_chunks() for key in keys],
-            )
-            return
-        import pyarrow.parquet as pq
+        for label in labels:
+            if label not in self._order:
+                raise KeyError(label)
+        files = self.items.files if self.items is not None else []
+        stored = [label for label in labels if not self._in_hand(label)]
+        if not files or (not stored and self._keys is not None):
+            files = []
+            sizes = [len(self)]
+        else:
+            import pyarrow.parquet as pq
 
-        if label not in self._order:
-            raise KeyError(label)
-        name = score_field(label)
         start = 0
-        for path in self.items.files:
-            with pq.ParquetFile(path, pre_buffer=False) as handle:
-                rows = handle.metadata.num_rows
-                present = set(handle.schema_arrow.names)
-                read = [key for key in keys if self._keys is None and key in present]
-                part = handle.read(columns=[f"{name}.status", f"{name}.value", *read])
-            scores = part.column(0).combine_chunks().flatten()
-            found = []
+        for index in range(max(len(files), 1)):
+            part: pa.Table | None = None
+            if files:
+                with pq.ParquetFile(files[index], pre_buffer=False) as handle:
+                    rows = handle.metadata.num_rows
+                    present = set(handle.schema_arrow.names)
+                    wanted = [
+                        f"{score_field(label)}.{f}" for label in stored for f in ("status", "value")
+                    ]
+                    if self._keys is None:
+                        wanted += [k for k in keys if k in present]
+                        if FINGERPRINT in keys:
+                            wanted += [k for k in ("input", "expected") if k in present]
+                    part = handle.read(columns=list(dict.fromkeys(wanted)))
+            else:
+                rows = sizes[0]
+            found: list[pa.Array] = []
             for key in keys:
                 if self._keys is not None:
                     found.append(self._keys.column(key).slice(start, rows).combine_chunks())
-                elif key in read:
+                elif key == FINGERPRINT:
+                    assert part is not None
+                    found.append(keys_of(part).column(FINGERPRINT).combine_chunks())
+                elif part is not None and key in part.schema.names:
                     found.append(part.column(key).combine_chunks())
                 else:
                     found.append(pa.nulls(rows, _KEY_TYPES[key]))
-            yield scores[0], scores[1], found
+            scores: list[tuple[pa.Array, pa.Array]] = []
+            for label in labels:
+                if label in stored:
+                    assert part is not None
+                    name = score_field(label)
+                    pieces = part.column(name).combine_chunks().flatten()
+                    names = [f.name for f in part.schema.field(name).type]
+                    scores.append((pieces[names.index("status")], pieces[names.index("value")]))
+                else:
+                    column = self._column(label).slice(start, rows)
+                    scores.append(
+                        (
+                            pc.struct_field(column, "status").combine_chunks(),
+                            pc.struct_field(column, "value").combine_chunks(),
+                        )
+                    )
+            yield found, scores
             start += rows
         if start != len(self):
-            raise ValueError(
-                f"{self.items.path} holds {start} scores of {label!r} for {len(self)} items."
-            )
+            assert self.items is not None
+            raise ValueError(f"{self.items.path} holds {start} rows for {len(self)} items.")
 
     def _in_hand(self, label: str) -> bool:
         """Whether ``label``'s column is in memory (or is the stored one held)."""

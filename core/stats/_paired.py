@@ -16,6 +16,7 @@ import numpy as np
 from ._clusters import _cluster_codes
 from ._intervals import _t_bounds, _wilson_score, _z
 from ._numbers import _EPS
+from ._tally import Tally
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -266,19 +267,21 @@ def t_two_sided_p(t: float, df: float) -> float:
 
 
 def paired_t(
-    differences: NDArray[np.float64], confidence: float = 0.95
+    differences: Tally, confidence: float = 0.95
 ) -> tuple[float, float, float, float, float]:
-    """Paired t interval and two-sided p-value of the mean of ``differences``.
+    """Paired t interval and two-sided p-value of the mean of ``differences`` (a tally).
 
     ``d̄ ± t(n-1) · s_d / sqrt(n)`` and ``p = 2 · P(T > |d̄ / (s_d / sqrt(n))|)``, as
-    ``scipy.stats.ttest_rel(b, a)`` (``n >= 2`` and ``s_d > 0``).
+    ``scipy.stats.ttest_rel(b, a)`` (``n >= 2`` and ``s_d > 0``). The differences come as a
+    :class:`~itemscore.stats._tally.Tally`, so that pairs counted part by part give the same
+    numbers as pairs held at once.
 
     Returns:
         ``(mean, se, low, high, p)``.
     """
-    n = differences.size
-    mean = float(differences.mean())
-    se = float(differences.std(ddof=1)) / math.sqrt(n)
+    n = differences.n
+    mean, sd = differences.mean_sd()
+    se = sd / math.sqrt(n)
     t_low, t_high = _t_bounds(n - 1, confidence)
     return mean, se, mean + t_low * se, mean + t_high * se, t_two_sided_p(mean / se, n - 1)
 

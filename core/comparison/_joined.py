@@ -1,0 +1,383 @@
+"""Two runs paired out of core: rows split by a hash of their id, each bucket joined alone.
+
+A comparison of two runs of ratio and mean metrics needs, for each label and pair of models,
+only what merges by addition: the counts of the pairs' (state a, state b) and, for means, the
+tallies of each side's values and of the differences, each by side a's group. So the two runs
+are read a part at a time (:meth:`~itemscore.engine._table.RunTable.parts`); each row goes
+to one of ``k`` buckets by a hash of its id (a grace hash join), written to a temporary
+folder when the runs are larger than :data:`BUCKET_ROWS`; then each bucket of side a is
+joined with the same bucket of side b, and its statistics added to the others'. Memory holds
+one bucket, whatever the size of the runs, and the numbers are the same to the bit however
+many buckets there were: counts and tallies do not depend on the order they were added in.
+
+Runs with attempts, clusters on the baseline's side or a metric with its own aggregate pair
+in memory (:mod:`._pairing`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import numpy as np
+import pyarrow as pa
+
+from .._exceptions import ConfigError
+from .._hashing import text_hashes
+from ..engine._table import FINGERPRINT
+from ..stats._tally import Tally, tally_rows
+from ._pairing import align_ids, different_items, differing_items
+from ._ratio_mean import mean_of_tallies, ratio_of_counts
+from ._record import Comparison
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from .._result import RunResult
+    from ..engine._table import RunTable
+
+#: Rows of the larger run a bucket holds (about): runs up to this size are joined at once.
+BUCKET_ROWS = 1 << 20
+#: Row keys of the tallies are ``group``; summed again past this many rows.
+_COMPACT = 1 << 20
+
+_I64 = np.int64
+
+
+@attrs.define(eq=False)
+class PairStats:
+    """What one label's comparison of one pair of models needs, by side a's group.
+
+    ``states[g]``: the paired rows of group code ``g`` counted by ``4 * state_a + state_b``
+    (codes 0 ok, 1 fail, 2 skip, 3 error). The tallies (means only) hold the rows where both
+    sides are scored: their values on each side and their differences ``b - a``, keyed by
+    group code. Group code 0 is the items without a group.
+    """
+
+    states: dict[int, NDArray[np.int64]] = attrs.field(factory=dict)
+    pieces: list[list[tuple[Any, Any, Any]]] = attrs.field(factory=lambda: [[], [], []])
+    kept: int = 0
+    last: int = 0
+
+    def add(
+        self,
+        groups: NDArray[np.int64],
+        codes_a: NDArray[np.int8],
+        codes_b: NDArray[np.int8],
+        values: tuple[NDArray[np.float64], NDArray[np.float64]] | None,
+    ) -> None:
+        """Count the pairs of one bucket (``values``: each side's, for a mean)."""
+        cells = codes_a.astype(_I64) * 4 + codes_b
+        for group in np.unique(groups).tolist():
+            found = np.bincount(cells[groups == group], minlength=16)
+            self.states[group] = self.states.get(group, 0) + found
+        if values is None:
+            return
+        scored = (codes_a < 2) & (codes_b < 2)
+        keys = groups[scored]
+        a, b = values[0][scored], values[1][scored]
+        for pieces, column in zip(self.pieces, (a, b, b - a)):
+            pieces.append(tally_rows(keys, column + 0.0))
+        self.kept += len(self.pieces[2][-1][0])
+        if self.kept > max(2 * self.last, _COMPACT):
+            self.pieces = [[_summed(p)] for p in self.pieces]
+            self.kept = self.last = len(self.pieces[2][0][0])
+
+    def cells(self, group: int | None) -> NDArray[np.int64]:
+        """The 4-by-4 counts of (state a, state b) of a group (``None``: all)."""
+        total = np.zeros(16, _I64)
+        for g, found in self.states.items():
+            if group is None or g == group:
+                total += found
+        return total.reshape(4, 4)
+
+    def tallies(self, group: int | None) -> tuple[Tally, Tally, Tally]:
+        """Side a's values, side b's and the differences, of a group (``None``: all)."""
+        out = []
+        for index, pieces in enumerate(self.pieces):
+            keys, values, counts = self.pieces[index][0] if len(pieces) == 1 else _summed(pieces)
+            self.pieces[index] = [(keys, values, counts)]
+            keep = np.ones(len(keys), bool) if group is None else keys == group
+            out.append(
+                Tally.merged(
+                    [Tally(np.empty(0), np.empty(0, _I64)), Tally(values[keep], counts[keep])]
+                )
+            )
+        return out[0], out[1], out[2]
+
+
+def _summed(pieces: list[tuple[Any, Any, Any]]) -> tuple[Any, Any, Any]:
+    if not pieces:
+        return np.empty(0, _I64), np.empty(0), np.empty(0, _I64)
+    return tally_rows(*(np.concatenate(column) for column in zip(*pieces)))
+
+
+@attrs.define(eq=False)
+class Joined:
+    """Two runs joined: the statistics of each (label, pair of models), and what did not pair."""
+
+    #: ``stats[(label index, pair index)]``.
+    stats: dict[tuple[int, int], PairStats]
+    #: Per pair of models: ids only one side has.
+    n_only: list[int]
+    #: Per pair of models: ids both sides have.
+    n_matched: list[int]
+    #: The group names by code (``groups[0]`` is ``None``).
+    groups: list[str | None]
+
+
+def join(
+    sides: tuple[RunResult, RunResult],
+    pairs: Sequence[tuple[str | None, str | None]],
+    several: tuple[bool, bool],
+    columns: Sequence[tuple[str, str, bool]],
+    *,
+    check_items: bool,
+) -> Joined:
+    """Pair two runs by id (and model), a bucket at a time, and count what each label needs.
+
+    Args:
+        sides: The baseline run and the candidate run.
+        pairs: The models paired (baseline's, candidate's); one pair when each run has one
+            model (``several`` False on both sides).
+        several: Whether each run has several models (its rows are then its pairs' models').
+        columns: Per label compared: its score column on each side, and whether it is a mean
+            (its values are tallied).
+        check_items: Refuse pairs whose items differ (their content fingerprints).
+
+    Raises:
+        ConfigError: the runs share no id; some pairs hold different items (``check_items``).
+    """
+    tables = (sides[0].table, sides[1].table)
+    k = max(1, math.ceil(max(len(tables[0]), len(tables[1])) / BUCKET_ROWS))
+    with tempfile.TemporaryDirectory(prefix="itemscore-compare-") as folder:
+        buckets = []
+        for side, table in enumerate(tables):
+            labels = [str(column[side]) for column in columns]
+            models = [pair[side] for pair in pairs]
+            held = _Buckets(k, Path(folder) / f"side-{side}" if k > 1 else None)
+            for part in _rows(table, labels, models, several[side], side, check_items):
+                held.add(part)
+            buckets.append(held)
+        groups: list[str | None] = [None]
+        group_codes: dict[str | None, int] = {None: 0}
+        stats = {(e, p): PairStats() for e in range(len(columns)) for p in range(len(pairs))}
+        n_only, n_matched = [0] * len(pairs), [0] * len(pairs)
+        differ: list[list[tuple[int, str]]] = [[] for _ in pairs]
+        n_differ = 0
+        for bucket in range(k):
+            ta, tb = buckets[0].read(bucket), buckets[1].read(bucket)
+            pair_a = np.asarray(ta.column("pair").to_numpy(), _I64)
+            pair_b = np.asarray(tb.column("pair").to_numpy(), _I64)
+            for p in range(len(pairs)):
+                sa, sb = np.flatnonzero(pair_a == p), np.flatnonzero(pair_b == p)
+                ids_a = ta.column("id").take(pa.array(sa, pa.int64())).combine_chunks()
+                ids_b = tb.column("id").take(pa.array(sb, pa.int64())).combine_chunks()
+                ia, ib, only = align_ids(ids_a, ids_b)
+                n_only[p] += only
+                n_matched[p] += ia.size
+                ra, rb = sa[ia], sb[ib]
+                if check_items:
+                    bad = differing_items(
+                        np.asarray(ta.column(FINGERPRINT).to_numpy(), np.uint64)[ra],
+                        np.asarray(tb.column(FINGERPRINT).to_numpy(), np.uint64)[rb],
+                    )
+                    if bad.size:
+                        n_differ += int(bad.size)
+                        rows = np.asarray(ta.column("row").to_numpy(), _I64)[ra[bad]]
+                        names = ids_a.take(pa.array(ia[bad], pa.int64())).to_pylist()
+                        differ[p] = heapq.nsmallest(
+                            5 * len(pairs), [*differ[p], *zip(rows.tolist(), names)]
+                        )
+                group = _group_codes(ta, ra, groups, group_codes)
+                for e, (name_a, name_b, is_mean) in enumerate(columns):
+                    del name_a, name_b
+                    codes_a = np.asarray(ta.column(f"s{e}").to_numpy(), np.int8)[ra]
+                    codes_b = np.asarray(tb.column(f"s{e}").to_numpy(), np.int8)[rb]
+                    values = None
+                    if is_mean:
+                        values = (
+                            np.asarray(ta.column(f"v{e}").to_numpy(), np.float64)[ra],
+                            np.asarray(tb.column(f"v{e}").to_numpy(), np.float64)[rb],
+                        )
+                    stats[(e, p)].add(group, codes_a, codes_b, values)
+            del ta, tb
+    if columns and not any(n_matched):
+        raise ConfigError(
+            "The items of the two sides share no id, so there is no pair to compare: compare "
+            "runs over the same questions (items pair by id)."
+        )
+    if n_differ:
+        shown: list[str] = []
+        for smallest in differ:
+            for _, name in smallest:
+                if len(shown) < 5 and name not in shown:
+                    shown.append(name)
+        raise different_items(n_differ, shown)
+    return Joined(stats, n_only, n_matched, groups)
+
+
+def _group_codes(
+    table: pa.Table,
+    rows: NDArray[np.intp],
+    names: list[str | None],
+    codes: dict[str | None, int],
+) -> NDArray[np.int64]:
+    """Side a's group code of each of ``rows`` (new names added as they come)."""
+    if "group" not in table.schema.names:
+        return np.zeros(rows.size, _I64)
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(table.column("group").take(pa.array(rows, pa.int64())))
+    encoded = encoded.combine_chunks() if isinstance(encoded, pa.ChunkedArray) else encoded
+    entries: list[str | None] = [*encoded.dictionary.to_pylist(), None]
+    for entry in entries:
+        if entry not in codes:
+            codes[entry] = len(names)
+            names.append(entry)
+    lookup = np.array([codes[entry] for entry in entries], _I64)
+    positions = encoded.indices.fill_null(len(entries) - 1).to_numpy(zero_copy_only=False)
+    return lookup[np.asarray(positions, _I64)]
+
+
+def _rows(
+    table: RunTable,
+    labels: Sequence[str],
+    models: Sequence[str | None],
+    several: bool,
+    side: int,
+    check_items: bool,
+) -> Iterator[pa.Table]:
+    """One side's rows a part at a time: id, pair, (side a: row, group), fingerprint, scores."""
+    import pyarrow.compute as pc
+
+    keys = ["id"]
+    if several:
+        keys.append("model")
+    grouped = side == 0 and table.has("group")
+    if grouped:
+        keys.append("group")
+    if check_items:
+        keys.append(FINGERPRINT)
+    unique = list(dict.fromkeys(labels))
+    start = 0
+    for found, scores in table.parts(unique, keys):
+        n = len(found[0])
+        columns: dict[str, Any] = {"id": found[0]}
+        if several:
+            pair = np.full(n, -1, np.int32)
+            for index, model in enumerate(models):
+                same = pc.is_null(found[1]) if model is None else pc.equal(found[1], model)
+                pair[np.asarray(pc.fill_null(same, False).to_numpy(zero_copy_only=False))] = index
+            keep = np.flatnonzero(pair >= 0)
+        else:
+            pair = np.zeros(n, np.int32)
+            keep = None
+        columns["pair"] = pair
+        if side == 0:
+            columns["row"] = np.arange(start, start + n, dtype=_I64)
+        if grouped:
+            columns["group"] = found[keys.index("group")]
+        if check_items:
+            columns[FINGERPRINT] = found[keys.index(FINGERPRINT)]
+        for e, label in enumerate(labels):
+            status, value = scores[unique.index(label)]
+            columns[f"s{e}"] = pc.cast(status, pa.int8())
+            columns[f"v{e}"] = value
+        part = pa.table(columns)
+        yield part if keep is None else part.take(pa.array(keep, pa.int64()))
+        start += n
+
+
+class _Buckets:
+    """One side's rows by bucket: in memory (one bucket), or a file per bucket in ``folder``."""
+
+    def __init__(self, k: int, folder: Path | None) -> None:
+        self.k = k
+        self.folder = folder
+        self._held: list[pa.Table] = []
+        self._writers: dict[int, Any] = {}
+        self._schema: pa.Schema | None = None
+        if folder is not None:
+            folder.mkdir(parents=True)
+
+    def add(self, part: pa.Table) -> None:
+        self._schema = part.schema
+        if self.folder is None:
+            self._held.append(part)
+            return
+        bucket = text_hashes(part.column("id")) % np.uint64(self.k)
+        order = np.argsort(bucket, kind="stable")
+        ends = np.cumsum(np.bincount(bucket.astype(_I64), minlength=self.k)).tolist()
+        ordered = part.take(pa.array(order, pa.int64()))
+        begin = 0
+        for index, end in enumerate(ends):
+            if end > begin:
+                writer = self._writers.get(index)
+                if writer is None:
+                    writer = self._writers[index] = pa.ipc.new_stream(
+                        str(self.folder / f"{index:05d}.arrows"),
+                        part.schema,
+                        options=pa.ipc.IpcWriteOptions(compression="lz4"),
+                    )
+                writer.write_table(ordered.slice(begin, end - begin))
+            begin = end
+
+    def read(self, index: int) -> pa.Table:
+        """The rows of bucket ``index`` (an empty table when none went there)."""
+        if self.folder is None:
+            return pa.concat_tables(self._held) if self._held else _empty(self._schema)
+        writer = self._writers.pop(index, None)
+        if writer is None:
+            return _empty(self._schema)
+        writer.close()
+        path = self.folder / f"{index:05d}.arrows"
+        with pa.ipc.open_stream(str(path)) as reader:
+            found = reader.read_all()
+        path.unlink()
+        return found
+
+
+def _empty(schema: pa.Schema | None) -> pa.Table:
+    assert schema is not None  # every side yields a part, if an empty one
+    return schema.empty_table()
+
+
+def comparison_of(
+    stats: PairStats,
+    group: int | None,
+    common: dict[str, Any],
+    *,
+    n_only: int,
+    ratio: bool,
+    auto: bool,
+    bounds: tuple[float, float] | None,
+) -> Comparison:
+    """The comparison of one label and pair of models (of a group, or all: ``None``).
+
+    ``common``: the fields every comparison of the pair has (key, metric, models, confidence,
+    direction). ``n_only``: ids only one side has (counted as unpaired by the headline).
+    """
+    cells = stats.cells(group)
+    n = int(cells[:2, :2].sum())
+    fields: dict[str, Any] = {
+        **common,
+        "n_pairs": n,
+        "n_unpaired": int(cells.sum()) - n + (n_only if group is None else 0),
+    }
+    if n == 0:
+        return Comparison(**fields, method="none")
+    level = float(common["confidence"])
+    if ratio:
+        both, only_a, only_b, neither = (
+            int(cells[i, j]) for i, j in ((0, 0), (0, 1), (1, 0), (1, 1))
+        )
+        found = ratio_of_counts(both, only_a, only_b, neither, level, auto)
+    else:
+        found = mean_of_tallies(*stats.tallies(group), level, bounds)
+    return Comparison(**fields, **found)
