@@ -125,12 +125,6 @@ def _decimals(c: Comparison) -> int:
     return _format.decimals_for(c.difference, c.ci_low, c.ci_high)
 
 
-def _difference_text(c: Comparison) -> str:
-    d = _decimals(c)
-    interval = _format.format_interval(c.ci_low, c.ci_high, d)
-    return f"{_format.format_signed(c.difference, d)} {interval}".strip()
-
-
 def comparison_table(
     comparisons: Sequence[Comparison], *, groups: bool = False, width: int = 120
 ) -> Any:

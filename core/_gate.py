@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
-import pyarrow as pa
 
 from ._exceptions import ConfigError, did_you_mean, one_of
 
@@ -141,8 +140,11 @@ def confidence_sequence(
     differences: NDArray[np.float64], sigma: float, confidence: float = 0.95
 ) -> tuple[float, float]:
     """The anytime-valid interval of the mean of ``differences`` at their current count."""
-    t = differences.size
-    centre = float(differences.mean())
+    return _sequence(differences.size, float(differences.mean()), sigma, confidence)
+
+
+def _sequence(t: int, centre: float, sigma: float, confidence: float) -> tuple[float, float]:
+    """The confidence sequence's interval around the mean ``centre`` of ``t`` differences."""
     radius = float(mixture_radius(t, sigma, 1.0 - confidence))
     return centre - radius, centre + radius
 
@@ -201,23 +203,14 @@ def _pick_model(baseline: RunResult, candidate: RunResult, model: str | None) ->
         )
 
 
-def _side(
-    result: RunResult, label: str, which: str, model: str | None
-) -> tuple[pa.Array, NDArray[np.int8], Any]:
-    """Ids (Arrow text), states and values of ``label``: ``model``'s when the run has several."""
+def _check_label(result: RunResult, label: str, which: str) -> None:
+    """``label`` must be a label of the run."""
     labels = list(result.labels)
     if label not in labels:
         raise ConfigError(
             f"`--metric` ({label!r}) is no label of the {which} results; its labels are "
             f"{one_of(labels)}.{did_you_mean(label, labels)}"
         )
-    table = result.table
-    ids = table.key_column("id").combine_chunks()
-    codes, values = table.codes(label), table.values(label)
-    if model is None or len(_models(result)) < 2:
-        return ids, codes, values
-    rows = table.rows_of_model(model)
-    return ids.take(pa.array(rows, pa.int64())), codes[rows], values[rows]
 
 
 def _range(result: RunResult, label: str) -> tuple[float, float]:
@@ -274,8 +267,8 @@ def gate(
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"`confidence` ({confidence!r}) must be in (0, 1).")
     _pick_model(baseline, candidate, model)
-    ids_a, codes_a, values_a = _side(baseline, metric, "baseline", model)
-    ids_b, codes_b, values_b = _side(candidate, metric, "candidate", model)
+    _check_label(baseline, metric, "baseline")
+    _check_label(candidate, metric, "candidate")
     from .comparison import check_same_metrics
 
     check_same_metrics(baseline, candidate, [metric], names=names)
@@ -284,29 +277,32 @@ def gate(
 
     for side, name in ((baseline, names[0]), (candidate, names[1])):
         check_score_values(side, [metric], name, bounds_of=lambda _: (lo, hi))
-    from .comparison._pairing import align_ids
-
-    ia, ib, _ = align_ids(ids_a, ids_b)
-    keep = (codes_a[ia] < 2) & (codes_b[ib] < 2) if ia.size else np.zeros(0, bool)
-    a = np.nan_to_num(values_a[ia][keep])
-    b = np.nan_to_num(values_b[ib][keep])
     from .comparison import _higher_is_better
+    from .comparison._joined import join
 
-    higher = _higher_is_better(baseline, metric)
-    gains = (b - a) if higher else (a - b)
+    # The runs joined a bucket of ids at a time: the gains' count and mean are all it needs.
+    several = tuple(model is not None and len(_models(side)) > 1 for side in (baseline, candidate))
+    joined = join(
+        (baseline, candidate), [(model, model)], (several[0], several[1]),
+        [(metric, metric, True)], check_items=False,
+    )  # fmt: skip
+    differences = joined.stats[(0, 0)].tallies(None)[2]
     sigma, alpha = hi - lo, 1.0 - confidence
     common: dict[str, Any] = {
         "metric": metric, "margin": float(margin), "confidence": confidence, "model": model,
         "pairs_needed": pairs_needed(float(margin), sigma, alpha),
     }  # fmt: skip
-    if gains.size == 0:
+    n = differences.n
+    if n == 0:
         return GateResult(verdict="inconclusive", n_pairs=0, gain=None, low=None, high=None,
                           **common)  # fmt: skip
-    low, high = confidence_sequence(gains, sigma, confidence)
+    mean = differences.mean_sd()[0]
+    gain = mean if _higher_is_better(baseline, metric) else -mean
+    low, high = _sequence(n, gain, sigma, confidence)
     common["half_width"] = (high - low) / 2.0
     low, high = max(low, lo - hi), min(high, hi - lo)
     verdict = "not worse" if low > -margin else "worse" if high < -margin else "inconclusive"
     return GateResult(
-        verdict=verdict, n_pairs=int(gains.size), gain=float(gains.mean()), low=low, high=high,
+        verdict=verdict, n_pairs=n, gain=gain, low=low, high=high,
         **common,
     )  # fmt: skip

@@ -160,5 +160,26 @@ def test_saved_runs_in_parts_compare_as_in_memory(
     expected = compare(*(_run([ItemResult(**r) for r in rows[s]], suite) for s in ("a", "b")))
     assert compare(*loaded) == expected
     monkeypatch.setattr(joined, "BUCKET_ROWS", 300)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     assert compare(*loaded) == expected
-    assert not list(Path(tempfile.gettempdir()).glob("itemscore-compare-*"))
+    assert not list(scratch.iterdir())  # the buckets' folder is gone
+
+
+def test_gate_joins_the_runs_the_same_way(
+    runs: dict[str, RunResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate's gain is the mean of the pairs' differences, in buckets or not."""
+    from itemscore._gate import gate
+
+    whole = gate(runs["a"], runs["b"], metric="token_f1", margin=0.05)
+    a, b = (runs[side].table for side in ("a", "b"))
+    n = len(b)  # b's ids are a's first ids
+    codes_a, codes_b = a.codes("token_f1")[:n], b.codes("token_f1")
+    scored = (codes_a < 2) & (codes_b < 2)
+    gains = b.values("token_f1")[scored] - a.values("token_f1")[:n][scored]
+    assert whole.n_pairs == gains.size
+    assert whole.gain == pytest.approx(float(gains.mean()), abs=1e-15)
+    monkeypatch.setattr(joined, "BUCKET_ROWS", 16)
+    assert gate(runs["a"], runs["b"], metric="token_f1", margin=0.05) == whole

@@ -343,6 +343,11 @@ def _joined_comparisons(
         (result, other), [(a, b) for a, b, _, _ in pairs], several, columns,
         check_items=check_items,
     )  # fmt: skip
+    if entries and not any(joined.n_matched):
+        raise ConfigError(
+            "The items of the two sides share no id, so there is no pair to compare: compare "
+            "runs over the same questions (items pair by id)."
+        )
     auto = result.settings.ci_method == "auto"
     out: list[Comparison] = []
     for e, (entry, kind) in enumerate(zip(entries, kinds)):

@@ -27,7 +27,6 @@ import attrs
 import numpy as np
 import pyarrow as pa
 
-from .._exceptions import ConfigError
 from .._hashing import text_hashes
 from ..engine._table import FINGERPRINT
 from ..stats._tally import Tally, tally_rows
@@ -42,7 +41,7 @@ if TYPE_CHECKING:
     from ..engine._table import RunTable
 
 #: Rows of the larger run a bucket holds (about): runs up to this size are joined at once.
-BUCKET_ROWS = 1 << 20
+BUCKET_ROWS = 1 << 19
 #: Row keys of the tallies are ``group``; summed again past this many rows.
 _COMPACT = 1 << 20
 
@@ -151,7 +150,7 @@ def join(
         check_items: Refuse pairs whose items differ (their content fingerprints).
 
     Raises:
-        ConfigError: the runs share no id; some pairs hold different items (``check_items``).
+        ConfigError: some pairs hold different items (``check_items``).
     """
     tables = (sides[0].table, sides[1].table)
     k = max(1, math.ceil(max(len(tables[0]), len(tables[1])) / BUCKET_ROWS))
@@ -207,11 +206,6 @@ def join(
                         )
                     stats[(e, p)].add(group, codes_a, codes_b, values)
             del ta, tb
-    if columns and not any(n_matched):
-        raise ConfigError(
-            "The items of the two sides share no id, so there is no pair to compare: compare "
-            "runs over the same questions (items pair by id)."
-        )
     if n_differ:
         shown: list[str] = []
         for smallest in differ:

@@ -540,7 +540,21 @@ class _Sink:
         if self.writer is not None:
             self.writer.abort()
         if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            _remove_folder(self.folder)
+
+
+def _remove_folder(folder: Path) -> None:
+    """Remove a folder of parts that workers may still be writing into.
+
+    It is renamed away first: its path is gone at once, so a worker still running opens no
+    new file in it (it finds no folder), and the removal cannot race with one that does.
+    """
+    trash = folder.with_name(f".{folder.name}.removed-{os.getpid()}")
+    try:
+        os.rename(folder, trash)
+    except OSError:
+        trash = folder
+    shutil.rmtree(trash, ignore_errors=True)
 
 
 def _joined(first: ScoredPart, second: ScoredPart) -> ScoredPart:

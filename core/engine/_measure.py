@@ -20,35 +20,20 @@ import pyarrow as pa
 
 from .._columns import ScoreColumn
 from .._exceptions import describe_exception
-from .._metric import Metric, MetricContext, _clipped, _method_for, default_aggregate
+from .._metric import MetricContext, default_aggregate
 from .._plan import PlannedMetric, RunPlan
 from .._records import EMPTY, Estimate, Measurement, MetricResult, Status
 from .._reducers import REDUCER_EXTRA, reducer_key, resolve_reducer
 from .._settings import RunSettings
-from ..stats._clusters import tally_macro
-from ..stats._coverage import tally_receipt
-from ..stats._intervals import names
-from ..stats._mean import tally_mean
-from ..stats._tally import Tally
+from ._measurement import SMALL_GROUP, aggregation_of, common_fields, macro_extra, made
 from ._questions import LabelAttempts, Questions, attempt_extra
 from ._table import RunTable
-from ._tallies import LabelTally, tally_label
+from ._tallies import LabelTally, TallySource, measure_tallied, tally_label
 
 __all__ = ["SMALL_GROUP", "aggregation_of", "compute_corpus", "measure_all"]
 
-#: A group with fewer scored items than this is flagged: ``extra["small_group"] = 1.0``.
-SMALL_GROUP = 30
-
 #: A corpus metric's result (or the error text of its ``compute``) per (label, model).
 CorpusResults = Mapping[tuple[str, "str | None"], "MetricResult | str"]
-
-
-def aggregation_of(pm: PlannedMetric) -> str:
-    """How ``pm``'s measurement is made: ``ratio``, ``mean``, ``geomean`` or ``custom``."""
-    metric = pm.metric
-    if pm.is_corpus or type(metric).aggregate is not Metric.aggregate:
-        return "custom"
-    return metric.aggregation
 
 
 def compute_corpus(
@@ -66,13 +51,6 @@ def compute_corpus(
             f"compute returned {len(result.per_row)} per_row scores for {len(outputs)} rows"
         )
     return result
-
-
-def _finite_or_none(value: float | None) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
 
 
 class _CorpusError(Exception):
@@ -524,7 +502,7 @@ def _measure(
         questions, question_counts = _questions_of(src, scores, subset.rows)
         if question_counts is not None:
             counts = question_counts
-    common = _common(pm, src, ctx, counts)
+    common = common_fields(pm, src.key, src.kind, ctx, counts)
     named = {REDUCER_EXTRA.format(src.reducer): 1.0} if src.reducer is not None else {}
     if src.attempts is not None and questions is not None:
         named.update(attempt_extra(src.attempts, questions, ctx.confidence))
@@ -568,45 +546,7 @@ def _measure(
     elif ctx.group is not None and common["n"] < SMALL_GROUP:
         extra["small_group"] = 1.0
     extra.update(named)
-    return _made(common, estimate, value, extra, by_group)
-
-
-def _common(
-    pm: PlannedMetric, src: _Source, ctx: MetricContext, counts: Mapping[Status, int]
-) -> dict[str, Any]:
-    """What every measurement of ``src`` records, whether it has a value or an error."""
-    metric = pm.metric
-    return {
-        "key": src.key,
-        "suite": ctx.suite_id,
-        "metric": pm.label,
-        "model": ctx.model,
-        "confidence": ctx.confidence,
-        "n": counts[Status.OK] + counts[Status.FAIL],
-        "counts": counts,
-        "higher_is_better": metric.higher_is_better,
-        "reproducibility_class": metric.reproducibility_class,
-        "aggregation": src.kind or aggregation_of(pm),
-    }
-
-
-def _made(
-    common: Mapping[str, Any],
-    estimate: Estimate,
-    value: float | None,
-    extra: dict[str, float],
-    groups: Mapping[str, Measurement],
-) -> Measurement:
-    """The measurement of an estimate, its interval's ends finite or ``None``."""
-    return Measurement(
-        **common,
-        value=value,
-        ci_low=_finite_or_none(estimate.low),
-        ci_high=_finite_or_none(estimate.high),
-        ci_method=estimate.method,
-        extra=extra or EMPTY,
-        groups=groups,
-    )
+    return made(common, estimate, value, extra, by_group)
 
 
 def _tallied_all(
@@ -634,96 +574,10 @@ def _tallied_all(
         return {}
     tally = sources.label_tally(src.label)
     bounds = src.bounds if src.kind is not None else pm.metric.value_bounds
-    if not tally.finite or (kind == "mean" and bounds is not None and _outside(tally, bounds)):
+    if not tally.finite or (kind == "mean" and bounds is not None and tally.outside(bounds)):
         return {}
-    index = {name: code for code, name in enumerate(tally.models)}
-    out: dict[tuple[str | None, bool], Measurement] = {}
-    for model, whole in wanted:
-        code = None if whole else index.get(model, -1)
-        ctx = attrs.evolve(base, label=pm.label, model=model)
-        out[(model, whole)] = _tallied(pm, src, tally, code, None, ctx, kind, bounds)
-    return out
-
-
-def _outside(tally: LabelTally, bounds: tuple[float, float]) -> bool:
-    values = tally.values
-    return bool(values.size) and (
-        float(values.min()) < bounds[0] or float(values.max()) > bounds[1]
-    )
-
-
-def _tallied(
-    pm: PlannedMetric,
-    src: _Source,
-    tally: LabelTally,
-    model: int | None,
-    group: int | None,
-    ctx: MetricContext,
-    kind: str,
-    bounds: tuple[float, float] | None,
-) -> Measurement:
-    """One measurement made from a label's tally (what :func:`_measure` makes of its rows)."""
-    from .. import aggregate
-
-    counts = tally.state_counts(model, group)
-    metric = pm.metric
-    common = _common(pm, src, ctx, counts)
-    named = {REDUCER_EXTRA.format(src.reducer): 1.0} if src.reducer is not None else {}
-    by_group: dict[str, Measurement] = {}
-    if group is None:
-        for name, code in tally.groups_of(model):
-            in_group = attrs.evolve(ctx, group=name)
-            by_group[name] = _tallied(pm, src, tally, model, code, in_group, kind, bounds)
-    values = tally.tally(model, group) if kind == "mean" else None
-    try:
-        if values is None:
-            method = _method_for(ctx.ci_method, names("ratio"), "wilson")
-            ok, fail = counts[Status.OK], counts[Status.FAIL]
-            estimate = aggregate.ratio(ok, ok + fail, method=method, confidence=ctx.confidence)
-        else:
-            method = _method_for(ctx.ci_method, names("mean"), "normal")
-            estimate = tally_mean(values, method, ctx.confidence, bounds=bounds, seed=ctx.seed)
-            estimate = _clipped(estimate, bounds)
-        value = None if estimate.value is None else float(estimate.value)
-    except Exception as exc:  # noqa: BLE001 - one failed aggregate spoils one measurement
-        error = describe_exception(exc)
-        return Measurement(**common, groups=by_group, error=error, extra=named or EMPTY)
-    extra = {k: float(v) for k, v in estimate.extra.items()} if estimate.extra else {}
-    if aggregation_of(pm) == "mean" and values is not None:
-        extra.update(tally_receipt(estimate, values, metric.value_bounds, ctx.seed))
-    else:
-        extra.update(aggregate.coverage_receipt(estimate, kind="ratio"))
-    if by_group:
-        groups = [code for _, code in tally.groups_of(model)]
-        if values is None:
-            shares = [_outcomes(tally.state_counts(model, g)) for g in groups]
-            macro = tally_macro([t for t in shares if t.n], ctx.confidence, (0.0, 1.0))
-        else:
-            tallies = [tally.tally(model, g) for g in groups]
-            macro = tally_macro([t for t in tallies if t.n], ctx.confidence, bounds)
-        extra.update(_macro_extra(macro))
-    elif ctx.group is not None and common["n"] < SMALL_GROUP:
-        extra["small_group"] = 1.0
-    extra.update(named)
-    return _made(common, estimate, value, extra, by_group)
-
-
-def _outcomes(counts: Mapping[Status, int]) -> Tally:
-    """Ok and fail as the values 1 and 0."""
-    found = [(0.0, counts[Status.FAIL]), (1.0, counts[Status.OK])]
-    kept = [(value, count) for value, count in found if count]
-    return Tally(np.array([v for v, _ in kept]), np.array([c for _, c in kept], np.int64))
-
-
-def _macro_extra(estimate: Estimate) -> dict[str, float]:
-    """The macro value and its interval as ``extra`` keys (see :func:`_macro`)."""
-    if estimate.value is None:
-        return {}
-    out = {"macro": estimate.value, "macro_groups": float(estimate.extra["n_groups"])}
-    if estimate.low is not None and estimate.high is not None:
-        out["macro_low"], out["macro_high"] = estimate.low, estimate.high
-        out[f"macro_ci_method[{estimate.method}]"] = 1.0
-    return out
+    found = TallySource(src.key, kind, bounds, src.reducer)
+    return measure_tallied(pm, tally, found, base, wanted)
 
 
 def _question_se(
@@ -806,7 +660,7 @@ def _macro(
             values, scored_groups = scores.scored_values(), scores.scored_clusters(groups)
             bounds = src.bounds if src.kind is not None else pm.metric.value_bounds
         estimate = aggregate.macro_mean(values, scored_groups, confidence=confidence, bounds=bounds)
-        return _macro_extra(estimate)
+        return macro_extra(estimate)
     found = [g for g in by_group.values() if g.value is not None]
     if not found:
         return {}

@@ -9,18 +9,28 @@ however the run was cut into parts.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 import numpy as np
 import pyarrow as pa
 
-from .._records import Status
+from .._exceptions import describe_exception
+from .._metric import MetricContext, _clipped, _method_for
+from .._plan import PlannedMetric
+from .._records import EMPTY, Measurement, Status
+from .._reducers import REDUCER_EXTRA
 from .._status import STATES
+from ..stats._clusters import tally_macro
+from ..stats._coverage import tally_receipt
+from ..stats._intervals import names
+from ..stats._mean import tally_mean
 from ..stats._tally import Tally, tally_rows
+from ._measurement import SMALL_GROUP, aggregation_of, common_fields, macro_extra, made
 from ._table import RunTable
 
-__all__ = ["LabelTally", "tally_label"]
+__all__ = ["LabelTally", "TallySource", "measure_tallied", "tally_label"]
 
 #: Row keys are ``model * _SPAN + group``.
 _SPAN = 1 << 31
@@ -68,6 +78,12 @@ class LabelTally:
         """The named groups with items of a model (``None``: all), sorted by name."""
         codes = {g for (m, g) in self.states if g != 0 and (model is None or m == model)}
         return sorted((str(self.groups[g]), g) for g in codes)
+
+    def outside(self, bounds: tuple[float, float]) -> bool:
+        """Whether a scored value lies outside ``bounds``."""
+        return bool(self.values.size) and (
+            float(self.values.min()) < bounds[0] or float(self.values.max()) > bounds[1]
+        )
 
     def partial_credit(self) -> bool:
         """Whether a scored value lies strictly between 0 and 1."""
@@ -149,3 +165,99 @@ def _codes(
             names.append(entries[entry])
     lookup = np.array([index.get(entry, -1) for entry in entries], np.int64)
     return lookup[positions]
+
+
+@attrs.frozen
+class TallySource:
+    """What a measurement made from a label's tally is: its key, kind, bounds and reducer."""
+
+    key: str
+    #: ``ratio`` or ``mean``.
+    kind: str
+    #: The range of the values, for a mean's interval (``None``: none).
+    bounds: tuple[float, float] | None
+    #: The reducer named in ``extra`` (``None``: none).
+    reducer: str | None
+
+
+def measure_tallied(
+    pm: PlannedMetric,
+    tally: LabelTally,
+    src: TallySource,
+    base: MetricContext,
+    wanted: Sequence[tuple[str | None, bool]],
+) -> dict[tuple[str | None, bool], Measurement]:
+    """The ratio or mean measurements of each (model, whole) of ``wanted``, from the tally.
+
+    ``whole``: every model pooled, or the run's one model. What
+    :func:`~itemscore.engine._measure.measure_all` makes of the label's rows, to the bit.
+    """
+    index = {name: code for code, name in enumerate(tally.models)}
+    out: dict[tuple[str | None, bool], Measurement] = {}
+    for model, whole in wanted:
+        code = None if whole else index.get(model, -1)
+        ctx = attrs.evolve(base, label=pm.label, model=model)
+        out[(model, whole)] = _tallied(pm, src, tally, code, None, ctx)
+    return out
+
+
+def _tallied(
+    pm: PlannedMetric,
+    src: TallySource,
+    tally: LabelTally,
+    model: int | None,
+    group: int | None,
+    ctx: MetricContext,
+) -> Measurement:
+    """One measurement made from a label's tally (what ``_measure`` makes of its rows)."""
+    from .. import aggregate
+
+    kind, bounds = src.kind, src.bounds
+    counts = tally.state_counts(model, group)
+    metric = pm.metric
+    common = common_fields(pm, src.key, kind, ctx, counts)
+    named = {REDUCER_EXTRA.format(src.reducer): 1.0} if src.reducer is not None else {}
+    by_group: dict[str, Measurement] = {}
+    if group is None:
+        for name, code in tally.groups_of(model):
+            in_group = attrs.evolve(ctx, group=name)
+            by_group[name] = _tallied(pm, src, tally, model, code, in_group)
+    values = tally.tally(model, group) if kind == "mean" else None
+    try:
+        if values is None:
+            method = _method_for(ctx.ci_method, names("ratio"), "wilson")
+            ok, fail = counts[Status.OK], counts[Status.FAIL]
+            estimate = aggregate.ratio(ok, ok + fail, method=method, confidence=ctx.confidence)
+        else:
+            method = _method_for(ctx.ci_method, names("mean"), "normal")
+            estimate = tally_mean(values, method, ctx.confidence, bounds=bounds, seed=ctx.seed)
+            estimate = _clipped(estimate, bounds)
+        value = None if estimate.value is None else float(estimate.value)
+    except Exception as exc:  # noqa: BLE001 - one failed aggregate spoils one measurement
+        error = describe_exception(exc)
+        return Measurement(**common, groups=by_group, error=error, extra=named or EMPTY)
+    extra = {k: float(v) for k, v in estimate.extra.items()} if estimate.extra else {}
+    if aggregation_of(pm) == "mean" and values is not None:
+        extra.update(tally_receipt(estimate, values, metric.value_bounds, ctx.seed))
+    else:
+        extra.update(aggregate.coverage_receipt(estimate, kind="ratio"))
+    if by_group:
+        groups = [code for _, code in tally.groups_of(model)]
+        if values is None:
+            shares = [_outcomes(tally.state_counts(model, g)) for g in groups]
+            macro = tally_macro([t for t in shares if t.n], ctx.confidence, (0.0, 1.0))
+        else:
+            tallies = [tally.tally(model, g) for g in groups]
+            macro = tally_macro([t for t in tallies if t.n], ctx.confidence, bounds)
+        extra.update(macro_extra(macro))
+    elif ctx.group is not None and common["n"] < SMALL_GROUP:
+        extra["small_group"] = 1.0
+    extra.update(named)
+    return made(common, estimate, value, extra, by_group)
+
+
+def _outcomes(counts: Mapping[Status, int]) -> Tally:
+    """Ok and fail as the values 1 and 0."""
+    found = [(0.0, counts[Status.FAIL]), (1.0, counts[Status.OK])]
+    kept = [(value, count) for value, count in found if count]
+    return Tally(np.array([v for v, _ in kept]), np.array([c for _, c in kept], np.int64))

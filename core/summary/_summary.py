@@ -315,15 +315,6 @@ def unit_of(result: RunResult, label: str) -> str | None:
     return None
 
 
-def _best_rows(values: Sequence[float | None], higher_is_better: bool, digits: int) -> set[int]:
-    """Rows holding the best value as displayed (ties all win); none with fewer than two."""
-    shown = [(i, round(v, digits)) for i, v in enumerate(values) if v is not None]
-    if len(shown) < 2:
-        return set()
-    best = max(v for _, v in shown) if higher_is_better else min(v for _, v in shown)
-    return {i for i, v in shown if v == best}
-
-
 def bold_cells(result: RunResult, *, digits: int = 3) -> set[tuple[str | None, str]]:
     """The ``(model, label)`` cells that tables set in bold: significant leads only.
 
