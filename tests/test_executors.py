@@ -786,3 +786,32 @@ def test_a_cluster_keyword_applies_to_its_own_executor_only() -> None:
         resolve_executor("serial", bogus=1)
     assert resolve_executor("process", workers=2).cluster is None
     assert list(EXECUTORS) == ["serial", "process", "dask", "ray", "spark"]
+
+
+def test_an_executor_is_one_module_found_by_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module dropped into the executors' folder is an executor, named by its file."""
+    import itemscore.executors as executors
+
+    (tmp_path / "threads.py").write_text(
+        "import concurrent.futures\n"
+        "from itemscore.executors._engine import Engine\n"
+        "CLUSTER = None\n"
+        "def check_options(workers, cluster):\n"
+        "    pass\n"
+        "def open_executor(workers, cluster):\n"
+        "    pool = concurrent.futures.ThreadPoolExecutor(workers or 2)\n"
+        "    return Engine('threads', pool, workers=workers or 2, parallel=True,\n"
+        "                  close=lambda e: e.shutdown())\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(executors, "__path__", [*executors.__path__, str(tmp_path)])
+    found = executors._found()
+    assert list(found) == ["serial", "process", "threads", "dask", "ray", "spark"]
+    monkeypatch.setattr(executors, "EXECUTORS", found)
+    items = [ItemResult(id=str(i), output="a", expected="a" if i % 2 else "b") for i in range(40)]
+    result = itemscore.score(items, ["exact_match"], executor="threads", workers=2)
+    assert result.settings.executor == "threads"
+    assert [m.value for m in result.measurements.values()] == [0.5]
+    monkeypatch.delitem(sys.modules, "itemscore.executors.threads")

@@ -380,8 +380,9 @@ def _stat_options(func: Any) -> Any:
                 "--executor",
                 type=click.Choice(list(EXECUTORS)),
                 help="Where shards are scored: serial (this process), process (N processes), "
-                f"{_phrase(list(EXECUTORS)[2:], ' or ')} (a local one of N workers, or the cluster "
-                f"of {_flags(' or ')}). Default: process with --workers, else serial.",
+                f"{_phrase([n for n, e in EXECUTORS.items() if e.cluster], ' or ')} (a local "
+                f"one of N workers, or the cluster of {_flags(' or ')}). Default: process with "
+                "--workers, else serial.",
             ),
             *(
                 click.option(f"--{name}", metavar="ADDRESS", help=cluster.flag_help)

@@ -18,25 +18,27 @@
 
 A name is checked when the run is configured (:func:`resolve_executor`); the executor itself
 starts only when scoring starts (:meth:`ExecutorSpec.open`). One module per built-in executor,
-registered in :data:`EXECUTORS`: to add one, write a module with ``check_options(workers,
-cluster)`` (raise :class:`~itemscore.ConfigError` for options that do not apply) and
-``open_executor(workers, cluster) -> Engine`` (``cluster``: the caller's client, address or
-session, or ``None``), and add its entry here; a :class:`Cluster` entry gives it its
-command-line flag and configuration key as well. Ray and Spark run functions over Arrow
-batches rather than calls: their modules put each task in a one-row batch (:mod:`._batches`).
+found by its name: to add one, write a module here with ``check_options(workers, cluster)``
+(raise :class:`~itemscore.ConfigError` for options that do not apply), ``open_executor(workers,
+cluster) -> Engine`` (``cluster``: the caller's client, address or session, or ``None``) and
+``CLUSTER``: ``None``, or a :class:`Cluster` that gives it its ``score`` keyword, its
+command-line flag and its configuration key. Its file name is its name (``--executor NAME``).
+Ray and Spark run functions over Arrow batches rather than calls: their modules put each task
+in a one-row batch (:mod:`._batches`).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import importlib
+import pkgutil
 from typing import Any
 
 import attrs
 
 from itemscore._exceptions import ConfigError, did_you_mean, one_of
 
-from ._engine import Engine
+from ._engine import Cluster, Engine
 
 __all__ = [
     "EXECUTORS",
@@ -50,19 +52,6 @@ __all__ = [
 
 
 @attrs.frozen
-class Cluster:
-    """How a run names an executor's cluster: the ``score`` keyword, and a command-line flag."""
-
-    #: The keyword of ``score`` (and ``run``, ``rescore``) that takes it.
-    keyword: str
-    #: How messages name it: "score on the {noun}".
-    noun: str
-    #: The help of the command line's flag ``--NAME ADDRESS`` (and the configuration key
-    #: ``NAME:``, ``NAME`` the executor's) that names it by its address; ``None``: no flag.
-    flag_help: str | None = None
-
-
-@attrs.frozen
 class Executor:
     """A built-in executor: its module, and how a run names its cluster (if it has one)."""
 
@@ -72,23 +61,24 @@ class Executor:
     cluster: Cluster | None = None
 
 
+def _found() -> dict[str, Executor]:
+    """Every module of this folder whose name does not start with ``_``, by name.
+
+    In the order messages list them: ``serial`` (the default), the others of this machine,
+    then those that run on a cluster, each by name.
+    """
+    names = [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]
+    found = {}
+    for name in names:
+        module = importlib.import_module(f"{__name__}.{name}")
+        found[name] = Executor(module.__name__, module.CLUSTER)
+    order = sorted(found, key=lambda n: (found[n].cluster is not None, n != "serial", n))
+    return {name: found[name] for name in order}
+
+
 #: Every built-in executor, by name; the command line's flags and configuration keys that
 #: name a cluster are made from it.
-EXECUTORS: dict[str, Executor] = {
-    "serial": Executor("itemscore.executors.serial"),
-    "process": Executor("itemscore.executors.process"),
-    "dask": Executor(
-        "itemscore.executors.dask",
-        Cluster("client", "client's cluster", "Score on a Dask cluster."),
-    ),
-    "ray": Executor(
-        "itemscore.executors.ray",
-        Cluster(
-            "address", "Ray cluster", "Score on a Ray cluster (auto, ray://HOST:10001, HOST:6379)."
-        ),
-    ),
-    "spark": Executor("itemscore.executors.spark", Cluster("session", "session")),
-}
+EXECUTORS: dict[str, Executor] = _found()
 #: Each keyword that names a cluster -> the executor it belongs to.
 _OWNERS = {e.cluster.keyword: name for name, e in EXECUTORS.items() if e.cluster is not None}
 

@@ -5,7 +5,25 @@ from __future__ import annotations
 import concurrent.futures
 from collections.abc import Callable
 
-__all__ = ["Engine"]
+import attrs
+
+__all__ = ["Cluster", "Engine"]
+
+
+@attrs.frozen
+class Cluster:
+    """How a run names an executor's cluster: the ``score`` keyword, and a command-line flag.
+
+    An executor module that takes a cluster sets its ``CLUSTER`` to one.
+    """
+
+    #: The keyword of ``score`` (and ``run``, ``rescore``) that takes it.
+    keyword: str
+    #: How messages name it: "score on the {noun}".
+    noun: str
+    #: The help of the command line's flag ``--NAME ADDRESS`` (and the configuration key
+    #: ``NAME:``, ``NAME`` the executor's) that names it by its address; ``None``: no flag.
+    flag_help: str | None = None
 
 
 class Engine:

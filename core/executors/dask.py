@@ -23,9 +23,12 @@ from itemscore._exceptions import ConfigError
 from itemscore._settings import refused
 from itemscore.display._text import printable
 
-from ._engine import Engine
+from ._engine import Cluster, Engine
 
 __all__ = ["CONNECT_TIMEOUT", "check_options", "open_executor"]
+
+#: How a run names the cluster it scores on.
+CLUSTER = Cluster("client", "client's cluster", "Score on a Dask cluster.")
 
 #: Seconds to wait for a Dask scheduler to answer before the run is refused.
 CONNECT_TIMEOUT = 10.0

@@ -24,6 +24,9 @@ from ._engine import Engine
 
 __all__ = ["PARENT_POLL", "check_options", "open_executor"]
 
+#: This executor takes no cluster.
+CLUSTER = None
+
 #: Seconds between two looks of a worker at its parent: a worker outlives it by at most this.
 PARENT_POLL = 0.5
 

@@ -34,9 +34,14 @@ import pyarrow as pa
 from itemscore._exceptions import ConfigError, describe_exception
 
 from ._batches import CALL, RESULT, BatchExecutor, run_batch, unwarned
-from ._engine import Engine
+from ._engine import Cluster, Engine
 
 __all__ = ["check_options", "open_executor"]
+
+#: How a run names the cluster it scores on.
+CLUSTER = Cluster(
+    "address", "Ray cluster", "Score on a Ray cluster (auto, ray://HOST:10001, HOST:6379)."
+)
 
 #: Ray's loggers the run keeps to errors while it scores (one INFO line per job otherwise).
 _LOGGERS = ("ray", "ray.data")

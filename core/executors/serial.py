@@ -16,6 +16,9 @@ from ._engine import Engine
 
 __all__ = ["InlineExecutor", "check_options", "open_executor"]
 
+#: This executor takes no cluster.
+CLUSTER = None
+
 T = TypeVar("T")
 
 

@@ -32,9 +32,12 @@ from typing import Any
 from itemscore._exceptions import ConfigError
 
 from ._batches import BatchExecutor, run_batches, unwarned
-from ._engine import Engine
+from ._engine import Cluster, Engine
 
 __all__ = ["check_options", "open_executor"]
+
+#: How a run names the cluster it scores on.
+CLUSTER = Cluster("session", "session")
 
 #: The log configuration of a local session: errors only (Spark's default says WARN and
 #: more on start-up). The shell's logger at the root's level: Spark then keeps it unsaid.
