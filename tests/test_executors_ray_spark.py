@@ -274,6 +274,9 @@ def test_the_command_line_scores_on_a_local_engine(engine: str, data: Path, tmp_
         assert saved[0][key] == saved[1][key]
     assert (saved[1]["settings"]["executor"], saved[1]["settings"]["workers"]) == (engine, 2)
     assert "Traceback" not in done[1].stderr
+    # A quiet run says nothing of the engine's own: no log level, no pandas version warning.
+    assert "Setting default log level" not in done[1].stderr
+    assert "Warning" not in done[1].stderr
 
 
 # -- failures -------------------------------------------------------------------------------

@@ -40,11 +40,14 @@ __all__ = ["check_options", "open_executor"]
 CLUSTER = Cluster("session", "session")
 
 #: The log configuration of a local session: errors only (Spark's default says WARN and
-#: more on start-up). The shell's logger at the root's level: Spark then keeps it unsaid.
+#: more on start-up). The shell's loggers (PySpark's is its gateway's) at the root's level:
+#: Spark then keeps its "Setting default log level" unsaid.
 _LOG4J = """\
 rootLogger.level = error
 logger.repl.name = org.apache.spark.repl.Main
 logger.repl.level = error
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
 appender.console.name = console
@@ -124,7 +127,10 @@ def _local_session(sql: Any, cores: int) -> Any:
         )
         # The Python workers run this interpreter (with itemscore and the run's metrics), not
         # whatever `python3` the PATH finds; the JVM binds where the driver does.
-        with _environment(PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1"):
+        with (
+            _environment(PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1"),
+            unwarned(FutureWarning, "pyspark"),  # pandas versions it has not tried
+        ):
             session = builder.getOrCreate()
     finally:
         os.unlink(log4j.name)
