@@ -34,6 +34,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from _data import qa_file, shared_bench
 
@@ -294,26 +295,34 @@ def _ten_million_lines(folder: Path) -> Path:
     return big
 
 
-def _hundred_million_rows(folder: Path) -> Path:
-    """A hundred copies of the 1M QA file as a folder of Parquet partitions, unique ids."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
+def _qa_rows() -> list[dict[str, Any]]:
+    """The 1M QA file's rows, each answer key a list (one Parquet type for every row)."""
     with open(qa_file("1m"), encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle]
     for row in rows:
         if isinstance(row.get("expected"), str):
             row["expected"] = [row["expected"]]
-    table = pa.Table.from_pylist(rows)
-    del rows
-    parts = folder / "qa-100m"
+    return rows
+
+
+def _copies(table: Any, parts: Path, copies: int) -> Path:
+    """``copies`` copies of ``table`` as Parquet partitions in ``parts``, ids made unique."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
     parts.mkdir()
     ids = table.column("id")
-    for copy in range(100):
+    for copy in range(copies):
         renamed = table.set_column(0, "id", pc.binary_join_element_wise(ids, f"{copy}", "-"))
         pq.write_table(renamed, parts / f"part-{copy:03d}.parquet", row_group_size=1 << 17)
     return parts
+
+
+def _hundred_million_rows(folder: Path) -> Path:
+    """A hundred copies of the 1M QA file as a folder of Parquet partitions, unique ids."""
+    import pyarrow as pa
+
+    return _copies(pa.Table.from_pylist(_qa_rows()), folder / "qa-100m", 100)
 
 
 def _paired_runs(folder: Path, copies: int) -> tuple[Path, Path]:
@@ -323,14 +332,8 @@ def _paired_runs(folder: Path, copies: int) -> tuple[Path, Path]:
     that both metrics differ between the runs (the ids and questions are the same).
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
-    with open(qa_file("1m"), encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle]
-    for row in rows:
-        if isinstance(row.get("expected"), str):
-            row["expected"] = [row["expected"]]
+    rows = _qa_rows()
     table = pa.Table.from_pylist(rows)
     outputs = []
     for index, row in enumerate(rows):
@@ -340,16 +343,10 @@ def _paired_runs(folder: Path, copies: int) -> tuple[Path, Path]:
     changed = table.set_column(
         table.schema.get_field_index("output"), "output", pa.array(outputs, pa.string())
     )
-    made = []
-    for name, source in (("baseline", table), ("candidate", changed)):
-        parts = folder / name
-        parts.mkdir()
-        ids = source.column("id")
-        for copy in range(copies):
-            renamed = source.set_column(0, "id", pc.binary_join_element_wise(ids, f"{copy}", "-"))
-            pq.write_table(renamed, parts / f"part-{copy:03d}.parquet", row_group_size=1 << 17)
-        made.append(parts)
-    return made[0], made[1]
+    return (
+        _copies(table, folder / "baseline", copies),
+        _copies(changed, folder / "candidate", copies),
+    )
 
 
 def compare_at_scale(copies: int) -> None:
