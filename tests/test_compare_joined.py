@@ -1,9 +1,9 @@
-"""Two runs compared from their join, a bucket of ids at a time (issue 37.2).
+"""Runs compared from their join, a bucket of ids at a time (issue 37.2).
 
-``compare(run_a, run_b)`` of ratio and mean metrics reads each run a part at a time, splits its
-rows into buckets by a hash of the id (files in a temporary folder for large runs) and adds
-up each bucket's counts and tallies. Its comparisons must be those of the rows held at once
-(the one-run path pairs two models of one run in memory), to the bit, however many buckets.
+``compare`` of ratio and mean metrics reads each run a part at a time, splits its rows into
+buckets by a hash of the id (files in a temporary folder for large runs) and adds up each
+bucket's counts and tallies. Its comparisons must be the same to the bit however many buckets,
+whether the two sides are two runs or two models of one, and equal statsmodels' and scipy's.
 """
 
 from __future__ import annotations
@@ -48,14 +48,36 @@ def runs() -> dict[str, RunResult]:
     return {"a": _run(a), "b": _run(b), "both": _run(a + b)}
 
 
-def test_two_runs_equal_the_rows_of_one(runs: dict[str, RunResult]) -> None:
-    """compare(A, B) (joined) equals compare(A + B) (two models of one run, in memory)."""
+def test_two_runs_equal_one_run_and_the_references(runs: dict[str, RunResult]) -> None:
+    """compare(A, B) equals compare(A + B), and statsmodels' McNemar and scipy's paired t."""
+    import scipy.stats
+    from statsmodels.stats.contingency_tables import mcnemar
+
     together = compare(runs["both"])
     apart = compare(runs["a"], runs["b"])
     assert apart == together
     assert {c.method for c in apart} == {"mcnemar-exact, newcombe-10", "paired-t"}
     assert all(c.groups for c in apart)
-    assert apart[0].n_unpaired > 20  # skips and the ids only a has
+    assert apart[0].n_unpaired > 20  # skips, and the ids only a has
+    a, b = runs["a"].table, runs["b"].table
+    n = len(b)  # b's ids are a's first ids
+    for c in apart:
+        codes_a, codes_b = a.codes(c.metric)[:n], b.codes(c.metric)
+        scored = (codes_a < 2) & (codes_b < 2)
+        assert c.n_pairs == int(scored.sum())
+        assert c.n_unpaired == n - c.n_pairs + (len(a) - n)
+        if c.metric == "exact_match":
+            ok_a, ok_b = codes_a[scored] == 0, codes_b[scored] == 0
+            table = [[np.sum(ok_a & ok_b), np.sum(ok_a & ~ok_b)],
+                     [np.sum(~ok_a & ok_b), np.sum(~ok_a & ~ok_b)]]  # fmt: skip
+            assert c.p_value == pytest.approx(mcnemar(table, exact=True).pvalue, abs=1e-12)
+        else:
+            values_a = a.values(c.metric)[:n][scored]
+            values_b = b.values(c.metric)[scored]
+            reference = scipy.stats.ttest_rel(values_b, values_a)
+            interval = reference.confidence_interval(0.95)
+            assert c.p_value == pytest.approx(reference.pvalue, abs=1e-12)
+            assert (c.ci_low, c.ci_high) == pytest.approx((interval.low, interval.high), abs=1e-12)
 
 
 @pytest.mark.parametrize("rows", [1, 7, 64])
@@ -183,3 +205,14 @@ def test_gate_joins_the_runs_the_same_way(
     assert whole.gain == pytest.approx(float(gains.mean()), abs=1e-15)
     monkeypatch.setattr(joined, "BUCKET_ROWS", 16)
     assert gate(runs["a"], runs["b"], metric="token_f1", margin=0.05) == whole
+
+
+def test_the_models_of_one_run_in_buckets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three models of one run: a baseline in two pairs, the same numbers in buckets."""
+    run = _run(_items("x", 3) + _items("y", 4, skip=6) + _items("z", 5))
+    every_pair = compare(run)
+    against_x = compare(run, baseline="x")
+    assert [(c.baseline, c.candidate) for c in against_x[:2]] == [("x", "y"), ("x", "z")]
+    monkeypatch.setattr(joined, "BUCKET_ROWS", 40)
+    assert compare(run) == every_pair
+    assert compare(run, baseline="x") == against_x

@@ -21,9 +21,9 @@ Where it lives:
 - ``_record.py``: :class:`Comparison`, the record of one comparison;
 - ``_pairing.py``: a run table as compare reads it, rows paired by id (by question for runs
   with attempts), and the check that paired items are the same item;
-- ``_joined.py``: two runs of ratio and mean metrics paired out of core, a bucket of ids at a
-  time, into counts and tallies that add up (the rows of one run, or runs with attempts,
-  clusters or a metric's own aggregate, pair in memory through ``_pairing.py``);
+- ``_joined.py``: two runs (or two models of one) of ratio and mean metrics paired out of
+  core, a bucket of ids at a time, into counts and tallies that add up (runs with attempts,
+  clusters or a metric's own aggregate pair in memory through ``_pairing.py``);
 - ``_metrics.py``: what a label is in each run (its kind, its metric, its range) and
   :func:`check_same_metrics`, :func:`score_range`;
 - ``_one.py``: one comparison's paired items and the test their kind takes, in

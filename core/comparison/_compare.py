@@ -224,8 +224,8 @@ def _comparisons(
     side_b_result = other if other is not None else result
     if not _reduces(result) and not _reduces(side_b_result):
         entries = [_Entry(label, f"{suite_id}.{label}", label, label) for label in labels]
-        if other is not None and not result.table.has("cluster"):
-            kinds = [_kind_of(result, other, entry) for entry in entries]
+        if not result.table.has("cluster"):
+            kinds = [_kind_of(result, side_b_result, entry) for entry in entries]
             if all(kind != "bootstrap" for kind in kinds):
                 if checked:
                     _check_runs(result, other, entries, labels, run_names)
@@ -324,7 +324,7 @@ def _check_runs(
 
 def _joined_comparisons(
     result: RunResult,
-    other: RunResult,
+    other: RunResult | None,
     entries: Sequence[_Entry],
     kinds: Sequence[str],
     pairs: Sequence[tuple[str | None, str | None, str | None, str | None]],
@@ -335,18 +335,24 @@ def _joined_comparisons(
     with_groups: bool,
     check_items: bool,
 ) -> list[Comparison]:
-    """Two runs of ratio and mean metrics compared from their join's counts and tallies."""
+    """Ratio and mean metrics compared from the join's counts and tallies.
+
+    Two runs (``other``), or the models of one run (``other`` is ``None``: each side is the
+    rows of one model).
+    """
     columns = [
         (entry.column_a, entry.column_b, kind == "mean") for entry, kind in zip(entries, kinds)
     ]
     joined = join(
-        (result, other), [(a, b) for a, b, _, _ in pairs], several, columns,
+        (result, other if other is not None else result), [(a, b) for a, b, _, _ in pairs],
+        several, columns,
         check_items=check_items,
     )  # fmt: skip
     if entries and not any(joined.n_matched):
         raise ConfigError(
             "The items of the two sides share no id, so there is no pair to compare: compare "
-            "runs over the same questions (items pair by id)."
+            "runs over the same questions (items pair by id"
+            + (", and by model within a run)." if other is None else ").")
         )
     auto = result.settings.ci_method == "auto"
     out: list[Comparison] = []

@@ -1,6 +1,8 @@
 """Two runs paired out of core: rows split by a hash of their id, each bucket joined alone.
 
-A comparison of two runs of ratio and mean metrics needs, for each label and pair of models,
+The two sides are two runs, or one run read twice (each side the rows of a pair's model; a
+baseline in several pairs has its rows in each). A comparison of ratio and mean metrics
+needs, for each label and pair of models,
 only what merges by addition: the counts of the pairs' (state a, state b) and, for means, the
 tallies of each side's values and of the differences, each by side a's group. So the two runs
 are read a part at a time (:meth:`~itemscore.engine._table.RunTable.parts`); each row goes
@@ -19,6 +21,7 @@ from __future__ import annotations
 import heapq
 import math
 import tempfile
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -153,7 +156,12 @@ def join(
         ConfigError: some pairs hold different items (``check_items``).
     """
     tables = (sides[0].table, sides[1].table)
-    k = max(1, math.ceil(max(len(tables[0]), len(tables[1])) / BUCKET_ROWS))
+    # A model's rows are in every pair it is in: as many copies as its most frequent model's.
+    copies = [
+        max(Counter(pair[side] for pair in pairs).values()) if several[side] else 1
+        for side in (0, 1)
+    ]
+    k = max(1, math.ceil(max(len(tables[0]) * copies[0], len(tables[1]) * copies[1]) / BUCKET_ROWS))
     with tempfile.TemporaryDirectory(prefix="itemscore-compare-") as folder:
         buckets = []
         for side, table in enumerate(tables):
@@ -263,16 +271,6 @@ def _rows(
     for found, scores in table.parts(unique, keys):
         n = len(found[0])
         columns: dict[str, Any] = {"id": found[0]}
-        if several:
-            pair = np.full(n, -1, np.int32)
-            for index, model in enumerate(models):
-                same = pc.is_null(found[1]) if model is None else pc.equal(found[1], model)
-                pair[np.asarray(pc.fill_null(same, False).to_numpy(zero_copy_only=False))] = index
-            keep = np.flatnonzero(pair >= 0)
-        else:
-            pair = np.zeros(n, np.int32)
-            keep = None
-        columns["pair"] = pair
         if side == 0:
             columns["row"] = np.arange(start, start + n, dtype=_I64)
         if grouped:
@@ -284,8 +282,16 @@ def _rows(
             columns[f"s{e}"] = pc.cast(status, pa.int8())
             columns[f"v{e}"] = value
         part = pa.table(columns)
-        yield part if keep is None else part.take(pa.array(keep, pa.int64()))
         start += n
+        if not several:
+            yield part.add_column(0, "pair", pa.array(np.zeros(n, np.int32)))
+            continue
+        # A model's rows go to each pair it is in (the baseline of one run is in several).
+        for index, model in enumerate(models):
+            same = pc.is_null(found[1]) if model is None else pc.equal(found[1], model)
+            rows = np.flatnonzero(pc.fill_null(same, False).to_numpy(zero_copy_only=False))
+            pair = pa.array(np.full(rows.size, index, np.int32))
+            yield part.take(pa.array(rows, pa.int64())).add_column(0, "pair", pair)
 
 
 class _Buckets:
