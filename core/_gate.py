@@ -137,14 +137,9 @@ def mixture_radius(
 
 
 def confidence_sequence(
-    differences: NDArray[np.float64], sigma: float, confidence: float = 0.95
+    t: int, centre: float, sigma: float, confidence: float = 0.95
 ) -> tuple[float, float]:
-    """The anytime-valid interval of the mean of ``differences`` at their current count."""
-    return _sequence(differences.size, float(differences.mean()), sigma, confidence)
-
-
-def _sequence(t: int, centre: float, sigma: float, confidence: float) -> tuple[float, float]:
-    """The confidence sequence's interval around the mean ``centre`` of ``t`` differences."""
+    """The anytime-valid interval of the mean of ``t`` differences, whose mean is ``centre``."""
     radius = float(mixture_radius(t, sigma, 1.0 - confidence))
     return centre - radius, centre + radius
 
@@ -298,7 +293,7 @@ def gate(
                           **common)  # fmt: skip
     mean = differences.mean_sd()[0]
     gain = mean if _higher_is_better(baseline, metric) else -mean
-    low, high = _sequence(n, gain, sigma, confidence)
+    low, high = confidence_sequence(n, gain, sigma, confidence)
     common["half_width"] = (high - low) / 2.0
     low, high = max(low, lo - hi), min(high, hi - lo)
     verdict = "not worse" if low > -margin else "worse" if high < -margin else "inconclusive"
