@@ -32,6 +32,7 @@ import pyarrow as pa
 
 from .._hashing import text_hashes
 from ..engine._table import FINGERPRINT
+from ..engine._tallies import codes_in
 from ..stats._tally import Tally, tally_rows
 from ._pairing import align_ids, different_items, differing_items
 from ._ratio_mean import mean_of_tallies, ratio_of_counts
@@ -179,8 +180,12 @@ def join(
         n_differ = 0
         for bucket in range(k):
             ta, tb = buckets[0].read(bucket), buckets[1].read(bucket)
-            pair_a = np.asarray(ta.column("pair").to_numpy(), _I64)
-            pair_b = np.asarray(tb.column("pair").to_numpy(), _I64)
+            group = (
+                codes_in(ta.column("group").combine_chunks(), groups, group_codes)
+                if "group" in ta.schema.names
+                else np.zeros(ta.num_rows, _I64)
+            )
+            pair_a, pair_b = _numbers(ta, "pair"), _numbers(tb, "pair")
             for p in range(len(pairs)):
                 sa, sb = np.flatnonzero(pair_a == p), np.flatnonzero(pair_b == p)
                 ids_a = ta.column("id").take(pa.array(sa, pa.int64())).combine_chunks()
@@ -191,28 +196,19 @@ def join(
                 ra, rb = sa[ia], sb[ib]
                 if check_items:
                     bad = differing_items(
-                        np.asarray(ta.column(FINGERPRINT).to_numpy(), np.uint64)[ra],
-                        np.asarray(tb.column(FINGERPRINT).to_numpy(), np.uint64)[rb],
+                        _numbers(ta, FINGERPRINT)[ra], _numbers(tb, FINGERPRINT)[rb]
                     )
                     if bad.size:
                         n_differ += int(bad.size)
-                        rows = np.asarray(ta.column("row").to_numpy(), _I64)[ra[bad]]
+                        rows = _numbers(ta, "row")[ra[bad]].tolist()
                         names = ids_a.take(pa.array(ia[bad], pa.int64())).to_pylist()
-                        differ[p] = heapq.nsmallest(
-                            5 * len(pairs), [*differ[p], *zip(rows.tolist(), names)]
-                        )
-                group = _group_codes(ta, ra, groups, group_codes)
-                for e, (name_a, name_b, is_mean) in enumerate(columns):
-                    del name_a, name_b
-                    codes_a = np.asarray(ta.column(f"s{e}").to_numpy(), np.int8)[ra]
-                    codes_b = np.asarray(tb.column(f"s{e}").to_numpy(), np.int8)[rb]
+                        differ[p] = heapq.nsmallest(5 * len(pairs), [*differ[p], *zip(rows, names)])
+                for e, (_, _, is_mean) in enumerate(columns):
+                    codes = (_numbers(ta, f"s{e}")[ra], _numbers(tb, f"s{e}")[rb])
                     values = None
                     if is_mean:
-                        values = (
-                            np.asarray(ta.column(f"v{e}").to_numpy(), np.float64)[ra],
-                            np.asarray(tb.column(f"v{e}").to_numpy(), np.float64)[rb],
-                        )
-                    stats[(e, p)].add(group, codes_a, codes_b, values)
+                        values = (_numbers(ta, f"v{e}")[ra], _numbers(tb, f"v{e}")[rb])
+                    stats[(e, p)].add(group[ra], *codes, values)
             del ta, tb
     if n_differ:
         shown: list[str] = []
@@ -224,27 +220,9 @@ def join(
     return Joined(stats, n_only, n_matched, groups)
 
 
-def _group_codes(
-    table: pa.Table,
-    rows: NDArray[np.intp],
-    names: list[str | None],
-    codes: dict[str | None, int],
-) -> NDArray[np.int64]:
-    """Side a's group code of each of ``rows`` (new names added as they come)."""
-    if "group" not in table.schema.names:
-        return np.zeros(rows.size, _I64)
-    import pyarrow.compute as pc
-
-    encoded = pc.dictionary_encode(table.column("group").take(pa.array(rows, pa.int64())))
-    encoded = encoded.combine_chunks() if isinstance(encoded, pa.ChunkedArray) else encoded
-    entries: list[str | None] = [*encoded.dictionary.to_pylist(), None]
-    for entry in entries:
-        if entry not in codes:
-            codes[entry] = len(names)
-            names.append(entry)
-    lookup = np.array([codes[entry] for entry in entries], _I64)
-    positions = encoded.indices.fill_null(len(entries) - 1).to_numpy(zero_copy_only=False)
-    return lookup[np.asarray(positions, _I64)]
+def _numbers(table: pa.Table, name: str) -> NDArray[Any]:
+    """A numeric column of a bucket as a numpy array (converted where it is used: one at a time)."""
+    return np.asarray(table.column(name).to_numpy())
 
 
 def _rows(

@@ -30,7 +30,7 @@ from ..stats._tally import Tally, tally_rows
 from ._measurement import SMALL_GROUP, aggregation_of, common_fields, macro_extra, made
 from ._table import RunTable
 
-__all__ = ["LabelTally", "TallySource", "measure_tallied", "tally_label"]
+__all__ = ["LabelTally", "TallySource", "codes_in", "measure_tallied", "tally_label"]
 
 #: Row keys are ``model * _SPAN + group``.
 _SPAN = 1 << 31
@@ -113,11 +113,11 @@ def tally_label(table: RunTable, label: str) -> LabelTally:
             where_counts = [((0, 0), np.bincount(codes, minlength=4))]
         else:
             model = (
-                _codes(found["model"], models, model_index)
+                codes_in(found["model"], models, model_index)
                 if "model" in found
-                else _codes(pa.nulls(n, pa.string()), models, model_index)
+                else codes_in(pa.nulls(n, pa.string()), models, model_index)
             )
-            group = _codes(found["group"], groups, group_index) if "group" in found else 0
+            group = codes_in(found["group"], groups, group_index) if "group" in found else 0
             key = model * _SPAN + group
             distinct, inverse = np.unique(key, return_inverse=True)
             by_key = np.bincount(inverse * 4 + codes, minlength=4 * len(distinct)).reshape(-1, 4)
@@ -147,7 +147,7 @@ def _summed(pieces: list[tuple[Any, Any, Any]]) -> tuple[Any, Any, Any]:
     return tally_rows(*(np.concatenate(column) for column in zip(*pieces)))
 
 
-def _codes(
+def codes_in(
     column: pa.Array, names: list[str | None], index: dict[str | None, int]
 ) -> np.ndarray[Any, np.dtype[np.int64]]:
     """Each row's code in ``names``, new names appended in order of first appearance."""
