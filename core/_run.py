@@ -34,10 +34,11 @@ from ._defaults import (
     DEFAULT_SUITE_ID,
 )
 from ._derived import annotate
-from ._exceptions import ConfigError
+from ._exceptions import ConfigError, describe_exception
 from ._plan import RunPlan, plan, reduce_of
+from ._plugins import plugin_manager
 from ._records import ItemResult, MetricResult, Status
-from ._reducers import check_attempt_counts, question_sizes
+from ._reducers import check_attempt_counts, question_sizes, resolve_reducer
 from ._registry import Registry
 from ._result import RunResult
 from ._settings import RunSettings, refused, resolve_workers
@@ -49,7 +50,7 @@ from .engine._measure import compute_corpus, measure_all, model_rows
 from .engine._table import RunTable
 from .engine._tasks import Job, ShardFailed, release_memo, score_items_task
 from .executors import Engine, ExecutorSpec, resolve_executor
-from .inputs import Source, suite_rows, to_items
+from .inputs import Source, open_source, suite_rows, to_items
 from .inputs._datasets import NAMES, dataset_kind, staged
 
 __all__ = ["ProgressCallback", "prepare_settings", "rescore", "run", "score", "score_list"]
@@ -123,15 +124,6 @@ _OWN_MEMORY_LIMITS = {
     "ray": "Ray's own memory limit (`ray start --memory`, or the memory monitor)",
     "spark": "Spark's own limit of its Python workers (`spark.executor.pyspark.memory`)",
 }
-
-
-def _coerce_items(items: Iterable[Any], columns: Mapping[str, str] | None = None) -> list[Any]:
-    """The one place where what the caller passed becomes a list of items.
-
-    Raises:
-        InputError: a row that cannot be an item, or a duplicate id.
-    """
-    return to_items(items, columns)
 
 
 # -- scoring on the executor ----------------------------------------------------------------
@@ -230,8 +222,6 @@ def _score_corpus(
     the_plan: RunPlan, table: RunTable
 ) -> tuple[dict[str, pa.StructArray], dict[tuple[str, str | None], MetricResult | str]]:
     """Run every corpus metric once per model over all its rows, here on the driver."""
-    from ._exceptions import describe_exception
-
     columns: dict[str, pa.StructArray] = {}
     results: dict[tuple[str, str | None], MetricResult | str] = {}
     models = model_rows(table)
@@ -306,8 +296,6 @@ def _run_plan(
     them, in memory), ``reading`` follows the rows read, and the whole-source checks run
     before anything is scored.
     """
-    from ._plugins import plugin_manager
-
     itemscore_version = version("itemscore")
     created = datetime.datetime.now(datetime.timezone.utc)
     started = time.perf_counter()
@@ -528,6 +516,7 @@ def score(
         reduce=reduce_of(reduce, metrics),
     )  # fmt: skip
     the_plan = plan(metrics, extra_metrics, registry=registry)
+    expected = (columns or {}).get("expected", "expected")
     kind = dataset_kind(items)
     if kind is not None:  # written as Parquet parts by the engine's workers, read by ours
         if format is not None:
@@ -535,26 +524,20 @@ def score(
                 f"`format` ({format!r}) applies to files; a {NAMES[kind]} is read as it is. "
                 "Leave `format` out."
             )
-        from .inputs import open_source
-
-        expected = (columns or {}).get("expected", "expected")
         with (
             staged(items, kind) as folder,
             open_source(folder, "parquet", columns=columns, name=NAMES[kind]) as opened,
         ):
             return _run_plan(opened, the_plan, settings, spec, progress, answer_column=expected)
     if is_paths(items):
-        from .inputs import open_source
-
         with open_source(items, format, columns=columns) as opened:
-            expected = (columns or {}).get("expected", "expected")
             return _run_plan(opened, the_plan, settings, spec, progress, answer_column=expected)
     if format is not None:
         raise ConfigError(
             f"`format` ({format!r}) applies to files; the items given are not a path. Leave "
             "`format` out, or pass the path of the file."
         )
-    source = RunTable.of_items(_coerce_items(cast("Iterable[Any]", items), columns))
+    source = RunTable.of_items(to_items(cast("Iterable[Any]", items), columns))
     return _run_plan(source, the_plan, settings, spec, progress)
 
 
@@ -671,7 +654,7 @@ def run(
         extra_metrics = extra_metrics.metrics  # configured already: used as they are
     the_plan = plan(suite.metrics, extra_metrics, registry=registry)
     rows = suite.load_data() if raw is None else raw
-    items = _coerce_items(suite.items(suite_rows(rows, columns)))
+    items = to_items(suite.items(suite_rows(rows, columns)))
     return _run_plan(RunTable.of_items(items), the_plan, settings, spec, progress)
 
 
@@ -729,6 +712,4 @@ def rescore(
 
 def _reads_answers(settings: RunSettings) -> bool:
     """Whether a reducer of the run reads the attempts' outputs (``majority`` does)."""
-    from ._reducers import resolve_reducer
-
     return any(resolve_reducer(name).reads_answers for name in settings.reduce)
