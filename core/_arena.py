@@ -27,6 +27,7 @@ preferred a, b, or neither" -- and rates every model:
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -36,9 +37,9 @@ import attrs
 import numpy as np
 
 from ._exceptions import ConfigError, InputError, did_you_mean, one_of
-from ._leaderboard import METHODS, rank_intervals
-from ._records import EMPTY, Estimate
-from .aggregate import _check_confidence, _check_positive_int, _check_seed, ratio
+from ._leaderboard import check_options, rank_intervals
+from .aggregate import ratio
+from .stats._estimate import EMPTY, Estimate, _freeze_mapping
 from .stats._intervals import _z
 
 if TYPE_CHECKING:
@@ -103,19 +104,15 @@ class Rating:
         return attrs.asdict(self)
 
 
-def _freeze(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return value if value else EMPTY
-
-
 @attrs.frozen(kw_only=True)
 class Arena:
     """Models rated from pairwise judgments (see :func:`arena`)."""
 
     #: Model -> its rating, best first.
-    ratings: Mapping[str, Rating] = attrs.field(converter=_freeze)
+    ratings: Mapping[str, Rating] = attrs.field(converter=_freeze_mapping)
     #: Model -> opponent -> share of their decided judgments (ties left out) the model won;
     #: only pairs with at least one decided judgment appear.
-    win_rates: Mapping[str, Mapping[str, float]] = attrs.field(converter=_freeze)
+    win_rates: Mapping[str, Mapping[str, float]] = attrs.field(converter=_freeze_mapping)
     #: Share of decided judgments won by side a (the answer shown first), Wilson interval.
     position_bias: Estimate
     #: Judgments read.
@@ -137,9 +134,9 @@ class Arena:
     #: The critical value of ``|r_i - r_j| / se_ij`` (``None``: fewer than two models).
     critical_value: float | None = None
     #: Judge -> the arena of that judge's judgments alone (with a ``judge`` column).
-    by_judge: Mapping[str, Arena] = attrs.field(default=EMPTY, converter=_freeze)
+    by_judge: Mapping[str, Arena] = attrs.field(default=EMPTY, converter=_freeze_mapping)
     #: Judge -> why that judge's judgments alone have no ratings (no finite fit).
-    judge_errors: Mapping[str, str] = attrs.field(default=EMPTY, converter=_freeze)
+    judge_errors: Mapping[str, str] = attrs.field(default=EMPTY, converter=_freeze_mapping)
     #: Krippendorff's alpha (nominal) of the judges' verdicts on the same (id, pair of
     #: models); ``None`` without ``judge`` and ``id``, or when no unit has two verdicts.
     judge_agreement: float | None = None
@@ -242,7 +239,6 @@ def _read(judgments: object, columns: Mapping[str, str] | None) -> _Judgments:
     verdicts: list[int] = []
     ids: list[str | None] = []
     judges: list[str | None] = []
-    seen = dict.fromkeys(names.values(), False)
     name = ""
     for chunk in _chunks(judgments):
         name = chunk.name
@@ -252,8 +248,6 @@ def _read(judgments: object, columns: Mapping[str, str] | None) -> _Judgments:
                     f"{chunk.where(index)}: a judgment must be a mapping of column to value, "
                     f"not {type(row).__name__}."
                 )
-            for column in seen:
-                seen[column] = seen[column] or column in row
             cells = {role: _text(row.get(column), is_missing) for role, column in names.items()}
             for role, required in ROLES.items():
                 if required and cells[role] is None:
@@ -285,9 +279,6 @@ def _read(judgments: object, columns: Mapping[str, str] | None) -> _Judgments:
             f"{where}there are no judgments to rate; give at least one row with model_a, "
             "model_b and winner."
         )
-    for role in ("model_a", "model_b", "winner"):
-        if not seen[names[role]]:  # pragma: no cover - a missing cell is caught first
-            raise InputError(f"No judgment has the column {names[role]!r} ({role}).")
     return _Judgments(
         models=list(code),
         a=np.asarray(a, dtype=np.intp),
@@ -301,32 +292,17 @@ def _read(judgments: object, columns: Mapping[str, str] | None) -> _Judgments:
 # --------------------------------------------------------------------------- Bradley-Terry
 
 
-def _wins_map(k: int) -> NDArray[np.float64]:
-    """``(3 k², k²)``: the wins each judgment cell adds to the flat ``k x k`` win matrix.
+def _wins(cells: NDArray[np.float64], k: int, *, ties: bool = True) -> NDArray[np.float64]:
+    """``... x k x k`` from cell counts ``... x 3k²``: the judgments ``i`` won against ``j``.
 
-    Cell ``(a, b, verdict)`` is ``(a * k + b) * 3 + verdict``; ``wins[i, j]`` counts the
-    judgments ``i`` won against ``j``, a tie half a win to each side.
+    Cell ``(a, b, verdict)`` is ``(a * k + b) * 3 + verdict``; a tie counts half a win to
+    each side (``ties=False``: ties are left out). Counts and halves add up exactly.
     """
-    import scipy.sparse
-
-    cells = np.arange(3 * k * k)
-    pair, verdict = np.divmod(cells, 3)
-    a, b = np.divmod(pair, k)
-    rows = np.concatenate(
-        [cells[verdict == 0], cells[verdict == 1], cells[verdict == 2], cells[verdict == 2]]
-    )
-    cols = np.concatenate(
-        [
-            (a * k + b)[verdict == 0],
-            (b * k + a)[verdict == 1],
-            (a * k + b)[verdict == 2],
-            (b * k + a)[verdict == 2],
-        ]
-    )
-    values = np.concatenate(
-        [np.ones(int((verdict < 2).sum())), np.full(2 * int((verdict == 2).sum()), 0.5)]
-    )
-    return scipy.sparse.csr_matrix((values, (rows, cols)), shape=(3 * k * k, k * k))  # type: ignore[no-any-return]
+    by = cells.reshape(*cells.shape[:-1], k, k, 3)
+    won = by[..., 0] + np.swapaxes(by[..., 1], -1, -2)
+    if not ties:
+        return won
+    return won + 0.5 * (by[..., 2] + np.swapaxes(by[..., 2], -1, -2))
 
 
 def _has_fit(wins: NDArray[np.float64]) -> bool:
@@ -420,16 +396,7 @@ def _resampled_cells(
             b = min(_BLOCK, n_resamples - start)
             yield rng.multinomial(total, counts / total, size=b).astype(np.float64)
         return
-    code: dict[str | None, int] = {}
-    units = np.fromiter(
-        (code.setdefault(i, len(code)) if i is not None else -1 for i in data.ids),
-        dtype=np.intp,
-        count=len(data.ids),
-    )
-    # A judgment without an id is a unit of its own.
-    alone = np.flatnonzero(units < 0)
-    units[alone] = len(code) + np.arange(alone.size)
-    g = len(code) + alone.size
+    units, g = _id_units(data.ids)
     index = (data.a * k + data.b) * 3 + data.verdict
     per_unit = scipy.sparse.csr_matrix(
         (np.ones(units.size), (units, index)), shape=(g, n_cells)
@@ -442,11 +409,17 @@ def _resampled_cells(
         yield np.asarray(per_unit @ weights.T).T
 
 
-def _n_units(data: _Judgments) -> int | None:
-    if data.ids is None:
-        return None
-    named = {i for i in data.ids if i is not None}
-    return len(named) + sum(1 for i in data.ids if i is None)
+def _id_units(ids: list[str | None]) -> tuple[NDArray[np.intp], int]:
+    """Each judgment's unit of resampling (its id; without one, itself), and the units' number."""
+    code: dict[str | None, int] = {}
+    units = np.fromiter(
+        (code.setdefault(i, len(code)) if i is not None else -1 for i in ids),
+        dtype=np.intp,
+        count=len(ids),
+    )
+    alone = np.flatnonzero(units < 0)
+    units[alone] = len(code) + np.arange(alone.size)
+    return units, len(code) + alone.size
 
 
 def _no_fit_error(wins: NDArray[np.float64], models: list[str], who: str) -> InputError:
@@ -477,8 +450,7 @@ def _rate(
 ) -> Arena:
     k = len(data.models)
     cells = _cells(data)
-    to_wins = _wins_map(k)
-    wins = np.asarray(to_wins.T @ cells).reshape(k, k)
+    wins = _wins(cells, k)
     if k > 1 and not _has_fit(wins):
         raise _no_fit_error(wins, data.models, who)
     theta, _ = _fit(wins[None])
@@ -487,7 +459,7 @@ def _rate(
     samples = np.full((n_resamples, k), np.nan)
     row = 0
     for block in _resampled_cells(data, n_resamples, rng):
-        stack = np.asarray(to_wins.T @ block.T).T.reshape(-1, k, k)
+        stack = _wins(block, k)
         fits = np.array([_has_fit(w) for w in stack]) if k > 1 else np.ones(len(stack), bool)
         if fits.any():
             fitted, converged = _fit(stack[fits])
@@ -515,7 +487,7 @@ def _rate(
     won = np.bincount(data.verdict, minlength=3)
     return Arena(
         ratings=ratings,
-        win_rates=_win_rates(_wins_decided(cells, k), data.models),
+        win_rates=_win_rates(_wins(cells, k, ties=False), data.models),
         position_bias=ratio(int(won[0]), int(won[0] + won[1]), "wilson", confidence),
         n_judgments=int(data.verdict.size),
         n_ties=int(won[2]),
@@ -524,15 +496,9 @@ def _rate(
         n_resamples=n_resamples,
         seed=seed,
         n_failed=int(failed.sum()),
-        n_ids=_n_units(data),
+        n_ids=None if data.ids is None else _id_units(data.ids)[1],
         critical_value=critical,
     )
-
-
-def _wins_decided(cells: NDArray[np.float64], k: int) -> NDArray[np.float64]:
-    """``k x k``: judgments ``i`` won against ``j``, either side, ties left out."""
-    by = cells.reshape(k, k, 3)
-    return np.asarray(by[:, :, 0] + by[:, :, 1].T)
 
 
 def _win_rates(won: NDArray[np.float64], models: list[str]) -> dict[str, dict[str, float]]:
@@ -690,9 +656,6 @@ def arena(
         seed: Seed of the bootstrap.
         n_resamples: Bootstrap resamples.
 
-    Returns:
-        An :class:`Arena`.
-
     Raises:
         ConfigError: a bad option, unknown role in ``columns``, or ``judgments`` of a type
             that is not read.
@@ -701,20 +664,12 @@ def arena(
             no finite Bradley-Terry fit (the message names the models that never lost).
         OSError: the file cannot be read.
     """
-    confidence = _check_confidence(confidence)
-    if method not in METHODS:
-        hint = did_you_mean(method, METHODS) if isinstance(method, str) else ""
-        raise ConfigError(f"`method` ({method!r}) must be one of {one_of(METHODS)}.{hint}")
-    seed = _check_seed(seed)
-    n_resamples = _check_positive_int(n_resamples, "n_resamples")
+    confidence, seed, n_resamples = check_options(confidence, method, seed, n_resamples)
     data = _read(judgments, columns)
-    options: dict[str, Any] = {
-        "confidence": confidence,
-        "method": method,
-        "seed": seed,
-        "n_resamples": n_resamples,
-    }
-    result = _rate(data, **options)
+    rate = functools.partial(
+        _rate, confidence=confidence, method=method, seed=seed, n_resamples=n_resamples
+    )
+    result = rate(data)
     if data.judges is None:
         return result
     judges: dict[str, list[int]] = {}
@@ -726,9 +681,7 @@ def arena(
     for judge in sorted(judges):
         rows = np.asarray(judges[judge], dtype=np.intp)
         try:
-            by_judge[judge] = _rate(
-                data.subset(rows), **options, who=f"The judgments of {judge!r} alone"
-            )
+            by_judge[judge] = rate(data.subset(rows), who=f"The judgments of {judge!r} alone")
         except InputError as exc:
             errors[judge] = str(exc)
     return attrs.evolve(

@@ -94,6 +94,18 @@ _PAIR_BLOCK = 256
 _ULPS = 64.0
 
 
+def check_options(
+    confidence: object, method: object, seed: object, n_resamples: object
+) -> tuple[float, int, int]:
+    """The options of a leaderboard or an arena, checked in this order: the three numbers."""
+    confidence = _check_confidence(confidence)
+    if method not in METHODS:
+        hint = did_you_mean(method, METHODS) if isinstance(method, str) else ""
+        raise ConfigError(f"`method` ({method!r}) must be one of {one_of(METHODS)}.{hint}")
+    seed = _check_seed(seed)
+    return confidence, seed, _check_positive_int(n_resamples, "n_resamples")
+
+
 def _md_cell(text: str) -> str:
     r"""A name from the data as Markdown table text: never HTML, a link or a new cell.
 
@@ -256,15 +268,7 @@ def decide_pairs(
     seed: int,
     n_resamples: int,
 ) -> tuple[NDArray[np.int8], float | None]:
-    """Which pairs of models differ, on a questions-by-models matrix of values.
-
-    Args:
-        x: Per-question values, ``n x K`` (questions by models).
-        clusters: One cluster per question, or ``None``.
-        confidence: Confidence level.
-        method: ``"max-t"`` or ``"none"``.
-        seed: Seed of the bootstrap.
-        n_resamples: Bootstrap resamples of ``max-t``.
+    """Which pairs of models differ, on ``x``: per-question values, ``n x K`` (questions by models).
 
     Returns:
         ``(diff, c)``: ``diff[i, j]`` is +1 when model ``i`` is decided larger than ``j``, -1
@@ -574,12 +578,7 @@ def leaderboard(
             mean over questions, or ranked higher-is-better in one run and not in another; no
             question every model scored; items with one id that differ between models.
     """
-    confidence = _check_confidence(confidence)
-    if method not in METHODS:
-        hint = did_you_mean(method, METHODS) if isinstance(method, str) else ""
-        raise ConfigError(f"`method` ({method!r}) must be one of {one_of(METHODS)}.{hint}")
-    seed = _check_seed(seed)
-    n_resamples = _check_positive_int(n_resamples, "n_resamples")
+    confidence, seed, n_resamples = check_options(confidence, method, seed, n_resamples)
     if not isinstance(metric, str):
         raise ConfigError(f"`metric` ({metric!r}) must be a metric label (a string).")
     runs = _check_results(results)
