@@ -49,7 +49,8 @@ _AGGREGATIONS = {
 }
 
 
-def _yes_no(flag: bool) -> str:
+def yes_no(flag: bool) -> str:
+    """``yes`` or ``no``."""
     return "yes" if flag else "no"
 
 
@@ -92,14 +93,7 @@ def describe_aggregation(cls: type[Metric]) -> str:
 
 
 def render_metric(info: MetricInfo) -> str:
-    """The section of one metric: heading, description, facts and option table.
-
-    Args:
-        info: A loaded metric (``info.cls`` set).
-
-    Returns:
-        Markdown, ending with a newline.
-    """
+    """The section of one metric: heading, description, facts, options; ends in a newline."""
     cls = info.cls
     if cls is None:
         raise PluginLoadError(
@@ -110,8 +104,8 @@ def render_metric(info: MetricInfo) -> str:
     lines = [f"## {cls.metric_id}", "", cls.description or "(no description)", ""]
     needs_key = "expected" in cls.required_inputs
     lines += [
-        f"Needs an answer key: {_yes_no(needs_key)}. "
-        f"Higher is better: {_yes_no(cls.higher_is_better)}.",
+        f"Needs an answer key: {yes_no(needs_key)}. "
+        f"Higher is better: {yes_no(cls.higher_is_better)}.",
         "",
         f"Aggregation: {describe_aggregation(cls)}.",
         "",
@@ -158,11 +152,7 @@ def render_metrics_reference() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the metrics reference to a file, or check that the file is up to date.
 
-    Args:
-        argv: The command-line arguments (``sys.argv[1:]`` when None).
-
-    Returns:
-        The exit code: 0 written or up to date, 1 out of date (with ``--check``).
+    Returns the exit code: 0 written or up to date, 1 out of date (with ``--check``).
     """
     parser = argparse.ArgumentParser(
         prog="python -m itemscore._docgen",

@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ._docgen import describe_aggregation
+from ._docgen import describe_aggregation, yes_no
 from ._records import STATE_NAMES
 from ._result import RunResult
-from .display import _format
+from .display._format import format_interval, format_value
 from .display._text import printable
 from .summary._rows import Cell as _Cell
 from .summary._rows import Row as _Row
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-    from ._options import OptionInfo
     from ._registry import MetricInfo
 
 __all__ = [
@@ -43,9 +42,6 @@ __all__ = [
     "result_tables",
     "safe_text",
 ]
-
-#: ``progress(done, total)``, as the runner calls it.
-ProgressCallback = Callable[[int, int], None]
 
 _MIN_WIDTH = 120  # rich's default of 80 columns for pipes and files squeezes the tables
 
@@ -62,16 +58,6 @@ def make_console(file: TextIO | None = None) -> Console:
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console = Console(file=stream, highlight=False, width=max(console.width, _MIN_WIDTH))
     return console
-
-
-def format_value(value: float | None, decimals: int | None = None) -> str:
-    """A measurement's value for the terminal (see :mod:`itemscore.display._format`)."""
-    return _format.format_value(value, decimals)
-
-
-def format_interval(low: float | None, high: float | None, decimals: int | None = None) -> str:
-    """``[low, high]``, or an empty string when there is no interval."""
-    return _format.format_interval(low, high, decimals)
 
 
 def safe_text(text: object) -> Text:
@@ -106,12 +92,6 @@ def _value_text(cell: _Cell | None, decimals: int) -> Text:
         return Text("")
     style = "red" if cell.error is not None else "bold" if cell.bold else ""
     return Text(value_str(cell, decimals), style=style)
-
-
-def _counts_text(cell: _Cell | None) -> str:
-    if cell is None or cell.counts is None:
-        return ""
-    return "/".join(f"{c:,}" for c in cell.counts)
 
 
 def _name_text(row: _Row) -> Text:
@@ -252,7 +232,7 @@ def _model_table(
         if layout == "wide":
             cells += [f"{c:,}" for c in cell.counts] if cell.counts else [""] * 4
         else:
-            cells.append(_counts_text(cell))
+            cells.append("" if cell.counts is None else "/".join(f"{c:,}" for c in cell.counts))
         table.add_row(*cells, style="dim" if row.kind == "group" else None)
     return table
 
@@ -346,10 +326,6 @@ def result_tables(
     raise AssertionError("the stacked layout fits any width")  # pragma: no cover
 
 
-def _yes(value: bool) -> str:
-    return "yes" if value else "no"
-
-
 #: The narrowest a description column may be before the metrics list is stacked.
 _DESCRIPTION_MIN = 40
 
@@ -385,7 +361,7 @@ def metrics_tables(infos: Sequence[MetricInfo], *, width: int = 120) -> list[Tab
                 info.entry_point or f"({info.source})",
                 package,
                 cls.reproducibility_class,
-                _yes(cls.higher_is_better),
+                yes_no(cls.higher_is_better),
                 cls.description,
             )
         )
@@ -495,10 +471,10 @@ def metric_detail(info: MetricInfo, *, width: int = 120) -> list[Any]:
         ("metric", cls.metric_id),
         ("description", cls.description or "(none)"),
         ("from", info.origin),
-        ("needs answer key", _yes("expected" in cls.required_inputs)),
+        ("needs answer key", yes_no("expected" in cls.required_inputs)),
         ("required inputs", ", ".join(cls.required_inputs) or "(none)"),
         ("aggregation", describe_aggregation(cls)),
-        ("higher is better", _yes(cls.higher_is_better)),
+        ("higher is better", yes_no(cls.higher_is_better)),
         ("reproducibility", cls.reproducibility_class),
     ]
     facts: Any = Table.grid(padding=(0, 2))
@@ -516,20 +492,16 @@ def metric_detail(info: MetricInfo, *, width: int = 120) -> list[Any]:
     table.add_column("type")
     table.add_column("default", no_wrap=True)
     table.add_column("description")
-    rows = [(n, o.type_name, option_default(o), o.description) for n, o in options.items()]
+    rows = [
+        (n, o.type_name, "required" if o.required else yaml_text(o.default), o.description)
+        for n, o in options.items()
+    ]
     for row in rows:
         table.add_row(*map(safe_text, row))
     if not fit_columns(table, width):
         stacked = [(n, f"{kind} · default {default}\n{text}") for n, kind, default, text in rows]
         table = Group(Text("Options", style="italic"), Text(""), _stacked(stacked))
     return [facts, Text(""), table]
-
-
-def option_default(option: OptionInfo) -> str:
-    """An option's default as it would be written in YAML (``required`` when it has none)."""
-    if option.required:
-        return "required"
-    return yaml_text(option.default)
 
 
 def yaml_text(value: Any) -> str:
