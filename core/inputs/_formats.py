@@ -103,7 +103,7 @@ _FORMATS = (
     InputFormat("jsonl", (".jsonl", ".ndjson"), "jsonl:read"),
     InputFormat("json", (".json",), "json:read"),
     InputFormat("csv", (".csv",), "csv:read"),
-    InputFormat("tsv", (".tsv", ".tab"), "tsv:read"),
+    InputFormat("tsv", (".tsv", ".tab"), "csv:read"),  # CSV's module reads it, with tabs
     InputFormat("parquet", (".parquet", ".pq"), "parquet:read"),
     InputFormat("lm-eval", (), "lm_eval:read_lm_eval", records=True),
     InputFormat("inspect", (".eval",), "inspect_log:read_inspect", records=True),

@@ -50,19 +50,33 @@ def _qualified(record: Any) -> Any:
     return record
 
 
-def _hash(path: str, state: PieceRead) -> tuple[str, int, tuple[int, int]]:
+def _hash(path: str, *feeds: Any) -> tuple[str, int, tuple[int, int]]:
+    """``(SHA-256, size, (size, time of change) as opened)``; each of ``feeds`` takes every byte."""
     digest = hashlib.sha256()
     size = 0
     with open(path, "rb") as handle:
         before = os.fstat(handle.fileno())
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-            state.feed(block)
+            for feed in feeds:
+                feed(block)
             size += len(block)
     return digest.hexdigest(), size, (before.st_size, before.st_mtime_ns)
 
 
-def _unchanged(piece: Piece, stamp: tuple[int, int]) -> None:
+def _chunks(piece: Piece, settings: ReadSettings, state: PieceRead, records: Any) -> Iterator[Rows]:
+    """``records``, ``batch_rows`` at a time, numbered from 1; the file is hashed first."""
+    sha256, size, stamp = _hash(piece.path, state.feed)
+    chunk: list[Any] = []
+    first = 1
+    for record in records:
+        chunk.append(record)
+        if len(chunk) >= settings.batch_rows:
+            yield Rows(piece.name, chunk, range(first, first + len(chunk)), "record")
+            first += len(chunk)
+            chunk = []
+    if chunk:
+        yield Rows(piece.name, chunk, range(first, first + len(chunk)), "record")
     after = os.stat(piece.path)
     if (after.st_size, after.st_mtime_ns) != stamp:
         raise InputError.at(
@@ -72,23 +86,12 @@ def _unchanged(piece: Piece, stamp: tuple[int, int]) -> None:
             "the file changed while it was read (its size or time of change is no longer what "
             "it was when reading began). Let whatever writes it finish, then run again.",
         )
+    state.hashed(sha256, size)
 
 
 def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Rows]:
     """The log's records, ``batch_rows`` at a time, numbered from 1."""
-    sha256, size, stamp = _hash(piece.path, state)
-    chunk: list[Any] = []
-    first = 1
-    for record in _records(piece, settings):
-        chunk.append(record)
-        if len(chunk) >= settings.batch_rows:
-            yield Rows(piece.name, chunk, range(first, first + len(chunk)), "record")
-            first += len(chunk)
-            chunk = []
-    if chunk:
-        yield Rows(piece.name, chunk, range(first, first + len(chunk)), "record")
-    _unchanged(piece, stamp)
-    state.hashed(sha256, size)
+    yield from _chunks(piece, settings, state, _records(piece, settings))
 
 
 def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.RecordBatch]:
@@ -98,27 +101,7 @@ def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.
     builder = RowBuilder(
         settings.converter(), error_key=error_key, max_columns=settings.limits.max_columns
     )
-    sha256, size, stamp = _hash(piece.path, state)
-    chunk: list[Any] = []
-    first = 1
-    for record in records:
-        chunk.append(record)
-        if len(chunk) >= settings.batch_rows:
-            yield builder.build(
-                Rows(piece.name, chunk, range(first, first + len(chunk)), "record"),
-                state.first_row + state.n_rows,
-            )
-            state.n_rows += len(chunk)
-            first += len(chunk)
-            chunk = []
-    if chunk:
-        yield builder.build(
-            Rows(piece.name, chunk, range(first, first + len(chunk)), "record"),
-            state.first_row + state.n_rows,
-        )
-        state.n_rows += len(chunk)
-    _unchanged(piece, stamp)
-    state.hashed(sha256, size)
+    yield from state.built(builder, _chunks(piece, settings, state, records))
 
 
 def plan(
@@ -126,13 +109,7 @@ def plan(
 ) -> Iterator[Planned]:
     """A log is one piece; its records are counted by reading it."""
     del k
-    local = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-            local.update(block)
-            size += len(block)
-    piece = Piece(path=path, name=name, format=fmt, sha256=local.hexdigest(), first_row=1)
+    sha256, size, _ = _hash(path, digest.update)
+    piece = Piece(path=path, name=name, format=fmt, sha256=sha256, first_row=1)
     n = sum(1 for _ in _records(piece, settings))
     yield Planned((piece,), n, size)

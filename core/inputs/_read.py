@@ -34,7 +34,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -58,6 +58,7 @@ from ._files import Copy, copy_stream, is_regular, remove_copy
 from ._formats import REGISTRY, detect_format
 from ._fs import is_url, listing
 from ._fs import stamp as file_stamp
+from ._source import Rows
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",
@@ -250,6 +251,18 @@ class PieceRead:
         """Bytes read, for the hash of a part of several pieces."""
         if self._part_digest is not None:
             self._part_digest.update(data)
+
+    def built(self, builder: Any, chunks: Iterable[Rows]) -> Iterator[pa.RecordBatch]:
+        """The batches a :class:`~._vector.RowBuilder` makes of ``chunks``, rows counted."""
+        for chunk in chunks:
+            yield builder.build(chunk, self.first_row + self.n_rows)
+            self.n_rows += len(chunk.rows)
+
+    def sliced(self, batch: pa.RecordBatch, size: int) -> Iterator[pa.RecordBatch]:
+        """``batch`` in slices of at most ``size`` rows, its rows counted."""
+        self.n_rows += batch.num_rows
+        for offset in range(0, batch.num_rows, size):
+            yield batch.slice(offset, size)
 
     @property
     def sha256(self) -> str:

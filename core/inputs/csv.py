@@ -1,11 +1,12 @@
-"""CSV (``.csv``) and TSV (``.tsv``, ``.tab``, module :mod:`.tsv`): a header, then one row a record.
+"""CSV (``.csv``) and TSV (``.tsv``, ``.tab``): a header, then one row a record.
 
-Cells are text: an empty cell is an empty text, and CSV has no null (the converter's
-``null_output`` marker names failed requests). A record may span lines inside a quoted cell;
-each row is named by the line it starts on, and a record may be at most ``max_line_bytes``
-long. Quoting follows RFC 4180 strictly, as Python's ``csv`` module does with ``strict=True``:
-a quote that opens a field must stand at its start and close at its end; a problem is reported
-at the line where the quoted field starts.
+TSV, CSV with tabs between the fields, is read here too. Cells are text: an empty cell is an
+empty text, and CSV has no null (the converter's ``null_output`` marker names failed
+requests). A record may span lines inside a quoted cell; each row is named by the line it
+starts on, and a record may be at most ``max_line_bytes`` long. Quoting follows RFC 4180
+strictly, as Python's ``csv`` module does with ``strict=True``: a quote that opens a field must
+stand at its start and close at its end; a problem is reported at the line where the quoted
+field starts.
 
 The file is read in blocks of whole records. Where a block's quotes all follow the rules
 (checked on the positions of its quote characters) it is parsed by ``pyarrow.csv``, every cell
@@ -41,24 +42,6 @@ ARROW = True
 
 _BLOCK = 8 << 20
 _QUOTE, _NEWLINE, _RETURN = 0x22, 0x0A, 0x0D
-
-
-def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.RecordBatch]:
-    """The canonical batches of a CSV piece (a whole file)."""
-    yield from batches(piece, settings, state, ",")
-
-
-def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Rows]:
-    """The rows of a CSV file, parsed but not converted."""
-    yield from row_chunks(piece, settings, state, ",")
-
-
-def plan(
-    path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any
-) -> Iterator[Planned]:
-    """A CSV file is one piece; its rows are counted as it is hashed."""
-    del k
-    yield plan_file(path, name, fmt, settings, digest, ",")
 
 
 # -- the file as blocks of whole records ---------------------------------------------------
@@ -264,12 +247,16 @@ def _split_lines(blocks: Iterable[bytes]) -> Iterator[bytes]:
 class _Table:
     """What reading a CSV file keeps: its header and the settings of its rows."""
 
-    def __init__(self, name: str, fmt: str, delimiter: str) -> None:
+    def __init__(self, name: str, fmt: str) -> None:
         self.name = name
         self.fmt = fmt
-        self.delimiter = delimiter
+        self.delimiter = "\t" if fmt == "tsv" else ","
         self.header: list[str] | None = None
         self.header_line = 0
+
+    def records(self, blocks: Iterable[bytes], lineno: int = 0) -> _Records:
+        """The records of consecutive blocks of bytes, the first after line ``lineno``."""
+        return _Records(_split_lines(blocks), self.name, self.fmt, self.delimiter, lineno)
 
     def take_header(self, records: _Records) -> bool:
         """Read the header from ``records``; False when they end first."""
@@ -312,28 +299,23 @@ class _Table:
             yield Rows(self.name, rows, lines)
 
 
-def _limit_fields(limit: int) -> None:
-    """Let Python's csv read cells up to ``limit`` (its default, 128 kB, is below outputs')."""
-    csv.field_size_limit(limit)
-
-
 # -- reading --------------------------------------------------------------------------------
 
 
-def _records_of(table: _Table, blocks: Iterable[bytes], lineno: int) -> _Records:
-    return _Records(_split_lines(blocks), table.name, table.fmt, table.delimiter, lineno)
+def _start(
+    reader: HashedReader, state: PieceRead | None, name: str, fmt: str, settings: ReadSettings
+) -> tuple[_Table, Iterator[_Block]]:
+    """What reading a CSV or TSV file begins with: its table, and its blocks of records."""
+    limit = settings.limits.max_line_bytes
+    csv.field_size_limit(limit)  # Python's csv default, 128 kB, is below outputs'
+    table = _Table(name, fmt)
+    return table, _blocks(reader, state, name, limit, table.delimiter)
 
 
-def row_chunks(
-    piece: Piece, settings: ReadSettings, state: PieceRead, delimiter: str
-) -> Iterator[Rows]:
-    """The rows of a CSV or TSV file through Python's csv module."""
-    _limit_fields(settings.limits.max_line_bytes)
-    fmt = "tsv" if delimiter == "\t" else "csv"
-    table = _Table(piece.name, fmt, delimiter)
-    reader = state.open()
-    blocks = _blocks(reader, state, piece.name, settings.limits.max_line_bytes, delimiter)
-    records = _records_of(table, (block.data for block in blocks), 0)
+def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Rows]:
+    """The rows of a CSV or TSV file through Python's csv module, parsed but not converted."""
+    table, blocks = _start(state.open(), state, piece.name, piece.format, settings)
+    records = table.records(block.data for block in blocks)
     if not table.take_header(records):
         raise _no_header(piece.name)
     yield from table.python_rows(records, settings.batch_rows)
@@ -345,34 +327,22 @@ def _no_header(name: str) -> InputError:
     )
 
 
-def batches(
-    piece: Piece, settings: ReadSettings, state: PieceRead, delimiter: str
-) -> Iterator[pa.RecordBatch]:
-    """The canonical batches of a CSV or TSV file."""
-    _limit_fields(settings.limits.max_line_bytes)
+def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.RecordBatch]:
+    """The canonical batches of a CSV or TSV piece (a whole file)."""
     name = piece.name
-    fmt = "tsv" if delimiter == "\t" else "csv"
-    table = _Table(name, fmt, delimiter)
+    table, blocks = _start(state.open(), state, name, piece.format, settings)
     converter = settings.converter()
     builder = RowBuilder(converter, max_columns=settings.limits.max_columns)
-    reader = state.open()
-    blocks = _blocks(reader, state, name, settings.limits.max_line_bytes, delimiter)
     size = settings.batch_rows
-
-    def emit(chunks: Iterable[Rows]) -> Iterator[pa.RecordBatch]:
-        for chunk in chunks:
-            yield builder.build(chunk, state.first_row + state.n_rows)
-            state.n_rows += len(chunk.rows)
-
     for block in blocks:
         if not (ARROW and block.clean and _utf8(block.data)):
             # From here on Python's csv reads the file: it names every problem's place.
-            records = _records_of(table, _chain_data(block, blocks), block.line - 1)
+            records = table.records(_chain_data(block, blocks), block.line - 1)
             if not table.take_header(records):
                 raise _no_header(name)
             if table.header is not None and converter.header is None:
                 _check_table(converter, table, settings)
-            yield from emit(table.python_rows(records, size))
+            yield from state.built(builder, table.python_rows(records, size))
             return
         starts = np.empty(len(block.ends), dtype=np.int64)
         starts[0] = 0
@@ -392,7 +362,7 @@ def batches(
             fields = next(
                 csv.reader(
                     [decode(text, name, first_line=int(record_lines[0]))],
-                    delimiter=delimiter,
+                    delimiter=table.delimiter,
                     strict=True,
                 ),
                 [],
@@ -406,12 +376,10 @@ def batches(
         body = block.data[starts[int(kept[0])] :]
         batch = _arrow_records(body, table, converter, record_lines, state) if len(body) else None
         if batch is None:
-            python = _Records(_split_lines([body]), name, fmt, delimiter, int(record_lines[0]) - 1)
-            yield from emit(table.python_rows(python, size))
+            python = table.records([body], int(record_lines[0]) - 1)
+            yield from state.built(builder, table.python_rows(python, size))
             continue
-        state.n_rows += batch.num_rows
-        for offset in range(0, batch.num_rows, size):
-            yield batch.slice(offset, size)
+        yield from state.sliced(batch, size)
     if table.header is None:
         raise _no_header(name)
 
@@ -488,12 +456,13 @@ def _arrow_records(
 # -- planning ---------------------------------------------------------------------------------
 
 
-def plan_file(
-    path: str, name: str, fmt: str, settings: ReadSettings, digest: Any, delimiter: str
-) -> Planned:
-    """One piece for the file, its rows counted (by reading it once, hashing as it goes)."""
+def plan(
+    path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any
+) -> Iterator[Planned]:
+    """A CSV or TSV file is one piece; its rows are counted as it is read once, and hashed."""
     import hashlib
 
+    del k
     local = hashlib.sha256()
 
     class _Tee(HashedReader):
@@ -506,10 +475,8 @@ def plan_file(
     reader = _Tee(path)
     n = 0
     try:
-        table = _Table(name, fmt, delimiter)
-        blocks = _blocks(reader, None, name, settings.limits.max_line_bytes, delimiter)
-        _limit_fields(settings.limits.max_line_bytes)
-        records = _records_of(table, (block.data for block in blocks), 0)
+        table, blocks = _start(reader, None, name, fmt, settings)
+        records = table.records(block.data for block in blocks)
         if table.take_header(records):
             for chunk in table.python_rows(records, settings.batch_rows):
                 n += len(chunk.rows)
@@ -517,4 +484,4 @@ def plan_file(
     finally:
         reader.close()
     piece = Piece(path=path, name=name, format=fmt, sha256=local.hexdigest(), first_row=1)
-    return Planned((piece,), n, size)
+    yield Planned((piece,), n, size)

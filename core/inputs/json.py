@@ -40,9 +40,7 @@ _WHITESPACE = " \t\r\n"
 def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.RecordBatch]:
     """The canonical batches of a JSON file."""
     builder = RowBuilder(settings.converter(), max_columns=settings.limits.max_columns)
-    for chunk in rows(piece, settings, state):
-        yield builder.build(chunk, state.first_row + state.n_rows)
-        state.n_rows += len(chunk.rows)
+    yield from state.built(builder, rows(piece, settings, state))
 
 
 def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Rows]:
