@@ -31,8 +31,6 @@ from __future__ import annotations
 
 from .stats._bootstrap import _COUNTED_ADVANTAGE as _COUNTED_ADVANTAGE
 from .stats._bootstrap import percentile_interval, resample_counts
-from .stats._clusters import _cluster_codes as _cluster_codes
-from .stats._clusters import _cluster_se as _cluster_se
 from .stats._clusters import cluster_mean, cluster_ratio, macro_mean
 from .stats._coverage import (
     COVERAGE_FLOOR,
@@ -56,7 +54,6 @@ from .stats._estimate import Estimate as Estimate
 from .stats._mean import AUTO_BOUND_SES as AUTO_BOUND_SES
 from .stats._mean import AUTO_T_FROM as AUTO_T_FROM
 from .stats._mean import GEOMEAN_METHODS, MEAN_METHODS, geomean, mean, percentiles, wilson_bound
-from .stats._numbers import _EPS as _EPS
 from .stats._numbers import _check_confidence as _check_confidence
 from .stats._numbers import _check_positive_int as _check_positive_int
 from .stats._numbers import _check_seed as _check_seed

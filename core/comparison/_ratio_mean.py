@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..stats import _paired as _stats
+from ..stats._clusters import _cluster_se
+from ..stats._intervals import _t_bounds
 from ..stats._tally import Tally
 
 if TYPE_CHECKING:
@@ -45,15 +47,13 @@ def _ratio(
     only_b = int(np.count_nonzero(ok_b & ~ok_a))
     note = None
     if clusters is not None:
-        value_a, value_b = (both + only_a) / n, (both + only_b) / n
+        values = (both + only_a) / n, (both + only_b) / n
         diffs = ok_b.astype(np.float64) - ok_a.astype(np.float64)
-        clustered, note = _clustered(
-            diffs, clusters, confidence, values=(value_a, value_b), bounds=(0.0, 1.0), scale=1.0
-        )
+        clustered = _clustered(diffs, clusters, confidence, values, bounds=(0.0, 1.0), scale=1.0)
         if clustered is not None:
-            extra = {"only_baseline": float(only_a), "only_candidate": float(only_b)}
-            extra.update(clustered.pop("extra"))
-            return {"value_a": value_a, "value_b": value_b, **clustered, "extra": extra}
+            counts = {"only_baseline": float(only_a), "only_candidate": float(only_b)}
+            return {**clustered, "extra": {**counts, **clustered["extra"]}}
+        note = _ONE_CLUSTER
     return ratio_of_counts(both, only_a, only_b, n - both - only_a - only_b, confidence, auto, note)
 
 
@@ -99,72 +99,37 @@ def _clustered(
     diffs: NDArray[np.float64],
     clusters: list[str | None],
     confidence: float,
-    *,
     values: tuple[float, float],
+    *,
     bounds: tuple[float, float] | None,
     scale: float,
-) -> tuple[dict[str, Any] | None, str | None]:
-    """Cluster-robust paired t on the differences, or why it cannot be estimated.
+) -> dict[str, Any] | None:
+    """Cluster-robust paired t on the differences, or ``None`` with one cluster.
 
-    Returns the comparison's fields, or ``None`` and the fallback the caller's iid test must
-    name (one cluster: no between-cluster variance at all). When every cluster has the same
-    mean difference (``se = 0``, rounding noise included) the clusters are still the sample:
-    the cluster sign test (every cluster one way: ``p = 2 / 2^G``) and, for values in
-    ``bounds``, the Wilson bounds of both sides' ``values`` as shares of that range over ``G``
-    trials at the t(G-1) quantile, combined by square-and-add. ``scale``: the size of the
-    values the differences came from, for telling a zero mean from rounding.
+    With one cluster there is no between-cluster variance at all: the caller's iid test
+    stands in, noting :data:`_ONE_CLUSTER`. When every cluster has the same mean difference
+    (``se = 0``, rounding noise included) the clusters are still the sample: the cluster sign
+    test (every cluster one way: ``p = 2 / 2^G``) and, for values in ``bounds``, the Wilson
+    bounds of both sides' ``values`` over ``G`` trials at the t(G-1) quantile
+    (:func:`_tested`). ``scale``: the size of the values the differences came from, for
+    telling a zero mean from rounding.
     """
-    from ..aggregate import _cluster_se
-    from ..stats._intervals import _t_bounds
-
     codes, n_clusters = _stats.cluster_codes(clusters)
     n = diffs.size
     if n_clusters < 2:
-        return None, _ONE_CLUSTER
+        return None
     mean = float(diffs.mean())
     se = _cluster_se(diffs, mean, codes, n_clusters)
-    t_low, t_high = _t_bounds(n_clusters - 1, confidence)
     naive = float(diffs.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
     extra = {
         "n_clusters": float(n_clusters),
         "se_cluster": se,
         "design_effect": (se / naive) ** 2 if se > 0 and naive > 0 else n / n_clusters,
     }
-    width = None if bounds is None else bounds[1] - bounds[0]
-    if se > 0.0:
-        low, high = mean + t_low * se, mean + t_high * se
-        if width is not None:
-            low, high = max(low, -width), min(high, width)
-        fields = {
-            "difference": mean,
-            "ci_low": low,
-            "ci_high": high,
-            "p_value": _stats.t_two_sided_p(mean / se, n_clusters - 1),
-            "method": "cluster-paired-t",
-            "mde": _stats.mde(se, confidence, n_clusters - 1),
-            "extra": extra,
-        }
-        return fields, None
-    zero = _stats.is_constant(np.array([0.0, mean]), scale)
-    low = high = mean
-    method = "cluster-sign-test"
-    if bounds is not None and width is not None:
-        share_a, share_b = ((v - bounds[0]) / width for v in values)
-        share_low, share_high = _stats.wilson_difference(
-            share_a, share_b, float(n_clusters), confidence, z=t_high
-        )
-        low, high = min(share_low * width, mean), max(share_high * width, mean)
-        method = "cluster-sign-test, cluster-wilson-bound"
-    fields = {
-        "difference": mean,
-        "ci_low": low,
-        "ci_high": high,
-        "p_value": 1.0 if zero else _stats.sign_test(n_clusters, 0),
-        "method": _noted(method, _NO_SPREAD),
-        "mde": None,
-        "extra": extra,
-    }
-    return fields, None
+    t = (mean, se, *_stats.t_interval(mean, se, n_clusters - 1, confidence)) if se > 0 else None
+    note = None if t else _NO_SPREAD
+    tested = _tested(mean, t, n_clusters, values, bounds, confidence, scale, True, note)
+    return {"value_a": values[0], "value_b": values[1], **tested, "extra": extra}
 
 
 def _mean(
@@ -177,17 +142,14 @@ def _mean(
     a, b, d = Tally.of(values_a), Tally.of(values_b), Tally.of(values_b - values_a)
     note = None
     if clusters is not None:
-        value_a, value_b = a.mean_sd()[0], b.mean_sd()[0]
-        clustered, note = _clustered(
-            values_b - values_a,
-            clusters,
-            confidence,
-            values=(value_a, value_b),
-            bounds=bounds,
-            scale=_scale(a, b),
+        values = a.mean_sd()[0], b.mean_sd()[0]
+        diffs = values_b - values_a
+        clustered = _clustered(
+            diffs, clusters, confidence, values, bounds=bounds, scale=_scale(a, b)
         )
         if clustered is not None:
-            return {"value_a": value_a, "value_b": value_b, **clustered}
+            return clustered
+        note = _ONE_CLUSTER
     return mean_of_tallies(a, b, d, confidence, bounds, note)
 
 
@@ -211,43 +173,61 @@ def mean_of_tallies(
     of pairs held at once, to the bit.
     """
     n = d.n
-    value_a, value_b = a.mean_sd()[0], b.mean_sd()[0]
+    values = a.mean_sd()[0], b.mean_sd()[0]
     # Differences are as exact as the values they came from: spreads within their rounding
     # are no spread ((a + 0.1) - a is not the same float for every a).
     scale = _scale(a, b)
-    ends = d.values[[0, -1]]
-    out: dict[str, Any] = {"value_a": value_a, "value_b": value_b}
+    spread = n > 1 and not _stats.is_constant(d.values[[0, -1]], scale)
+    t = _stats.paired_t(d, confidence) if spread else None
+    tested = _tested(d.mean_sd()[0], t, n, values, bounds, confidence, scale, False, note)
+    return {"value_a": values[0], "value_b": values[1], **tested}
+
+
+def _tested(
+    diff: float,
+    t: tuple[float, float, float, float, float] | None,
+    trials: int,
+    values: tuple[float, float],
+    bounds: tuple[float, float] | None,
+    confidence: float,
+    scale: float,
+    cluster: bool,
+    note: str | None,
+) -> dict[str, Any]:
+    """The test of ``trials`` pairs (clusters) whose mean difference is ``diff``.
+
+    The paired t ``t = (mean, se, low, high, p)``, its interval within ± the width of
+    ``bounds``. Without one (every pair differs by the same amount, or one pair: no spread
+    to estimate) the exact sign test, and for a bounded metric Newcombe's square-and-add of
+    the Wilson bounds of both sides' ``values`` as shares of the range, over ``trials`` at
+    the normal quantile (t(G-1)'s for clusters).
+    """
     width = None if bounds is None else bounds[1] - bounds[0]
-    if n > 1 and not _stats.is_constant(ends, scale):
-        mean, se, low, high, p = _stats.paired_t(d, confidence)
+    mde: float | None = None
+    if t is not None:
+        _, se, low, high, p = t
         if width is not None:
             low, high = max(low, -width), min(high, width)
-        return {
-            **out,
-            "difference": mean,
-            "ci_low": low,
-            "ci_high": high,
-            "p_value": p,
-            "method": _noted("paired-t", note),
-            "mde": _stats.mde(se, confidence, n - 1),
-        }
-    # Every pair differs by the same amount (or one pair): no spread to estimate. The sign
-    # test is exact; a bounded metric gets Newcombe's square-and-add of the Wilson bounds.
-    diff = d.mean_sd()[0]
-    zero = _stats.is_constant(np.array([0.0, diff]), scale)
-    low = high = diff
-    method = "sign-test"
-    if bounds is not None and width is not None:
-        share_a, share_b = ((v - bounds[0]) / width for v in (value_a, value_b))
-        share_low, share_high = _stats.wilson_difference(share_a, share_b, n, confidence)
-        low, high = min(share_low * width, diff), max(share_high * width, diff)
-        method = "sign-test, newcombe-wilson-bound"
+        method = "cluster-paired-t" if cluster else "paired-t"
+        mde = _stats.mde(se, confidence, trials - 1)
+    else:
+        zero = _stats.is_constant(np.array([0.0, diff]), scale)
+        low = high = diff
+        p = 1.0 if zero else _stats.sign_test(trials, 0)
+        method = "cluster-sign-test" if cluster else "sign-test"
+        if bounds is not None and width is not None:
+            z = _t_bounds(trials - 1, confidence)[1] if cluster else None
+            share_a, share_b = ((v - bounds[0]) / width for v in values)
+            share_low, share_high = _stats.wilson_difference(
+                share_a, share_b, trials, confidence, z
+            )
+            low, high = min(share_low * width, diff), max(share_high * width, diff)
+            method += ", cluster-wilson-bound" if cluster else ", newcombe-wilson-bound"
     return {
-        **out,
         "difference": diff,
         "ci_low": low,
         "ci_high": high,
-        "p_value": 1.0 if zero else _stats.sign_test(n, 0),
+        "p_value": p,
         "method": _noted(method, note),
-        "mde": None,
+        "mde": mde,
     }

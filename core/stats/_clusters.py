@@ -28,7 +28,7 @@ from ._numbers import (
     _scale_of,
 )
 from ._ratio import auto_ratio_method
-from ._tally import Tally, _mean_sd, tally_rows
+from ._tally import Tally, tally_rows
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -173,7 +173,7 @@ def cluster_mean(
         _check_within(x, checked_bounds)
     scale = _scale_of(x)
     y = x / scale if scale != 1.0 else x
-    m_scaled, sd_scaled = _mean_sd(y)
+    m_scaled, sd_scaled = Tally.of(y).mean_sd()
     m = m_scaled * scale
     se = _cluster_se(y, m_scaled, codes, n_clusters) * scale if n_clusters > 1 else 0.0
     naive = sd_scaled * scale / math.sqrt(n)

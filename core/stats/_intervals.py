@@ -198,23 +198,16 @@ def _agresti_coull(k: _Num, n: _Num, z: float, sqrt: Callable[[_Num], _Num]) -> 
 def _closed(
     form: Callable[[Any, Any, float, Callable[[Any], Any]], tuple[Any, Any]],
 ) -> tuple[RatioBounds, RatioBounds]:
-    """The scalar and array bounds of a closed form."""
+    """The scalar (``math.sqrt``) and array (``np.sqrt``) bounds of a closed form."""
 
-    def scalar(k: float, n: float, at: Level) -> tuple[float, float]:
-        low, high = form(k, n, at.z, math.sqrt)
-        return low, high
+    def bounds(sqrt: Callable[[Any], Any]) -> RatioBounds:
+        return lambda k, n, at: form(k, n, at.z, sqrt)
 
-    def array(
-        k: NDArray[np.float64], n: NDArray[np.float64], at: Level
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        low, high = form(k, n, at.z, np.sqrt)
-        return low, high
-
-    return scalar, array
+    return bounds(math.sqrt), bounds(np.sqrt)
 
 
-def _midp_bounds(
-    k: NDArray[np.float64], n: NDArray[np.float64], confidence: float
+def _midp_array(
+    k: NDArray[np.float64], n: NDArray[np.float64], at: Level
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The exact mid-p interval of ``k`` successes in ``n`` trials, element by element.
 
@@ -227,7 +220,7 @@ def _midp_bounds(
     """
     from scipy.special import betainc
 
-    alpha = (1.0 - confidence) / 2.0
+    alpha = (1.0 - at.confidence) / 2.0
     k, n = np.broadcast_arrays(np.asarray(k, np.float64), np.asarray(n, np.float64))
     at_zero, at_n = k <= 0.0, k >= n
     # Stand-in shape parameters where a tail is fixed (P(X >= 0) = 1, P(X > n) = 0) keep
@@ -253,12 +246,6 @@ def _midp_bounds(
     low = np.where(at_zero, 0.0, solve(alpha))
     high = np.where(at_n, 1.0, solve(1.0 - alpha))
     return np.asarray(low, np.float64), np.asarray(high, np.float64)
-
-
-def _midp_array(
-    k: NDArray[np.float64], n: NDArray[np.float64], at: Level
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    return _midp_bounds(k, n, at.confidence)
 
 
 # Beta quantiles: ``at.tail`` is the probability of each tail, ``(1 - confidence) / 2``:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,11 +38,10 @@ __all__ = [
     "paired_t",
     "sign_counts",
     "sign_test",
-    "t_two_sided_p",
+    "t_interval",
     "wilson_difference",
 ]
 
-Adjustment = Literal["holm", "bh", "none"]
 #: Multiple-comparison adjustments of :func:`adjust_pvalues`; the first is the default.
 ADJUSTMENTS: tuple[str, ...] = ("holm", "bh", "none")
 
@@ -259,13 +258,6 @@ def beta_posterior_difference(
     return float(ends[0]), float(ends[1]), better
 
 
-def t_two_sided_p(t: float, df: float) -> float:
-    """Two-sided p-value of a t statistic with ``df`` degrees of freedom."""
-    from scipy.special import stdtr
-
-    return float(2.0 * stdtr(df, -abs(t)))
-
-
 def paired_t(
     differences: Tally, confidence: float = 0.95
 ) -> tuple[float, float, float, float, float]:
@@ -282,8 +274,16 @@ def paired_t(
     n = differences.n
     mean, sd = differences.mean_sd()
     se = sd / math.sqrt(n)
-    t_low, t_high = _t_bounds(n - 1, confidence)
-    return mean, se, mean + t_low * se, mean + t_high * se, t_two_sided_p(mean / se, n - 1)
+    return (mean, se, *t_interval(mean, se, n - 1, confidence))
+
+
+def t_interval(mean: float, se: float, df: int, confidence: float) -> tuple[float, float, float]:
+    """``mean ± t(df)·se`` and the two-sided p-value of ``t = mean / se``: ``(low, high, p)``."""
+    from scipy.special import stdtr
+
+    t_low, t_high = _t_bounds(df, confidence)
+    p = float(2.0 * stdtr(df, -abs(mean / se)))
+    return mean + t_low * se, mean + t_high * se, p
 
 
 def mde(se: float, confidence: float, df: float | None = None, power: float = POWER) -> float:

@@ -29,11 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["Tally", "tally_rows"]
 
 
-def _mean_sd(x: NDArray[np.float64]) -> tuple[float, float]:
-    """Mean and sample standard deviation (``ddof=1``; 0 for one value) of finite ``x``."""
-    return Tally.of(x).mean_sd()
-
-
 @attrs.frozen(eq=False)
 class Tally:
     """Finite values as their distinct values (ascending) and the count of each."""
