@@ -10,12 +10,16 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from itemscore._exceptions import ConfigError, InputError, describe_exception
+
+if TYPE_CHECKING:
+    from itemscore._result import RunResult
 
 __all__ = [
     "COMMANDS",
@@ -26,8 +30,11 @@ __all__ = [
     "Group",
     "cli",
     "debug_enabled",
+    "echo_err",
+    "load_run",
     "main",
     "report_unexpected",
+    "stacked",
     "terminal_text",
 ]
 
@@ -73,6 +80,26 @@ def terminal_text(text: str) -> str:
     return "\n".join(printable(line) for line in text.split("\n"))
 
 
+def echo_err(message: str) -> None:
+    """``message`` on stderr, escaped for the terminal."""
+    click.echo(terminal_text(message), err=True)
+
+
+#: A click command, or the function it is made from.
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def stacked(options: Sequence[Callable[[F], F]]) -> Callable[[F], F]:
+    """One decorator of several ``click.option``s, listed by ``--help`` in this order."""
+
+    def add(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return add
+
+
 class BadInput(click.ClickException):
     """A configuration or input error: exit code 2, one message, no usage text."""
 
@@ -90,6 +117,17 @@ class Failure(BadInput):
     """A failure the message explains in full (a busy folder, a full disk): exit code 1."""
 
     exit_code = 1
+
+
+def load_run(path: Path, error: type[click.ClickException] = BadInput) -> RunResult:
+    """The ``RunResult`` of a results.json argument; a failure is ``error``, naming the file."""
+    from itemscore._result import RunResult
+
+    try:
+        return RunResult.load_json(path)
+    except (InputError, OSError) as exc:
+        message = str(exc)
+        raise error(message if str(path) in message else f"{path}: {message}") from exc
 
 
 class Group(click.Group):

@@ -4,58 +4,39 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from itemscore._exceptions import ConfigError, InputError
+
+from ._app import BadInput, F, echo_err, load_run, stacked
 
 if TYPE_CHECKING:
     from itemscore._leaderboard import Leaderboard, LeaderboardRow
 
 __all__ = ["arena_command", "leaderboard_command", "leaderboard_table", "ranked_table"]
 
-#: A click command, or the function it is made from.
-F = TypeVar("F", bound=Callable[..., Any])
-
 
 def _ranking_options(*, seed: str) -> Callable[[F], F]:
     """``--confidence``, ``--method`` and ``--seed``, which both rankings take."""
-
-    def add(command: F) -> F:
-        for option in reversed((
-            click.option(
-                "--confidence", default=0.95, show_default=True, type=float,
-                help="Confidence level of the intervals and rank ranges.",
-            ),
-            click.option(
-                "--method", type=click.Choice(["max-t", "none"]), default="max-t",
-                show_default=True,
-                help="max-t: rank ranges hold for every model at once; none: pair by pair "
-                "(pointwise).",
-            ),
-            click.option(
-                "--seed", default=0, show_default=True, type=click.IntRange(min=0), help=seed
-            ),
-        )):  # fmt: skip
-            command = option(command)
-        return command
-
-    return add
-
-
-def _load(path: Path) -> Any:
-    from itemscore._result import RunResult
-
-    from ._app import BadInput
-
-    try:
-        return RunResult.load_json(path)
-    except (InputError, OSError) as exc:
-        message = str(exc)
-        raise BadInput(message if str(path) in message else f"{path}: {message}") from exc
+    return stacked((
+        click.option(
+            "--confidence", default=0.95, show_default=True, type=float,
+            help="Confidence level of the intervals and rank ranges.",
+        ),
+        click.option(
+            "--method", type=click.Choice(["max-t", "none"]), default="max-t",
+            show_default=True,
+            help="max-t: rank ranges hold for every model at once; none: pair by pair "
+            "(pointwise).",
+        ),
+        click.option(
+            "--seed", default=0, show_default=True, type=click.IntRange(min=0), help=seed
+        ),
+    ))  # fmt: skip
 
 
 def _write(out: Path, files: dict[str, bytes]) -> list[Path]:
@@ -65,10 +46,23 @@ def _write(out: Path, files: dict[str, bytes]) -> list[Path]:
     return [_atomic_write_bytes(out / name, data) for name, data in files.items()]
 
 
-def _note(message: str) -> None:
-    from ._app import terminal_text
+def _print_ranking(
+    as_json: bool,
+    records: Iterable[Any],
+    table: Callable[[int], Any],
+    written: Sequence[Path],
+    out: Path | None,
+) -> None:
+    """``records`` as a JSON list, or ``table(width)`` on the terminal; then what was written."""
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in records], indent=1, allow_nan=False))
+    else:
+        from itemscore._terminal import make_console
 
-    click.echo(terminal_text(message), err=True)
+        console = make_console()
+        console.print(table(console.width))
+    if written:
+        echo_err(f"Wrote {', '.join(p.name for p in written)} to {out}.")
 
 
 # --------------------------------------------------------------------------- leaderboard
@@ -216,9 +210,7 @@ def leaderboard_command(
     from itemscore._leaderboard import leaderboard
     from itemscore._terminal import progress_bar, progress_wanted
 
-    from ._app import BadInput
-
-    runs = [_load(path) for path in results]
+    runs = [load_run(path) for path in results]
     try:
         with progress_bar(progress_wanted(json_output=as_json), "ranking") as bar:
             if bar is not None:  # a large board's bootstrap takes a few seconds: say so
@@ -243,15 +235,7 @@ def leaderboard_command(
         suite = suites.pop() if len(suites) == 1 else None
         texts = leaderboard_texts(board, suite=suite)
         written = _write(out, {name: text.encode("utf-8") for name, text in texts.items()})
-    if as_json:
-        click.echo(json.dumps([r.to_dict() for r in board.rows], indent=1, allow_nan=False))
-    else:
-        from itemscore._terminal import make_console
-
-        console = make_console()
-        console.print(leaderboard_table(board, width=console.width))
-    if written:
-        _note(f"Wrote {', '.join(p.name for p in written)} to {out}.")
+    _print_ranking(as_json, board.rows, lambda w: leaderboard_table(board, width=w), written, out)
 
 
 # --------------------------------------------------------------------------- arena
@@ -262,8 +246,6 @@ _ARENA_ROLES = ("model_a", "model_b", "winner", "id", "judge")
 
 def _column_map(pairs: Sequence[str]) -> dict[str, str] | None:
     """``--map ROLE=COLUMN`` pairs as ``columns=`` of :func:`~itemscore.arena`."""
-    from ._app import BadInput
-
     mapping: dict[str, str] = {}
     for pair in pairs:
         role, sep, column = (x.strip() for x in pair.partition("="))
@@ -327,8 +309,6 @@ def arena_command(
     from itemscore._arena import arena
     from itemscore._terminal import progress_bar, progress_wanted
 
-    from ._app import BadInput
-
     columns = _column_map(maps)
     try:
         with progress_bar(progress_wanted(json_output=as_json), "rating") as bar:
@@ -342,30 +322,25 @@ def arena_command(
     written: list[Path] = []
     if out is not None:
         written = _write(out, arena_texts(board))
-    if as_json:
-        ratings = [r.to_dict() for r in board.ratings.values()]
-        click.echo(json.dumps(ratings, indent=1, allow_nan=False))
-    else:
-        from itemscore._terminal import make_console
+
+    def table(width: int) -> Any:
         from itemscore.reports.arena_files import arena_notes, ranked_rows
         from itemscore.reports.leaderboard_files import TIE_NOTE
 
-        console = make_console()
         notes = "\n".join(arena_notes(board))
-        console.print(
-            ranked_table(
-                ranked_rows(board),
-                title=f"Arena: {board.n_judgments} judgments among {len(board.ratings)} models",
-                caption=f"{notes}\nDashed lines separate tie groups. {TIE_NOTE}",
-                confidence=board.confidence,
-                value_header="rating",
-                width=console.width,
-            )
+        return ranked_table(
+            ranked_rows(board),
+            title=f"Arena: {board.n_judgments} judgments among {len(board.ratings)} models",
+            caption=f"{notes}\nDashed lines separate tie groups. {TIE_NOTE}",
+            confidence=board.confidence,
+            value_header="rating",
+            width=width,
         )
+
+    _print_ranking(as_json, board.ratings.values(), table, written, out)
     if written:
-        _note(f"Wrote {', '.join(p.name for p in written)} to {out}.")
         from itemscore._compare_out import plot_available
         from itemscore._extras import install_hint
 
         if not plot_available():
-            _note(f"No plot: it needs matplotlib ({install_hint('matplotlib')}).")
+            echo_err(f"No plot: it needs matplotlib ({install_hint('matplotlib')}).")

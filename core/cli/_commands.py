@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import click
 from itemscore._exceptions import ConfigError
 from itemscore._spec import MetricSpec
 from itemscore.cli import CONTEXT
+from itemscore.executors import cluster_flags
 from itemscore.inputs import FORMATS, ROLES
 
 from ._common import (
@@ -55,12 +56,12 @@ def _cli_entries(texts: Iterable[str]) -> list[MetricEntry]:
 
 
 def _extra_entries(texts: Iterable[str]) -> list[MetricEntry]:
-    entries = []
-    for text in texts:
-        for name in text.split(","):
-            if name.strip():
-                entries.append(MetricEntry(MetricSpec(name.strip()), f"--extra-metrics {text!r}"))
-    return entries
+    return [
+        MetricEntry(MetricSpec(name.strip()), f"--extra-metrics {text!r}")
+        for text in texts
+        for name in text.split(",")
+        if name.strip()
+    ]
 
 
 def _workers(value: str | None) -> int | str | None:
@@ -72,12 +73,6 @@ def _workers(value: str | None) -> int | str | None:
         raise ConfigError(
             f"--workers ({value!r}) must be a positive whole number or 'auto'."
         ) from None
-
-
-def _user_defaults(request: RunRequest, *, skip: bool) -> None:
-    from ._user_config import apply_user_defaults
-
-    apply_user_defaults(request, skip=skip)
 
 
 def _say_defaults(request: RunRequest, view: _View) -> None:
@@ -105,21 +100,40 @@ def _read_options(pairs: Sequence[str]) -> dict[str, str]:
     return options
 
 
-def _override(request: RunRequest, **values: Any) -> None:
+def _override(
+    request: RunRequest, *, workers: str | None = None, reports: Sequence[str] = (), **values: Any
+) -> None:
+    """The options given on the command line (``None``: not given) onto ``request``.
+
+    The keys are the request's settings, and the clusters named by address (``--dask
+    ADDRESS``); each wins over the configuration file and the defaults file.
+    """
+    values.update(workers=_workers(workers), reports=list(reports) or None)
+    clusters = cluster_flags()
     for key, value in values.items():
         if value is not None:
-            setattr(request, key, value)
+            if key in clusters:
+                request.clusters[key] = value
+            else:
+                setattr(request, key, value)
             request.setting_where.pop(key, None)  # the command line wins, and is the place
             request.user_defaults.discard(key)
 
 
-def _override_clusters(request: RunRequest, clusters: Mapping[str, str | None]) -> None:
-    """The clusters named on the command line (``--dask ADDRESS``): each wins over the file's."""
-    for key, address in clusters.items():
-        if address is not None:
-            request.clusters[key] = address
-            request.setting_where.pop(key, None)
-            request.user_defaults.discard(key)
+def _score_with(
+    request: RunRequest,
+    *,
+    as_json: bool,
+    print_format: str | None,
+    quiet: bool,
+    verbose: bool,
+    **options: Any,
+) -> None:
+    """The end of ``score`` and ``run``: the command line's ``options`` win, then the run."""
+    _override(request, **options)
+    if verbose:
+        _say_defaults(request, _View(quiet=quiet))
+    _run_request(request, _View.of(bool(request.by_group), as_json, quiet, print_format))
 
 
 def _warn_serial_retries(request: RunRequest, view: _View) -> None:
@@ -147,24 +161,34 @@ def _warn_serial_retries(request: RunRequest, view: _View) -> None:
     )
 
 
-def _run_request(request: RunRequest, view: _View) -> None:
+def _run_request(
+    request: RunRequest,
+    view: _View,
+    rescoring: tuple[Path, list[MetricEntry]] | None = None,
+) -> None:
+    """Score the request (``rescoring``: the saved results and the metrics), then print."""
     from itemscore._terminal import progress_bar
 
     from ._memory import arrow_without_pandas
-    from ._pipeline import score_request
+    from ._pipeline import rescore_results, score_request
 
     arrow_without_pandas()
     _warn_broken_plugins(view)
     _warn_serial_retries(request, view)
     with _failures(request), progress_bar(view.progress_enabled()) as progress:
-        result, written = score_request(
-            request,
-            command=sys.argv,
-            progress=progress,
-            reading=None if progress is None else progress.reading,
-            notice=view.notice,
-        )
-        _decide_bold(result, view, progress)
+        if rescoring is not None:
+            result, written = rescore_results(
+                *rescoring, request, progress=progress, notice=view.notice
+            )
+        else:
+            result, written = score_request(
+                request,
+                command=sys.argv,
+                progress=progress,
+                reading=None if progress is None else progress.reading,
+                notice=view.notice,
+            )
+            _decide_bold(result, view, progress)
     _show([result], view, written)
     _finish(result, request, view)
 
@@ -200,11 +224,6 @@ def _data_argument(text: str) -> Path | str:
     if text == "-":
         return STDIN
     return text if is_url(text) else Path(text)
-
-
-def _shown(path: Path | str) -> str:
-    """How messages and the results name a data argument (``<stdin>`` for ``-``)."""
-    return STDIN_NAME if path == STDIN else os.fspath(path)
 
 
 def _check_stdin(files: Sequence[str]) -> None:
@@ -296,26 +315,8 @@ def score(
     answer_delimiter: str | None,
     null_output: str | None,
     read_options: tuple[str, ...],
-    ci_method: str | None,
-    confidence: float | None,
-    seed: int | None,
-    reduce: str | None,
-    workers: str | None,
-    executor: str | None,
-    retries: int | None,
-    item_timeout: float | None,
-    worker_memory: str | None,
-    deadline: float | None,
-    out: Path | None,
-    reports: tuple[str, ...],
-    by_group: bool | None,
-    as_json: bool,
-    print_format: str | None,
-    quiet: bool,
-    limit: int | None,
     no_user_config: bool,
-    verbose: bool,
-    **clusters: str | None,
+    **options: Any,
 ) -> None:
     """Score files of model outputs with the metrics named by -m.
 
@@ -325,12 +326,13 @@ def score(
     - reads standard input (cat outputs.jsonl | itemscore score - -m exact_match).
     """
     from itemscore.inputs import parse_column_map
+    from itemscore.inputs._fs import exists
 
     from ._config import load_config
+    from ._user_config import apply_user_defaults
 
     request = load_config(config) if config is not None else RunRequest()
-    _user_defaults(request, skip=no_user_config)
-    from itemscore.inputs._fs import exists
+    apply_user_defaults(request, skip=no_user_config)
 
     if "-" in files:
         _check_stdin(files)
@@ -346,7 +348,9 @@ def score(
                 f"{printable(os.fspath(path))}: no such file or folder. Check the path (a glob "
                 "such as 'runs/*.jsonl' is read as every file it matches)."
             )
-    request.data, request.data_name = paths[0], _shown(paths[0])
+    # How messages and the results name the data (``<stdin>`` for ``-``).
+    request.data = paths[0]
+    request.data_name = STDIN_NAME if paths[0] == STDIN else os.fspath(paths[0])
     if len(paths) > 1 or _folder_or_glob(paths[0]):
         request.data_files = list(paths)
         request.data_name = ", ".join(os.fspath(path) for path in paths)
@@ -358,33 +362,16 @@ def score(
     for key, value in _read_options(read_options).items():
         request.read_options[key] = value
         request.setting_where.pop(f"read_options.{key}", None)  # the command line wins
-    _override(
+    if config is None or metric_specs:
+        request.source = "the command line" if config is None else f"{config} and the command line"
+    _score_with(
         request,
         format=input_format,
         suite=suite,
         answer_delimiter=answer_delimiter,
         null_output=null_output,
-        ci_method=ci_method,
-        confidence=confidence,
-        seed=seed,
-        reduce=reduce,
-        workers=_workers(workers),
-        executor=executor,
-        retries=retries,
-        item_timeout=item_timeout,
-        worker_memory=worker_memory,
-        deadline=deadline,
-        out=out,
-        reports=list(reports) or None,
-        by_group=by_group,
-        limit=limit,
+        **options,
     )
-    _override_clusters(request, clusters)
-    if config is None or metric_specs:
-        request.source = "the command line" if config is None else f"{config} and the command line"
-    if verbose:
-        _say_defaults(request, _View(quiet=quiet))
-    _run_request(request, _View.of(bool(request.by_group), as_json, quiet, print_format))
 
 
 @click.command("run", context_settings=CONTEXT, cls=_WithDefaults)
@@ -392,64 +379,23 @@ def score(
 @_limit_option
 @_stat_options
 @_out_options
-def run_command(
-    config: Path,
-    ci_method: str | None,
-    confidence: float | None,
-    seed: int | None,
-    reduce: str | None,
-    workers: str | None,
-    executor: str | None,
-    retries: int | None,
-    item_timeout: float | None,
-    worker_memory: str | None,
-    deadline: float | None,
-    out: Path | None,
-    reports: tuple[str, ...],
-    by_group: bool | None,
-    as_json: bool,
-    print_format: str | None,
-    quiet: bool,
-    limit: int | None,
-    no_user_config: bool,
-    verbose: bool,
-    **clusters: str | None,
-) -> None:
+def run_command(config: Path, no_user_config: bool, **options: Any) -> None:
     """Score the data named in a YAML configuration file.
 
     CONFIG holds suite, data, columns, metrics, out... (see docs/cli.md); options given here
     win over the file's.
     """
     from ._config import load_config
+    from ._user_config import apply_user_defaults
 
     request = load_config(config)
-    _user_defaults(request, skip=no_user_config)
+    apply_user_defaults(request, skip=no_user_config)
     if request.data is None:
         raise ConfigError(
             f"{config}:1:1: the configuration has no `data` key; name the file of outputs, "
             "e.g. `data: outputs.jsonl` (relative to the configuration file)."
         )
-    _override(
-        request,
-        ci_method=ci_method,
-        confidence=confidence,
-        seed=seed,
-        reduce=reduce,
-        workers=_workers(workers),
-        executor=executor,
-        retries=retries,
-        item_timeout=item_timeout,
-        worker_memory=worker_memory,
-        deadline=deadline,
-        out=out,
-        reports=list(reports) or None,
-        by_group=by_group,
-        limit=limit,
-    )
-    _override_clusters(request, clusters)
-    if verbose:
-        _say_defaults(request, _View(quiet=quiet))
-    _run_request(request, _View.of(bool(request.by_group), as_json, quiet, print_format))
+    _score_with(request, **options)
 
 
 @click.command(context_settings=CONTEXT)
@@ -469,58 +415,17 @@ def run_command(
 def rescore(
     results: Path,
     metric_specs: tuple[str, ...],
-    ci_method: str | None,
-    confidence: float | None,
-    seed: int | None,
-    reduce: str | None,
-    workers: str | None,
-    executor: str | None,
-    retries: int | None,
-    item_timeout: float | None,
-    worker_memory: str | None,
-    deadline: float | None,
-    out: Path | None,
-    reports: tuple[str, ...],
     by_group: bool | None,
     as_json: bool,
     print_format: str | None,
     quiet: bool,
-    **clusters: str | None,
+    **options: Any,
 ) -> None:
     """Add or recompute metrics on a saved results.json, without the model."""
-    from itemscore._terminal import progress_bar
-
-    from ._memory import arrow_without_pandas
-    from ._pipeline import rescore_results
-
-    arrow_without_pandas()
     view = _View.of(bool(by_group), as_json, quiet, print_format)
     request = RunRequest()
-    _override(
-        request,
-        ci_method=ci_method,
-        confidence=confidence,
-        seed=seed,
-        reduce=reduce,
-        workers=_workers(workers),
-        executor=executor,
-        retries=retries,
-        item_timeout=item_timeout,
-        worker_memory=worker_memory,
-        deadline=deadline,
-        out=out,
-        reports=list(reports) or None,
-    )
-    _override_clusters(request, clusters)
-    entries = _cli_entries(metric_specs)
-    _warn_broken_plugins(view)
-    _warn_serial_retries(request, view)
-    with _failures(request), progress_bar(view.progress_enabled()) as progress:
-        result, written = rescore_results(
-            results, entries, request, progress=progress, notice=view.notice
-        )
-    _show([result], view, written)
-    _finish(result, request, view)
+    _override(request, **options)
+    _run_request(request, view, (results, _cli_entries(metric_specs)))
 
 
 @click.command(context_settings=CONTEXT)

@@ -22,6 +22,7 @@ import click
 from itemscore.executors import EXECUTORS, cluster_flags
 from itemscore.stats._intervals import names
 
+from ._app import echo_err, stacked
 from ._request import RunRequest
 
 if TYPE_CHECKING:
@@ -90,9 +91,7 @@ class _View:
     def notice(self, message: str) -> None:
         """A note or warning on stderr (nothing under --quiet), escaped for the terminal."""
         if not self.quiet:
-            from ._app import terminal_text
-
-            click.echo(terminal_text(message), err=True)
+            echo_err(message)
 
     def progress_enabled(self) -> bool:
         """Whether to show a progress bar."""
@@ -161,11 +160,7 @@ def _show(results: Sequence[RunResult], view: _View, written: Sequence[Path]) ->
 def _say_written(written: Sequence[Path]) -> None:
     """On stderr: which reports were written, and where."""
     if written:
-        from ._app import terminal_text
-
-        folder = written[0].parent
-        names = ", ".join(p.name for p in written)
-        click.echo(terminal_text(f"Wrote {names} to {folder}"), err=True)
+        echo_err(f"Wrote {', '.join(p.name for p in written)} to {written[0].parent}")
 
 
 def _bold_shows(console: Any) -> bool:
@@ -252,7 +247,6 @@ def _finish(result: RunResult, request: RunRequest, view: _View) -> None:
     Exits 1 when a metric scored no item because every item errored (or an aggregate
     raised); the reports are written by then.
     """
-    from ._app import terminal_text
     from ._outcome import error_summary, seed_unused
 
     if request.seed is not None and "seed" not in request.user_defaults and seed_unused(result):
@@ -266,76 +260,68 @@ def _finish(result: RunResult, request: RunRequest, view: _View) -> None:
         )
     summary = error_summary(result)
     for line in summary.lines():
-        click.echo(terminal_text(line), err=True)
+        echo_err(line)
     if summary.failed:
         sys.exit(1)
 
 
-def _out_options(func: Any) -> Any:
-    for option in reversed(
-        [
-            click.option(
-                "--out",
-                type=click.Path(file_okay=False, path_type=Path),
-                help="Write results.json, items.parquet, summary.csv, table.tex, report.html (and "
-                "results.xlsx) into this folder. They are links into its hidden .itemscore/ "
-                "folder, which holds each run's complete set, so that a failed run leaves the "
-                "last one whole; read them as any file, copy the folder with cp -a (cp -L for a "
-                "single file).",
-            ),
-            click.option(
-                "--report",
-                "reports",
-                multiple=True,
-                metavar="FORMAT",
-                shell_complete=complete_reports,
-                help="Write only these report formats with --out (repeatable): json, items, "
-                "jsonl, csv, tex, xlsx, html (report.html), eee, md (an lm-eval-style Markdown "
-                "table), leaderboard (each metric's rank ranges, for several models) or a "
-                "plugin's format. Default: all but jsonl, eee, md and leaderboard.",
-            ),
-            click.option(
-                "--by-group",
-                is_flag=True,
-                default=None,
-                help="Add one row per group to the tables.",
-            ),
-            click.option(
-                "--json",
-                "as_json",
-                is_flag=True,
-                help="Print the measurements as JSON on stdout instead of tables.",
-            ),
-            click.option(
-                "--print",
-                "print_format",
-                type=click.Choice(["table", "md"]),
-                help="What stdout shows: table (the default) or md, the Markdown table of "
-                "results.md, as lm_eval prints its results (to paste into a README). Not "
-                "--format, which names the format of the data read.",
-            ),
-            click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors."),
-        ]
-    ):
-        func = option(func)
-    return func
-
-
-def _ci_help() -> str:
-    """The help of ``--ci``: the methods of the table of interval methods, by kind."""
-    ratios, means = (", ".join(names(kind)[:-1]) for kind in ("ratio", "mean"))
-    return (
-        "Interval method: auto (by kind and n, the reason recorded), or "
-        f"{ratios} (ratios); {means} (means). A metric that cannot use it keeps its own, "
-        "with a warning."
-    )
+_out_options = stacked(
+    [
+        click.option(
+            "--out",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Write results.json, items.parquet, summary.csv, table.tex, report.html (and "
+            "results.xlsx) into this folder. They are links into its hidden .itemscore/ "
+            "folder, which holds each run's complete set, so that a failed run leaves the "
+            "last one whole; read them as any file, copy the folder with cp -a (cp -L for a "
+            "single file).",
+        ),
+        click.option(
+            "--report",
+            "reports",
+            multiple=True,
+            metavar="FORMAT",
+            shell_complete=complete_reports,
+            help="Write only these report formats with --out (repeatable): json, items, "
+            "jsonl, csv, tex, xlsx, html (report.html), eee, md (an lm-eval-style Markdown "
+            "table), leaderboard (each metric's rank ranges, for several models) or a "
+            "plugin's format. Default: all but jsonl, eee, md and leaderboard.",
+        ),
+        click.option(
+            "--by-group",
+            is_flag=True,
+            default=None,
+            help="Add one row per group to the tables.",
+        ),
+        click.option(
+            "--json",
+            "as_json",
+            is_flag=True,
+            help="Print the measurements as JSON on stdout instead of tables.",
+        ),
+        click.option(
+            "--print",
+            "print_format",
+            type=click.Choice(["table", "md"]),
+            help="What stdout shows: table (the default) or md, the Markdown table of "
+            "results.md, as lm_eval prints its results (to paste into a README). Not "
+            "--format, which names the format of the data read.",
+        ),
+        click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors."),
+    ]
+)
 
 
 class _CiOption(click.Option):
     """``--ci``, whose help lists the interval methods of the table when it is shown."""
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        self.help = _ci_help()
+        ratios, means = (", ".join(names(kind)[:-1]) for kind in ("ratio", "mean"))
+        self.help = (
+            "Interval method: auto (by kind and n, the reason recorded), or "
+            f"{ratios} (ratios); {means} (means). A metric that cannot use it keeps its own, "
+            "with a warning."
+        )
         return super().get_help_record(ctx)
 
 
@@ -347,107 +333,6 @@ def _phrase(words: list[str], last: str) -> str:
 def _flags(last: str) -> str:
     """The flags that name a cluster, as a phrase: ``--dask or --ray``."""
     return _phrase([f"--{name}" for name in cluster_flags()], last)
-
-
-def _stat_options(func: Any) -> Any:
-    for option in reversed(
-        [
-            click.option(
-                "--ci",
-                "ci_method",
-                metavar="METHOD",
-                cls=_CiOption,
-            ),
-            click.option(
-                "--confidence",
-                type=float,
-                help="Confidence level of the intervals, in (0, 1) (default 0.95).",
-            ),
-            click.option("--seed", type=int, help="Seed for bootstrap intervals."),
-            click.option(
-                "--reduce",
-                metavar="NAME,...",
-                help="How each question's attempts are reduced, first one the headline: mean "
-                "(default), max, min, majority, maj@K, pass@K, pass^K, at_least:K, e.g. "
-                "--reduce mean,pass@1,pass@5.",
-            ),
-            click.option(
-                "--workers",
-                metavar="N|auto",
-                help="Score on N worker processes (auto: one per core).",
-            ),
-            click.option(
-                "--executor",
-                type=click.Choice(list(EXECUTORS)),
-                help="Where shards are scored: serial (this process), process (N processes), "
-                f"{_phrase([n for n, e in EXECUTORS.items() if e.cluster], ' or ')} (a local "
-                f"one of N workers, or the cluster of {_flags(' or ')}). Default: process with "
-                "--workers, else serial.",
-            ),
-            *(
-                click.option(f"--{name}", metavar="ADDRESS", help=cluster.flag_help)
-                for name, cluster in cluster_flags().items()
-            ),
-            click.option(
-                "--retries",
-                type=int,
-                metavar="N",
-                help=f"With workers (--workers, --executor, {_flags(', ')}): try a shard whose "
-                "worker was lost again, up to N times (default 1).",
-            ),
-            click.option(
-                "--item-timeout",
-                callback=_seconds_or_off,
-                metavar="SECONDS|none",
-                help="One metric may take this long on one item; past it the item is an error "
-                "(default 300; none or 0: no limit).",
-            ),
-            click.option(
-                "--worker-memory",
-                metavar="SIZE|none",
-                help="With workers: each worker may use this much memory (2G, "
-                "512M); past it a metric's allocation fails and its item is an error.",
-            ),
-            click.option(
-                "--deadline",
-                type=float,
-                metavar="SECONDS",
-                help="The whole run may take this long; what is not scored by then is an error.",
-            ),
-        ]
-    ):
-        func = option(func)
-    return func
-
-
-def _limit_option(func: Any) -> Any:
-    """``--limit``, and the user's defaults file (``--no-user-config``, ``--verbose``)."""
-    func = click.option(
-        "-v", "--verbose", is_flag=True, help="Say which settings came from the defaults file."
-    )(func)
-    func = click.option(
-        "--no-user-config",
-        is_flag=True,
-        help="Ignore the defaults file (see below); so does ITEMSCORE_NO_USER_CONFIG=1.",
-    )(func)
-    return click.option(
-        "--limit",
-        type=click.IntRange(min=1),
-        metavar="N",
-        help="Read only the first N rows of the data, for a quick look at a big file (said on "
-        "stderr and in results.json's provenance).",
-    )(func)
-
-
-class _WithDefaults(click.Command):
-    """A scoring command whose help ends with where its defaults come from (read when shown)."""
-
-    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        from ._user_config import describe
-
-        formatter.write_paragraph()
-        with formatter.indentation():
-            formatter.write_text(describe())
 
 
 def _seconds_or_off(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
@@ -462,3 +347,99 @@ def _seconds_or_off(ctx: click.Context, param: click.Parameter, value: str | Non
         raise click.BadParameter(
             f"{value!r} must be a number of seconds, or none for no limit.", ctx, param
         ) from None
+
+
+_stat_options = stacked(
+    [
+        click.option("--ci", "ci_method", metavar="METHOD", cls=_CiOption),
+        click.option(
+            "--confidence",
+            type=float,
+            help="Confidence level of the intervals, in (0, 1) (default 0.95).",
+        ),
+        click.option("--seed", type=int, help="Seed for bootstrap intervals."),
+        click.option(
+            "--reduce",
+            metavar="NAME,...",
+            help="How each question's attempts are reduced, first one the headline: mean "
+            "(default), max, min, majority, maj@K, pass@K, pass^K, at_least:K, e.g. "
+            "--reduce mean,pass@1,pass@5.",
+        ),
+        click.option(
+            "--workers",
+            metavar="N|auto",
+            help="Score on N worker processes (auto: one per core).",
+        ),
+        click.option(
+            "--executor",
+            type=click.Choice(list(EXECUTORS)),
+            help="Where shards are scored: serial (this process), process (N processes), "
+            f"{_phrase([n for n, e in EXECUTORS.items() if e.cluster], ' or ')} (a local "
+            f"one of N workers, or the cluster of {_flags(' or ')}). Default: process with "
+            "--workers, else serial.",
+        ),
+        *(
+            click.option(f"--{name}", metavar="ADDRESS", help=cluster.flag_help)
+            for name, cluster in cluster_flags().items()
+        ),
+        click.option(
+            "--retries",
+            type=int,
+            metavar="N",
+            help=f"With workers (--workers, --executor, {_flags(', ')}): try a shard whose "
+            "worker was lost again, up to N times (default 1).",
+        ),
+        click.option(
+            "--item-timeout",
+            callback=_seconds_or_off,
+            metavar="SECONDS|none",
+            help="One metric may take this long on one item; past it the item is an error "
+            "(default 300; none or 0: no limit).",
+        ),
+        click.option(
+            "--worker-memory",
+            metavar="SIZE|none",
+            help="With workers: each worker may use this much memory (2G, "
+            "512M); past it a metric's allocation fails and its item is an error.",
+        ),
+        click.option(
+            "--deadline",
+            type=float,
+            metavar="SECONDS",
+            help="The whole run may take this long; what is not scored by then is an error.",
+        ),
+    ]
+)
+
+
+#: ``--limit``, and the user's defaults file (``--no-user-config``, ``--verbose``).
+_limit_option = stacked(
+    [
+        click.option(
+            "--limit",
+            type=click.IntRange(min=1),
+            metavar="N",
+            help="Read only the first N rows of the data, for a quick look at a big file (said "
+            "on stderr and in results.json's provenance).",
+        ),
+        click.option(
+            "--no-user-config",
+            is_flag=True,
+            help="Ignore the defaults file (see below); so does ITEMSCORE_NO_USER_CONFIG=1.",
+        ),
+        click.option(
+            "-v", "--verbose", is_flag=True, help="Say which settings came from the defaults file."
+        ),
+    ]
+)
+
+
+class _WithDefaults(click.Command):
+    """A scoring command whose help ends with where its defaults come from (read when shown)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from ._user_config import describe
+
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(describe())

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from .._exceptions import ConfigError, InputError
+from ._app import echo_err, load_run, terminal_text
 
 __all__ = ["compare_command"]
 
@@ -19,21 +20,7 @@ class _BadInput(click.ClickException):
     exit_code = 2
 
     def show(self, file: object = None) -> None:
-        from ._app import terminal_text
-
         click.echo(f"Error: {terminal_text(self.format_message())}", err=True)
-
-
-def _load(path: Path) -> object:
-    from .._result import RunResult
-
-    try:
-        return RunResult.load_json(path)
-    except (InputError, OSError) as exc:
-        message = str(exc)
-        if str(path) not in message:
-            message = f"{path}: {message}"
-        raise _BadInput(message) from exc
 
 
 def run_labels(first: Path, second: Path) -> tuple[str, str]:
@@ -74,12 +61,6 @@ def _labels_option(value: str | None, results: Path, other: Path | None) -> tupl
             f"baseline's first: e.g. --label v1,v2 for {results} and {other}."
         )
     return pair[0], pair[1]
-
-
-def _warn(message: str) -> None:
-    from ._app import terminal_text
-
-    click.echo(terminal_text(message), err=True)
 
 
 @click.command("compare")
@@ -150,15 +131,15 @@ def compare_command(
     from .._terminal import progress_bar, progress_wanted
 
     runs = _labels_option(label, results, other)
-    first = _load(results)
-    second = _load(other) if other is not None else None
+    first = load_run(results, _BadInput)
+    second = load_run(other, _BadInput) if other is not None else None
     try:
         with progress_bar(progress_wanted(json_output=as_json), "comparing") as bar:
             if bar is not None:  # the paired tests of a large run take a while: say so
                 bar.stage("comparing the models (paired tests)")
             comparisons = compare(
-                first,  # type: ignore[arg-type]
-                second,  # type: ignore[arg-type]
+                first,
+                second,
                 baseline=baseline,
                 metrics=list(labels) or None,
                 adjust=adjust,
@@ -173,7 +154,7 @@ def compare_command(
         raise _BadInput(f"{names}: {exc}") from exc
     if by_group and comparisons and not any(c.groups for c in comparisons):
         names = f"{results}" + (f" and {other}" if other is not None else "")
-        _warn(
+        echo_err(
             f"Warning: --by-group adds one row per group, but the items of {names} have no "
             "group, so the table has none. Give the items groups when scoring (--map "
             "group=COLUMN), or leave --by-group out."
@@ -183,7 +164,7 @@ def compare_command(
         from ..summary._summary import display_name
 
         sources = [str(results)] + ([str(other)] if other is not None else [])
-        display = {c.metric: display_name(first, c.metric) for c in comparisons}  # type: ignore[arg-type]
+        display = {c.metric: display_name(first, c.metric) for c in comparisons}
         written = write_comparison(
             comparisons, out, sources, groups=by_group,
             runs=runs if other is not None else None, names=display,
@@ -196,17 +177,14 @@ def compare_command(
     console = make_console()
     console.print(comparison_table(comparisons, groups=by_group, width=console.width))
     if other is not None:  # which file is which side: the labels name the runs
-        from ._app import terminal_text
-
         click.echo(
             terminal_text(
                 f"Runs: {runs[0]} = {results} (baseline), {runs[1]} = {other} (candidate)."
             )
         )
     if written:
-        _warn(f"Wrote {', '.join(p.name for p in written)} to {out}.")
+        echo_err(f"Wrote {', '.join(p.name for p in written)} to {out}.")
         if not plot_available():
             from .._extras import install_hint
 
-            hint = install_hint("matplotlib")
-            click.echo(f"No forest plot: it needs matplotlib ({hint}).", err=True)
+            echo_err(f"No forest plot: it needs matplotlib ({install_hint('matplotlib')}).")

@@ -10,19 +10,9 @@ import click
 
 from itemscore._exceptions import ConfigError, InputError
 
+from ._app import BadInput, load_run
+
 __all__ = ["diagnose_command", "gate_command"]
-
-
-def _load(path: Path) -> object:
-    from itemscore._result import RunResult
-
-    from ._app import BadInput
-
-    try:
-        return RunResult.load_json(path)
-    except (InputError, OSError) as exc:
-        message = str(exc)
-        raise BadInput(message if str(path) in message else f"{path}: {message}") from exc
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -44,11 +34,9 @@ def diagnose_command(results: Path, metric: str | None, top: int, as_json: bool)
     """
     from itemscore._diagnose import diagnose
 
-    from ._app import BadInput
-
-    result = _load(results)
+    result = load_run(results)
     try:
-        diagnosis = diagnose(result, metric)  # type: ignore[arg-type]
+        diagnosis = diagnose(result, metric)
     except ConfigError as exc:
         raise BadInput(f"{results}: {exc}") from exc
     if as_json:
@@ -102,13 +90,11 @@ def gate_command(
     """
     from itemscore._gate import gate
 
-    from ._app import BadInput
-
-    first, second = _load(baseline), _load(candidate)
+    first, second = load_run(baseline), load_run(candidate)
     try:
         result = gate(
-            first,  # type: ignore[arg-type]
-            second,  # type: ignore[arg-type]
+            first,
+            second,
             metric=metric,
             margin=margin,
             confidence=confidence,
