@@ -55,30 +55,32 @@ _COLUMNS = (
 )
 
 
-def _name(c: Comparison) -> str:
-    """A comparison's metric as tables show it: the label, and a further reducer's name."""
+def _name(c: Comparison, names: Mapping[str, str] | None = None) -> str:
+    """A comparison's metric as shown: its label (or display name), and a further reducer's."""
+    shown = (names or {}).get(c.metric) or c.metric
     head = f".{c.metric}["
     at = c.key.rfind(head)
     if at >= 0 and c.key.endswith("]"):
-        return f"{c.metric} [{c.key[at + len(head) : -1]}]"
-    return c.metric
+        return f"{shown} [{c.key[at + len(head) : -1]}]"
+    return shown
 
 
-def _walk(comparisons: Sequence[Comparison]) -> Iterator[tuple[str | None, Comparison]]:
-    """Each headline comparison, followed by its group comparisons."""
+def _walk(
+    comparisons: Sequence[Comparison], groups: bool = True
+) -> Iterator[tuple[str | None, Comparison]]:
+    """Each headline comparison, followed (with ``groups``) by its group comparisons."""
     for c in comparisons:
         yield None, c
-        yield from c.groups.items()
+        if groups:
+            yield from c.groups.items()
 
 
 def comparison_rows(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
     """One flat row per comparison and per group comparison (``group`` empty for headlines)."""
-    rows = []
-    for group, c in _walk(comparisons):
-        row = {name: getattr(c, name) for name in _COLUMNS if name != "group"}
-        row["group"] = group
-        rows.append({name: row[name] for name in _COLUMNS})
-    return rows
+    return [
+        {name: group if name == "group" else getattr(c, name) for name in _COLUMNS}
+        for group, c in _walk(comparisons)
+    ]
 
 
 def comparison_json(
@@ -138,12 +140,11 @@ def comparison_table(
     adjustment is bold; the caption says how it was computed and marks the metrics where
     lower is better.
     """
-    from rich import box
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
-    from ._terminal import _width_of, safe_text
+    from ._terminal import _table, _width_of, safe_text
 
     lower = sorted({c.metric for c in comparisons if not c.higher_is_better})
 
@@ -152,7 +153,7 @@ def comparison_table(
         note = _methods_note(comparisons, mde=mde)
         return note + (f" Lower is better (↓) for {', '.join(lower)}." if lower else "")
 
-    shown = list(_walk(comparisons) if groups else ((None, c) for c in comparisons))
+    shown = list(_walk(comparisons, groups))
     left_out = any(c.n_unpaired for _, c in shown)
 
     def name_of(group: str | None, c: Comparison) -> str:
@@ -168,11 +169,8 @@ def comparison_table(
         return text
 
     def table_of(columns: list[tuple[str, str]], mde: bool) -> Table:
-        table = Table(
-            caption=safe_text(caption_of(mde)), caption_justify="left", box=box.SIMPLE_HEAD
-        )
-        for name, justify in columns:
-            table.add_column(Text(name), justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        table = _table(None, None, columns)
+        table.caption = safe_text(caption_of(mde))
         return table
 
     wide = table_of(
@@ -240,13 +238,6 @@ def _pair(c: Comparison, runs: tuple[str, str] | None) -> str:
     return f"{c.candidate} vs {c.baseline}"
 
 
-def _shown(c: Comparison, names: Mapping[str, str] | None) -> str:
-    """The metric as a paper names it: its display name (and a further reducer's name)."""
-    name = _name(c)
-    shown = (names or {}).get(c.metric)
-    return name if not shown else shown + name[len(c.metric) :]
-
-
 #: A hyphen-minus before a number, where a paper wants a minus sign.
 _MINUS = re.compile(r"(?<![0-9A-Za-z])-(?=[0-9.])")
 
@@ -274,7 +265,7 @@ def _caption(
     """
     if not comparisons:
         return "Paired differences between models" + (f" on {where}" if where else "") + "."
-    metrics = list(dict.fromkeys(_shown(c, names) for c in comparisons))
+    metrics = list(dict.fromkeys(_name(c, names) for c in comparisons))
     models = list(dict.fromkeys(_same_model(c, runs) for c in comparisons))
     if runs is not None and None not in models:  # the same models in two runs
         shown = _and([str(m) for m in models]) if len(models) <= 3 else f"{len(models)} models"
@@ -320,17 +311,8 @@ def comparison_tex(
     import hashlib
 
     from .reports.table_tex import COLUMN_PT, estimate_width, latex_escape, tex_text
-
-    def small(text: str) -> str:
-        return rf"{{\scriptsize {text}}}" if text else ""
-
-    def stack(lines: list[str], align: str) -> str:
-        lines = [x for x in lines if x]
-        if len(lines) < 2:
-            return lines[0] if lines else ""
-        return (
-            rf"\begin{{tabular}}[t]{{@{{}}{align}@{{}}}}" + r" \\ ".join(lines) + r"\end{tabular}"
-        )
+    from .reports.table_tex import _small as small
+    from .reports.table_tex import _stack_lines as stack
 
     wide: list[list[str]] = [
         ["Metric", "Baseline", "Candidate", "Difference [interval]", "$p$", r"adj.\ $p$", "Pairs"]
@@ -341,8 +323,8 @@ def comparison_tex(
     ]  # fmt: skip
     narrow: list[list[str]] = [narrow_head]
     stacked: list[list[str]] = [narrow_head]
-    for group, c in _walk(comparisons) if groups else ((None, c) for c in comparisons):
-        shown = _shown(c, names)
+    for group, c in _walk(comparisons, groups):
+        shown = _name(c, names)
         name = tex_text(shown if group is None else f"{shown}: {group}")
         d = _decimals(c)
         diff = _tex_number(_format.format_signed(c.difference, d, none="--"))
@@ -372,7 +354,7 @@ def comparison_tex(
     )
     if comparisons:
         note += " Bold: significant after the adjustment."
-    lower = sorted({_shown(c, names) for c in comparisons if not c.higher_is_better})
+    lower = sorted({_name(c, names) for c in comparisons if not c.higher_is_better})
     if lower:
         note += f" Lower is better for {latex_escape(', '.join(lower))}."
     keys = [f"{c.key}\x1f{c.baseline}\x1f{c.candidate}" for c in comparisons]
