@@ -24,7 +24,15 @@ import numpy as np
 
 from .._exceptions import InputError
 
-__all__ = ["Copy", "HashedReader", "copy_stream", "is_regular", "line_too_long", "remove_copy"]
+__all__ = [
+    "Copy",
+    "HashedReader",
+    "check_lines",
+    "copy_stream",
+    "is_regular",
+    "line_too_long",
+    "remove_copy",
+]
 
 _COPY_BLOCK = 1 << 20
 
@@ -148,7 +156,7 @@ def copy_stream(
                 digest.update(block)
                 total += len(block)
                 if kind == "lines":
-                    line, run = _check_lines(block, name, line, run, max_line_bytes)
+                    line, run = check_lines(block, name, line, run, max_line_bytes)
                 elif total > max_json_bytes:
                     raise InputError.at(
                         name,
@@ -168,7 +176,7 @@ def copy_stream(
     return Copy(target, folder, digest.hexdigest(), total)
 
 
-def _check_lines(block: bytes, name: str, line: int, run: int, limit: int) -> tuple[int, int]:
+def check_lines(block: bytes, name: str, line: int, run: int, limit: int) -> tuple[int, int]:
     """``(line, run)`` after ``block``: the current line and its length so far.
 
     Raises:

@@ -1,4 +1,4 @@
-"""The bounds every harness-log reader keeps, and the check of the options that change them.
+"""The bounds every harness-log reader keeps, and the checks of its options.
 
 A harness log is read one sample (one lm-eval line, one ``.eval`` member, one element of a JSON
 log's ``samples``) at a time, and no sample may grow past ``max_sample_bytes``; a compressed
@@ -9,13 +9,14 @@ be read by saying so, while a crafted file cannot make the reader take all memor
 
 from __future__ import annotations
 
-from .._exceptions import ConfigError
+from .._exceptions import ConfigError, did_you_mean, one_of
 
 __all__ = [
     "LITERAL_CHARS",
     "MAX_RATIO",
     "MAX_SAMPLE_BYTES",
     "RATIO_FLOOR",
+    "check_choice",
     "check_limits",
 ]
 
@@ -58,3 +59,16 @@ def _whole(option: str, value: int | str, default: int) -> int:
             f"{default}); e.g. --read-option {option}={default}."
         )
     return number
+
+
+def check_choice(option: str, value: object, allowed: tuple[str, ...]) -> None:
+    """Refuse a reader option's ``value`` that is not one of ``allowed``.
+
+    Raises:
+        ConfigError: naming the option, the value, the choices and the nearest one.
+    """
+    if value not in allowed:
+        raise ConfigError(
+            f"`{option}` ({value!r}) must be one of {one_of(allowed)}."
+            f"{did_you_mean(str(value), allowed)}"
+        )

@@ -41,9 +41,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from .._exceptions import ConfigError, InputError, did_you_mean, one_of
-from ._convert import MAPPABLE, ROLES
-from ._limits import MAX_SAMPLE_BYTES, check_limits
+from .._exceptions import InputError
+from ._convert import MAPPABLE
+from ._limits import MAX_SAMPLE_BYTES, check_choice, check_limits
 from ._lines import json_lines
 from ._source import find_lone_surrogate, show
 
@@ -78,7 +78,6 @@ _RESERVED = frozenset(
         "total_tokens",
     }
 )
-_ATTEMPT_IS_ROLE = "attempt" in ROLES
 
 
 def sample_hash(input_text: str, reference: Sequence[str]) -> str:
@@ -112,11 +111,7 @@ def read_eee(
             JSON or too long; the message names file and line.
         OSError: the file cannot be read.
     """
-    if rules not in _RULES:
-        raise ConfigError(
-            f"`rules` ({rules!r}) must be one of {one_of(_RULES)}."
-            f"{did_you_mean(str(rules), _RULES)}"
-        )
+    check_choice("rules", rules, _RULES)
     max_bytes, _ = check_limits(max_sample_bytes)
     name = os.fspath(path)
     raw = Path(path).open("rb")  # noqa: SIM115 - opened now, to fail now; the generator closes it
@@ -336,8 +331,6 @@ def _read(line: Mapping[str, Any]) -> dict[str, Any]:
     attempt = metadata.get("attempt")
     if isinstance(attempt, str) and attempt.isdecimal() and len(attempt) < 10:
         record["attempt"] = int(attempt)
-        if not _ATTEMPT_IS_ROLE and not ident.endswith(f"#{attempt}"):
-            record["id"] = f"{ident}#{attempt}"  # ids are unique per model until attempts are
     if isinstance(given.get("choices"), list):
         record["choices"] = given["choices"]
     usage = line.get("token_usage")

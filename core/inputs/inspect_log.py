@@ -10,8 +10,7 @@ is never held whole: one member (one element of ``samples``) at a time, each bou
 
 How a sample becomes an item (docs/harness-logs.md has the reasons):
 
-- ``id``: the sample's id, as text. ``attempt``: the epoch, when the task ran several (until
-  the attempt role exists, the id is then ``ID#EPOCH``, since ids are unique per model).
+- ``id``: the sample's id, as text. ``attempt``: the epoch, when the task ran several.
 - ``model``: the log's model (``eval.model``). ``group``: the task's name.
 - ``input``: the sample's input; a chat input gives the text of its user messages.
 - ``output`` (``output="answer"``, the default): what the scorer compared. ``choice()``: the
@@ -50,7 +49,7 @@ from typing import IO, Any, Literal
 from .._exceptions import ConfigError, InputError, did_you_mean, one_of
 from ._convert import ROLES
 from ._json_stream import ELEMENT, iter_object
-from ._limits import MAX_RATIO, MAX_SAMPLE_BYTES, RATIO_FLOOR, check_limits
+from ._limits import MAX_RATIO, MAX_SAMPLE_BYTES, RATIO_FLOOR, check_choice, check_limits
 from ._source import escape_name, find_lone_surrogate
 from ._zip_member import BoundError, read_member
 
@@ -87,7 +86,6 @@ _OWN_KEYS = frozenset(
         "error",
     }
 )
-_ATTEMPT_IS_ROLE = "attempt" in ROLES
 
 
 def read_inspect(
@@ -124,8 +122,8 @@ def read_inspect(
             exceeds a bound; the message names the file (and the member or sample).
         OSError: the file cannot be read.
     """
-    _check_choice("output", output, _OUTPUTS)
-    _check_choice("rules", rules, _RULES)
+    check_choice("output", output, _OUTPUTS)
+    check_choice("rules", rules, _RULES)
     max_bytes, ratio = check_limits(max_sample_bytes, max_ratio)
     path = Path(path)
     name = os.fspath(path)
@@ -136,14 +134,6 @@ def read_inspect(
     )
     context = _Context(name, log.header, scorer, output, rules, log.several_epochs())
     return _records(log, context)
-
-
-def _check_choice(option: str, value: object, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ConfigError(
-            f"`{option}` ({value!r}) must be one of {one_of(allowed)}."
-            f"{did_you_mean(str(value), allowed)}"
-        )
 
 
 def _records(log: _Log, context: _Context) -> Iterator[dict[str, Any]]:
@@ -450,9 +440,7 @@ class _Context:
             )
         record.update(
             {
-                "id": f"{ident}#{epoch}"
-                if self.several_epochs and not _ATTEMPT_IS_ROLE
-                else str(ident),
+                "id": str(ident),
                 "model": self.model,
                 "input": _input_text(sample.get("input")),
                 "output": text,

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from .._exceptions import InputError
-from ._files import line_too_long
+from ._files import check_lines, line_too_long
 from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import (
     Rows,
@@ -62,7 +62,6 @@ _SPACE = " \t\r"
 _OPEN_BRACE = 0x7B
 _scan: Any = make_scanner(json.JSONDecoder())  # type: ignore[arg-type] # typeshed: a class
 _MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
-_TEMPORAL = (pa.types.is_temporal,)
 
 
 def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.RecordBatch]:
@@ -79,9 +78,7 @@ def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.
             else None
         )
         if batch is not None:
-            state.n_rows += batch.num_rows
-            for offset in range(0, batch.num_rows, size):
-                yield batch.slice(offset, size)
+            yield from state.sliced(batch, size)
             continue
         chunks = _row_chunks(data, line, piece.name, size)
         while True:
@@ -143,21 +140,11 @@ def _blocks(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[
             if not data:
                 return
         if len(data) > limit:
-            _check_lengths(data, name, line, limit)
+            check_lines(data, name, line, 0, limit)
         yield data, line
         line += data.count(b"\n")
         if not block:
             return
-
-
-def _check_lengths(data: bytes, name: str, line: int, limit: int) -> None:
-    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
-    lengths = np.diff(ends, prepend=-1) - 1
-    over = np.flatnonzero(lengths > limit)
-    if len(over):
-        raise line_too_long(name, line + int(over[0]), limit)
-    if len(data) - (int(ends[-1]) + 1 if len(ends) else 0) > limit:
-        raise line_too_long(name, line + len(ends), limit)
 
 
 # -- the Arrow path ----------------------------------------------------------------------

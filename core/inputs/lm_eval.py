@@ -64,8 +64,7 @@ from typing import IO, Any, Literal, Protocol
 
 from .._exceptions import ConfigError, InputError, did_you_mean, one_of
 from .._records import ItemResult, Measurement
-from ._convert import ROLES
-from ._limits import LITERAL_CHARS, MAX_SAMPLE_BYTES, check_limits
+from ._limits import LITERAL_CHARS, MAX_SAMPLE_BYTES, check_choice, check_limits
 from ._lines import json_lines
 from ._lm_eval_results import (
     _group_weights,
@@ -85,7 +84,6 @@ _PICKS = ("acc", "acc_norm")
 _RULES = ("itemscore", "harness")
 # samples_<task>_<timestamp>.jsonl; task names may hold underscores, timestamps never do.
 _REQUIRED = ("doc_id", "arguments", "resps", "filtered_resps", "target")
-_ATTEMPT_IS_ROLE = "attempt" in ROLES
 #: lm-eval's exact_match options that change its comparison (all default to off there).
 _EXACT_OPTIONS = ("regexes_to_ignore", "ignore_case", "ignore_punctuation", "ignore_numbers")
 
@@ -127,16 +125,9 @@ def read_lm_eval(
             message names the file, line and task.
         OSError: the file cannot be read.
     """
-    for option, value, allowed in (
-        ("output", output, _OUTPUTS),
-        ("pick", pick, _PICKS),
-        ("rules", rules, _RULES),
-    ):
-        if value not in allowed:
-            raise ConfigError(
-                f"`{option}` ({value!r}) must be one of {one_of(allowed)}."
-                f"{did_you_mean(str(value), allowed)}"
-            )
+    check_choice("output", output, _OUTPUTS)
+    check_choice("pick", pick, _PICKS)
+    check_choice("rules", rules, _RULES)
     if rules == "harness" and output == "completion":
         raise ConfigError(
             "rules='harness' compares what lm-eval compared, the filtered answer; drop "
@@ -412,10 +403,7 @@ def _generated(
         return
     # repeats: each response is an attempt (the filter's answer is one per document)
     for attempt, completion in enumerate(completions, 1):
-        one = record | {"output": completion, "completion": completion, "attempt": attempt}
-        if not _ATTEMPT_IS_ROLE:
-            one["id"] = f"{record['id']}#{attempt}"
-        yield one
+        yield record | {"output": completion, "completion": completion, "attempt": attempt}
 
 
 def _exact_rule(row: Mapping[str, Any], context: _Context) -> dict[str, Any]:
