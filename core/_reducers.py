@@ -460,9 +460,7 @@ def reducers() -> dict[str, tuple[Reducer, str | None]]:
     """
     from ._plugins import plugin_manager
 
-    found: dict[str, tuple[Reducer, str | None]] = {
-        name: (function, None) for name, function in BUILTIN_REDUCERS.items()
-    }
+    found = dict(_BUILT_IN)
     for impl in plugin_manager().hook.itemscore_reducers.get_hookimpls():
         plugin = impl.plugin_name
         try:
@@ -558,14 +556,14 @@ def check_reduce(value: object, *, setting: str = "`reduce`") -> tuple[str, ...]
         ConfigError: no reducer named, a name given twice, or a name :func:`resolve_reducer`
             refuses.
     """
-    names = _as_names(value, setting)
+    names = shape_of_reduce(value, setting=setting)
     for name in names:
         resolve_reducer(name, setting=setting)
     return names
 
 
-def _as_names(value: object, setting: str) -> tuple[str, ...]:
-    """``value`` as a tuple of names, its shape checked (not the names themselves)."""
+def shape_of_reduce(value: object, *, setting: str = "`reduce`") -> tuple[str, ...]:
+    """``value`` as a tuple of names, its shape checked but not the names (saved results)."""
     if isinstance(value, str):
         names: tuple[Any, ...] = tuple(part.strip() for part in value.split(","))
     elif isinstance(value, (Sequence, set, frozenset)):
@@ -672,11 +670,6 @@ def check_attempt_counts(
 def _with_k(family: str, k: int) -> str:
     """The name of the reducer ``family`` (``pass@K``) with ``k`` put in: ``pass@5``."""
     return family[:-1] + str(k)
-
-
-def shape_of_reduce(value: object, *, setting: str = "`reduce`") -> tuple[str, ...]:
-    """``value`` as a tuple of names, its shape checked but not the names (saved results)."""
-    return _as_names(value, setting)
 
 
 def reducer_key(suite_id: str, label: str, reducer: str, first: bool) -> str:

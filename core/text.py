@@ -212,12 +212,6 @@ def is_punctuation(ch: str) -> bool:
     characters of :data:`KEPT_PUNCTUATION` (``# % & - @``). ``+`` and ``$`` are symbols, never
     punctuation.
 
-    Args:
-        ch: A single character.
-
-    Returns:
-        True when ``ch`` is punctuation.
-
     Raises:
         ValueError: ``ch`` is not exactly one character long.
     """
@@ -260,13 +254,6 @@ class Normalizer:
     case folding or deleted punctuation interact (a deletion can bring a letter next to a
     combining mark that composes with it), the steps are repeated until the text is stable.
 
-    Attributes:
-        nfkc: Apply Unicode NFKC normalisation.
-        ignore_case: Fold case.
-        trim_punctuation: Strip punctuation and whitespace from both ends.
-        ignore_punctuation: Delete all punctuation, also inside the text (implies trimming).
-        remove_articles: Drop the English articles *a*, *an* and *the*.
-
     Example:
         >>> Normalizer()(' "Positive." ')
         'positive'
@@ -281,14 +268,7 @@ class Normalizer:
     remove_articles: bool = _option(False)  #: drop whole-word a / an / the
 
     def __call__(self, text: str) -> str:
-        """Normalise one text.
-
-        Args:
-            text: The text to normalise.
-
-        Returns:
-            The normalised text.
-        """
+        """Normalise one text."""
         if not text.isascii():
             return self._unicode(text)
         # ASCII is NFKC-stable and its case folding is str.lower: the lean path for most answers.
@@ -460,26 +440,14 @@ class LabelExtractor:
         return f"LabelExtractor({list(self._labels)!r}, normalizer={self._normalizer!r})"
 
     def __call__(self, answer: str) -> str:
-        """Extract the label of one answer.
-
-        Args:
-            answer: The model's answer.
-
-        Returns:
-            The label found, spelled as in ``labels``, or else ``answer`` unchanged.
-        """
+        """The label of one answer, spelled as in ``labels``, or else ``answer`` unchanged."""
         label = self.find(answer)
         return answer if label is None else label
 
     def find(self, answer: str) -> str | None:
-        """Find the label of one answer.
+        """The label of one answer, spelled as in ``labels``.
 
-        Args:
-            answer: The model's answer.
-
-        Returns:
-            The label found, spelled as in ``labels``, or None when the answer equals no label
-            and mentions no label or more than one.
+        None when the answer equals no label and mentions no label or more than one.
         """
         text = self._normalizer(answer)
         label = self._exact.get(text)
