@@ -467,7 +467,7 @@ def _read_run(
     entry: _Entry | None = _Entry(label, key, label, label)
     columns = _Columns(run)
     if _reduces(run):
-        entries, sides = _question_sides(run, run, columns, columns, [label], [], several, several)
+        entries, sides = _question_sides(run, run, [label], [], several, several)
         entry = next((e for e in entries if e.key == key and not e.by_attempt), None)
         columns = sides.col_a
     kind = "custom" if entry is None else _kind_of(run, run, entry)

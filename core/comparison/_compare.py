@@ -6,11 +6,9 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import attrs
-
 from .._exceptions import ConfigError, did_you_mean, one_of
 from ..aggregate import _check_confidence
-from ._family import _adjusted, _by_group, _check_adjust
+from ._family import _adjusted, _check_adjust, _group_rows, _with_groups
 from ._joined import comparison_of, join
 from ._metrics import (
     _higher_is_better,
@@ -35,11 +33,6 @@ from ._record import Comparison
 
 if TYPE_CHECKING:
     from .._result import RunResult
-
-
-def _settings(result: RunResult) -> tuple[float, int, str]:
-    settings = result.settings
-    return float(settings.confidence), int(settings.seed), str(settings.suite_id)
 
 
 def _model_names(result: RunResult) -> list[str | None]:
@@ -161,9 +154,10 @@ def _comparisons(
                 f"The baseline is given twice ({other!r} and {baseline!r}); give it once."
             )
         baseline, other = other, None
-    run_confidence, run_seed, suite_id = _settings(result)
-    level = run_confidence if confidence is None else _check_confidence(confidence)
-    seed = run_seed if seed is None else seed
+    settings = result.settings
+    level = float(settings.confidence) if confidence is None else _check_confidence(confidence)
+    seed = int(settings.seed) if seed is None else seed
+    suite_id = str(settings.suite_id)
 
     models_a = _model_names(result)
     pairs: list[tuple[str | None, str | None, str | None, str | None]] = []
@@ -219,87 +213,99 @@ def _comparisons(
             )
         labels = [label for label in labels if label in metrics]
 
-    several_a = len(models_a) > 1
-    several_b = len(_model_names(other)) > 1 if other is not None else several_a
-    side_b_result = other if other is not None else result
-    if not _reduces(result) and not _reduces(side_b_result):
-        entries = [_Entry(label, f"{suite_id}.{label}", label, label) for label in labels]
-        if not result.table.has("cluster"):
-            kinds = [_kind_of(result, side_b_result, entry) for entry in entries]
-            if all(kind != "bootstrap" for kind in kinds):
-                if checked:
-                    _check_runs(result, other, entries, labels, run_names)
-                return _joined_comparisons(
-                    result, other, entries, kinds, pairs, (several_a, several_b),
-                    level=level, adjust=adjust, with_groups=with_groups,
-                    check_items=not allow_different_inputs,
-                )  # fmt: skip
-        col_a = _Columns(result)
-        col_b = col_a if other is None else _Columns(other)
-        sides = _Sides(col_a, col_b, pairs, several_a, several_b)
+    side_b = other if other is not None else result
+    several = len(models_a) > 1, len(_model_names(side_b)) > 1
+    sides: _Sides | None = None
+    if _reduces(result) or _reduces(side_b):
+        entries, sides = _question_sides(result, side_b, labels, pairs, *several)
     else:
-        col_a = _Columns(result)
-        col_b = col_a if other is None else _Columns(other)
-        entries, sides = _question_sides(
-            result, side_b_result, col_a, col_b, labels, pairs, several_a, several_b
-        )
+        entries = [_Entry(label, f"{suite_id}.{label}", label, label) for label in labels]
+    kinds = [_kind_of(result, side_b, entry) for entry in entries]
     if checked:
         _check_runs(result, other, entries, labels, run_names)
-    aligned = sides.aligned()
-    if labels and all(ra.size == 0 for _, _, ra, _, _, _ in aligned):
-        raise ConfigError(
-            "The items of the two sides share no id, so there is no pair to compare: compare "
-            "runs over the same questions (items pair by id"
-            + (", and by model within a run)." if other is None else ").")
-        )
-    if not allow_different_inputs:
-        _check_same_items(sides.col_a, sides.col_b, aligned)
+    if sides is None and not result.table.has("cluster") and "bootstrap" not in kinds:
+        # Ratio and mean metrics compare from the join's counts and tallies, out of core.
+        joined = join(
+            (result, side_b), [(a, b) for a, b, _, _ in pairs], several,
+            [(e.column_a, e.column_b, kind == "mean") for e, kind in zip(entries, kinds)],
+            check_items=not allow_different_inputs,
+        )  # fmt: skip
+        if entries and not any(joined.n_matched):
+            raise _nothing_paired(other)
+    else:
+        if sides is None:
+            col_a = _Columns(result)
+            sides = _Sides(col_a, col_a if other is None else _Columns(other), pairs, *several)
+        if labels and all(ra.size == 0 for _, _, ra, _, _, _ in sides.aligned()):
+            raise _nothing_paired(other)
+        if not allow_different_inputs:
+            _check_same_items(sides.col_a, sides.col_b, sides.aligned())
     out: list[Comparison] = []
-    for entry in entries:
-        label = entry.label
-        kind = _kind_of(result, side_b_result, entry)
+    for e, (entry, kind) in enumerate(zip(entries, kinds)):
         # A mean's interval is clipped to its metric's value bounds when the metric is here.
-        metric = (
-            None if kind == "ratio" else _metric_for(result, label, required=kind == "bootstrap")
-        )
-        higher = _higher_is_better(result, label)
-        own = sides.for_entry(entry)
-        bounds = entry.bounds
-        if bounds is None and metric is not None:
-            bounds = metric.value_bounds
+        required = kind == "bootstrap"
+        metric = None if kind == "ratio" else _metric_for(result, entry.label, required=required)
+        bounds = entry.bounds if entry.bounds is not None or metric is None else metric.value_bounds
+        higher = _higher_is_better(result, entry.label)
         family: list[Comparison] = []
-        for name_a, name_b, ra, rb, n_only, groups in own.aligned():
+        if sides is None:
+            for p, (_, _, name_a, name_b) in enumerate(pairs):
+                stats = joined.stats[(e, p)]
+                common = {
+                    "key": entry.key,
+                    "metric": entry.label,
+                    "baseline": name_a,
+                    "candidate": name_b,
+                    "confidence": level,
+                    "higher_is_better": higher,
+                }
+                make = functools.partial(
+                    comparison_of, stats, common=common, n_only=joined.n_only[p],
+                    ratio=kind == "ratio", auto=settings.ci_method == "auto", bounds=bounds,
+                )  # fmt: skip
+                groups = sorted((str(joined.groups[g]), g) for g in stats.states if g != 0)
+                family.append(_with_groups(make, groups if with_groups else None, adjust))
+        else:
+            own = sides.for_entry(entry)
             ca, cb = own.col_a, own.col_b
-            paired = _Paired(
-                label=label,
-                key=entry.key,
-                kind=kind,
-                metric=metric,
-                baseline=name_a,
-                candidate=name_b,
-                codes_a=ca.codes(entry.column_a)[ra],
-                codes_b=cb.codes(entry.column_b)[rb],
-                values_a=ca.values(entry.column_a)[ra] if kind == "mean" else None,
-                values_b=cb.values(entry.column_b)[rb] if kind == "mean" else None,
-                scores_a=_take(ca.scores(entry.column_a), ra) if kind == "bootstrap" else None,
-                scores_b=_take(cb.scores(entry.column_b), rb) if kind == "bootstrap" else None,
-                groups=groups,
-                clusters=_pick(ca.clusters, ra),
-                n_only=n_only,
-                confidence=level,
-                seed=seed,
-                suite_id=suite_id,
-                higher_is_better=higher,
-                ci_method=result.settings.ci_method,
-                bounds=bounds,
-                questions=own.col_a.question_ids(ra) if entry.by_attempt else None,
-            )
-            headline = _compare_one(paired, None)
-            if with_groups:
-                headline = attrs.evolve(headline, groups=_by_group(paired, adjust))
-            family.append(headline)
+            for name_a, name_b, ra, rb, n_only, groups in own.aligned():
+                paired = _Paired(
+                    label=entry.label,
+                    key=entry.key,
+                    kind=kind,
+                    metric=metric,
+                    baseline=name_a,
+                    candidate=name_b,
+                    codes_a=ca.codes(entry.column_a)[ra],
+                    codes_b=cb.codes(entry.column_b)[rb],
+                    values_a=ca.values(entry.column_a)[ra] if kind == "mean" else None,
+                    values_b=cb.values(entry.column_b)[rb] if kind == "mean" else None,
+                    scores_a=_take(ca.scores(entry.column_a), ra) if required else None,
+                    scores_b=_take(cb.scores(entry.column_b), rb) if required else None,
+                    groups=groups,
+                    clusters=_pick(ca.clusters, ra),
+                    n_only=n_only,
+                    confidence=level,
+                    seed=seed,
+                    suite_id=suite_id,
+                    higher_is_better=higher,
+                    ci_method=settings.ci_method,
+                    bounds=bounds,
+                    questions=ca.question_ids(ra) if entry.by_attempt else None,
+                )
+                make = functools.partial(_compare_one, paired)
+                rows = _group_rows(groups) if with_groups else None
+                family.append(_with_groups(make, rows, adjust))
         out.extend(_adjusted(family, adjust))
     return out
+
+
+def _nothing_paired(other: RunResult | None) -> ConfigError:
+    return ConfigError(
+        "The items of the two sides share no id, so there is no pair to compare: compare "
+        "runs over the same questions (items pair by id"
+        + (", and by model within a run)." if other is None else ").")
+    )
 
 
 def _check_runs(
@@ -320,70 +326,6 @@ def _check_runs(
         runs = [(result, sources[0]), (other, sources[1])]
     for run, name in runs:
         check_score_values(run, labels, name, bounds_of=functools.partial(score_range, run))
-
-
-def _joined_comparisons(
-    result: RunResult,
-    other: RunResult | None,
-    entries: Sequence[_Entry],
-    kinds: Sequence[str],
-    pairs: Sequence[tuple[str | None, str | None, str | None, str | None]],
-    several: tuple[bool, bool],
-    *,
-    level: float,
-    adjust: str,
-    with_groups: bool,
-    check_items: bool,
-) -> list[Comparison]:
-    """Ratio and mean metrics compared from the join's counts and tallies.
-
-    Two runs (``other``), or the models of one run (``other`` is ``None``: each side is the
-    rows of one model).
-    """
-    columns = [
-        (entry.column_a, entry.column_b, kind == "mean") for entry, kind in zip(entries, kinds)
-    ]
-    joined = join(
-        (result, other if other is not None else result), [(a, b) for a, b, _, _ in pairs],
-        several, columns,
-        check_items=check_items,
-    )  # fmt: skip
-    if entries and not any(joined.n_matched):
-        raise ConfigError(
-            "The items of the two sides share no id, so there is no pair to compare: compare "
-            "runs over the same questions (items pair by id"
-            + (", and by model within a run)." if other is None else ").")
-        )
-    auto = result.settings.ci_method == "auto"
-    out: list[Comparison] = []
-    for e, (entry, kind) in enumerate(zip(entries, kinds)):
-        metric = None if kind == "ratio" else _metric_for(result, entry.label, required=False)
-        bounds = entry.bounds if entry.bounds is not None or metric is None else metric.value_bounds
-        family: list[Comparison] = []
-        for p, (_, _, name_a, name_b) in enumerate(pairs):
-            stats = joined.stats[(e, p)]
-            common = {
-                "key": entry.key,
-                "metric": entry.label,
-                "baseline": name_a,
-                "candidate": name_b,
-                "confidence": level,
-                "higher_is_better": _higher_is_better(result, entry.label),
-            }
-            make = functools.partial(
-                comparison_of, stats, common=common, n_only=joined.n_only[p],
-                ratio=kind == "ratio", auto=auto, bounds=bounds,
-            )  # fmt: skip
-            headline = make(None)
-            if with_groups:
-                named = sorted((str(joined.groups[g]), g) for g in stats.states if g != 0)
-                found = _adjusted([make(g) for _, g in named], adjust)
-                headline = attrs.evolve(
-                    headline, groups=dict(zip([name for name, _ in named], found))
-                )
-            family.append(headline)
-        out.extend(_adjusted(family, adjust))
-    return out
 
 
 def _tag(model: str | None, run: str) -> str:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 import numpy as np
 
 from .._exceptions import ConfigError, did_you_mean, one_of
 from ..stats import _paired as _stats
-from ._one import _compare_one, _Paired
 from ._record import Comparison
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 
 def _check_adjust(adjust: object) -> str:
@@ -20,18 +23,28 @@ def _check_adjust(adjust: object) -> str:
     raise ConfigError(f"`adjust` ({adjust!r}) must be one of {one_of(_stats.ADJUSTMENTS)}.{hint}")
 
 
-def _by_group(paired: _Paired, adjust: str) -> dict[str, Comparison]:
-    if paired.groups is None:
-        return {}
+def _group_rows(groups: list[str | None] | None) -> list[tuple[str, NDArray[np.intp]]]:
+    """Each group's name and rows (``groups``: one name or ``None`` per row), by name."""
     members: dict[str, list[int]] = {}
-    for index, group in enumerate(paired.groups):
+    for index, group in enumerate(groups or ()):
         if group is not None:
             members.setdefault(group, []).append(index)
-    if not members:
-        return {}
-    names = sorted(members)
-    comparisons = [_compare_one(paired, np.asarray(members[name], dtype=np.intp)) for name in names]
-    return dict(zip(names, _adjusted(comparisons, adjust)))
+    return [(name, np.asarray(members[name], dtype=np.intp)) for name in sorted(members)]
+
+
+def _with_groups(
+    make: Callable[[Any], Comparison], groups: Sequence[tuple[str, Any]] | None, adjust: str
+) -> Comparison:
+    """The headline ``make(None)`` with its group comparisons, a family adjusted together.
+
+    ``groups``: the ``(name, selector)`` each group's comparison ``make(selector)`` is made
+    from, or ``None`` for no group comparisons.
+    """
+    headline = make(None)
+    if groups is None:
+        return headline
+    found = _adjusted([make(selector) for _, selector in groups], adjust)
+    return attrs.evolve(headline, groups=dict(zip([name for name, _ in groups], found)))
 
 
 def _adjusted(family: list[Comparison], adjust: str) -> list[Comparison]:

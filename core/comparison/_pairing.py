@@ -171,8 +171,6 @@ def _reduces(result: RunResult) -> bool:
 def _question_sides(
     result: RunResult,
     other: RunResult,
-    col_a: _Columns,
-    col_b: _Columns,
     labels: Sequence[str],
     pairs: Sequence[tuple[str | None, str | None, str | None, str | None]],
     several_a: bool,
