@@ -205,9 +205,6 @@ def diagnose(result: RunResult, metric: str | None = None) -> Diagnosis:
         result: A run with several models scored on the same items (by id).
         metric: The metric label (default: the run's only label, or its first).
 
-    Returns:
-        A :class:`Diagnosis`.
-
     Raises:
         ConfigError: an unknown label, or fewer than two models.
     """

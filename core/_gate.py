@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_CODES",
     "GateResult",
-    "confidence_sequence",
     "gate",
     "mixture_radius",
     "pairs_needed",
@@ -134,14 +133,6 @@ def mixture_radius(
     v = sigma * sigma * np.asarray(t, dtype=np.float64)
     bound = np.sqrt((v + rho) * (2.0 * math.log(1.0 / alpha) + np.log((v + rho) / rho)))
     return bound / np.asarray(t, dtype=np.float64)
-
-
-def confidence_sequence(
-    t: int, centre: float, sigma: float, confidence: float = 0.95
-) -> tuple[float, float]:
-    """The anytime-valid interval of the mean of ``t`` differences, whose mean is ``centre``."""
-    radius = float(mixture_radius(t, sigma, 1.0 - confidence))
-    return centre - radius, centre + radius
 
 
 def pairs_needed(
@@ -293,7 +284,8 @@ def gate(
                           **common)  # fmt: skip
     mean = differences.mean_sd()[0]
     gain = mean if _higher_is_better(baseline, metric) else -mean
-    low, high = confidence_sequence(n, gain, sigma, confidence)
+    radius = float(mixture_radius(n, sigma, alpha))  # the anytime-valid interval of the gain
+    low, high = gain - radius, gain + radius
     common["half_width"] = (high - low) / 2.0
     low, high = max(low, lo - hi), min(high, hi - lo)
     verdict = "not worse" if low > -margin else "worse" if high < -margin else "inconclusive"
