@@ -35,7 +35,6 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .._exceptions import ConfigError
 from .._records import ItemResult
 from .._schema import Unreadable
 from ._bounds import DEFAULT_LIMITS, Limits
@@ -58,8 +57,10 @@ from ._read import (
     PartReader,
     PieceRead,
     Source,
+    check_rows,
     open_source,
     read_part,
+    source_name,
 )
 from ._source import DEFAULT_CHUNK_SIZE, Rows, RowSource, decode
 from ._vector import collector_paused, rows_to_items
@@ -104,11 +105,6 @@ __all__ = [
 Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
-def _check_chunk_size(chunk_size: int) -> None:
-    if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
-        raise ConfigError(f"`chunk_size` ({chunk_size!r}) must be a whole number of at least 1.")
-
-
 def read_rows(
     path: Paths,
     format: str | None = None,
@@ -131,7 +127,7 @@ def read_rows(
         InputError: the file is malformed (the message names the line and column).
         OSError: the file cannot be read.
     """
-    _check_chunk_size(chunk_size)
+    check_rows("chunk_size", chunk_size)
     source = open_source(path, format, name=name, batch_rows=chunk_size, **reader_options)
     return RowSource(source.name, source.format, None, _rows(source), unit=source.unit)
 
@@ -175,7 +171,7 @@ def iter_items(
     """
     from .._schema import batch_to_items
 
-    _check_chunk_size(chunk_size)
+    check_rows("chunk_size", chunk_size)
     source = open_source(
         path,
         format,
@@ -239,14 +235,8 @@ def read_items(
         **reader_options,
     ):
         items += chunk
-    _warn_unreadable(items, name or _named(path))
+    _warn_unreadable(items, name or source_name(path))
     return items
-
-
-def _named(path: Paths) -> str:
-    if isinstance(path, (str, os.PathLike)):
-        return os.fspath(path)
-    return ", ".join(os.fspath(one) for one in path)
 
 
 def _warn_unreadable(items: Sequence[ItemResult], name: str) -> None:

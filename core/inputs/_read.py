@@ -442,25 +442,18 @@ class Source:
             self.unit,
             [name for _, name in self.files],
             id_column=mapped.get("id", "id"),
-            locate=self._locate,
+            locate=self._locate if hasattr(_module(self.format), "locate") else None,
             folder=folder,
         )
 
     def _locate(
         self, file: int, line: int, key: str | None
     ) -> tuple[str, str | None, int | None, int | None]:
+        """The place of ``key`` on line ``line`` of a file, by its format's ``locate``."""
         path, name = self.files[file]
-        module = _module(self.format)
-        locate = getattr(module, "locate", None)
-        if locate is not None:
-            found: tuple[str, str | None, int | None, int | None] = locate(
-                path, name, line, key, self.settings
-            )
-            return found
-        if self.unit != "line":
-            return f"{name}: {self.unit} {line}", name, line, None
-        named = f": column {key!r}" if key is not None else ""
-        return f"{name}:{line}{named}", name, line, None
+        found: tuple[str, str | None, int | None, int | None]
+        found = _module(self.format).locate(path, name, line, key, self.settings)
+        return found
 
     def close(self) -> None:
         """Remove the private copies of streams (parts of the source cannot be read after)."""
@@ -542,10 +535,9 @@ def open_source(
         InputError: a stream past its bound; a glob or folder without data files.
         OSError: a file that cannot be read.
     """
-    if not isinstance(batch_rows, int) or isinstance(batch_rows, bool) or batch_rows < 1:
-        raise ConfigError(f"`batch_rows` ({batch_rows!r}) must be a whole number of at least 1.")
-    converter = Converter(columns, answer_delimiter=answer_delimiter, null_output=null_output)
-    del converter  # built to check the mapping and the delimiter before anything is read
+    check_rows("batch_rows", batch_rows)
+    # A converter is built to check the mapping and the delimiter before anything is read.
+    Converter(columns, answer_delimiter=answer_delimiter, null_output=null_output)
     paths = expand(path_or_paths, format)
     options = dict(reader_options)
     bounds = (limits or DEFAULT_LIMITS).with_options(options)
@@ -602,8 +594,18 @@ def open_source(
         batch_rows=batch_rows,
         qualify_ids=REGISTRY[fmt].records and len(files) > 1 and "id" not in dict(columns or {}),
     )
-    label = name if name is not None else _source_name(path_or_paths)
+    label = name if name is not None else source_name(path_or_paths)
     return Source(label, fmt, files, settings, copies)
+
+
+def check_rows(option: str, value: Any) -> None:
+    """Refuse a number of rows (``batch_rows``, ``chunk_size``) that is not a whole number >= 1.
+
+    Raises:
+        ConfigError: naming the option and the value.
+    """
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"`{option}` ({value!r}) must be a whole number of at least 1.")
 
 
 def _stream_format(copy: Copy, name: str, bounds: Limits) -> str:
@@ -679,7 +681,8 @@ def _check_url_format(url: str, name: str, fmt: str) -> None:
         )
 
 
-def _source_name(path_or_paths: Any) -> str:
+def source_name(path_or_paths: Any) -> str:
+    """How messages name a source given as a path, or as a list of them."""
     if isinstance(path_or_paths, (str, os.PathLike)):
         return os.fspath(path_or_paths)
     return ", ".join(os.fspath(p) for p in path_or_paths)

@@ -18,16 +18,14 @@ __all__ = [
     "RowSource",
     "Rows",
     "decode",
-    "duplicate_key_error",
     "escape_name",
     "find_lone_surrogate",
     "json_kind",
     "line_column",
-    "repeated_key",
+    "refuse_repeated_key",
     "show",
     "surrogate_error",
     "surrogate_offset",
-    "text_position",
 ]
 
 #: Rows per chunk when a reader streams a file (about 2 MB of JSON lines of typical outputs).
@@ -111,11 +109,6 @@ class RowSource:
         return iter(self.chunks)
 
 
-def text_position(text: str, offset: int, line: int = 1, column: int = 1) -> str:
-    """``LINE:COLUMN`` of ``offset`` in ``text``, whose first character is at ``line:column``."""
-    return "{}:{}".format(*line_column(text, offset, line, column))
-
-
 def line_column(text: str, offset: int, line: int = 1, column: int = 1) -> tuple[int, int]:
     """``(line, column)`` of ``offset`` in ``text``, whose first character is at ``line:column``."""
     newlines = text.count("\n", 0, offset)
@@ -172,22 +165,19 @@ def find_lone_surrogate(value: Any) -> str | None:
     return None
 
 
-def surrogate_error(
-    where: str,
-    found: str,
-    *,
-    path: str | None = None,
-    line: int | None = None,
-    column: int | None = None,
-) -> InputError:
-    """The error for a lone surrogate escape, at ``where`` (``path:line:column`` as text)."""
-    return InputError(
-        f"{where}: the text {show(found)} holds a lone surrogate escape (\\ud800-\\udfff "
-        "without its pair), which is not a character and cannot be written as UTF-8. "
-        "Fix the escape in the file, or remove it.",
-        path=path,
-        line=line,
-        column=column,
+def surrogate_error(name: str, text: str, found: str, line: int, column: int = 1) -> InputError:
+    """The error for ``found``, a text holding a lone surrogate escape, read from JSON ``text``.
+
+    ``text`` starts at ``line:column`` of the file ``name``; the error names the escape's place.
+    """
+    at_line, at_column = line_column(text, surrogate_offset(text), line, column)
+    return InputError.at(
+        name,
+        at_line,
+        at_column,
+        f"the text {show(found)} holds a lone surrogate escape (\\ud800-\\udfff without its "
+        "pair), which is not a character and cannot be written as UTF-8. Fix the escape in the "
+        "file, or remove it.",
     )
 
 
@@ -245,30 +235,29 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _scan_pairs: Any = make_scanner(json.JSONDecoder(object_pairs_hook=_pairs))  # type: ignore[arg-type]
 
 
-def repeated_key(text: str, start: int = 0) -> str | None:
-    """The first key given twice in one object of the JSON value at ``text[start:]``, if any.
+def refuse_repeated_key(name: str, text: str, line: int, column: int = 1, start: int = 0) -> None:
+    """Raise when one object of the JSON value at ``text[start:]`` gives a key twice.
 
     The value was read once already (it is valid JSON); this second reading watches every
     object's keys, which the plain one cannot, so callers run it only when a key may repeat.
+    ``text`` starts at ``line:column`` of the file ``name``; the error names the second
+    occurrence (a key written with escapes, which cannot be found as written, where ``text``
+    starts).
+
+    Raises:
+        InputError: the key given twice, at its place.
     """
     try:
         _scan_pairs(text, start)
     except _Repeated as found:
-        return found.key
-    return None
-
-
-def duplicate_key_error(name: str, text: str, key: str, line: int, column: int) -> InputError:
-    """The error for ``key`` given twice in one object of ``text``, at its second occurrence.
-
-    ``text`` starts at ``line:column`` of the file; a key written with escapes, which cannot be
-    found as written, is named where ``text`` starts.
-    """
+        key = found.key
+    else:
+        return
     written = re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:"
-    found = list(re.finditer(written, text))
-    offset = found[1].start() if len(found) > 1 else 0
+    places = list(re.finditer(written, text))
+    offset = places[1].start() if len(places) > 1 else 0
     at_line, at_column = line_column(text, offset, line, column)
-    return InputError.at(
+    raise InputError.at(
         name,
         at_line,
         at_column,

@@ -18,13 +18,11 @@ from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import (
     Rows,
     decode,
-    duplicate_key_error,
     find_lone_surrogate,
     json_kind,
     line_column,
-    repeated_key,
+    refuse_repeated_key,
     surrogate_error,
-    surrogate_offset,
 )
 from ._vector import RowBuilder
 
@@ -129,19 +127,10 @@ def _elements(text: str, name: str) -> Iterator[tuple[dict[str, Any], int, int, 
             source = text[pos:end]
             column = pos - line_start + 1
             if source.count(":") != len(row):
-                key = repeated_key(source, 0)
-                if key is not None:
-                    raise duplicate_key_error(name, source, key, line, column)
+                refuse_repeated_key(name, source, line, column)
             found = find_lone_surrogate(row) if "\\u" in source else None
             if found is not None:
-                at_line, at_column = line_column(source, surrogate_offset(source), line, column)
-                raise surrogate_error(
-                    f"{name}:{at_line}:{at_column}",
-                    found,
-                    path=name,
-                    line=at_line,
-                    column=at_column,
-                )
+                raise surrogate_error(name, source, found, line, column)
             yield row, line, column, source
             pos = skip_space(end)
             if pos < len(text) and text[pos] == ",":

@@ -34,12 +34,10 @@ from ._read import Piece, PieceRead, Planned, ReadSettings
 from ._source import (
     Rows,
     decode,
-    duplicate_key_error,
     find_lone_surrogate,
     json_kind,
-    repeated_key,
+    refuse_repeated_key,
     surrogate_error,
-    surrogate_offset,
 )
 from ._vector import RowBuilder, arrow_batch, collector_paused, numbers
 
@@ -340,13 +338,11 @@ def _check_row(line: str, row: dict[str, Any], name: str, lineno: int, start: in
         InputError: at the place of either.
     """
     if line.count(":") != len(row) and _may_repeat(line, row):
-        _refuse_duplicates(line, name, lineno, start)
+        refuse_repeated_key(name, line, lineno, start=start)
     if "\\u" in line and _MAYBE_SURROGATE.search(line) is not None:
         found = find_lone_surrogate(row)
         if found is not None:
-            column = surrogate_offset(line) + 1
-            where = f"{name}:{lineno}:{column}"
-            raise surrogate_error(where, found, path=name, line=lineno, column=column)
+            raise surrogate_error(name, line, found, lineno)
 
 
 def _may_repeat(line: str, row: dict[str, Any]) -> bool:
@@ -373,13 +369,6 @@ def _may_repeat(line: str, row: dict[str, Any]) -> bool:
         elif kind is dict:
             return True
     return line.count(":") != colons
-
-
-def _refuse_duplicates(line: str, name: str, lineno: int, start: int) -> None:
-    """Raise when an object on ``line`` (already read once) gives one key twice."""
-    key = repeated_key(line, start)
-    if key is not None:
-        raise duplicate_key_error(name, line, key, lineno, 1)
 
 
 def _bad(name: str, lineno: int, column: int, message: str) -> InputError:

@@ -272,10 +272,7 @@ def _lines(raw: IO[bytes], name: str, task: str, max_bytes: int) -> Iterator[tup
     for lineno, line, row in json_lines(raw, name, max_bytes, holds=holds, prefix=prefix):
         found = find_lone_surrogate(row) if "\\u" in line else None
         if found is not None and first:
-            column = surrogate_offset(line) + 1
-            raise surrogate_error(
-                f"{name}:{lineno}:{column}", found, path=name, line=lineno, column=column
-            )
+            raise surrogate_error(name, line, found, lineno)
         if found is not None:  # no report could write it as UTF-8: this document's error
             yield (
                 lineno,
