@@ -144,10 +144,6 @@ def show(name: str, as_json: bool) -> None:
         console.print(renderable)
 
 
-#: The columns of ``itemscore plugins``.
-PLUGIN_COLUMNS = ("kind", "entry_point", "id", "distribution", "version", "status", "error")
-
-
 def plugin_rows() -> list[dict[str, Any]]:
     """Every entry point of the three groups with its state: ok, broken or disabled."""
     from itemscore._entrypoints import disabled_entry_points, entry_points

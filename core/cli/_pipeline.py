@@ -59,19 +59,6 @@ Reading = Callable[[int], None]
 #: The settings of a request that are ``RunSettings`` fields as they are.
 _SETTINGS = ("confidence", "ci_method", "seed", "retries", "item_timeout", "worker_memory",
              "deadline", "reduce")  # fmt: skip
-#: The command-line flag of each setting, for messages.
-SETTING_FLAGS = {
-    "confidence": "--confidence",
-    "ci_method": "--ci",
-    "seed": "--seed",
-    "workers": "--workers",
-    "executor": "--executor",
-    "retries": "--retries",
-    "item_timeout": "--item-timeout",
-    "worker_memory": "--worker-memory",
-    "deadline": "--deadline",
-    "reduce": "--reduce",
-}
 
 
 def _ignore(message: str) -> None:
@@ -180,37 +167,20 @@ def _settings_placed(request: RunRequest) -> Iterator[None]:
     """Report an error the library raises about a setting where the request wrote it.
 
     The setting is the error's ``setting`` (its data, never its text); a cluster's keyword
-    was written as ``--dask`` or ``--ray``.
+    was written as ``--dask`` or ``--ray``. Each flag is the setting's name (``--item-timeout``)
+    but ``--ci``.
     """
     try:
         yield
     except ConfigError as exc:
         from itemscore.executors import cluster_flags
 
-        flags = {key: f"--{key}" for key in cluster_flags()}
         clusters = {cluster.keyword: key for key, cluster in cluster_flags().items()}
         key = clusters.get(exc.setting or "", exc.setting)
-        flag = SETTING_FLAGS.get(key or "") or flags.get(key or "")
-        if key is None or flag is None:
+        if key not in (*_SETTINGS, "workers", "executor", *cluster_flags()):
             raise
+        flag = "--ci" if key == "ci_method" else "--" + key.replace("_", "-")
         raise located(exc, request.setting_place(key, flag)) from exc
-
-
-def resolve_suite(name: str | None, notice: Notice) -> tuple[str, Suite | None]:
-    """The suite id of the run, and the installed suite of that name (``None`` when none is).
-
-    Raises:
-        UnknownSuiteError: ``name`` is a near miss of an installed suite's name.
-        PluginLoadError: the suite named ``name`` is installed but cannot be loaded.
-    """
-    if name is None:
-        return "default", None
-    from itemscore._suite import find_suite
-
-    suite = find_suite(name)
-    if suite is None:
-        return name, None
-    return suite.suite_id, suite
 
 
 def file_digest(path: Path, option: str = "--data") -> str:
@@ -248,7 +218,7 @@ def _suite_items(request: RunRequest, suite: Suite) -> list[ItemResult]:
 
     assert request.data is not None
     options: dict[str, Any] = dict(request.read_options)
-    with _read_options_placed(request, options):
+    with _read_options_placed(request):
         source = read_rows(request.data, request.format, name=request.data_name or None, **options)
         rows = (row for chunk in source for row in chunk.rows)
         limit = request.limit
@@ -256,12 +226,12 @@ def _suite_items(request: RunRequest, suite: Suite) -> list[ItemResult]:
 
 
 @contextlib.contextmanager
-def _read_options_placed(request: RunRequest, options: Mapping[str, Any]) -> Iterator[None]:
+def _read_options_placed(request: RunRequest) -> Iterator[None]:
     """Report a reader's refusal of one of its options where the request set it."""
     try:
         yield
     except OptionError as exc:
-        if exc.option not in options:
+        if exc.option not in request.read_options:
             raise
         place = request.setting_place(f"read_options.{exc.option}", "--read-option")
         raise located(exc, place) from exc
@@ -278,7 +248,7 @@ def open_request_source(request: RunRequest) -> Source:
 
     assert request.data is not None
     options: dict[str, Any] = dict(request.read_options)
-    with _read_options_placed(request, options):
+    with _read_options_placed(request):
         return open_source(
             request.data_files if len(request.data_files) > 1 else request.data,
             request.format,
@@ -362,12 +332,13 @@ def score_request(
             _check_groups(result, source, notice)
         if request.ci_method is not None:
             check_ci_support(result, request.ci_method, notice=notice)
-        result = _with_provenance(
-            result,
-            command=recorded if command is not None else None,
-            columns=dict(request.columns),
-            by_group=True if request.by_group else None,  # table.tex gets the group rows too
-        )
+        # What only the command line knows, in the provenance (table.tex gets the group rows).
+        known = {
+            "command": recorded if command is not None else None,
+            "columns": dict(request.columns),
+            "by_group": True if request.by_group else None,
+        }
+        result = result.with_provenance(**{k: v for k, v in known.items() if v is not None})
         if export is not None:
             stage = getattr(progress, "stage", None)
             if stage is not None:  # the bar is full: say what the wait is for
@@ -456,16 +427,23 @@ class PreparedRun:
 def prepare_request(request: RunRequest, *, notice: Notice = _ignore) -> PreparedRun:
     """Check and configure everything of a request that does not need its data.
 
+    An installed suite of the request's suite id scores its bound metrics first.
+
     Raises:
         ConfigError: a bad metric, option, setting, suite or report format, reported where
-            the request wrote it.
+            the request wrote it; ``UnknownSuiteError``: a near miss of an installed suite's id.
+        PluginLoadError: the suite named is installed but cannot be loaded.
     """
+    from itemscore._suite import find_suite
+
     settings = check_settings(request)
-    suite_id, suite = resolve_suite(request.suite, notice)
+    suite = None if request.suite is None else find_suite(request.suite)
     if suite is not None:
+        suite_id = suite.suite_id
         metrics: list[Any] = list(suite.metrics)
         extra: list[Any] = [*request.metrics, *request.extra_metrics]
     else:
+        suite_id = "default" if request.suite is None else request.suite
         metrics, extra = list(request.metrics), list(request.extra_metrics)
     if not metrics and not extra:
         raise ConfigError(
@@ -490,11 +468,6 @@ def _check_reports(
     resolved = resolve_formats(request.reports, notice=notice)
     check_out(request, [filename for _, filename, _ in resolved], own=own)
     return [name for name, _, _ in resolved]
-
-
-def _with_provenance(result: RunResult, **more: Any) -> RunResult:
-    """``result`` with what only the command line knows added to its provenance."""
-    return result.with_provenance(**{k: v for k, v in more.items() if v is not None})
 
 
 def rescore_specs(saved: Mapping[str, Any], entries: Iterable[MetricEntry]) -> list[Any]:

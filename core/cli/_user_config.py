@@ -58,24 +58,20 @@ def _read(path: Path) -> RunRequest:
         ) from None
 
 
-def apply_user_defaults(request: RunRequest, *, skip: bool = False) -> list[str]:
+def apply_user_defaults(request: RunRequest, *, skip: bool = False) -> None:
     """Fill the settings ``request`` leaves unset from the defaults file.
 
     A setting a configuration file gave (it has a place in ``setting_where``) is kept; the
     command line's options are applied after this and win. Each default taken records its
     place (``config.yaml:2:13``) as a configuration file's setting does.
 
-    Returns:
-        One ``key (place)`` per default taken, for ``--verbose``.
-
     Raises:
         ConfigError: the file holds an unknown key or a bad value.
     """
     path = user_config_path()
     if skip or ignored() or not path.is_file():
-        return []
+        return
     defaults = _read(path)
-    taken = []
     for key in USER_KEYS:
         where = defaults.setting_where.get(key)
         if where is None or key in request.setting_where:
@@ -86,8 +82,6 @@ def apply_user_defaults(request: RunRequest, *, skip: bool = False) -> list[str]
             setattr(request, key, getattr(defaults, key))
         request.setting_where[key] = where
         request.user_defaults.add(key)
-        taken.append(f"{key} ({where})")
-    return taken
 
 
 def describe() -> str:

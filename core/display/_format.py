@@ -22,7 +22,6 @@ from ..stats._intervals import METHODS
 
 __all__ = [
     "MAX_DECIMALS",
-    "axis_label",
     "decimals_for",
     "direction",
     "direction_arrow",
@@ -151,17 +150,6 @@ def direction(higher_is_better: bool) -> str:
 def direction_arrow(higher_is_better: bool) -> str:
     """``↑`` when higher is better, ``↓`` when lower is."""
     return "↑" if higher_is_better else "↓"
-
-
-def axis_label(name: str, higher_is_better: bool, unit: str | None = None) -> str:
-    """A plot axis: the quantity, its unit and which way is better.
-
-    Example:
-        >>> axis_label("cost", False, "USD")
-        'cost (USD), lower is better'
-    """
-    shown = f"{name} ({unit})" if unit else name
-    return f"{shown}, {direction(higher_is_better)}"
 
 
 def method_name(method: str) -> str:

@@ -11,9 +11,9 @@ the bold cells, which run the paired comparisons, whose records import that modu
 
 from __future__ import annotations
 
-import html
 from typing import TYPE_CHECKING
 
+from ..display._notebook import _STYLE, _text
 from ..display._text import printable
 from ._rows import Row, interval_text, joined, result_rows, table_notes, value_str
 from ._summary import SMALL_GROUP_MARK, TIMES, bold_cells, confidence_of
@@ -29,7 +29,6 @@ REPR_WIDTH = 120
 #: The longest the data file's path is shown in a run's ``repr``.
 PATH_WIDTH = 48
 
-_STYLE = "border-collapse:collapse;font-variant-numeric:tabular-nums"
 _LEFT = "text-align:left;padding:0 0.6em"
 _RIGHT = "text-align:right;padding:0 0.6em;white-space:nowrap"
 
@@ -77,10 +76,6 @@ def result_repr(result: RunResult) -> str:
         if len(line) <= REPR_WIDTH:
             break
     return line  # longer only for a suite id that is itself long
-
-
-def _text(value: object) -> str:
-    return html.escape(printable(str(value)))
 
 
 def _cell_html(row: Row, index: int) -> str:

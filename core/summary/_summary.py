@@ -35,7 +35,6 @@ __all__ = [
     "small_group_note",
     "summary_columns",
     "summary_rows",
-    "unit_of",
 ]
 
 #: The columns of ``summary.csv`` and of the Summary sheet, in order.
@@ -306,24 +305,14 @@ def display_name(result: RunResult, label: str) -> str:
     return label
 
 
-def unit_of(result: RunResult, label: str) -> str | None:
-    """The unit the measurements of ``label`` record (``None``: a pure number)."""
-    for measurements in result.by_model.values():
-        for m in measurements.values():
-            if m.metric == label:
-                return m.unit
-    return None
-
-
-def bold_cells(result: RunResult, *, digits: int = 3) -> set[tuple[str | None, str]]:
+def bold_cells(result: RunResult) -> set[tuple[str | None, str]]:
     """The ``(model, label)`` cells that tables set in bold: significant leads only.
 
     A model's value is bold where its lead over every other model is significant by the
     paired test of :func:`itemscore.compare` (exact McNemar for ratios, paired t for means,
     paired bootstrap for metrics with their own aggregate), Holm-adjusted over its
     comparisons, at the run's level: see :func:`itemscore.comparison.significant_leaders`.
-    A higher number alone is never bold; with one model nothing is. ``digits`` is unused
-    (kept for the callers).
+    A higher number alone is never bold; with one model nothing is.
 
     This is the one place that decides bolding: every table asks it.
     """
