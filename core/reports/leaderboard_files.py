@@ -26,7 +26,6 @@ per result, so that a report set ranks each metric once.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections.abc import Iterator, Sequence
@@ -41,7 +40,18 @@ from ..display._text import one_line
 from ..summary._summary import confidence_of, labels_of
 from ._files import open_report
 from .results_md import md_text
-from .table_tex import COLUMN_PT, estimate_width, latex_escape, tex_text
+from .table_tex import (
+    _CHAR_PT,
+    _TABCOLSEP,
+    COLUMN_PT,
+    _label,
+    _small,
+    _stack_lines,
+    _tex_table,
+    estimate_width,
+    latex_escape,
+    tex_text,
+)
 
 if TYPE_CHECKING:
     from .._leaderboard import Leaderboard, LeaderboardRow
@@ -89,12 +99,7 @@ COLUMNS = (
 )
 #: Between the ends of a rank range (an en dash, as in print).
 RANGE_DASH = "\u2013"
-_LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9.-]+")
 _FOLDER_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
-#: ``\tabcolsep`` of the table (as table.tex sets it).
-_TABCOLSEP = 4.0
-#: Width of one character of ``\small`` in pt, as table.tex estimates it.
-_CHAR_PT = 9.0 * 0.53
 
 
 class Ranked(Protocol):
@@ -127,10 +132,6 @@ def leaderboard_rows(board: Leaderboard) -> list[dict[str, Any]]:
 def leaderboard_csv(board: Leaderboard) -> str:
     """The text of ``leaderboard.csv`` (the one CSV writer: exact floats, inert cells)."""
     return csv_text(COLUMNS, ([row[name] for name in COLUMNS] for row in leaderboard_rows(board)))
-
-
-def _decimals(board: Leaderboard) -> int:
-    return _format.shared_decimals((r.value, r.ci_low, r.ci_high) for r in board.rows)
 
 
 def board_note(board: Leaderboard) -> str:
@@ -220,17 +221,6 @@ def _breakable(name: str, max_chars: int) -> str:
     return r"\allowbreak{}".join(latex_escape(p) for p in pieces)
 
 
-def _small(text: str) -> str:
-    return rf"{{\scriptsize {text}}}" if text else ""
-
-
-def _stacked(lines: list[str]) -> str:
-    lines = [x for x in lines if x]
-    if len(lines) < 2:
-        return lines[0] if lines else ""
-    return r"\begin{tabular}[t]{@{}r@{}}" + r" \\ ".join(lines) + r"\end{tabular}"
-
-
 def leaderboard_tex(board: Leaderboard, *, suite: str | None = None) -> str:
     r"""The text of ``leaderboard.tex``: a booktabs ``table`` that fits a column unscaled.
 
@@ -244,7 +234,7 @@ def leaderboard_tex(board: Leaderboard, *, suite: str | None = None) -> str:
         board: The leaderboard.
         suite: The suite (benchmark) the board ranks on, named in the caption when given.
     """
-    d = _decimals(board)
+    d = _format.shared_decimals((r.value, r.ci_low, r.ci_high) for r in board.rows)
     level = f"{100 * board.confidence:g}"
     metric = tex_text(board.metric)
     header_value = metric if len(one_line(board.metric)) <= 14 else "Value"
@@ -255,7 +245,9 @@ def leaderboard_tex(board: Leaderboard, *, suite: str | None = None) -> str:
         for row in board.rows:
             value = _tex_number(_format.format_value(row.value, d))
             interval = _tex_number(_format.format_interval(row.ci_low, row.ci_high, d))
-            cell = _stacked([value, _small(interval)]) if stack else f"{value} {_small(interval)}"
+            cell = (
+                _stack_lines([value, _small(interval)]) if stack else f"{value} {_small(interval)}"
+            )
             rows.append([str(row.rank), name(row.model), cell.strip(), range_text(row, "--")])
         return rows
 
@@ -270,56 +262,34 @@ def leaderboard_tex(board: Leaderboard, *, suite: str | None = None) -> str:
         # What the other columns leave for the names, which then wrap between words, after
         # - / _ . : or, in a long run without them, every few characters.
         others = estimate_width([[r[0], r[2], r[3]] for r in narrow])
-        room = max(COLUMN_PT - others - 2 * _TABCOLSEP, 8 * _CHAR_PT)
-        chars = max(4, math.floor(room / _CHAR_PT))
+        room = max(COLUMN_PT - others - 2 * _TABCOLSEP, 8 * _CHAR_PT["small"])
+        chars = max(4, math.floor(room / _CHAR_PT["small"]))
         rows = [header, *body(True, lambda m: r"\raggedright " + _breakable(m, chars))]
         spec = f"rp{{{room:.0f}pt}}rr"
     width = estimate_width(rows) if spec == "rlrr" else COLUMN_PT
-    lines = [
+    comments = [
         f"% itemscore leaderboard on {one_line(board.metric)}: rank, value with its "
         f"{level}% interval, the ranks each model could hold; rules separate tie groups.",
         r"% Needs \usepackage{booktabs}. "
         f"Estimated {width:.0f}pt wide: fits one column of a two-column article.",
-        r"\begin{table}[htbp]",
-        r"\centering",
-        r"\small",
-        rf"\setlength{{\tabcolsep}}{{{_TABCOLSEP:g}pt}}",
-        rf"\begin{{tabular}}{{{spec}}}",
-        r"\toprule",
-        " & ".join(rows[0]) + r" \\",
-        r"\midrule",
     ]
+    lines = [" & ".join(rows[0]) + r" \\"]
     previous = None
     for row, cells in zip(board.rows, rows[1:]):
         if previous is not None and row.tie_group != previous:
             lines.append(r"\midrule")
         previous = row.tie_group
         lines.append(" & ".join(cells) + r" \\")
-    how = board_note(board)
     note = (
         f"Value: over the shared questions, with the model's own {level}% interval; Ranks: the "
-        f"ranks the model could hold. {how}. Rules separate tie groups. {TIE_NOTE}"
+        f"ranks the model could hold. {board_note(board)}. Rules separate tie groups. {TIE_NOTE}"
     )
     on = f" on {tex_text(suite)}" if suite else ""
-    lines += [
-        r"\bottomrule",
-        r"\end{tabular}",
-        r"\par\smallskip",
-        r"\parbox{\linewidth}{\footnotesize\raggedright Note: " + tex_text(note) + "}",
-        rf"\caption{{Leaderboard by {metric}{on}, with rank ranges and tie groups.}}",
-        rf"\label{{{_label(board, suite)}}}",
-        r"\end{table}",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def _label(board: Leaderboard, suite: str | None) -> str:
-    """``tab:itemscore-leaderboard-<metric>-<6 hex digits>`` from the suite, metric and models."""
+    # The label comes from the suite, the metric and the models.
     parts = [suite or "", board.metric, *(row.model for row in board.rows)]
-    tag = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:6]
-    name = _LABEL_UNSAFE.sub("-", board.metric).strip("-") or "metric"
-    return f"tab:itemscore-leaderboard-{name}-{tag}"
+    label = _label("leaderboard-", board.metric, "metric", parts)
+    caption = f"Leaderboard by {metric}{on}, with rank ranges and tie groups."
+    return _tex_table(comments, "table", spec, lines, 1, tex_text(note), caption, label)
 
 
 def leaderboard_texts(board: Leaderboard, *, suite: str | None = None) -> dict[str, str]:

@@ -25,7 +25,9 @@ followed by one row per group.
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from .._records import Measurement
@@ -208,12 +210,14 @@ def run_label(result: RunResult) -> str:
     The same run gives the same label from the command line and from Python; two tables of
     one paper that show different models or metrics get different ones.
     """
-    import hashlib
-
     parts = [result.suite_id, *map(str, result.by_model), *labels_of(result)]
+    return _label("", result.suite_id, "results", parts)
+
+
+def _label(kind: str, name: str, default: str, parts: Sequence[str]) -> str:
+    """``tab:itemscore-<kind><name>-<6 hex digits of parts>``, ``name`` made label-safe."""
     tag = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:6]
-    suite = _LABEL_UNSAFE.sub("-", result.suite_id).strip("-") or "results"
-    return f"tab:itemscore-{suite}-{tag}"
+    return f"tab:itemscore-{kind}{_LABEL_UNSAFE.sub('-', name).strip('-') or default}-{tag}"
 
 
 def _grid(
@@ -294,13 +298,8 @@ def _transposed(rows: list[list[str]]) -> list[list[str]]:
             blocks[-1].append(row)
     out = [[r"Metric", *(_stack(b[0][0]) for b in blocks)]]
     for column in range(1, len(header)):
-        name = header[column] + (r" \\ " + sub_header[column] if sub_header[column] else "")
-        cells = []
-        for block in blocks:
-            lines = [r[column] for r in block if r[column]]
-            cells.append(_stack_lines(lines))
+        cells = [_stack_lines([r[column] for r in block]) for block in blocks]
         out.append([_stack_lines([header[column], sub_header[column]], "l"), *cells])
-        del name
     return out
 
 
@@ -369,34 +368,52 @@ def latex_table(result: RunResult, *, groups: bool = False, transpose: bool | No
         note.append(f"Lower is better for {', '.join(lower)}.")
     columns = len(chosen[0])
     spec = "l" + "r" * (columns - 1)
-    lines = [
+    comments = [
         f"% itemscore results for suite {suite}: value with its {confidence * 100:g}% interval "
         "below; bold: a significant lead (paired test).",
         r"% Needs \usepackage{booktabs}. Layout: "
         + ("metrics as rows" if is_transposed else "models as rows")
         + f" in a {env} (estimated {estimate_width(chosen):.0f}pt wide).",
-        rf"\begin{{{env}}}[htbp]",
-        r"\centering",
-        r"\small",
-        rf"\setlength{{\tabcolsep}}{{{_TABCOLSEP:g}pt}}",
-        rf"\begin{{tabular}}{{{spec}}}",
-        r"\toprule",
     ]
+    lines = [" & ".join(r) + r" \\" for r in chosen]
     head = 1 if is_transposed else 2
-    lines += [" & ".join(r) + r" \\" for r in chosen[:head]]
-    lines.append(r"\midrule")
-    lines += [" & ".join(r) + r" \\" for r in chosen[head:]]
-    lines += [
-        r"\bottomrule",
-        r"\end{tabular}",
-        r"\par\smallskip",
-        r"\parbox{\linewidth}{\footnotesize\raggedright Note: " + " ".join(note) + "}",
-        rf"\caption{{{_caption(result, labels)}}}",
-        rf"\label{{{run_label(result)}}}",
-        rf"\end{{{env}}}",
-        "",
-    ]
-    return "\n".join(lines)
+    caption = _caption(result, labels)
+    return _tex_table(comments, env, spec, lines, head, " ".join(note), caption, run_label(result))
+
+
+def _tex_table(
+    comments: list[str],
+    env: str,
+    spec: str,
+    rows: list[str],
+    head: int,
+    note: str,
+    caption: str,
+    label: str,
+) -> str:
+    """A booktabs ``env`` of ``rows`` (the first ``head`` the header), note, caption, label."""
+    return "\n".join(
+        [
+            *comments,
+            rf"\begin{{{env}}}[htbp]",
+            r"\centering",
+            r"\small",
+            rf"\setlength{{\tabcolsep}}{{{_TABCOLSEP:g}pt}}",
+            rf"\begin{{tabular}}{{{spec}}}",
+            r"\toprule",
+            *rows[:head],
+            r"\midrule",
+            *rows[head:],
+            r"\bottomrule",
+            r"\end{tabular}",
+            r"\par\smallskip",
+            r"\parbox{\linewidth}{\footnotesize\raggedright Note: " + note + "}",
+            rf"\caption{{{caption}}}",
+            rf"\label{{{label}}}",
+            rf"\end{{{env}}}",
+            "",
+        ]
+    )
 
 
 def _caption(result: RunResult, labels: list[str]) -> str:
