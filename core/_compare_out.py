@@ -504,11 +504,8 @@ def write_comparison(
     """Write comparison.json, .csv, .tex and (with matplotlib) .png and .svg into ``out_dir``.
 
     Everything is rendered before the first file is written, and each file is written
-    atomically. ``runs`` (the labels of two runs) and ``names`` (display names of the metric
-    labels) are as in :func:`comparison_tex`.
-
-    Returns:
-        The paths written.
+    atomically; the paths written are returned. ``runs`` (the labels of two runs) and
+    ``names`` (display names of the metric labels) are as in :func:`comparison_tex`.
     """
     files = {
         "comparison.json": comparison_json(comparisons, sources, runs).encode("utf-8"),

@@ -420,8 +420,10 @@ class ReducerSpec:
         raw = self.function(attempts) if self.k is None else self.function(attempts, self.k)
         out = np.asarray(raw)
         if out.shape != (attempts.n_questions,):
+            shape = getattr(raw, "shape", None)
+            what = type(raw).__name__ if shape is None else f"an array of shape {tuple(shape)}"
             raise TypeError(
-                f"the reducer {self.name!r} returned {_shape(raw)} for "
+                f"the reducer {self.name!r} returned {what} for "
                 f"{attempts.n_questions} questions; it must return one number per question"
             )
         if out.dtype.kind in "iu":
@@ -442,13 +444,6 @@ class ReducerSpec:
             f"the reducer {self.name!r} returned an array of {out.dtype}; it must return "
             "floats (one score per question) or integers (one attempt per question)"
         )
-
-
-def _shape(value: Any) -> str:
-    shape = getattr(value, "shape", None)
-    if shape is not None:
-        return f"an array of shape {tuple(shape)}"
-    return type(value).__name__
 
 
 def reducers() -> dict[str, tuple[Reducer, str | None]]:
@@ -657,7 +652,7 @@ def check_attempt_counts(
         these = f"{high}" if low == high else f"{low} to {high}"
         cause = (
             f"these have {these}. Reduce with a K of at most {high} (e.g. "
-            f"{_with_k(short[0].family, high)}), or give each question more attempts"
+            f"{short[0].family[:-1]}{high}), or give each question more attempts"
         )
     error = ConfigError(
         f"{names} need{'s' if len(short) == 1 else ''} at least {needed} attempts per "
@@ -665,11 +660,6 @@ def check_attempt_counts(
     )
     error.at_entry("reduce")
     raise error
-
-
-def _with_k(family: str, k: int) -> str:
-    """The name of the reducer ``family`` (``pass@K``) with ``k`` put in: ``pass@5``."""
-    return family[:-1] + str(k)
 
 
 def reducer_key(suite_id: str, label: str, reducer: str, first: bool) -> str:
