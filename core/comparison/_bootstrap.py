@@ -249,39 +249,43 @@ def _differing_pairs(
     score by score. Past those, score columns are compared column by column (states and
     values as arrays, extras only where those agree), without building a score per item.
     """
-    head, rows = rows[:_HEAD], rows[_HEAD:]
-    count = 0
-    for i in head.tolist():
-        a, b = scores_a[i], scores_b[i]
-        if a is None or b is None or (a.status, a.value, a.extra) != (b.status, b.value, b.extra):
-            count += 1
+
+    def one_by_one(rows: NDArray[np.intp], count: int) -> int:
+        for i in rows.tolist():
             if count >= limit:
-                return count
-    if isinstance(scores_a, ScoreColumn) and isinstance(scores_b, ScoreColumn):
-        picked = rows.tolist()
-        states_a = np.frombuffer(bytes(scores_a.states), dtype=np.uint8)[rows]
-        states_b = np.frombuffer(bytes(scores_b.states), dtype=np.uint8)[rows]
-        get_a, get_b = scores_a.values.__getitem__, scores_b.values.__getitem__
-        values_a = np.array([math.nan if v is None else v for v in map(get_a, picked)])
-        values_b = np.array([math.nan if v is None else v for v in map(get_b, picked)])
-        differ = (states_a != states_b) | ~(
-            (values_a == values_b) | (np.isnan(values_a) & np.isnan(values_b))
-        )
-        count += int(np.count_nonzero(differ))
-        extras_a, extras_b = scores_a.extras, scores_b.extras
-        if count >= limit or (extras_a is None and extras_b is None):
-            return min(count, limit)
-        for i in rows[~differ].tolist():
-            if (None if extras_a is None else extras_a[i]) != (
-                None if extras_b is None else extras_b[i]
+                break
+            a, b = scores_a[i], scores_b[i]
+            if (
+                a is None
+                or b is None
+                or (a.status, a.value, a.extra) != (b.status, b.value, b.extra)
             ):
                 count += 1
-                if count >= limit:
-                    break
+        return count
+
+    count = one_by_one(rows[:_HEAD], 0)
+    rows = rows[_HEAD:]
+    if count >= limit or not isinstance(scores_a, ScoreColumn):
+        return one_by_one(rows, count)
+    if not isinstance(scores_b, ScoreColumn):
+        return one_by_one(rows, count)
+    picked = rows.tolist()
+    states_a = np.frombuffer(bytes(scores_a.states), dtype=np.uint8)[rows]
+    states_b = np.frombuffer(bytes(scores_b.states), dtype=np.uint8)[rows]
+    get_a, get_b = scores_a.values.__getitem__, scores_b.values.__getitem__
+    values_a = np.array([math.nan if v is None else v for v in map(get_a, picked)])
+    values_b = np.array([math.nan if v is None else v for v in map(get_b, picked)])
+    differ = (states_a != states_b) | ~(
+        (values_a == values_b) | (np.isnan(values_a) & np.isnan(values_b))
+    )
+    count += int(np.count_nonzero(differ))
+    extras_a, extras_b = scores_a.extras, scores_b.extras
+    if count >= limit or (extras_a is None and extras_b is None):
         return min(count, limit)
-    for i in rows.tolist():
-        a, b = scores_a[i], scores_b[i]
-        if a is None or b is None or (a.status, a.value, a.extra) != (b.status, b.value, b.extra):
+    for i in rows[~differ].tolist():
+        if (None if extras_a is None else extras_a[i]) != (
+            None if extras_b is None else extras_b[i]
+        ):
             count += 1
             if count >= limit:
                 break

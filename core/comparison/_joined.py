@@ -106,11 +106,9 @@ class PairStats:
             keys, values, counts = self.pieces[index][0] if len(pieces) == 1 else _summed(pieces)
             self.pieces[index] = [(keys, values, counts)]
             keep = np.ones(len(keys), bool) if group is None else keys == group
-            out.append(
-                Tally.merged(
-                    [Tally(np.empty(0), np.empty(0, _I64)), Tally(values[keep], counts[keep])]
-                )
-            )
+            one_key = np.zeros(np.count_nonzero(keep), _I64)  # the groups' rows summed
+            _, distinct, summed = tally_rows(one_key, values[keep], counts[keep])
+            out.append(Tally(distinct, summed))
         return out[0], out[1], out[2]
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import attrs
+
 from .._exceptions import ConfigError
 from ..stats import _paired as _stats
 from ._compare import _comparisons
@@ -46,20 +48,12 @@ def significant_leaders(result: RunResult) -> dict[str, str]:
         # A p-value that underflowed to 0.0 is the strongest evidence, not a missing one.
         p_values = [1.0 if c.p_value is None else c.p_value for c in against]
         adjusted = _stats.adjust_pvalues(p_values, "holm")
-        alpha = 1.0 - against[0].confidence
+        # Adjusted over this family, each favours ``best`` when significant (``better``).
         if all(
-            p < alpha and c.difference is not None and c.difference != 0 and _favours(c, best)
-            for c, p in zip(against, adjusted.tolist())
+            attrs.evolve(c, p_adjusted=p).better == best for c, p in zip(against, adjusted.tolist())
         ):
             leaders[label] = best
     return leaders
-
-
-def _favours(c: Comparison, model: str) -> bool:
-    assert c.difference is not None
-    up = c.difference > 0
-    winner = c.candidate if up == c.higher_is_better else c.baseline
-    return winner == model
 
 
 def _best_model(result: RunResult, label: str, models: list[str]) -> str | None:

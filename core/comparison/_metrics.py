@@ -183,19 +183,10 @@ def check_same_metrics(
 
 
 def _higher_is_better(result: RunResult, label: str) -> bool:
-    for measurements in result.by_model.values():
-        for m in measurements.values():
-            if m.metric == label:
-                return m.higher_is_better
-    return True
+    return next((m.higher_is_better for m in _measurements_of(result, label)), True)
 
 
 def _labels(result: RunResult) -> list[str]:
-    labels = list(result.labels)
-    if labels:
-        return labels
-    seen: dict[str, None] = {}
-    for measurements in result.by_model.values():
-        for m in measurements.values():
-            seen.setdefault(m.metric, None)
-    return list(seen)
+    """The run's labels; for results that do not list them, its measurements' in order."""
+    measured = (m.metric for ms in result.by_model.values() for m in ms.values())
+    return list(result.labels) or list(dict.fromkeys(measured))

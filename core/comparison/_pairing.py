@@ -53,26 +53,15 @@ class _Columns:
         self.id_column: pa.Array = (
             table.key_column("id").combine_chunks() if ids is None else pa.array(ids, pa.string())
         )
-        self._ids = ids
         self.groups: list[str | None] | None = table.key("group") if table.has("group") else None
         if clusters is None and table.has("cluster"):
             clusters = table.key("cluster")
         self.clusters: list[str | None] | None = clusters
         self._contents_rows = contents_rows
 
-    @property
-    def ids(self) -> list[str]:
-        """The ids as Python text (made when first asked for)."""
-        if self._ids is None:
-            self._ids = self.id_column.to_pylist()
-        return self._ids
-
     def id_at(self, row: int) -> str:
         """The id of one row."""
         return str(self.id_column[row].as_py())
-
-    def scores(self, label: str) -> ScoreColumn:
-        return self.table.score(label)
 
     def codes(self, label: str) -> NDArray[np.int8]:
         """Status codes of ``label`` per item: 0 ok, 1 fail, 2 skip, 3 error."""

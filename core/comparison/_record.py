@@ -7,11 +7,7 @@ from typing import Any
 
 import attrs
 
-from .._records import EMPTY
-
-
-def _freeze(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return value if value else EMPTY
+from ..stats._estimate import EMPTY, _freeze_mapping
 
 
 @attrs.frozen(kw_only=True)
@@ -59,9 +55,9 @@ class Comparison:
     #: The multiple-comparison adjustment of ``p_adjusted``: "holm", "bh" or "none".
     adjustment: str = "holm"
     #: One comparison per item group, same shape.
-    groups: Mapping[str, Comparison] = attrs.field(default=EMPTY, converter=_freeze)
+    groups: Mapping[str, Comparison] = attrs.field(default=EMPTY, converter=_freeze_mapping)
     #: Secondary numbers: discordant pairs, clusters, design effect, resamples...
-    extra: Mapping[str, float] = attrs.field(default=EMPTY, converter=_freeze)
+    extra: Mapping[str, float] = attrs.field(default=EMPTY, converter=_freeze_mapping)
 
     def __repr__(self) -> str:
         """One line: key, the models, difference and interval, adjusted p, pairs."""
