@@ -91,12 +91,6 @@ _SHIFT = np.uint64(64 - _SLICES.bit_length() + 1)
 _ROW = np.dtype([("key", np.uint64), ("question", np.uint64), ("part", np.uint32)])
 
 
-def _attempt_hashes(attempts: NDArray[np.int64] | None, n: int) -> NDArray[np.uint64]:
-    if attempts is None:
-        attempts = np.full(n, _NO_ATTEMPT, np.int64)
-    return mix(attempts.view(np.uint64) + MISSING)
-
-
 @attrs.frozen(eq=False)
 class KeyDigest:
     """What the whole-source checks hold of a part's rows: counts and 64-bit hashes.
@@ -133,7 +127,10 @@ class KeyDigest:
 
     def hashes(self) -> NDArray[np.uint64]:
         """Each row's key, (model, id, attempt), hashed."""
-        return mix(self.questions ^ _attempt_hashes(self.attempts, self.n_rows))
+        attempts = self.attempts
+        if attempts is None:
+            attempts = np.full(self.n_rows, _NO_ATTEMPT, np.int64)
+        return mix(self.questions ^ mix(attempts.view(np.uint64) + MISSING))
 
 
 #: ``exact()``: a part's key columns (:data:`KEY_SCHEMA`), read again.

@@ -65,11 +65,8 @@ _SPECIAL = ("id", "output", "expected", "attempt")
 TEXT_ROLES: tuple[str, ...] = tuple(role for role in ROLES if role not in _SPECIAL)
 
 
-class _Missing:
-    __slots__ = ()
-
-
-_ABSENT: Any = _Missing()
+#: What ``row.get(column, _ABSENT)`` gives for a key the row lacks (``None`` is a value).
+_ABSENT: Any = object()
 
 
 def is_missing(value: Any) -> bool:

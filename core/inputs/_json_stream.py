@@ -23,14 +23,8 @@ _SPACE = " \t\n\r"
 _DECODER = json.JSONDecoder()
 
 
-class _Element:
-    """The marker of an element of the streamed list (its key says which list)."""
-
-    __slots__ = ()
-
-
 #: Yielded as the key of each element of the streamed list.
-ELEMENT: Any = _Element()
+ELEMENT: Any = object()
 
 
 class _Buffer:

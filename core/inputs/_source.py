@@ -82,10 +82,6 @@ class Rows:
             offset = max(found, 0)
         return (self.name, *line_column(text, offset, line, column))
 
-    def place(self, index: int) -> str:
-        """``line 3`` or ``row 3``: the row's place, for "first at ..." in messages."""
-        return f"{self.unit} {self.lines[index]}"
-
 
 @attrs.define
 class RowSource:

@@ -71,25 +71,9 @@ _INT = pa.int64()
 _ANSWERS = pa.list_(_STRING)
 _NONE = type(None)
 #: What Python's ``str.isspace`` and ``str.strip`` take for white space (Unicode's White_Space
-#: and the four information separators), so that blank and stripped texts match the converter.
-_WHITESPACE = "".join(
-    map(
-        chr,
-        (
-            *range(0x09, 0x0E),
-            *range(0x1C, 0x21),
-            0x85,
-            0xA0,
-            0x1680,
-            *range(0x2000, 0x200B),
-            0x2028,
-            0x2029,
-            0x202F,
-            0x205F,
-            0x3000,
-        ),
-    )
-)
+#: and the four information separators, the last U+3000), so that blank and stripped texts
+#: match the converter.
+_WHITESPACE = "".join(filter(str.isspace, map(chr, range(0x3001))))
 _SCALARS = (pa.types.is_string, pa.types.is_int64, pa.types.is_float64, pa.types.is_boolean)
 
 

@@ -15,10 +15,12 @@ groups are no longer the planned ones).
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib
 import io
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -106,7 +108,7 @@ def _open(path: str, name: str) -> tuple[Any, _Seen, bytes, int]:
     """``(ParquetFile, the file as pyarrow sees it, its tail, its size)``, schema checked.
 
     The tail holds the whole footer, and pyarrow parses the footer from it: what
-    :func:`_footer_sha` pins is what the row groups are found by.
+    the footer's SHA-256 (of this tail) pins is what the row groups are found by.
 
     Raises:
         ConfigError: pyarrow older than 14.0.1 without ``pyarrow_hotfix``.
@@ -151,11 +153,31 @@ def _footer_length(tail: bytes) -> int:
     return int.from_bytes(tail[-8:-4], "little") + 8
 
 
-def _footer_sha(tail: bytes) -> str:
-    """The SHA-256 that pins a file's footer (the tail :func:`_open` read, which holds it)."""
-    import hashlib
+def _read_to(
+    reader: HashedReader, cursor: int, end: int, name: str, *feeds: Callable[[bytes], Any]
+) -> int:
+    """Read the bytes from ``cursor`` (where ``reader`` is) to ``end``, each fed to ``feeds``.
 
-    return hashlib.sha256(tail).hexdigest()
+    Raises:
+        InputError: the file ends first: it changed since it was opened.
+    """
+    while cursor < end:
+        data = reader.read(min(_SKIP, end - cursor))
+        if not data:
+            raise _changed(name)
+        for feed in feeds:
+            feed(data)
+        cursor += len(data)
+    return cursor
+
+
+def _ends_with(reader: HashedReader, feed: Callable[[bytes], Any], tail: bytes) -> bool:
+    """Read ``reader`` to its end, each byte fed to ``feed``; whether it ends as ``tail`` does."""
+    rest = b""
+    while data := reader.read(_SKIP):
+        feed(data)
+        rest = (rest + data)[-len(tail) :]
+    return not rest or tail[-len(rest) :] == rest
 
 
 def _group_range(metadata: Any, index: int) -> tuple[int, int]:
@@ -177,7 +199,7 @@ def _groups(
 ) -> Iterator[tuple[pa.Table, int]]:
     """``(row group as a table, number of its first row in the file)``, in order."""
     handle, seen, tail, size = _open(piece.path, piece.name)
-    if piece.footer is not None and _footer_sha(tail) != piece.footer:
+    if piece.footer is not None and hashlib.sha256(tail).hexdigest() != piece.footer:
         seen.close()
         raise _changed(piece.name, "its footer is not the one its parts were planned from")
     metadata = handle.metadata
@@ -192,12 +214,7 @@ def _groups(
             start, end = _group_range(metadata, index)
             if start < cursor or end > size:
                 raise _changed(piece.name)
-            while cursor < start:  # bytes between: hashed, not kept
-                skipped = reader.read(min(_SKIP, start - cursor))
-                if not skipped:
-                    raise _changed(piece.name)
-                state.feed(skipped)
-                cursor += len(skipped)
+            cursor = _read_to(reader, cursor, start, piece.name, state.feed)  # hashed, not kept
             data = reader.read(end - start)
             state.feed(data)
             if len(data) != end - start:
@@ -216,16 +233,9 @@ def _groups(
                 del seen.segments[start]
             yield table, row
             row += table.num_rows
-        if piece.stop is None:  # the whole file: the rest, footer included, read and compared
-            rest = b""
-            while True:
-                more = reader.read(_SKIP)
-                if not more:
-                    break
-                state.feed(more)
-                rest = (rest + more)[-len(tail) :]
-            if rest and tail[-len(rest) :] != rest:
-                raise _changed(piece.name, _MOVED)
+        # The whole file: the rest, footer included, read and compared.
+        if piece.stop is None and not _ends_with(reader, state.feed, tail):
+            raise _changed(piece.name, _MOVED)
         state.hashed(reader.sha256, reader.n_bytes)
     finally:
         reader.close()
@@ -263,12 +273,6 @@ def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.
             if not n:
                 continue
 
-            def rows(batch: pa.RecordBatch = batch, row: int = row) -> Rows:
-                # The values as Python reads them are the table's: a column the vectorised
-                # rules are not sure of takes the converter's rule per value from them.
-                values = batch.to_pylist()
-                return Rows(piece.name, values, range(row, row + len(values)), "row")
-
             canonical = arrow_batch(
                 pa.Table.from_batches([batch]),
                 converter,
@@ -276,7 +280,9 @@ def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.
                 first_row=state.first_row + state.n_rows,
                 absent=None,
                 metadata_rule="arrow",
-                rows=rows,
+                # The values as Python reads them are the table's: a column the vectorised
+                # rules are not sure of takes the converter's rule per value from them.
+                rows=functools.partial(_python_rows, piece.name, batch, row),
             )
             assert canonical is not None  # with its rows at hand, no table is sent back
             state.n_rows += n
@@ -288,9 +294,13 @@ def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Row
     """The rows of a Parquet piece as Python values."""
     for table, row in _groups(piece, settings, state):
         for batch in table.to_batches(max_chunksize=settings.batch_rows):
-            values = batch.to_pylist()
-            yield Rows(piece.name, values, range(row, row + len(values)), "row")
-            row += len(values)
+            yield _python_rows(piece.name, batch, row)
+            row += batch.num_rows
+
+
+def _python_rows(name: str, batch: pa.RecordBatch, row: int) -> Rows:
+    """``batch``'s rows as Python values, the first row numbered ``row``."""
+    return Rows(name, batch.to_pylist(), range(row, row + batch.num_rows), "row")
 
 
 def plan(
@@ -301,10 +311,8 @@ def plan(
     Each piece is yielded once its bytes are hashed, with the bytes hashed since the last; the
     bytes after the last row group (the footer) come last, in no piece.
     """
-    import hashlib
-
     handle, seen, tail, size = _open(path, name)
-    footer = _footer_sha(tail)
+    footer = hashlib.sha256(tail).hexdigest()
     try:
         metadata = handle.metadata
         ranges = [_group_range(metadata, i) for i in range(metadata.num_row_groups)]
@@ -318,17 +326,9 @@ def plan(
     try:
         for members in groups:
             start, stop = ranges[members[0]][0], ranges[members[-1]][1]
-            while cursor < start:
-                digest.update(reader.read(min(_SKIP, start - cursor)))
-                cursor = reader.n_bytes
+            cursor = _read_to(reader, cursor, start, name, digest.update)
             local = hashlib.sha256()
-            while cursor < stop:
-                data = reader.read(min(_SKIP, stop - cursor))
-                if not data:
-                    raise _changed(name)
-                digest.update(data)
-                local.update(data)
-                cursor = reader.n_bytes
+            cursor = _read_to(reader, cursor, stop, name, digest.update, local.update)
             piece = Piece(
                 path=path,
                 name=name,
@@ -344,16 +344,9 @@ def plan(
             rows = sum(counts[i] for i in members)
             yield Planned((piece,), rows, cursor - covered)
             row, covered = row + rows, cursor
-        rest = b""
-        while True:
-            data = reader.read(_SKIP)
-            if not data:
-                break
-            digest.update(data)
-            rest = (rest + data)[-len(tail) :]
         # The footer the pieces were planned from must be the one hashed last: a file
         # rewritten while it was planned has hashed pieces of two versions.
-        if reader.n_bytes != size or (rest and tail[-len(rest) :] != rest):
+        if not _ends_with(reader, digest.update, tail) or reader.n_bytes != size:
             raise _changed(name, "its footer is not the one read when it was opened")
     finally:
         reader.close()
