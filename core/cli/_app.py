@@ -196,24 +196,8 @@ def _disable(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
     disable(names)
 
 
-def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
-    if not value or ctx.resilient_parsing:
-        return
-    from importlib.metadata import version
-
-    click.echo(f"itemscore, version {version('itemscore')}")
-    ctx.exit()
-
-
 @click.group(cls=Group, lazy=COMMANDS, context_settings=CONTEXT)
-@click.option(
-    "--version",
-    is_flag=True,
-    expose_value=False,
-    is_eager=True,
-    callback=_version,
-    help="Show the version and exit.",
-)
+@click.version_option(package_name="itemscore", prog_name="itemscore")
 @click.option("--debug", is_flag=True, help="Show the traceback of unexpected errors.")
 @click.option(
     "-p",

@@ -223,9 +223,7 @@ def leaderboard_command(
                 seed=seed,
                 allow_different_inputs=allow_different_inputs,
             )
-    except InputError as exc:  # names the file at fault itself
-        raise BadInput(str(exc)) from exc
-    except ConfigError as exc:
+    except ConfigError as exc:  # an InputError names its file: the group reports it as is
         raise BadInput(_named(str(exc), results)) from exc
     written: list[Path] = []
     if out is not None:

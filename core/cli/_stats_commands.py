@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from itemscore._exceptions import ConfigError, InputError
+from itemscore._exceptions import ConfigError
 
 from ._app import BadInput, load_run
 
@@ -101,9 +101,7 @@ def gate_command(
             model=model,
             names=(str(baseline), str(candidate)),
         )
-    except InputError as exc:  # names the file at fault itself
-        raise BadInput(str(exc)) from exc
-    except ConfigError as exc:
+    except ConfigError as exc:  # an InputError names its file: the group reports it as is
         raise BadInput(f"{baseline}, {candidate}: {exc}") from exc
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=1, allow_nan=False))
