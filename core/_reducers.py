@@ -59,7 +59,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUILTIN_REDUCERS",
-    "DEFAULT_REDUCE",
     "REDUCER_EXTRA",
     "Attempts",
     "Reducer",
@@ -78,9 +77,6 @@ __all__ = [
 
 #: A reducer: ``reducer(attempts)``, or ``reducer(attempts, k)`` for a name with ``K``.
 Reducer = Callable[..., Any]
-
-#: The reducers of a run that names none.
-DEFAULT_REDUCE: tuple[str, ...] = ("mean",)
 
 #: A reducer's registered name: letters, digits and ``_``, then optionally ``@K``, ``^K`` or
 #: ``:K`` (the place of its whole-number parameter).
