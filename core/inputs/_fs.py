@@ -175,12 +175,7 @@ def open_binary(path: str) -> BinaryIO:
     """
     if not is_url(path):
         return open(path, "rb")
-    fs, inner = _filesystem(path)
-    try:
-        with _backend(path):
-            return cast("BinaryIO", fs.open(inner, "rb"))
-    except FileNotFoundError:
-        raise _missing(path) from None
+    return cast("BinaryIO", _remote(path, "open", "rb"))
 
 
 def size(path: str) -> int:
@@ -191,12 +186,17 @@ def size(path: str) -> int:
     """
     if not is_url(path):
         return os.path.getsize(path)
-    fs, inner = _filesystem(path)
+    return int(_remote(path, "size"))
+
+
+def _remote(url: str, method: str, *args: Any) -> Any:
+    """``method`` of ``url``'s file system called on its path; a missing file named by ``url``."""
+    fs, inner = _filesystem(url)
     try:
-        with _backend(path):
-            return int(fs.size(inner))
+        with _backend(url):
+            return getattr(fs, method)(inner, *args)
     except FileNotFoundError:
-        raise _missing(path) from None
+        raise _missing(url) from None
 
 
 def stamp(path: str) -> tuple[int, int | None]:

@@ -21,7 +21,7 @@ from .._exceptions import InputError
 _SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d\d-\d\dT[0-9.\-]+)\.jsonl$")
 
 
-def _results_for(path: Path) -> tuple[Path, dict[str, Any]] | None:
+def _results_for(path: Path) -> dict[str, Any] | None:
     """The run's ``results_TIMESTAMP.json`` beside the samples file, when there is one."""
     found = _SAMPLES_NAME.match(path.name)
     candidates: list[Path] = []
@@ -32,7 +32,7 @@ def _results_for(path: Path) -> tuple[Path, dict[str, Any]] | None:
         candidates.append(others[0])
     for candidate in candidates:
         if candidate.is_file():
-            return candidate, _read_results(candidate)
+            return _read_results(candidate)
     return None
 
 
@@ -69,30 +69,30 @@ def _model_name(results: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _task_name(path: Path, results: tuple[Path, dict[str, Any]] | None) -> str:
+def _task_name(path: Path, results: Mapping[str, Any] | None) -> str:
     found = _SAMPLES_NAME.match(path.name)
     if found is not None:
         return found["task"]
     if results is not None:
-        configs = results[1].get("configs")
+        configs = results.get("configs")
         if isinstance(configs, dict) and len(configs) == 1:
             return str(next(iter(configs)))
     return path.stem.removeprefix("samples_")
 
 
-def _task_config(results: tuple[Path, dict[str, Any]] | None, task: str) -> dict[str, Any]:
+def _task_config(results: Mapping[str, Any] | None, task: str) -> dict[str, Any]:
     if results is None:
         return {}
-    configs = results[1].get("configs")
+    configs = results.get("configs")
     config = configs.get(task) if isinstance(configs, dict) else None
     return config if isinstance(config, dict) else {}
 
 
-def _task_group(results: tuple[Path, dict[str, Any]] | None, task: str) -> str | None:
+def _task_group(results: Mapping[str, Any] | None, task: str) -> str | None:
     """The group the run ran ``task`` in (``group_subtasks`` of the results file)."""
     if results is None:
         return None
-    groups = results[1].get("group_subtasks")
+    groups = results.get("group_subtasks")
     if not isinstance(groups, dict):
         return None
     for group, tasks in groups.items():
@@ -102,7 +102,7 @@ def _task_group(results: tuple[Path, dict[str, Any]] | None, task: str) -> str |
 
 
 def _group_weights(
-    results: tuple[Path, dict[str, Any]] | None, task: str, group: str | None
+    data: Mapping[str, Any] | None, task: str, group: str | None
 ) -> dict[str, float]:
     """``task``'s weight in each value of ``group`` it counts in, by metric key.
 
@@ -111,9 +111,8 @@ def _group_weights(
     tasks' values and sizes, not ``weight_by_size``: the weighting that gives the recorded
     value is taken, by size (lm-eval's default) when both do or neither does.
     """
-    if results is None or group is None:
+    if data is None or group is None:
         return {}
-    data = results[1]
     scores = data.get("results")
     groups = data.get("groups")
     recorded = groups.get(group) if isinstance(groups, dict) else None

@@ -76,12 +76,9 @@ def sniff(path: str | os.PathLike[str], name: str) -> str:
     from ._files import is_regular
     from ._fs import is_url, open_binary
 
-    if is_url(path):
-        path = os.fspath(path)
-    elif not is_regular(path):  # a pipe would lose what is read here: its copy is sniffed
+    if not is_url(path) and not is_regular(path):  # a pipe would lose what is read here
         return name
-    else:
-        path = os.fspath(path)
+    path = os.fspath(path)
     try:
         with open_binary(path) as handle:
             head = handle.read(_HEAD if name == "jsonl" else 1 << 16)

@@ -40,7 +40,6 @@ import pyarrow.compute as pc
 from .._exceptions import InputError
 from .._records import ItemResult
 from .._schema import (
-    ERROR,
     METADATA,
     assemble,
     batch_to_items,
@@ -131,7 +130,6 @@ def arrow_batch(
     first_row: int,
     absent: Absent | None,
     metadata_rule: Literal["json", "arrow"] = "json",
-    errors: pa.Array | None = None,
     rows: Callable[[], Rows] | None = None,
 ) -> pa.RecordBatch | None:
     """The canonical batch of ``table``'s rows, or ``None`` when its rows must be read in Python.
@@ -145,7 +143,6 @@ def arrow_batch(
         metadata_rule: ``"json"``: metadata fields of JSON's kinds only (anything else is read
             in Python, which makes JSON text of it); ``"arrow"``: every column as it is
             (Parquet).
-        errors: The ``_error`` column, when the source has one.
         rows: The rows as Python reads them, where they hold exactly the table's values
             (Parquet): a column the vectorised rules are not certain of then goes through the
             converter's rule per value instead of sending the table back.
@@ -155,10 +152,10 @@ def arrow_batch(
     columns = _Table(table, absent, rows)
     try:
         roles = _Roles(columns, converter, first_row).build()
-        metadata = columns.metadata(converter, metadata_rule, errors is not None)
+        metadata = columns.metadata(converter, metadata_rule)
     except _NotMine:
         return None
-    return assemble(roles, metadata, lines, errors)
+    return assemble(roles, metadata, lines)
 
 
 class RowBuilder:
@@ -186,16 +183,10 @@ class RowBuilder:
             frozenset({error_key}) if error_key else frozenset()
         )
 
-    def build(
-        self, chunk: Rows, first_row: int, *, metadata: pa.StructArray | None = None
-    ) -> pa.RecordBatch:
+    def build(self, chunk: Rows, first_row: int) -> pa.RecordBatch:
         """The canonical batch of ``chunk``, whose first row is row ``first_row`` of the source.
 
-        Args:
-            chunk: The rows, with their places.
-            first_row: The row number of the chunk's first row: ids of rows without one.
-            metadata: The metadata column when the reader has it already (Parquet keeps its
-                own types); ``None``: built from the rows.
+        ``first_row`` numbers the rows without an id.
 
         Raises:
             InputError: a row with a missing key or a value of the wrong type, at its place.
@@ -213,10 +204,7 @@ class RowBuilder:
             self._refuse_columns(chunk)
         conv = self.converter
         roles = _Roles(columns, conv, first_row).build()
-        if metadata is None:
-            metadata = columns.metadata(conv, self._not_metadata)
-        elif conv.renamed:
-            columns.check_renamed(conv)
+        metadata = columns.metadata(conv, self._not_metadata)
         errors = None
         key = self.error_key
         if key is not None and key in columns.present:
@@ -317,11 +305,9 @@ class _Table:
         chunk = self._rows()
         return [rule(chunk, index, row) for index, row in enumerate(chunk.rows)]
 
-    def metadata(self, conv: Converter, rule: str, has_errors: bool) -> pa.StructArray:
+    def metadata(self, conv: Converter, rule: str) -> pa.StructArray:
         """Every column but the roles' (``rule``: ``"json"`` or ``"arrow"``, as above)."""
-        skip = set(conv.role_columns)
-        if has_errors:
-            skip.add(ERROR)
+        skip = conv.role_columns
         renamed = conv.renamed
         if renamed:
             for column, role in renamed.items():
@@ -406,10 +392,6 @@ class _Rows:
         """``rule`` applied to each row, in order (it raises at the first row it refuses)."""
         chunk = self.chunk
         return [rule(chunk, index, row) for index, row in enumerate(self.rows)]
-
-    def check_renamed(self, conv: Converter) -> None:
-        for index, row in enumerate(self.rows):
-            conv.metadata_of(self.chunk, index, row)
 
     def metadata(self, conv: Converter, skip: frozenset[str]) -> pa.StructArray:
         """Every key but the roles' (and ``skip``'s), by :func:`~itemscore._schema.metadata_array`.

@@ -140,7 +140,7 @@ def read_lm_eval(
     task = _task_name(path, results)
     config = _task_config(results, task)
     if model is None and results is not None:
-        model = _model_name(results[1])
+        model = _model_name(results)
     raw = path.open("rb")
     context = _Context(
         name=name,
