@@ -44,6 +44,7 @@ Plugins add reducers through the hook ``itemscore_reducers`` (see :mod:`itemscor
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -92,7 +93,8 @@ def _segment_sums(values: NDArray[Any], offsets: NDArray[np.intp]) -> NDArray[An
     return np.add.reduceat(values, offsets[:-1])
 
 
-@attrs.frozen(eq=False)
+# Not slotted: the arrays derived from the attempts are cached_property values, made on first use.
+@attrs.frozen(eq=False, slots=False)
 class Attempts:
     """One metric's scored attempts, question by question (what a reducer receives).
 
@@ -111,48 +113,31 @@ class Attempts:
     binary: bool
     #: Computes :meth:`answers` on first use (it reads and normalises the outputs).
     _answers: Callable[[], NDArray[np.int64]] = attrs.field(repr=False)
-    _cache: dict[str, Any] = attrs.field(factory=dict, init=False, repr=False)
 
     @property
     def n_questions(self) -> int:
         """How many questions."""
         return int(self.offsets.size - 1)
 
-    @property
+    @functools.cached_property
     def sizes(self) -> NDArray[np.intp]:
         """Scored attempts per question (``n``)."""
-        found = self._cache.get("sizes")
-        if found is None:
-            found = self._cache["sizes"] = np.diff(self.offsets)
-        return cast("NDArray[np.intp]", found)
+        return np.diff(self.offsets)
 
-    @property
+    @functools.cached_property
     def successes(self) -> NDArray[np.int64]:
         """Ok attempts per question (``c``)."""
-        found = self._cache.get("successes")
-        if found is None:
-            found = self._cache["successes"] = _segment_sums(self.ok.astype(np.int64), self.offsets)
-        return cast("NDArray[np.int64]", found)
+        return _segment_sums(self.ok.astype(np.int64), self.offsets)
 
-    @property
+    @functools.cached_property
     def question(self) -> NDArray[np.intp]:
         """The question of each attempt (``0 .. n_questions - 1``)."""
-        found = self._cache.get("question")
-        if found is None:
-            found = self._cache["question"] = np.repeat(
-                np.arange(self.n_questions, dtype=np.intp), self.sizes
-            )
-        return cast("NDArray[np.intp]", found)
+        return np.repeat(np.arange(self.n_questions, dtype=np.intp), self.sizes)
 
-    @property
+    @functools.cached_property
     def position(self) -> NDArray[np.intp]:
         """Each attempt's place among its question's attempts (0 for the first)."""
-        found = self._cache.get("position")
-        if found is None:
-            found = self._cache["position"] = (
-                np.arange(self.ok.size, dtype=np.intp) - self.offsets[:-1][self.question]
-            )
-        return cast("NDArray[np.intp]", found)
+        return np.arange(self.ok.size, dtype=np.intp) - self.offsets[:-1][self.question]
 
     @property
     def credit(self) -> NDArray[np.float64]:
@@ -167,10 +152,11 @@ class Attempts:
         the metric's own ``normalizer`` when it has one (``itemscore.text.Normalizer()``
         otherwise). A failed request and an output with no answer found share one code.
         """
-        found = self._cache.get("answers")
-        if found is None:
-            found = self._cache["answers"] = np.asarray(self._answers(), dtype=np.int64)
-        return cast("NDArray[np.int64]", found)
+        return self._answer_codes
+
+    @functools.cached_property
+    def _answer_codes(self) -> NDArray[np.int64]:
+        return np.asarray(self._answers(), dtype=np.int64)
 
     def first(self, k: int) -> tuple[Attempts, NDArray[np.intp]]:
         """The first ``k`` attempts of each question, and where each is among these attempts."""
