@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -591,10 +592,7 @@ def krippendorff_alpha(units: Iterable[Sequence[Any]]) -> float | None:
         m = len(values)
         if m < 2:
             continue
-        counts: dict[Any, int] = {}
-        for v in values:
-            counts[v] = counts.get(v, 0) + 1
-        for value, count in counts.items():
+        for value, count in Counter(values).items():
             margins[value] = margins.get(value, 0.0) + count
             agree += count * (count - 1) / (m - 1)
         total += m

@@ -594,15 +594,11 @@ def leaderboard(
     for index, run in enumerate(runs):
         found, kind, up, run_bounds = _read_run(run, metric, index, len(runs) > 1)
         for m in found:
-            if m.model in owner:
-                places = (
-                    f"in `results[{owner[m.model]}]` and `results[{index}]`"
-                    if owner[m.model] != index
-                    else "twice"
-                )
+            if m.model in owner:  # a run names each of its models once: another run has it
                 raise ConfigError(
-                    f"The model {m.model!r} appears {places}; each model may be ranked once. "
-                    "Leave one of the runs out, or rename the model in one of them."
+                    f"The model {m.model!r} appears in `results[{owner[m.model]}]` and "
+                    f"`results[{index}]`; each model may be ranked once. Leave one of the runs "
+                    "out, or rename the model in one of them."
                 )
             owner[m.model] = index
         models.extend(found)
