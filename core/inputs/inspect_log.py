@@ -257,8 +257,8 @@ class _EvalLog(_Log):
                     sample = self._json(archive, raw, self.members[member])
                 except BoundError:
                     raise  # a bomb is the file's problem, not one sample's
-                except InputError as exc:
-                    sample = _Unreadable(str(exc))
+                except InputError as exc:  # the sample's record says why
+                    sample = _BadSample(str(exc).removeprefix(f"{self.name}: "))
                 yield where, sample
 
 
@@ -302,13 +302,6 @@ class _JsonLog(_Log):
 def _at(where: str, reason: str) -> str:
     """``reason`` at ``where``, which it names first when it came from reading that member."""
     return reason if reason.startswith(where) else f"{where}: {reason}"
-
-
-class _Unreadable:
-    """A sample member that could not be decoded: its reason."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
 
 
 # -- samples into records ------------------------------------------------------------------
@@ -360,8 +353,8 @@ class _Context:
 
     def record(self, where: str, sample: Any) -> dict[str, Any]:
         try:
-            if isinstance(sample, _Unreadable):
-                raise _BadSample(sample.reason.removeprefix(f"{self.name}: "))
+            if isinstance(sample, _BadSample):  # a member that could not be decoded
+                raise sample
             if not isinstance(sample, dict):
                 raise _BadSample("the sample is not a JSON object.")
             found = find_lone_surrogate(sample)

@@ -199,20 +199,9 @@ class _Context:
             return None
         return f"{metric},{row.get('filter')}"
 
-    def where(self, line: int) -> _Where:
-        return _Where(self.name, line, self.task)
-
-
-class _Where:
-    """A line of the file, for messages: ``FILE:LINE: task 'T':``."""
-
-    def __init__(self, name: str, line: int, task: str) -> None:
-        self.name = name
-        self.line = line
-        self.task = task
-
-    def error(self, message: str) -> InputError:
-        return InputError.at(self.name, self.line, None, f"task {self.task!r}: {message}")
+    def error(self, line: int, message: str) -> InputError:
+        """The error ``FILE:LINE: task 'T': message``."""
+        return InputError.at(self.name, line, None, f"task {self.task!r}: {message}")
 
 
 class _Unreadable:
@@ -302,7 +291,6 @@ def _lines(raw: IO[bytes], name: str, task: str, max_bytes: int) -> Iterator[tup
 
 
 def _document(row: Any, lineno: int, context: _Context) -> Iterator[dict[str, Any]]:
-    where = context.where(lineno)
     base: dict[str, Any] = {
         "model": context.model,
         "group": context.task,
@@ -329,9 +317,9 @@ def _document(row: Any, lineno: int, context: _Context) -> Iterator[dict[str, An
         metrics = row.get("metrics")
         if isinstance(metrics, list):
             base.update({m: row[m] for m in metrics if isinstance(m, str) and m in row})
-        yield from _read(row, base, where, context)
+        yield from _read(row, base, lineno, context)
     except _TooLong as exc:
-        raise where.error(str(exc)) from None
+        raise context.error(lineno, str(exc)) from None
     except _BadDocument as exc:
         ident = base.get("id")
         if ident is None:
@@ -339,7 +327,7 @@ def _document(row: Any, lineno: int, context: _Context) -> Iterator[dict[str, An
         yield base | {
             "id": ident,
             "output": None,
-            "error": f"{where.name}:{where.line}: task {where.task!r}: {exc}",
+            "error": f"{context.name}:{lineno}: task {context.task!r}: {exc}",
         }
 
 
@@ -348,7 +336,7 @@ def _kind(value: Any) -> str:
 
 
 def _read(
-    row: Mapping[str, Any], base: dict[str, Any], where: _Where, context: _Context
+    row: Mapping[str, Any], base: dict[str, Any], lineno: int, context: _Context
 ) -> Iterator[dict[str, Any]]:
     requests = _requests(row)
     prompt = requests[0][0]
@@ -365,9 +353,10 @@ def _read(
     elif output_type == "generate_until":
         yield from _generated(row, base, resps, filtered, context)
     else:
-        raise where.error(
+        raise context.error(
+            lineno,
             f"the task has output type {output_type!r}, which gives no text to score; "
-            "itemscore reads generate_until and multiple_choice tasks."
+            "itemscore reads generate_until and multiple_choice tasks.",
         )
 
 
