@@ -452,7 +452,7 @@ def _rate(
     k = len(data.models)
     cells = _cells(data)
     wins = _wins(cells, k)
-    if k > 1 and not _has_fit(wins):
+    if not _has_fit(wins):  # every judgment names two models: k is at least 2
         raise _no_fit_error(wins, data.models, who)
     theta, _ = _fit(wins[None])
     rating = _ratings(theta[0])
@@ -461,7 +461,7 @@ def _rate(
     row = 0
     for block in _resampled_cells(data, n_resamples, rng):
         stack = _wins(block, k)
-        fits = np.array([_has_fit(w) for w in stack]) if k > 1 else np.ones(len(stack), bool)
+        fits = np.array([_has_fit(w) for w in stack])
         if fits.any():
             fitted, converged = _fit(stack[fits])
             chosen = np.flatnonzero(fits)
@@ -538,12 +538,10 @@ def _decide(
     failed: NDArray[np.bool_],
     confidence: float,
     method: str,
-) -> tuple[NDArray[np.bool_], float | None]:
+) -> tuple[NDArray[np.bool_], float]:
     """``better[i, j]``: ``i``'s rating is decided above ``j``'s; and the critical value."""
     k = rating.size
     better = np.zeros((k, k), dtype=bool)
-    if k < 2:
-        return better, None
     iu, ju = np.triu_indices(k, 1)
     d = rating[iu] - rating[ju]
     good = samples[~failed]
