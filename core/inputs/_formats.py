@@ -64,18 +64,16 @@ class InputFormat:
     @property
     def unit(self) -> str:
         """How a row's place is named: ``"line"``, ``"row"`` or ``"record"``."""
-        return "record" if self.records else str(self.module().UNIT)
+        return str(self.module().UNIT)
 
     @property
     def stream(self) -> str:
         """How a stream of this format is bounded while it is copied."""
-        return "document" if self.records else str(self.module().STREAM)
+        return str(self.module().STREAM)
 
     @property
     def bounds(self) -> tuple[str, ...]:
         """The bound options (:mod:`._bounds`) this format's reader keeps."""
-        if self.records:
-            return ("max_json_bytes", "max_columns")  # a stream's copy; the rows' keys
         return tuple(self.module().BOUNDS)
 
     def options(self) -> list[str]:

@@ -31,7 +31,7 @@ __all__ = ["plan", "read", "rows"]
 
 UNIT = "record"
 STREAM = "document"
-BOUNDS: tuple[str, ...] = ()
+BOUNDS = ("max_json_bytes", "max_columns")  # a stream's copy; the records' keys
 
 
 def _records(piece: Piece, settings: ReadSettings) -> Any:
