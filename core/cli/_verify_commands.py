@@ -64,21 +64,18 @@ def verify(results: Path, data: Path | None, quiet: bool, as_json: bool) -> None
             "not_checked": list(found.not_checked),
         }
         click.echo(json_for_terminal(document, indent=2))
-        if differences:
-            sys.exit(1)
-        return
-    if differences:
-        if not quiet:
-            for line in found.differences:
-                click.echo(terminal_text(line))
-            _not_checked(found.not_checked)
-            click.echo(_verdict(results, data, found), err=True)
-        sys.exit(1)
-    if not quiet:
+    elif differences and not quiet:
+        for line in found.differences:
+            click.echo(terminal_text(line))
+        _not_checked(found.not_checked)
+        click.echo(_verdict(results, data, found), err=True)
+    elif not quiet:
         count = sum(len(ms) for ms in found.result.by_model.values())
         checked = " and the data file's hash" if data is not None else ""
         click.echo(f"All {count} measurements{checked} agree with {results}.")
         _not_checked(found.not_checked)
+    if differences:
+        sys.exit(1)
 
 
 def _verdict(results: Path, data: Path | None, found: Verification) -> str:

@@ -31,7 +31,7 @@ texts). Needs inspect_ai (``pip install inspect_ai``).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._exceptions import ConfigError
@@ -197,36 +197,22 @@ def _item_score(label: str, score: Score) -> ItemScore:
     return ItemScore(metric=label, value=number, status="ok" if number > 0 else "fail")
 
 
-def _number(estimate: Any, field: str) -> float:
-    found = getattr(estimate, field)
-    return float("nan") if found is None else float(found)
+def _estimate_metric(name: str, field: str) -> Callable[..., Metric]:
+    """The inspect_ai metric ``name``: the ``field`` of itemscore's estimate over the samples."""
+
+    def made(metric: str, label: str, options: Mapping[str, Any]) -> Metric:
+        def compute(scores: list[SampleScore]) -> float:
+            found = getattr(_estimate(metric, label, options, scores), field)
+            return float("nan") if found is None else float(found)
+
+        return compute
+
+    return metric(name=name, scores="unreduced")(made)
 
 
-@metric(name="value", scores="unreduced")
-def value(metric: str, label: str, options: Mapping[str, Any]) -> Metric:
-    """itemscore's headline number for the scorer's metric, over the samples it scored."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        return _number(_estimate(metric, label, options, scores), "value")
-
-    return compute
-
-
-@metric(name="ci_low", scores="unreduced")
-def ci_low(metric: str, label: str, options: Mapping[str, Any]) -> Metric:
-    """The lower end of itemscore's interval for the headline number."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        return _number(_estimate(metric, label, options, scores), "low")
-
-    return compute
-
-
-@metric(name="ci_high", scores="unreduced")
-def ci_high(metric: str, label: str, options: Mapping[str, Any]) -> Metric:
-    """The upper end of itemscore's interval for the headline number."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        return _number(_estimate(metric, label, options, scores), "high")
-
-    return compute
+#: itemscore's headline number for the scorer's metric, over the samples it scored.
+value = _estimate_metric("value", "value")
+#: The lower end of itemscore's interval for the headline number.
+ci_low = _estimate_metric("ci_low", "low")
+#: The upper end of itemscore's interval for the headline number.
+ci_high = _estimate_metric("ci_high", "high")

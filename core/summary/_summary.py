@@ -70,7 +70,7 @@ COVERAGE_MARK = "\u2021"
 COVERAGE_DOCS = "docs/aggregation.md#the-receipt-in-extra"
 
 
-def coverage_note(m: Measurement, where: str, mark: str = COVERAGE_MARK) -> str | None:
+def coverage_note(m: Measurement, where: str) -> str | None:
     """The note under a table for a row whose interval covers less than it says, or ``None``.
 
     :func:`itemscore.aggregate.coverage_flag` decides (exact receipts when the worst coverage
@@ -83,14 +83,12 @@ def coverage_note(m: Measurement, where: str, mark: str = COVERAGE_MARK) -> str 
     if flag is None:
         return None
     return (
-        f"{mark} {where}: {flag} at its n, for a nominal "
+        f"{COVERAGE_MARK} {where}: {flag} at its n, for a nominal "
         f"{m.confidence * 100:g}%: see {COVERAGE_DOCS}."
     )
 
 
-def coverage_notes(
-    entries: Sequence[tuple[str, Measurement]], mark: str = COVERAGE_MARK
-) -> list[str]:
+def coverage_notes(entries: Sequence[tuple[str, Measurement]]) -> list[str]:
     """The notes for the rows ``(where, measurement)`` of one table: one line for them all.
 
     One flagged row gets :func:`coverage_note`; several share a line that says once what
@@ -102,14 +100,14 @@ def coverage_notes(
     flagged = [(where, m) for where, m in entries if coverage_shortfall(m) is not None]
     advice = coverage_advice([m for _, m in flagged])
     if len(flagged) < 2:
-        notes = [note for where, m in flagged if (note := coverage_note(m, where, mark))]
+        notes = [note for where, m in flagged if (note := coverage_note(m, where))]
         return notes + ([advice] if notes and advice else [])
     levels = sorted({m.confidence for _, m in flagged}, reverse=True)
     floors = " or ".join(f"{100 * coverage_floor(level):g}%" for level in levels)
     nominal = " or ".join(f"{100 * level:g}%" for level in levels)
     rows = "; ".join(f"{where} {coverage_shortfall(m)}" for where, m in flagged)
     return [
-        f"{mark} The interval covers less than {floors} at its n, for a nominal {nominal} "
+        f"{COVERAGE_MARK} The interval covers less than {floors} at its n, for a nominal {nominal} "
         f"(see {COVERAGE_DOCS}): {rows}.",
         *([advice] if advice else []),
     ]
@@ -193,13 +191,13 @@ def macro_of(m: Measurement) -> tuple[float, float | None, float | None, int] | 
     return m.extra["macro"], low, high, groups
 
 
-def small_group_note(mark: str = SMALL_GROUP_MARK) -> str:
+def small_group_note() -> str:
     """The note under a table with flagged groups: what the mark means, with the threshold."""
     from ..engine._measure import SMALL_GROUP
 
     return (
-        f"{mark} fewer than {SMALL_GROUP} scored items in the group: its value and interval "
-        "rest on few items."
+        f"{SMALL_GROUP_MARK} fewer than {SMALL_GROUP} scored items in the group: its value and "
+        "interval rest on few items."
     )
 
 
