@@ -36,13 +36,23 @@ def _verdict(c: Comparison) -> str:
     return f'<span class="win">{esc(better)} better</span>'
 
 
-def _sort_head(*names: str, numeric: Sequence[str] = ()) -> str:
-    """Header cells whose button sorts the table by that column (numbers by value)."""
-    cells = []
-    for n in names:
-        kind = ' data-type="num"' if n in numeric else ""
-        cells.append(f'<th{kind}><button class="sort" type="button">{esc(n)}</button></th>')
-    return "".join(cells)
+def _sort_head(*names: str, numeric: bool = False) -> str:
+    """Header cells whose button sorts the table by that column (``numeric``: by value)."""
+    kind = ' data-type="num"' if numeric else ""
+    return "".join(
+        f'<th{kind}><button class="sort" type="button">{esc(n)}</button></th>' for n in names
+    )
+
+
+#: The header cells of every comparison table after what its rows compare.
+_HEAD = (
+    _sort_head("baseline value", "candidate value", "difference", numeric=True)
+    + "<th>interval</th>"
+    + _sort_head("p", "adjusted p", numeric=True)
+    + "<th>test</th>"
+    + _sort_head("pairs", numeric=True)
+    + "<th>verdict</th>"
+)
 
 
 def _num_cell(value: float | None, text: str) -> str:
@@ -91,18 +101,9 @@ def _groups(c: Comparison, colour: str) -> str:
         f'<details class="groups"><summary>{esc(c.candidate)} against {esc(c.baseline)} by '
         f"group ({len(c.groups)} groups)</summary>"
         '<div class="scroll"><table class="sortable compare-groups"><thead><tr>'
-        + _sort_head(
-            "group",
-            "baseline value",
-            "candidate value",
-            "difference",
-            numeric=("baseline value", "candidate value", "difference"),
-        )
-        + "<th>interval</th>"
-        + _sort_head("p", "adjusted p", numeric=("p", "adjusted p"))
-        + "<th>test</th>"
-        + _sort_head("pairs", numeric=("pairs",))
-        + "<th>verdict</th><th>difference and interval</th></tr></thead><tbody>"
+        + _sort_head("group")
+        + _HEAD
+        + "<th>difference and interval</th></tr></thead><tbody>"
         + "".join(rows)
         + "</tbody></table></div></details>"
     )
@@ -135,14 +136,10 @@ def comparison_section(
         f"interval; p-values {esc(adjust)}-adjusted across the model pairs of a metric (and "
         "across its groups); a verdict and a solid dot: significant after adjustment.</p>"
         '<div class="scroll"><table class="sortable" id="comparisons"><thead><tr>'
-        + _sort_head("metric", "baseline", "candidate", "baseline value", "candidate value",
-                     "difference", numeric=("baseline value", "candidate value", "difference"))
-        + "<th>interval</th>"
-        + _sort_head("p", "adjusted p", numeric=("p", "adjusted p"))
-        + "<th>test</th>"
-        + _sort_head("pairs", numeric=("pairs",))
-        + "<th>verdict</th></tr></thead><tbody>"
-    ]  # fmt: skip
+        + _sort_head("metric", "baseline", "candidate")
+        + _HEAD
+        + "</tr></thead><tbody>"
+    ]
     by_label: dict[str, list[Comparison]] = {}
     for c in comparisons:
         by_label.setdefault(c.metric, []).append(c)

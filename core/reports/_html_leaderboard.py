@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ._html_compare import direction_badge
 from ._html_markup import esc
 from ._html_numbers import column_decimals, interval, number
-from ._html_svg import MODEL_COLOURS
+from ._html_svg import MODEL_COLOURS, svg_tag
 from .leaderboard_files import TIE_NOTE, board_note, range_text
 
 if TYPE_CHECKING:
@@ -55,11 +55,7 @@ def _labelled(k: int) -> list[int]:
 
 def rank_axis(k: int) -> str:
     """The axis over the bars: ranks 1 to ``k``, best at the left."""
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{BAR_WIDTH}" height="16" '
-        f'viewBox="0 0 {BAR_WIDTH} 16" role="img" aria-label="ranks 1 to {k}, best at the '
-        'left" class="rank-axis">'
-    ]
+    parts = [svg_tag(BAR_WIDTH, 16, f"ranks 1 to {k}, best at the left", "rank-axis")]
     for rank in _labelled(k):
         parts.append(
             f'<text x="{_x(rank, k):.1f}" y="12" text-anchor="middle" fill="{_MUTED}">{rank}</text>'
@@ -73,10 +69,9 @@ def rank_bar(row: LeaderboardRow, k: int, colour: str) -> str:
 
     Faint ticks mark every rank (up to 40 models), so that a range reads as a count of places.
     """
+    label = f"{row.model}: rank {row.rank}, could hold ranks {row.rank_low} to {row.rank_high}"
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{BAR_WIDTH}" height="16" '
-        f'viewBox="0 0 {BAR_WIDTH} 16" role="img" aria-label="{esc(row.model)}: rank '
-        f'{row.rank}, could hold ranks {row.rank_low} to {row.rank_high}" class="rank-bar">',
+        svg_tag(BAR_WIDTH, 16, label, "rank-bar"),
         f'<line x1="{_PAD}" y1="8" x2="{BAR_WIDTH - _PAD}" y2="8" stroke="{_GRID}"/>',
     ]
     if k <= 40:

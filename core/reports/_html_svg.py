@@ -32,6 +32,7 @@ __all__ = [
     "state_bar",
     "strip",
     "strip_span",
+    "svg_tag",
 ]
 
 #: The models' colours, in order (a seventh model takes the first again).
@@ -71,14 +72,20 @@ class Point:
     solid: bool = True
 
 
-def _span(points: Sequence[Point], bounds: tuple[float, float] | None, zero: bool) -> list[float]:
+def strip_span(
+    points: Sequence[Point], bounds: tuple[float, float] | None = None, *, zero: bool = False
+) -> tuple[float, float]:
+    """The axis spanning ``points`` (and 0: ``zero``), never past ``bounds``.
+
+    The :func:`strip` rows of one table share one.
+    """
     values = [
         v for p in points for v in (p.value, p.low, p.high) if v is not None and math.isfinite(v)
     ]
     if zero:
         values.append(0.0)
     if not values:
-        return [0.0, 1.0]
+        return 0.0, 1.0
     low, high = min(values), max(values)
     if high == low:
         pad = abs(high) * 0.1 or 0.5
@@ -88,7 +95,7 @@ def _span(points: Sequence[Point], bounds: tuple[float, float] | None, zero: boo
         low, high = low - pad, high + pad
     if bounds is not None:  # never past what the metric can take
         low, high = max(low, bounds[0]), min(high, bounds[1])
-    return [low, high]
+    return low, high
 
 
 def _ticks(low: float, high: float) -> tuple[list[float], int]:
@@ -104,12 +111,6 @@ def _ticks(low: float, high: float) -> tuple[list[float], int]:
         ticks.append(k * step)
         k += 1
     return ticks, decimals
-
-
-def _direction(higher_is_better: bool | None, what: str = "better") -> str:
-    if higher_is_better is None:
-        return ""
-    return f"higher is {what} →" if higher_is_better else f"← lower is {what}"
 
 
 class _Axis:
@@ -135,7 +136,8 @@ class _Axis:
         return out
 
 
-def _svg(width: float, height: float, label: str, css: str = "plot") -> str:
+def svg_tag(width: float, height: float, label: str, css: str = "plot") -> str:
+    """The opening ``<svg>`` tag of an image ``label`` names (escaped), of class ``css``."""
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
         f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="{esc(label)}" '
@@ -182,11 +184,10 @@ def dot_plot(
     which way is better.
     """
     width, left, right, row_h, top = 720, 200, 120, 24, 10
-    low, high = _span(points, bounds, zero=False)
-    axis = _Axis(low, high, left, width - left - right)
+    axis = _Axis(*strip_span(points, bounds), left, width - left - right)
     bottom = top + row_h * len(points)
     height = bottom + 36
-    parts = [_svg(width, height, title), *axis.draw(top, bottom)]
+    parts = [svg_tag(width, height, title), *axis.draw(top, bottom)]
     for index, p in enumerate(points):
         y = top + row_h * index + row_h / 2
         parts.append(
@@ -198,9 +199,10 @@ def dot_plot(
                 f'<text x="{width - right + 10}" y="{y + 4:.1f}">'
                 f"{number(p.value, p.low, p.high)}</text>"
             )
+    better = {None: "", True: "higher is better →", False: "← lower is better"}[higher_is_better]
     parts.append(
         f'<text x="{left + axis.width:.1f}" y="{height - 4:.1f}" text-anchor="end" '
-        f'fill="{_MUTED}" class="direction">{esc(_direction(higher_is_better))}</text></svg>'
+        f'fill="{_MUTED}" class="direction">{esc(better)}</text></svg>'
     )
     return "".join(parts)
 
@@ -214,11 +216,10 @@ def forest_plot(
     lower-is-better metric reads as worse. Solid dots are significant after adjustment.
     """
     width, left, right, row_h, top = 720, 260, 40, 24, 10
-    low, high = _span(points, None, zero=True)
-    axis = _Axis(low, high, left, width - left - right)
+    axis = _Axis(*strip_span(points, zero=True), left, width - left - right)
     bottom = top + row_h * len(points)
     height = bottom + 36
-    parts = [_svg(width, height, title, "plot forest"), *axis.draw(top, bottom)]
+    parts = [svg_tag(width, height, title, "plot forest"), *axis.draw(top, bottom)]
     zero = axis.x(0.0)
     parts.append(
         f'<line x1="{zero:.1f}" y1="{top - 4}" x2="{zero:.1f}" y2="{bottom + 2:.1f}" '
@@ -247,7 +248,7 @@ def strip(points: Sequence[Point], low: float, high: float, *, zero: bool = Fals
     """
     width, pad = 180, 8
     axis = _Axis(low, high, pad, width - 2 * pad)
-    parts = [_svg(width, 16, "values and intervals", "strip")]
+    parts = [svg_tag(width, 16, "values and intervals", "strip")]
     parts.append(f'<line x1="{pad}" y1="8" x2="{width - pad}" y2="8" stroke="{_GRID}"/>')
     if zero and low <= 0 <= high:
         parts.append(
@@ -260,18 +261,10 @@ def strip(points: Sequence[Point], low: float, high: float, *, zero: bool = Fals
     return "".join(parts)
 
 
-def strip_span(
-    points: Sequence[Point], bounds: tuple[float, float] | None = None, *, zero: bool = False
-) -> tuple[float, float]:
-    """The axis that the :func:`strip` rows of one table share (with 0 on it: ``zero``)."""
-    low, high = _span(points, bounds, zero=zero)
-    return low, high
-
-
 def state_bar(counts: Mapping[str, int]) -> str:
     """A stacked bar of the four states' counts, each part with its count as a tooltip."""
     total = sum(counts.values()) or 1
-    x, parts = 0.0, [_svg(160, 12, "items by state", "states")]
+    x, parts = 0.0, [svg_tag(160, 12, "items by state", "states")]
     for state, colour in STATE_COLOURS.items():
         count = counts.get(state, 0)
         w = 160 * count / total
@@ -316,7 +309,7 @@ def reliability_diagram(series: Sequence[tuple[str, str, Sequence[Bin]]], title:
     def py(v: float) -> float:
         return top + (1 - v) * size
 
-    parts = [_svg(width, height, title, "plot reliability")]
+    parts = [svg_tag(width, height, title, "plot reliability")]
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         parts.append(
             f'<line x1="{px(tick):.1f}" y1="{top}" x2="{px(tick):.1f}" y2="{top + size}" '
