@@ -190,12 +190,24 @@ def index_page(infos: Sequence[RunInfo], folders: Sequence[str]) -> str:
     )
 
 
-def _side(role: str, info: RunInfo) -> str:
-    return (
+def _top(title: str, css: str = CSS) -> str:
+    """A page's head and the link back to the list of runs."""
+    return head(title, css, PAGE_POLICY) + '<p class="meta"><a href="/">← every run</a></p>'
+
+
+def _sides(*sides: tuple[str, RunInfo]) -> str:
+    """The runs a page is about, one row each: its role, name, suite, models, provenance."""
+    rows = "".join(
         f'<tr><td>{role}</td><td><a href="{run_address(info.run.token)}">{esc(info.run.name)}'
         f"</a></td><td>{esc(info.suite)}</td><td>{esc(', '.join(info.models) or '—')}</td>"
         + _provenance_cells(info.provenance)
         + "</tr>"
+        for role, info in sides
+    )
+    return (
+        '<div class="scroll"><table class="runs"><thead><tr><th></th><th>run</th>'
+        "<th>suite</th><th>models</th><th>created</th><th>took</th><th>itemscore</th>"
+        f"<th>python</th><th>data</th></tr></thead><tbody>{rows}</tbody></table></div>"
     )
 
 
@@ -221,14 +233,9 @@ def compare_page(
         or '<p class="meta">The two runs share no metric label to compare.</p>'
     )
     return (
-        head("itemscore view: comparison", CSS, PAGE_POLICY)
-        + '<p class="meta"><a href="/">← every run</a></p><h1>Comparing two runs</h1>'
-        '<div class="scroll"><table class="runs"><thead><tr><th></th><th>run</th>'
-        "<th>suite</th><th>models</th><th>created</th><th>took</th><th>itemscore</th>"
-        "<th>python</th><th>data</th></tr></thead><tbody>"
-        + _side("baseline", a)
-        + _side("candidate", b)
-        + "</tbody></table></div>"
+        _top("itemscore view: comparison")
+        + "<h1>Comparing two runs</h1>"
+        + _sides(("baseline", a), ("candidate", b))
         + body
         + "</main></body></html>\n"
     )
@@ -237,8 +244,8 @@ def compare_page(
 def message_page(title: str, message: str) -> str:
     """A page that says what went wrong, with a link back to the list."""
     return (
-        head(f"itemscore view: {title}", CSS, PAGE_POLICY)
-        + f'<p class="meta"><a href="/">← every run</a></p><h1>{esc(title)}</h1>'
+        _top(f"itemscore view: {title}")
+        + f"<h1>{esc(title)}</h1>"
         + f'<p class="error-note" id="message">{esc(message)}</p></main></body></html>\n'
     )
 
@@ -364,15 +371,9 @@ def changed_page(
         "<th></th></tr></thead><tbody>" + "".join(body) + "</tbody></table></div>"
     )
     return (
-        head("itemscore view: items that changed", _CSS, PAGE_POLICY)
-        + '<p class="meta"><a href="/">← every run</a></p>'
-        "<h1>Items that changed between two runs</h1>"
-        '<div class="scroll"><table class="runs"><thead><tr><th></th><th>run</th>'
-        "<th>suite</th><th>models</th><th>created</th><th>took</th><th>itemscore</th>"
-        "<th>python</th><th>data</th></tr></thead><tbody>"
-        + _side("first", a)
-        + _side("second", b)
-        + "</tbody></table></div>"
+        _top("itemscore view: items that changed", _CSS)
+        + "<h1>Items that changed between two runs</h1>"
+        + _sides(("first", a), ("second", b))
         + _choices("/changed", base, "metric", {x: x for x in labels}, label, "metric")
         + summary
         + _choices("/changed", base, "change", kinds, change, "show")
@@ -433,9 +434,8 @@ def disagree_page(
         + "</tbody></table></div>"
     )
     return (
-        head("itemscore view: models disagree", _CSS, PAGE_POLICY)
-        + '<p class="meta"><a href="/">← every run</a></p>'
-        f'<h1>Where the models disagree: <a href="{run_address(info.run.token)}">'
+        _top("itemscore view: models disagree", _CSS)
+        + f'<h1>Where the models disagree: <a href="{run_address(info.run.token)}">'
         f"{esc(info.run.name)}</a></h1>"
         + _choices("/disagree", base, "metric", {x: x for x in labels}, label, "metric")
         + summary

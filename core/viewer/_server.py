@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigError, ItemscoreError
+from .._records import ItemResult
 from ..display._text import printable
 from ..reports._html_data import item_json
 from ..reports._html_markup import policy
@@ -172,6 +173,11 @@ class _Handler(BaseHTTPRequestHandler):
         )
         self._send(status, body, "application/json; charset=utf-8", _API_POLICY)
 
+    def _json_with(self, head: dict[str, Any], key: str, items: str) -> None:
+        """``head`` as JSON, with the list ``key`` of ``items`` (JSON texts joined) last."""
+        text = json.dumps(head, ensure_ascii=False)
+        self._json(f'{text[:-1]}, "{key}": [{items}]}}')
+
     def _refuse(self, status: HTTPStatus, message: str, *, page: bool) -> None:
         if page:
             self._html(message_page(status.phrase, message), status)
@@ -280,14 +286,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _loaded(self, token: str, *, page: bool) -> Any:
         run = self._run(token, page=page)
-        try:
+        with self._reading(run, page=page, done="loaded"):
             return run, self.server.runs.load(run)
-        except (ItemscoreError, OSError) as exc:
-            raise _Refused(
-                HTTPStatus.UNPROCESSABLE_ENTITY,
-                f"{run.name} cannot be loaded: {exc}",
-                page=page,
-            ) from exc
 
     # -- pages -----------------------------------------------------------------------------
 
@@ -324,14 +324,8 @@ class _Handler(BaseHTTPRequestHandler):
         run, loaded = self._loaded(token, page=True)
         with loaded.rendering:
             if loaded.page is None:
-                try:
+                with self._reading(run, page=True, done="loaded"):
                     result = loaded.page_result(PAGE_ITEMS)
-                except (ItemscoreError, OSError) as exc:
-                    raise _Refused(
-                        HTTPStatus.UNPROCESSABLE_ENTITY,
-                        f"{run.name} cannot be loaded: {exc}",
-                        page=True,
-                    ) from exc
                 loaded.page = report_html(
                     result,
                     source={"items": f"/api/runs/{token}/items"},
@@ -381,9 +375,7 @@ class _Handler(BaseHTTPRequestHandler):
         with self._reading(run):
             answer = index.view(view)
             rows = index.items_at(answer.positions)
-        cut = [0]
-        names: dict[str, str] = {}
-        items = ", ".join(item_json(item, MAX_TEXT, cut, names) for item in rows)
+        items = ", ".join(map(_item_encoder(), rows))
         self._json(
             f'{{"total": {answer.total}, "offset": {view.offset}, "positions": '
             f'{json.dumps(answer.positions)}, "complete": {json.dumps(answer.complete)}, '
@@ -391,13 +383,13 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
     @contextlib.contextmanager
-    def _reading(self, run: Run, *, page: bool = False) -> Any:
+    def _reading(self, run: Run, *, page: bool = False, done: str = "read") -> Any:
         """Items read after the run was loaded: a file changed since is said, not read."""
         try:
             yield
         except (ItemscoreError, OSError) as exc:
             raise _Refused(
-                HTTPStatus.UNPROCESSABLE_ENTITY, f"{run.name} cannot be read: {exc}", page=page
+                HTTPStatus.UNPROCESSABLE_ENTITY, f"{run.name} cannot be {done}: {exc}", page=page
             ) from exc
 
     def _label(self, index: ItemIndex, shown: str, labels: list[str], *, page: bool) -> str:
@@ -497,15 +489,12 @@ class _Handler(BaseHTTPRequestHandler):
                 )
             )
             return
-        cut = [0]
-        names: dict[str, str] = {}
+        encode = _item_encoder()
         items = ", ".join(
-            f'{{"position_a": {pa_}, "position_b": {pb}, '
-            f'"a": {item_json(ia, MAX_TEXT, cut, names)}, '
-            f'"b": {item_json(ib, MAX_TEXT, cut, names)}}}'
+            f'{{"position_a": {pa_}, "position_b": {pb}, "a": {encode(ia)}, "b": {encode(ib)}}}'
             for pa_, ia, pb, ib in zip(chosen[:, 0].tolist(), rows_a, chosen[:, 1].tolist(), rows_b)
         )
-        head = json.dumps(
+        self._json_with(
             {
                 "metric": printable(label),
                 "paired_by": list(found.keys),
@@ -516,9 +505,9 @@ class _Handler(BaseHTTPRequestHandler):
                 "total": len(found.pairs),
                 "offset": offset,
             },
-            ensure_ascii=False,
+            "items",
+            items,
         )
-        self._json(f'{head[:-1]}, "items": [{items}]}}')
 
     def _disagree(self, token: str, query: dict[str, str], *, page: bool) -> None:
         if not token:
@@ -563,19 +552,17 @@ class _Handler(BaseHTTPRequestHandler):
                 )
             )
             return
-        cut = [0]
-        names: dict[str, str] = {}
+        encode = _item_encoder()
         questions = ", ".join(
             f'{{"id": {json.dumps(printable(q.id), ensure_ascii=False)}, '
             f'"attempt": {json.dumps(q.attempt)}, "items": {{'
             + ", ".join(
-                f"{json.dumps(m, ensure_ascii=False)}: {item_json(i, MAX_TEXT, cut, names)}"
-                for m, i in by_model.items()
+                f"{json.dumps(m, ensure_ascii=False)}: {encode(i)}" for m, i in by_model.items()
             )
             + "}}"
             for q, by_model in by_question
         )
-        head = json.dumps(
+        self._json_with(
             {
                 "metric": printable(label),
                 "compared": found.compared,
@@ -584,9 +571,9 @@ class _Handler(BaseHTTPRequestHandler):
                 "offset": offset,
                 "limit": limit,
             },
-            ensure_ascii=False,
+            "questions",
+            questions,
         )
-        self._json(f'{head[:-1]}, "questions": [{questions}]}}')
 
     def _compare(self, query: dict[str, str]) -> None:
         a, b = query.get("a", ""), query.get("b", "")
@@ -625,6 +612,12 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 _CHANGED_FIELDS = ("a", "b", "metric", "change", "model_a", "model_b")
+
+
+def _item_encoder() -> Callable[[ItemResult], str]:
+    """Items as the page's JSON (texts cut past ``MAX_TEXT``), labels' names memoised."""
+    names: dict[str, str] = {}
+    return lambda item: item_json(item, MAX_TEXT, [0], names)
 
 
 def _graded(loaded: Loaded) -> set[str]:
