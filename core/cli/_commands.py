@@ -146,9 +146,7 @@ def _warn_serial_retries(request: RunRequest, view: _View) -> None:
     retries = request.retries
     if not isinstance(retries, int) or isinstance(retries, bool) or retries <= 0:
         return  # 0 changes nothing; a bad value is the settings check's error
-    if request.executor not in (None, "serial") or request.workers is not None:
-        return
-    if request.clusters:
+    if request.executor not in (None, "serial") or request.workers is not None or request.clusters:
         return
     if "retries" in request.user_defaults:  # a default for the runs that have workers
         return

@@ -115,10 +115,10 @@ class _Reader:
         seen: dict[str, yaml.Node] = {}
         for key_node, _ in root.value:
             if not isinstance(key_node, yaml.ScalarNode):
+                kind = "a mapping" if isinstance(key_node, yaml.MappingNode) else "a list"
                 raise self.fail(
                     key_node,
-                    f"a key must be a plain name, not {_node_kind(key_node)}. "
-                    f"Valid keys: {', '.join(self.keys)}.",
+                    f"a key must be a plain name, not {kind}. Valid keys: {', '.join(self.keys)}.",
                 )
             key = key_node.value
             if key not in self.keys:
@@ -285,16 +285,6 @@ class _Reader:
                 )
             names.append(name)
         return names
-
-
-def _node_kind(node: yaml.Node) -> str:
-    import yaml
-
-    if isinstance(node, yaml.MappingNode):
-        return "a mapping"
-    if isinstance(node, yaml.SequenceNode):
-        return "a list"
-    return "a value"
 
 
 def _yaml_kind(value: Any) -> str:

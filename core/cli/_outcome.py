@@ -2,9 +2,8 @@
 
 :func:`error_summary` reads the measurements' counts and the run table's state and reason
 columns, so a run that kept no items (the command line without ``--out``) says it too. A
-metric that
-scored no item because every item it did not skip errored makes the command exit 1 (the
-reports are still written); so does a measurement whose aggregate raised.
+metric that scored no item because every item it did not skip errored makes the command exit
+1 (the reports are still written); so does a measurement whose aggregate raised.
 """
 
 from __future__ import annotations

@@ -77,11 +77,7 @@ def loader_class() -> type[yaml.SafeLoader]:
             return node
 
     replaced = {
-        "tag:yaml.org,2002:bool",
-        "tag:yaml.org,2002:int",
-        "tag:yaml.org,2002:float",
-        "tag:yaml.org,2002:timestamp",
-        "tag:yaml.org,2002:value",
+        f"tag:yaml.org,2002:{name}" for name in ("bool", "int", "float", "timestamp", "value")
     }
     Loader.yaml_implicit_resolvers = {
         first: [(tag, regexp) for tag, regexp in resolvers if tag not in replaced]
