@@ -48,13 +48,13 @@ def _bootstrap(
     metric = p.metric
     ctx = MetricContext(suite_id=p.suite_id, label=p.label, confidence=p.confidence, seed=p.seed)
     resampler = getattr(metric, "paired_bootstrap", None)
-    clusters = None if p.clusters is None else _pick(p.clusters, rows)
+    clusters = _pick(p.clusters, rows)
     if resampler is not None:
         # The metric leaves out pairs not scored on both sides itself: no copy of the scores.
         every = np.arange(len(p.scores_a)) if select is None else select
         n_resamples = _paired_n_resamples(metric, p.label, N_RESAMPLES)
         given_a, given_b = _take(p.scores_a, every), _take(p.scores_b, every)
-        given_clusters = None if p.clusters is None else _pick(p.clusters, every)
+        given_clusters = _pick(p.clusters, every)
         value_a, value_b, samples_a, samples_b = resampler(
             given_a, given_b, ctx, n_resamples=n_resamples, clusters=given_clusters
         )

@@ -188,7 +188,6 @@ def _comparisons(
         models_b = _model_names(other)
         shared = [m for m in models_a if m in models_b]
         if len(models_a) == 1 and len(models_b) == 1:
-            shared = []
             ma, mb = models_a[0], models_b[0]
             na, nb = (ma, mb) if ma != mb else (_tag(ma, run_labels[0]), _tag(mb, run_labels[1]))
             pairs = [(ma, mb, na, nb)]

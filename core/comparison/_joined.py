@@ -350,9 +350,7 @@ def comparison_of(
         return Comparison(**fields, method="none")
     level = float(common["confidence"])
     if ratio:
-        both, only_a, only_b, neither = (
-            int(cells[i, j]) for i, j in ((0, 0), (0, 1), (1, 0), (1, 1))
-        )
+        both, only_a, only_b, neither = cells[:2, :2].ravel().tolist()
         found = ratio_of_counts(both, only_a, only_b, neither, level, auto)
     else:
         found = mean_of_tallies(*stats.tallies(group), level, bounds)

@@ -66,28 +66,6 @@ _NO_SPREAD = "no spread: 1 trial per cluster"
 _ONE_CLUSTER = "1 cluster: 1 trial, normal quantile"
 
 
-def _cluster_sums(
-    x: NDArray[np.float64], m: float, codes: NDArray[np.intp], n_clusters: int
-) -> NDArray[np.float64]:
-    """Per cluster, the sum ``S_g`` of ``x - m``; all exactly 0 when all are rounding noise.
-
-    Every cluster of the same mean has ``S_g = 0`` in exact arithmetic, but in floating point
-    ``[1, 0, 1]`` three times gives sums of 1e-16 and a standard error of 2.6e-17: an interval
-    of zero width that claims a certainty no data give. Each computed ``S_g`` is off by at
-    most about ``n_g`` roundings of the values and ``n_g`` times the rounding of ``m``
-    (``(n_g + log2 n)`` units of ``eps · max|x|`` each), so sums within four times that bound
-    of 0 are taken as 0. A real spread below that bound cannot be told from rounding, and the
-    fallback it then gets (one trial per cluster) errs on the wide side.
-    """
-    sums = np.bincount(codes, weights=x - m, minlength=n_clusters)
-    sizes = np.bincount(codes, minlength=n_clusters).astype(np.float64)
-    biggest = float(np.max(np.abs(x))) if x.size else 0.0
-    noise = 4.0 * _EPS * biggest * sizes * (sizes + math.log2(max(x.size, 1)) + 1.0)
-    if bool(np.all(np.abs(sums) <= noise)):
-        return np.zeros(n_clusters)
-    return np.asarray(sums, dtype=np.float64)
-
-
 def _cluster_se(
     x: NDArray[np.float64], m: float, codes: NDArray[np.intp], n_clusters: int
 ) -> float:
@@ -95,10 +73,23 @@ def _cluster_se(
 
     ``sqrt(G/(G-1) · Σ_g S_g²) / n`` with ``S_g`` the sum of ``x - m`` over cluster ``g``: the
     sandwich estimator of OLS on a constant with statsmodels' default small-sample factor
-    ``G/(G-1) · (n-1)/(n-k)`` (``k = 1`` regressor, so the second factor is 1). Exactly 0 when
-    every ``S_g`` is rounding noise (see :func:`_cluster_sums`).
+    ``G/(G-1) · (n-1)/(n-k)`` (``k = 1`` regressor, so the second factor is 1).
+
+    Exactly 0 when every ``S_g`` is rounding noise. Every cluster of the same mean has
+    ``S_g = 0`` in exact arithmetic, but in floating point ``[1, 0, 1]`` three times gives sums
+    of 1e-16 and a standard error of 2.6e-17: an interval of zero width that claims a
+    certainty no data give. Each computed ``S_g`` is off by at most about ``n_g`` roundings of
+    the values and ``n_g`` times the rounding of ``m`` (``(n_g + log2 n)`` units of
+    ``eps · max|x|`` each), so sums within four times that bound of 0 are taken as 0. A real
+    spread below that bound cannot be told from rounding, and the fallback it then gets (one
+    trial per cluster) errs on the wide side.
     """
-    sums = _cluster_sums(x, m, codes, n_clusters)
+    sums = np.bincount(codes, weights=x - m, minlength=n_clusters)
+    sizes = np.bincount(codes, minlength=n_clusters).astype(np.float64)
+    biggest = float(np.max(np.abs(x))) if x.size else 0.0
+    noise = 4.0 * _EPS * biggest * sizes * (sizes + math.log2(max(x.size, 1)) + 1.0)
+    if bool(np.all(np.abs(sums) <= noise)):
+        return 0.0
     return math.sqrt(n_clusters / (n_clusters - 1) * float(np.dot(sums, sums))) / x.size
 
 

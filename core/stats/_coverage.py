@@ -19,7 +19,7 @@ from ._bootstrap import _BOOTSTRAP_BLOCK, _COUNTED_ADVANTAGE
 from ._estimate import Estimate
 from ._intervals import _wilson_score, _z
 from ._intervals import check as _check_method
-from ._mean import _auto_mean_method
+from ._mean import _auto_mean_method, _spread_bounds
 from ._numbers import (
     _EPS,
     _as_values,
@@ -96,15 +96,9 @@ def _covering(
     distribution functions (``betainc``). ``side``: ``+1`` for the limit from above ``p``
     (bounds equal to ``p`` count as below it), ``-1`` from below, ``0`` at ``p`` itself.
     """
-    if side > 0:
-        last = np.searchsorted(low, p, side="right") - 1  # L(k) <= p < p+
-        first = np.searchsorted(high, p, side="right")  # U(k) > p
-    elif side < 0:
-        last = np.searchsorted(low, p, side="left") - 1  # L(k) < p
-        first = np.searchsorted(high, p, side="left")  # U(k) >= p
-    else:
-        last = np.searchsorted(low, p, side="right") - 1
-        first = np.searchsorted(high, p, side="left")
+    # The last L(k) <= p (L(k) < p from below) and the first U(k) >= p (U(k) > p from above).
+    last = np.searchsorted(low, p, side="left" if side < 0 else "right") - 1
+    first = np.searchsorted(high, p, side="right" if side > 0 else "left")
     k_last = np.where(last >= 0, k[np.clip(last, 0, k.size - 1)], k[0] - 1.0)
     k_first = np.where(first < k.size, k[np.clip(first, 0, k.size - 1)], k[-1] + 1.0)
     mass = _binomial_cdf(k_last, n, p) - _binomial_cdf(k_first - 1.0, n, p)
@@ -206,7 +200,8 @@ def _simulated_intervals(
     sd = np.where(constant, 0.0, sd)
     rows_bounds = _intervals.METHODS[method].bootstrap_rows
     if rows_bounds is None:
-        return _bounded_intervals(m, sd, constant, n, method, confidence, bounds)
+        spread = _spread_bounds(m, sd / math.sqrt(n), n, method, confidence)
+        return _bounded(*spread, m, constant, n, confidence, bounds)
     inner = COVERAGE_INNER_RESAMPLES
     picks = rng.integers(0, n, size=(rows, inner, n))
     draws = np.take_along_axis(samples, picks.reshape(rows, -1), axis=1)
@@ -238,24 +233,8 @@ def _counted_intervals(
     ss = np.maximum(second - first * first / n, 0.0)
     constant = np.count_nonzero(counts, axis=1) == 1
     sd = np.where(constant, 0.0, np.sqrt(ss / (n - 1)))
-    return _bounded_intervals(m, sd, constant, n, method, confidence, bounds)
-
-
-def _bounded_intervals(
-    m: NDArray[np.float64],
-    sd: NDArray[np.float64],
-    constant: NDArray[np.bool_],
-    n: int,
-    method: str,
-    confidence: float,
-    bounds: tuple[float, float] | None,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Normal or t intervals of samples of ``n`` with means ``m`` and deviations ``sd``."""
-    quantiles = _intervals.METHODS[method].spread
-    assert quantiles is not None  # the caller took this path for a spread method
-    t_low, t_high = quantiles(n, confidence)
-    se = sd / math.sqrt(n)
-    return _bounded(m + t_low * se, m + t_high * se, m, constant, n, confidence, bounds)
+    spread = _spread_bounds(m, sd / math.sqrt(n), n, method, confidence)
+    return _bounded(*spread, m, constant, n, confidence, bounds)
 
 
 def _bounded(

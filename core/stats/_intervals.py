@@ -317,7 +317,7 @@ def _bca_interval(
     ``z = ±Φ⁻¹(1 - alpha/2)``. When every resampled mean is on one side of ``m`` (``z0``
     infinite) the interval is the range of the resampled means and ``m``.
     """
-    from scipy.special import ndtr, ndtri
+    from scipy.special import ndtri
 
     b = means.size
     share = (np.count_nonzero(means < m) + np.count_nonzero(means <= m)) / (2.0 * b)
@@ -330,13 +330,17 @@ def _bca_interval(
     d = float(np.dot(weights, jack)) / n - jack
     ss = float(np.dot(weights, d * d))
     accel = float(np.dot(weights, d**3)) / (6.0 * ss**1.5) if ss > 0.0 else 0.0
-    z = float(ndtri((1.0 - confidence) / 2.0))
-    tails = []
-    for quantile in (z, -z):
-        shifted = z0 + quantile
-        tails.append(float(ndtr(z0 + shifted / (1.0 - accel * shifted))))
-    low, high = np.percentile(means, [100.0 * tails[0], 100.0 * tails[1]])
+    tails = _bca_tails(z0, accel, (1.0 - confidence) / 2.0)
+    low, high = np.percentile(means, [100.0 * float(tails[0]), 100.0 * float(tails[1])])
     return float(low), float(high)
+
+
+def _bca_tails(z0: _Num, accel: _Num, alpha: float) -> list[_Num]:
+    """BCa's percentiles ``Φ(z0 + (z0 + z)/(1 - a(z0 + z)))`` for ``z = ±Φ⁻¹(alpha)``."""
+    from scipy.special import ndtr, ndtri
+
+    z = float(ndtri(alpha))
+    return [ndtr(z0 + (z0 + q) / (1.0 - accel * (z0 + q))) for q in (z, -z)]
 
 
 def _bootstrap_rows(
@@ -351,7 +355,7 @@ def _bootstrap_rows(
 
     ``boot[r]`` holds the bootstrap means of ``samples[r]``, whose own mean is ``m[r]``.
     """
-    from scipy.special import ndtr, ndtri
+    from scipy.special import ndtri
 
     rows, b = boot.shape
     alpha = (1.0 - confidence) / 2.0
@@ -369,10 +373,7 @@ def _bootstrap_rows(
         ss = np.sum(d * d, axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             accel = np.where(ss > 0.0, np.sum(d**3, axis=1) / (6.0 * ss**1.5), 0.0)
-        z = float(ndtri(alpha))
-        for column, quantile in enumerate((z, -z)):
-            shifted = z0 + quantile
-            tails[:, column] = ndtr(z0 + shifted / (1.0 - accel * shifted))
+        tails[:, 0], tails[:, 1] = _bca_tails(z0, accel, alpha)
     ordered = np.sort(boot, axis=1)
     # numpy's linear percentile, row by row: the value at rank q·(B - 1), interpolated.
     rank = tails * (b - 1)

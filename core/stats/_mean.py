@@ -18,7 +18,7 @@ from .._exceptions import ConfigError
 from . import _intervals
 from ._bootstrap import _bootstrap_means
 from ._estimate import EMPTY, Estimate
-from ._intervals import _wilson_score, _z
+from ._intervals import _Num, _wilson_score, _z
 from ._intervals import check as _check_method
 from ._numbers import (
     _as_values,
@@ -242,9 +242,7 @@ def _wilson_bound(
     )
 
 
-def _spread_bounds(
-    m: float, se: float, n: int, method: str, confidence: float
-) -> tuple[float, float]:
+def _spread_bounds(m: _Num, se: _Num, n: int, method: str, confidence: float) -> tuple[_Num, _Num]:
     """``m + q·se`` for the quantiles ``q`` of a spread method (normal, t) of the table."""
     quantiles = _intervals.METHODS[method].spread
     assert quantiles is not None  # checked: a mean or geomean method without a bootstrap

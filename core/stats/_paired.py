@@ -8,7 +8,7 @@ exact McNemar p-value to 1e-12 up to ten million discordant pairs.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -353,16 +353,17 @@ def mcnemar_power(n: int, discordant_share: float, difference: float, confidence
     both binomial tails from ``scipy.special.betainc``, over the ``m`` within 8 standard
     deviations of ``nψ`` (the rest weighs less than 1e-14).
     """
-    psi = discordant_share
-    if n <= 0 or psi <= 0.0:
+    if n <= 0 or discordant_share <= 0.0:
         return 0.0
-    m, weights = _discordant_counts(n, psi)
-    edges = _rejection_edges(m, 1.0 - confidence)
-    return _power_given(m, weights, edges, psi, abs(difference))
+    return _power_curve(n, discordant_share, confidence)(abs(difference))
 
 
-def _discordant_counts(n: int, psi: float) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """The likely numbers of discordant pairs ``m`` and their binomial probabilities."""
+def _power_curve(n: int, psi: float, confidence: float) -> Callable[[float], float]:
+    """:func:`mcnemar_power` of one ``(n, ψ)`` as a function of ``δ``.
+
+    The likely numbers of discordant pairs ``m``, their binomial probabilities and the
+    rejection edges are found once; each ``δ`` then costs two ``betainc`` calls.
+    """
     from scipy.special import betainc
 
     sd = math.sqrt(n * psi * (1.0 - psi))
@@ -375,24 +376,17 @@ def _discordant_counts(n: int, psi: float) -> tuple[NDArray[np.int64], NDArray[n
         values = betainc(np.where(inside, n - k, 1), np.where(inside, k + 1, 1), 1.0 - psi)
         return np.asarray(np.where(k >= n, 1.0, np.where(inside, values, 0.0)), np.float64)
 
-    return m, cdf(m) - cdf(m - 1)
-
-
-def _power_given(
-    m: NDArray[np.int64],
-    weights: NDArray[np.float64],
-    edges: NDArray[np.int64],
-    psi: float,
-    delta: float,
-) -> float:
-    """:func:`mcnemar_power` for the counts and rejection edges of one ``(n, ψ)``."""
-    from scipy.special import betainc
-
-    q = min(1.0, (psi + delta) / (2.0 * psi))
+    weights = cdf(m) - cdf(m - 1)
+    edges = _rejection_edges(m, 1.0 - confidence)
     live = edges >= 0
-    mm, rr = m[live], edges[live]
-    tails = betainc(mm - rr, rr + 1, 1.0 - q) + betainc(mm - rr, rr + 1, q)
-    return float(np.dot(weights[live], tails))
+    mm, rr, weights = m[live], edges[live], weights[live]
+
+    def power(delta: float) -> float:
+        q = min(1.0, (psi + delta) / (2.0 * psi))
+        tails = betainc(mm - rr, rr + 1, 1.0 - q) + betainc(mm - rr, rr + 1, q)
+        return float(np.dot(weights, tails))
+
+    return power
 
 
 def connor_mde(n: int, discordant_share: float, confidence: float, power: float = POWER) -> float:
@@ -430,11 +424,10 @@ def mcnemar_mde(n: int, discordant: int, confidence: float, power: float = POWER
     psi = discordant / n
     if n * psi > EXACT_POWER_LIMIT:
         return min(connor_mde(n, psi, confidence, power), psi)
-    m, weights = _discordant_counts(n, psi)
-    edges = _rejection_edges(m, 1.0 - confidence)
+    power_of = _power_curve(n, psi, confidence)
 
     def gap(delta: float) -> float:
-        return _power_given(m, weights, edges, psi, delta) - power
+        return power_of(delta) - power
 
     hi, f_hi = psi, gap(psi)
     if f_hi < 0.0:

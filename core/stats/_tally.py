@@ -87,12 +87,6 @@ class Tally:
         """Every value, as many times as it occurs, in ascending order."""
         return np.repeat(self.values, self.counts)
 
-    def outside(self, bounds: tuple[float, float]) -> bool:
-        """Whether a value lies outside ``bounds``."""
-        return bool(self.values.size) and (
-            float(self.values[0]) < bounds[0] or float(self.values[-1]) > bounds[1]
-        )
-
 
 #: Values summed at a time by :func:`_fsum` (their Python floats are made a block at a time).
 _BLOCK = 1 << 16
