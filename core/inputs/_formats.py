@@ -6,10 +6,10 @@ A format's module (``jsonl.py``, ``csv.py``...) offers, as module attributes:
   piece of a file (:mod:`._read`);
 - ``rows(piece, settings, state) -> Iterator[Rows]``: the rows, parsed but not converted
   (what ``Suite.items`` and :func:`~itemscore.inputs.read_rows` take);
-- ``plan(path, name, format, k, settings, digest) -> Iterator[Planned]``: the file in about
-  ``k`` pieces, read once, every byte fed to ``digest``, each piece yielded as soon as it is
-  found with the rows and bytes it covers (formats never split inside a file give one piece,
-  its rows counted);
+- optionally ``plan(path, name, format, k, settings, digest) -> Iterator[Planned]``: the file
+  in about ``k`` pieces, read once, every byte fed to ``digest``, each piece yielded as soon as
+  it is found with the rows and bytes it covers (without it, a file is one piece, its rows
+  counted by ``rows``);
 - ``UNIT`` (``"line"``, ``"row"``), ``STREAM`` (how a copied stream is bounded) and
   ``BOUNDS`` (the bound options it keeps); optionally ``locate(...)``, the place of a key on
   a line, for messages about a row found after it was read.

@@ -23,11 +23,11 @@ import pyarrow as pa
 
 from .._exceptions import InputError
 from ._formats import REGISTRY
-from ._read import Piece, PieceRead, Planned, ReadSettings
+from ._read import Piece, PieceRead, ReadSettings
 from ._source import Rows
 from ._vector import RowBuilder
 
-__all__ = ["plan", "read", "rows"]
+__all__ = ["read", "rows"]
 
 UNIT = "record"
 STREAM = "document"
@@ -102,14 +102,3 @@ def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.
         settings.converter(), error_key=error_key, max_columns=settings.limits.max_columns
     )
     yield from state.built(builder, _chunks(piece, settings, state, records))
-
-
-def plan(
-    path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any
-) -> Iterator[Planned]:
-    """A log is one piece; its records are counted by reading it."""
-    del k
-    sha256, size, _ = _hash(path, digest.update)
-    piece = Piece(path=path, name=name, format=fmt, sha256=sha256, first_row=1)
-    n = sum(1 for _ in _records(piece, settings))
-    yield Planned((piece,), n, size)

@@ -32,6 +32,7 @@ the parts, each worker for its own part, with the same hashes, line numbers and 
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -416,7 +417,8 @@ class Source:
             k = max(1, round(stamp[0] / target))
             first_of_file = row
             planned: Planned
-            for planned in module.plan(path, name, self.format, k, self.settings, digest):
+            plan = getattr(module, "plan", None) or functools.partial(_plan_whole, module)
+            for planned in plan(path, name, self.format, k, self.settings, digest):
                 held = Piece(path=path, name=name, format=self.format, stamp=stamp)
                 check_stamp(held)  # every byte hashed so far is of the file as stamped
                 for piece in planned.pieces:
@@ -495,6 +497,27 @@ class Planned:
     n_rows: int
     #: Bytes of the file read to find them (since the last).
     n_bytes: int
+
+
+def _plan_whole(
+    module: ModuleType,
+    path: str,
+    name: str,
+    fmt: str,
+    k: int,
+    settings: ReadSettings,
+    digest: Any,
+) -> Iterator[Planned]:
+    """A file of a format never split: one piece, its rows counted by reading them once."""
+    del k
+    piece = Piece(path=path, name=name, format=fmt, first_row=1)
+    state = PieceRead(piece, 1, digest)  # the bytes read are the bytes hashed
+    try:
+        n = sum(len(chunk.rows) for chunk in module.rows(piece, settings, state))
+    finally:
+        state.close()
+    state.finish()
+    yield Planned((attrs.evolve(piece, sha256=state.sha256),), n, state.n_bytes)
 
 
 # -- opening a source --------------------------------------------------------------------------

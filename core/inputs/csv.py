@@ -28,11 +28,11 @@ import pyarrow.csv as pa_csv
 from .._exceptions import InputError
 from ._bounds import too_many_columns
 from ._files import HashedReader, line_too_long
-from ._read import Piece, PieceRead, Planned, ReadSettings
+from ._read import Piece, PieceRead, ReadSettings
 from ._source import Rows, decode
 from ._vector import RowBuilder, arrow_batch, numbers
 
-__all__ = ["plan", "read", "rows"]
+__all__ = ["read", "rows"]
 
 UNIT = "line"
 STREAM = "lines"
@@ -62,7 +62,7 @@ class _Block:
 
 
 def _blocks(
-    reader: HashedReader, state: PieceRead | None, name: str, limit: int, delimiter: str
+    reader: HashedReader, state: PieceRead, name: str, limit: int, delimiter: str
 ) -> Iterator[_Block]:
     """The file's bytes in blocks of whole records.
 
@@ -79,8 +79,7 @@ def _blocks(
     clean = True
     while True:
         block = reader.read(_BLOCK)
-        if state is not None:
-            state.feed(block)
+        state.feed(block)
         if first and block:
             first = False
             if block.startswith(codecs.BOM_UTF8):
@@ -303,18 +302,18 @@ class _Table:
 
 
 def _start(
-    reader: HashedReader, state: PieceRead | None, name: str, fmt: str, settings: ReadSettings
+    piece: Piece, settings: ReadSettings, state: PieceRead
 ) -> tuple[_Table, Iterator[_Block]]:
     """What reading a CSV or TSV file begins with: its table, and its blocks of records."""
     limit = settings.limits.max_line_bytes
     csv.field_size_limit(limit)  # Python's csv default, 128 kB, is below outputs'
-    table = _Table(name, fmt)
-    return table, _blocks(reader, state, name, limit, table.delimiter)
+    table = _Table(piece.name, piece.format)
+    return table, _blocks(state.open(), state, piece.name, limit, table.delimiter)
 
 
 def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Rows]:
     """The rows of a CSV or TSV file through Python's csv module, parsed but not converted."""
-    table, blocks = _start(state.open(), state, piece.name, piece.format, settings)
+    table, blocks = _start(piece, settings, state)
     records = table.records(block.data for block in blocks)
     if not table.take_header(records):
         raise _no_header(piece.name)
@@ -330,7 +329,7 @@ def _no_header(name: str) -> InputError:
 def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.RecordBatch]:
     """The canonical batches of a CSV or TSV piece (a whole file)."""
     name = piece.name
-    table, blocks = _start(state.open(), state, name, piece.format, settings)
+    table, blocks = _start(piece, settings, state)
     converter = settings.converter()
     builder = RowBuilder(converter, max_columns=settings.limits.max_columns)
     size = settings.batch_rows
@@ -451,37 +450,3 @@ def _arrow_records(
         first_row=state.first_row + state.n_rows,
         absent=None,
     )
-
-
-# -- planning ---------------------------------------------------------------------------------
-
-
-def plan(
-    path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any
-) -> Iterator[Planned]:
-    """A CSV or TSV file is one piece; its rows are counted as it is read once, and hashed."""
-    import hashlib
-
-    del k
-    local = hashlib.sha256()
-
-    class _Tee(HashedReader):
-        def read(self, size: int) -> bytes:
-            data = super().read(size)
-            digest.update(data)
-            local.update(data)
-            return data
-
-    reader = _Tee(path)
-    n = 0
-    try:
-        table, blocks = _start(reader, None, name, fmt, settings)
-        records = table.records(block.data for block in blocks)
-        if table.take_header(records):
-            for chunk in table.python_rows(records, settings.batch_rows):
-                n += len(chunk.rows)
-        size = reader.n_bytes
-    finally:
-        reader.close()
-    piece = Piece(path=path, name=name, format=fmt, sha256=local.hexdigest(), first_row=1)
-    yield Planned((piece,), n, size)

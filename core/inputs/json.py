@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from .._exceptions import InputError
-from ._read import Piece, PieceRead, Planned, ReadSettings
+from ._read import Piece, PieceRead, ReadSettings
 from ._source import (
     Rows,
     decode,
@@ -26,7 +26,7 @@ from ._source import (
 )
 from ._vector import RowBuilder
 
-__all__ = ["locate", "plan", "read", "rows"]
+__all__ = ["locate", "read", "rows"]
 
 UNIT = "line"
 STREAM = "document"
@@ -143,19 +143,6 @@ def _elements(text: str, name: str) -> Iterator[tuple[dict[str, Any], int, int, 
     pos = skip_space(pos)
     if pos < len(text):
         raise fail(pos, "not valid JSON (extra data after the list).")
-
-
-def plan(
-    path: str, name: str, fmt: str, k: int, settings: ReadSettings, digest: Any
-) -> Iterator[Planned]:
-    """A JSON file is one piece; its rows are counted by parsing it (it is bounded)."""
-    del k
-    piece = Piece(path=path, name=name, format=fmt, first_row=1)
-    state = PieceRead(piece, 1, digest)  # the bytes parsed are the bytes hashed
-    n = sum(len(chunk.rows) for chunk in rows(piece, settings, state))
-    state.finish()
-    planned = Piece(path=path, name=name, format=fmt, first_row=1, sha256=state.sha256)
-    yield Planned((planned,), n, state.n_bytes)
 
 
 def locate(
