@@ -19,6 +19,7 @@ from __future__ import annotations
 import codecs
 import csv
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -336,7 +337,7 @@ def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.
     for block in blocks:
         if not (ARROW and block.clean and _utf8(block.data)):
             # From here on Python's csv reads the file: it names every problem's place.
-            records = table.records(_chain_data(block, blocks), block.line - 1)
+            records = table.records(chain([block.data], (b.data for b in blocks)), block.line - 1)
             if not table.take_header(records):
                 raise _no_header(name)
             if table.header is not None and converter.header is None:
@@ -358,16 +359,7 @@ def read(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[pa.
         if table.header is None:
             first = int(kept[0])
             text = block.data[starts[first] : block.ends[first]]
-            fields = next(
-                csv.reader(
-                    [decode(text, name, first_line=int(record_lines[0]))],
-                    delimiter=table.delimiter,
-                    strict=True,
-                ),
-                [],
-            )
-            table.header = _check_header(fields, name, int(record_lines[0]))
-            table.header_line = int(record_lines[0])
+            table.take_header(table.records([text], int(record_lines[0]) - 1))
             _check_table(converter, table, settings)
             kept, record_lines = kept[1:], record_lines[1:]
             if not len(kept):
@@ -390,12 +382,6 @@ def _check_table(converter: Any, table: _Table, settings: ReadSettings) -> None:
     limit = settings.limits.max_columns
     if len(set(table.header) - converter.role_columns) > limit:
         raise too_many_columns(table.name, table.header_line, limit)
-
-
-def _chain_data(block: _Block, blocks: Iterator[_Block]) -> Iterator[bytes]:
-    yield block.data
-    for later in blocks:
-        yield later.data
 
 
 def _utf8(data: bytes) -> bool:
