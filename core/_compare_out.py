@@ -6,7 +6,6 @@ into place), so a failure leaves no half-written file behind.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -16,6 +15,7 @@ from typing import Any
 from .comparison import Comparison
 from .display import _format
 from .display._csv import csv_text
+from .display._figure import figure_files
 
 __all__ = [
     "PLOT_COLOURS",
@@ -480,14 +480,7 @@ def forest_plot(
         else:
             axes[0, 0].set_title("no comparison has a value")
             fig.tight_layout()
-        out = {}
-        for fmt in ("png", "svg"):
-            buffer = io.BytesIO()
-            # No timestamps or random ids in the files: the same data gives the same bytes.
-            metadata: dict[str, Any] = {"Software": None} if fmt == "png" else {"Date": None}
-            fig.savefig(buffer, format=fmt, dpi=120, metadata=metadata)
-            out[fmt] = buffer.getvalue()
-        return out
+        return figure_files(fig, "itemscore-comparison")
     finally:
         plt.close(fig)
 

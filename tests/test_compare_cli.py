@@ -166,3 +166,18 @@ def test_the_note_explains_mde_only_where_its_column_is_shown(width: int) -> Non
     has_column = any(line.split()[-1:] == ["MDE"] for line in text.splitlines())
     assert has_column == (width == 200), text
     assert ("MDE:" in " ".join(text.split())) == has_column, text
+
+
+def test_the_forest_plot_is_the_same_bytes_each_time_it_is_drawn() -> None:
+    """The same comparisons give the same PNG and SVG bytes (no timestamp, no random ids)."""
+    from itemscore._compare_out import forest_plot
+
+    data = [
+        ItemResult(id=str(i), model=m, output="a" if i % (2 + k) else "b", expected="a")
+        for k, m in enumerate(("small", "large"))
+        for i in range(40)
+    ]
+    comparisons = compare(itemscore.score(data, ["exact_match"]))
+    first, second = forest_plot(comparisons), forest_plot(comparisons)
+    assert first["svg"] == second["svg"]
+    assert first["png"] == second["png"]

@@ -7,6 +7,8 @@
   surrogates written as visible escapes).
 - ``_notebook``: how a ``Measurement`` and a ``Comparison`` show themselves (``repr`` and
   the HTML a notebook renders).
+- ``_figure``: a matplotlib figure as PNG and SVG bytes that are the same for the same data
+  (the forest plot, the arena plot).
 
 The records, the terminal, every report and the viewer read these, so this folder sits low:
 it may import :mod:`itemscore.stats` and :mod:`itemscore._exceptions`, and names records only

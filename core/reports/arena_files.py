@@ -18,13 +18,13 @@ The renderings of one :class:`~itemscore.Arena`, best model first:
 
 from __future__ import annotations
 
-import io
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..display import _format
 from ..display._csv import csv_text
+from ..display._figure import figure_files
 from ..display._text import one_line
 from .leaderboard_files import TIE_NOTE, range_text, ranked_markdown
 from .results_md import md_text
@@ -248,14 +248,6 @@ def arena_plot(arena: Arena) -> dict[str, bytes]:
             fontsize=8,
         )
         fig.tight_layout()
-        out = {}
-        for fmt in ("png", "svg"):
-            buffer = io.BytesIO()
-            metadata: dict[str, Any] = {"Software": None} if fmt == "png" else {"Date": None}
-            # A fixed salt makes the SVG's clip-path ids the same from run to run.
-            with matplotlib.rc_context({"svg.hashsalt": "itemscore-arena"}):
-                fig.savefig(buffer, format=fmt, dpi=120, metadata=metadata)
-            out[fmt] = buffer.getvalue()
-        return out
+        return figure_files(fig, "itemscore-arena")
     finally:
         plt.close(fig)
