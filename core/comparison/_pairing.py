@@ -178,13 +178,12 @@ def _question_sides(
     reduce_a = tuple(result.settings.reduce)
     reduce_b = tuple(other.settings.reduce)
     shared = [name for name in reduce_a if name in reduce_b]
-    questions = [Questions.of(result.table), Questions.of(other.table)]
     same = other is result
-    if same:
-        questions[1] = questions[0]
+    runs = (result,) if same else (result, other)  # one run: its side b is its side a
+    questions = [Questions.of(run.table) for run in runs]
     columns: list[dict[str, Any]] = [{}, {}]
     codings: list[dict[Any, Any]] = [{}, {}]  # each side's answer codes, shared by its labels
-    attempts_of = (result.table.has("attempt"), other.table.has("attempt"))
+    attempts = any(run.table.has("attempt") for run in runs)
     entries: list[_Entry] = []
     for label in labels:
         metric = _metric_for(result, label, required=True)
@@ -200,15 +199,12 @@ def _question_sides(
             first_a, first_b = reduce_a.index(name) == 0, reduce_b.index(name) == 0
             key = reducer_key(result.suite_id, label, name, first_a)
             key_b = reducer_key(other.suite_id, label, name, first_b)
-            if custom and name == "mean" and any(attempts_of):
+            if custom and name == "mean" and attempts:
                 entries.append(_Entry(label, key, label, label, key_b, by_attempt=True))
                 continue
             spec = resolve_reducer(name)
             reduced: list[Any] = []
-            for side, (run, qs) in enumerate(zip((result, other), questions)):
-                if side == 1 and same:
-                    reduced.append(reduced[0])
-                    continue
+            for side, (run, qs) in enumerate(zip(runs, questions)):
                 if found[side] is None:
                     found[side] = LabelAttempts.of(
                         qs,
@@ -222,26 +218,22 @@ def _question_sides(
                     reduced.append(found[side].reduce(spec))  # type: ignore[union-attr]
                 except Exception:  # noqa: BLE001 - that measurement is an error: nothing to pair
                     break
-            if len(reduced) < 2:
+            if len(reduced) < len(runs):
                 continue
-            columns[0][key] = reduced[0][0]
-            columns[1][key_b if not same else key] = reduced[1][0]
+            for side, (column, _) in enumerate(reduced):
+                columns[side][key_b if side else key] = column
             picked = reduced[0][1]
             bounds = (0.0, 1.0) if binary and not picked else None
             entries.append(_Entry(label, key, key, key_b if not same else key, key_b, bounds))
-    table_a = questions[0].table(columns[0])
-    q_a = _Columns(result, table_a, contents_rows=questions[0].first_row)
-    if same:
-        q_b = q_a
-    else:
-        table_b = questions[1].table(columns[1])
-        q_b = _Columns(other, table_b, contents_rows=questions[1].first_row)
+    q = [
+        _Columns(run, qs.table(cols), contents_rows=qs.first_row)
+        for run, qs, cols in zip(runs, questions, columns)
+    ]
     by_attempt = None
     if any(e.by_attempt for e in entries):
-        att_a = _attempt_columns(result)
-        att_b = att_a if same else _attempt_columns(other)
-        by_attempt = _Sides(att_a, att_b, pairs, several_a, several_b)
-    return entries, _Sides(q_a, q_b, pairs, several_a, several_b, by_attempt)
+        att = [_attempt_columns(run) for run in runs]
+        by_attempt = _Sides(att[0], att[-1], pairs, several_a, several_b)
+    return entries, _Sides(q[0], q[-1], pairs, several_a, several_b, by_attempt)
 
 
 def _attempt_columns(result: RunResult) -> _Columns:

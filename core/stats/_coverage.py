@@ -71,13 +71,24 @@ def _binomial_cdf(k: NDArray[np.float64], n: int, p: NDArray[np.float64]) -> NDA
     return np.asarray(np.where(k >= n, 1.0, np.where(inside, values, 0.0)), np.float64)
 
 
-def _window(n: int, p_low: float, p_high: float) -> NDArray[np.float64]:
-    """The counts ``k`` that carry all but 1e-22 of ``Binomial(n, p)`` for p in the range."""
+def _window(
+    n: int, p_low: float, p_high: float, method: str, confidence: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The counts ``k`` that carry all but 1e-22 of ``Binomial(n, p)`` for p in the range.
+
+    With the bounds of ``method``'s interval at each (``auto``: the method it takes at ``n``).
+    """
     worst = 0.25 if p_low <= 0.5 <= p_high else max(p * (1 - p) for p in (p_low, p_high))
     sd = math.sqrt(n * worst)
     lo = max(0, math.floor(n * p_low - _COVERAGE_SDS * sd) - 1)
     hi = min(n, math.ceil(n * p_high + _COVERAGE_SDS * sd) + 1)
-    return np.arange(lo, hi + 1, dtype=np.float64)
+    k = np.arange(lo, hi + 1, dtype=np.float64)
+    if method == "auto":
+        method = auto_ratio_method(n)[0]
+    low, high = ratio_interval(k, np.full(k.shape, float(n)), method, confidence)
+    # Monotone in k for every method (the Wald bounds after clipping too); rounding in the
+    # last place is smoothed so that the search in :func:`_covering` stays exact.
+    return k, np.maximum.accumulate(low), np.maximum.accumulate(high)
 
 
 def _covering(
@@ -103,15 +114,6 @@ def _covering(
     k_first = np.where(first < k.size, k[np.clip(first, 0, k.size - 1)], k[-1] + 1.0)
     mass = _binomial_cdf(k_last, n, p) - _binomial_cdf(k_first - 1.0, n, p)
     return np.asarray(np.where(k_first <= k_last, np.clip(mass, 0.0, 1.0), 0.0), np.float64)
-
-
-def _window_bounds(
-    k: NDArray[np.float64], n: int, method: str, confidence: float
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    low, high = ratio_interval(k, np.full(k.shape, float(n)), method, confidence)
-    # Monotone in k for every method (the Wald bounds after clipping too); rounding in the
-    # last place is smoothed so that the search above stays exact.
-    return np.maximum.accumulate(low), np.maximum.accumulate(high)
 
 
 def ratio_coverage(
@@ -146,12 +148,8 @@ def ratio_coverage(
         return np.asarray(shares.copy(), dtype=np.float64)
     if not bool(np.all((shares >= 0.0) & (shares <= 1.0))):
         raise ValueError("`p` must hold shares between 0 and 1.")
-    if method == "auto":
-        method = auto_ratio_method(n)[0]
-    k = _window(n, float(shares.min()), float(shares.max()))
-    low, high = _window_bounds(k, n, method, confidence)
-    flat = shares.ravel()
-    return _covering(k, low, high, n, flat).reshape(shares.shape)
+    k, low, high = _window(n, float(shares.min()), float(shares.max()), method, confidence)
+    return _covering(k, low, high, n, shares.ravel()).reshape(shares.shape)
 
 
 def ratio_coverage_min(
@@ -167,11 +165,8 @@ def ratio_coverage_min(
     method = _check_method(method, "ratio")
     confidence = _check_confidence(confidence)
     n = _check_positive_int(n, "n")
-    if method == "auto":
-        method = auto_ratio_method(n)[0]
     low, high = float(low), float(high)
-    k = _window(n, low, high)
-    lows, highs = _window_bounds(k, n, method, confidence)
+    k, lows, highs = _window(n, low, high, method, confidence)
     jumps = np.concatenate([lows, highs])
     jumps = np.unique(jumps[(jumps > low) & (jumps < high)])
     ends = np.array([low, high])
