@@ -132,7 +132,8 @@ class Arena:
     n_failed: int = 0
     #: The units resampled: distinct ids, or ``None`` when judgments were resampled.
     n_ids: int | None = None
-    #: The critical value of ``|r_i - r_j| / se_ij`` (``None``: fewer than two models).
+    #: The critical value of ``|r_i - r_j| / se_ij`` (``inf`` when fewer than two resamples fit:
+    #: no pair is decided).
     critical_value: float | None = None
     #: Judge -> the arena of that judge's judgments alone (with a ``judge`` column).
     by_judge: Mapping[str, Arena] = attrs.field(default=EMPTY, converter=_freeze_mapping)
