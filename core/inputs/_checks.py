@@ -276,9 +276,6 @@ class SourceChecks:
             hashes = KeyDigest.of(exact).hashes()
             found.append(exact.filter(pa.array(np.isin(hashes, repeats))))
         table = pa.concat_tables(found).sort_by([("_file", "ascending"), (LINE, "ascending")])
-        self._raise_first_repeat(table)
-
-    def _raise_first_repeat(self, table: pa.Table) -> None:
         seen: dict[tuple[str | None, str, int | None], tuple[int, int]] = {}
         rows = zip(
             table.column("model").to_pylist(),

@@ -20,6 +20,7 @@ import stat
 import tempfile
 from typing import BinaryIO, Literal
 
+import attrs
 import numpy as np
 
 from .._exceptions import InputError
@@ -88,18 +89,18 @@ class HashedReader:
         self._handle.close()
 
 
+@attrs.frozen
 class Copy:
     """A stream copied into a private file: its path and the SHA-256 of the bytes copied."""
 
-    def __init__(self, path: str, folder: str, sha256: str, n_bytes: int) -> None:
-        #: The copy.
-        self.path = path
-        #: The private folder holding it.
-        self.folder = folder
-        #: The hex SHA-256 of the stream's bytes.
-        self.sha256 = sha256
-        #: How many bytes the stream held.
-        self.n_bytes = n_bytes
+    #: The copy.
+    path: str
+    #: The private folder holding it.
+    folder: str
+    #: The hex SHA-256 of the stream's bytes.
+    sha256: str
+    #: How many bytes the stream held.
+    n_bytes: int
 
 
 def line_too_long(name: str, line: int, limit: int, *, what: str = "line") -> InputError:

@@ -53,7 +53,7 @@ from .._exceptions import (
 )
 from .._schema import LINE, METADATA
 from ._bounds import DEFAULT_LIMITS, Limits, too_many_columns
-from ._checks import SourceChecks, key_columns
+from ._checks import KEY_SCHEMA, SourceChecks, key_columns
 from ._convert import Converter
 from ._files import Copy, copy_stream, is_regular, remove_copy
 from ._formats import REGISTRY, detect_format
@@ -217,8 +217,6 @@ class PartReader:
 
     def keys(self) -> pa.Table:
         """The key columns of every batch read (:func:`~._checks.key_columns`)."""
-        from ._checks import KEY_SCHEMA
-
         return pa.Table.from_batches(self._keys, schema=KEY_SCHEMA)
 
 

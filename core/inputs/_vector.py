@@ -208,7 +208,8 @@ class RowBuilder:
         errors = None
         key = self.error_key
         if key is not None and key in columns.present:
-            errors = pa.array([_reason(row.get(key)) for row in rows], _STRING)
+            reasons = [row.get(key) for row in rows]
+            errors = pa.array([None if r is None else str(r) for r in reasons], _STRING)
         return assemble(roles, metadata, pa.array(chunk.lines, _INT), errors)
 
     def _refuse_columns(self, chunk: Rows) -> None:
@@ -603,10 +604,6 @@ def _keys(rows: Sequence[Mapping[str, Any]], every: set[str]) -> list[str]:
     for row in rows:
         seen.update(dict.fromkeys(row))
     return list(seen)
-
-
-def _reason(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 def _json_kind(kind: pa.DataType) -> bool:
