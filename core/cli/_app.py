@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from itemscore._exceptions import ConfigError, InputError, describe_exception
+from itemscore._exceptions import ConfigError, InputError, describe_exception, did_you_mean
 
 if TYPE_CHECKING:
     from itemscore._result import RunResult
@@ -162,8 +162,6 @@ class Group(click.Group):
                 self.get_command(ctx, name) is None
                 and self.get_command(ctx, normalise(name)) is None
             ):
-                from itemscore._exceptions import did_you_mean
-
                 names = self.list_commands(ctx)
                 raise click.UsageError(
                     f"No such command {name!r}.{did_you_mean(name, names)} The commands are "

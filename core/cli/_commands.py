@@ -15,11 +15,13 @@ from typing import Any
 
 import click
 
-from itemscore._exceptions import ConfigError
+from itemscore._exceptions import ConfigError, InputError
 from itemscore._spec import MetricSpec
 from itemscore.cli import CONTEXT
+from itemscore.display._text import printable
 from itemscore.executors import cluster_flags
-from itemscore.inputs import FORMATS, ROLES
+from itemscore.inputs import FORMATS, ROLES, parse_column_map
+from itemscore.inputs._fs import exists, is_url, listing
 
 from ._common import (
     _decide_bold,
@@ -34,8 +36,10 @@ from ._common import (
     _WithDefaults,
     complete_metrics,
 )
+from ._config import load_config
 from ._grammar import parse_metric_spec
 from ._request import MetricEntry, RunRequest
+from ._user_config import USER_KEYS, apply_user_defaults, user_config_path
 
 __all__ = ["demo", "rescore", "run_command", "score"]
 
@@ -77,8 +81,6 @@ def _workers(value: str | None) -> int | str | None:
 
 def _say_defaults(request: RunRequest, view: _View) -> None:
     """For ``--verbose``: the defaults still in force once the command line has spoken."""
-    from ._user_config import USER_KEYS, user_config_path
-
     taken = [f"{k} ({request.setting_where[k]})" for k in USER_KEYS if k in request.user_defaults]
     if taken:
         view.notice(f"Defaults from {user_config_path()}: {', '.join(taken)}.")
@@ -193,8 +195,6 @@ def _run_request(
 
 def _folder_or_glob(path: Path | str) -> bool:
     """Whether one FILES argument stands for several files (read as one source)."""
-    from itemscore.inputs._fs import is_url, listing
-
     if is_url(path):
         try:
             return listing(os.fspath(path)) is not None
@@ -217,8 +217,6 @@ def _data_argument(text: str) -> Path | str:
     bound of a line (``max_line_bytes``) or of a file read whole (``max_json_bytes``), its
     format given by --format or told from its first bytes.
     """
-    from itemscore.inputs._fs import is_url
-
     if text == "-":
         return STDIN
     return text if is_url(text) else Path(text)
@@ -323,12 +321,6 @@ def score(
     (s3://bucket/runs/*.jsonl, with fsspec and its backend installed) is read by the workers;
     - reads standard input (cat outputs.jsonl | itemscore score - -m exact_match).
     """
-    from itemscore.inputs import parse_column_map
-    from itemscore.inputs._fs import exists
-
-    from ._config import load_config
-    from ._user_config import apply_user_defaults
-
     request = load_config(config) if config is not None else RunRequest()
     apply_user_defaults(request, skip=no_user_config)
 
@@ -339,9 +331,6 @@ def score(
         if path == STDIN:
             continue
         if not exists(path) and not _folder_or_glob(path):
-            from itemscore._exceptions import InputError
-            from itemscore.display._text import printable
-
             raise InputError(
                 f"{printable(os.fspath(path))}: no such file or folder. Check the path (a glob "
                 "such as 'runs/*.jsonl' is read as every file it matches)."
@@ -383,9 +372,6 @@ def run_command(config: Path, no_user_config: bool, **options: Any) -> None:
     CONFIG holds suite, data, columns, metrics, out... (see docs/cli.md); options given here
     win over the file's.
     """
-    from ._config import load_config
-    from ._user_config import apply_user_defaults
-
     request = load_config(config)
     apply_user_defaults(request, skip=no_user_config)
     if request.data is None:

@@ -128,7 +128,7 @@ def compare_command(
 
     if out is not None and out.exists() and not out.is_dir():
         raise _BadInput(f"--out {out}: exists and is not a folder.")
-    from .._terminal import progress_bar, progress_wanted
+    from .._terminal import make_console, progress_bar, progress_wanted
 
     runs = _labels_option(label, results, other)
     first = load_run(results, _BadInput)
@@ -172,8 +172,6 @@ def compare_command(
     if as_json:
         click.echo(json.dumps([c.to_dict() for c in comparisons], indent=1, allow_nan=False))
         return
-    from .._terminal import make_console
-
     console = make_console()
     console.print(comparison_table(comparisons, groups=by_group, width=console.width))
     if other is not None:  # which file is which side: the labels name the runs

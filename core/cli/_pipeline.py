@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import itertools
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -20,11 +21,16 @@ import attrs
 
 from itemscore._exceptions import (
     ConfigError,
+    InputError,
     ItemscoreError,
     MetricCollisionError,
     OptionError,
     PluginLoadError,
+    ResultsFormatError,
+    did_you_mean,
+    one_of,
 )
+from itemscore.executors import EXECUTORS, cluster_flags
 
 from ._request import MetricEntry, RunRequest, located
 
@@ -119,17 +125,12 @@ def _executor_settings(request: RunRequest) -> dict[str, Any]:
     Raises:
         ConfigError: an unknown executor, or flags that contradict one another.
     """
-    from itemscore._exceptions import did_you_mean, one_of
-    from itemscore.executors import EXECUTORS
-
     executor = request.executor
     if executor is not None and executor not in EXECUTORS:
         raise ConfigError(
             f"{request.setting_place('executor', '--executor')}: {executor!r} is no executor; "
             f"use one of {one_of(EXECUTORS)}.{did_you_mean(str(executor), EXECUTORS)}"
         )
-    from itemscore.executors import cluster_flags
-
     clusters = [key for key in cluster_flags() if key in request.clusters]
     if len(clusters) > 1:
         first, second = clusters[:2]
@@ -173,8 +174,6 @@ def _settings_placed(request: RunRequest) -> Iterator[None]:
     try:
         yield
     except ConfigError as exc:
-        from itemscore.executors import cluster_flags
-
         clusters = {cluster.keyword: key for key, cluster in cluster_flags().items()}
         key = clusters.get(exc.setting or "", exc.setting)
         if key not in (*_SETTINGS, "workers", "executor", *cluster_flags()):
@@ -192,10 +191,6 @@ def file_digest(path: Path, option: str = "--data") -> str:
     Raises:
         InputError: ``path`` is not a regular file (a pipe, a device, a folder).
     """
-    import stat
-
-    from itemscore._exceptions import InputError
-
     # O_NONBLOCK: a FIFO opens at once, writer or not, so that it can be refused.
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(descriptor, "rb") as handle:
@@ -544,7 +539,6 @@ def load_results(path: Path, command: str) -> RunResult:
     Raises:
         ResultsFormatError: ``path`` is not an itemscore results file.
     """
-    from itemscore._exceptions import ResultsFormatError
     from itemscore._result import RunResult
 
     from ._preflight import check_results_file
