@@ -15,9 +15,7 @@ EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 def _freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    if not value:
-        return EMPTY
-    return value
+    return value or EMPTY
 
 
 @attrs.frozen(kw_only=True)

@@ -49,7 +49,7 @@ def level(confidence: float) -> Level:
 
 #: ``(k, n, level) -> (low, high)``, unclipped, ``n`` positive: floats or float64 arrays.
 RatioBounds = Callable[[Any, Any, Level], tuple[Any, Any]]
-#: ``(n, confidence) -> (q_low, q_high)``: a mean's interval is ``m + q·se``.
+#: ``(degrees of freedom, confidence) -> (q_low, q_high)``: a mean's interval is ``m + q·se``.
 SpreadQuantiles = Callable[[int, float], tuple[float, float]]
 #: ``(distinct values, their counts, mean, bootstrap means, confidence) -> (low, high)``.
 BootstrapBounds = Callable[
@@ -149,13 +149,9 @@ def _t_bounds(df: int, confidence: float) -> tuple[float, float]:
     )
 
 
-def _normal_quantiles(n: int, confidence: float) -> tuple[float, float]:
+def _normal_quantiles(df: int, confidence: float) -> tuple[float, float]:
     z = _z(confidence)
     return -z, z
-
-
-def _t_quantiles(n: int, confidence: float) -> tuple[float, float]:
-    return _t_bounds(n - 1, confidence)
 
 
 # --------------------------------------------------------------------------- proportions
@@ -424,9 +420,7 @@ METHODS: dict[str, IntervalMethod] = {
         "the exact mid-p interval of a proportion (binomial tails, the observed count halved)",
         ratio_array=_midp_array,
     ),
-    "t": IntervalMethod(
-        "t", "the Student t interval of a mean, m ± t(n-1)·se", spread=_t_quantiles
-    ),
+    "t": IntervalMethod("t", "the Student t interval of a mean, m ± t(n-1)·se", spread=_t_bounds),
     "bootstrap": IntervalMethod(
         "bootstrap",
         "the percentile bootstrap of a mean (seeded resamples)",

@@ -246,7 +246,7 @@ def _spread_bounds(m: _Num, se: _Num, n: int, method: str, confidence: float) ->
     """``m + q·se`` for the quantiles ``q`` of a spread method (normal, t) of the table."""
     quantiles = _intervals.METHODS[method].spread
     assert quantiles is not None  # checked: a mean or geomean method without a bootstrap
-    q_low, q_high = quantiles(n, confidence)
+    q_low, q_high = quantiles(n - 1, confidence)
     return m + q_low * se, m + q_high * se
 
 
