@@ -22,7 +22,7 @@ import click
 from itemscore.executors import EXECUTORS, cluster_flags
 from itemscore.stats._intervals import names
 
-from ._app import echo_err, stacked
+from ._app import Failure, echo_err, stacked, terminal_text
 from ._request import RunRequest
 
 if TYPE_CHECKING:
@@ -138,8 +138,6 @@ def _show(results: Sequence[RunResult], view: _View, written: Sequence[Path]) ->
     if view.markdown:
         from itemscore.reports.results_md import markdown_table
 
-        from ._app import terminal_text
-
         # As lm_eval prints its results: the table to paste into a README or a pull request.
         tables = [terminal_text(markdown_table(r, groups=view.by_group)) for r in results]
         click.echo("\n".join(tables), nl=False)  # each table ends its own last line
@@ -213,7 +211,6 @@ def _failures(request: RunRequest) -> Iterator[None]:
     from itemscore._exceptions import InputError
     from itemscore.reports import FolderBusyError, ReportWriteError
 
-    from ._app import Failure
     from ._preflight import locate_mapping
 
     try:

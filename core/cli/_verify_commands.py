@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from itemscore.cli import CONTEXT
-
+from ._app import CONTEXT, terminal_text
 from ._common import _View, _warn_broken_plugins, json_for_terminal
 
 if TYPE_CHECKING:
@@ -40,7 +39,6 @@ def verify(results: Path, data: Path | None, quiet: bool, as_json: bool) -> None
     Exits 0 when every number agrees, 1 when any differs (each difference is printed). The
     fields no recomputation can check (timings, versions, execution settings) are listed.
     """
-    from ._app import terminal_text
     from ._pipeline import verify_results
 
     view = _View(quiet=quiet or as_json, as_json=as_json)
@@ -102,8 +100,6 @@ def _not_checked(fields: Sequence[str]) -> None:
     """Say which fields of the results verify could not recompute (timings, versions...)."""
     if not fields:
         return
-    from ._app import terminal_text
-
     grouped: dict[str, list[str]] = {}
     for field in fields:  # "provenance.created" -> provenance: created
         head, _, rest = field.partition(".")

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from itemscore.cli import CONTEXT, BadInput
-from itemscore.cli._app import terminal_text
+from ._app import CONTEXT, BadInput, terminal_text
 
 __all__ = ["view"]
 
