@@ -189,25 +189,16 @@ def cluster_mean(
             z=z,
             method=f"wilson-cluster ({why})",
         )
-    if n_clusters < 2:
-        return Estimate(
-            value=m,
-            n=n,
-            method="cluster-t (1 cluster: no interval)",
-            confidence=confidence,
-            extra=extra,
-        )
-    low, high = m - z * se, m + z * se
-    if checked_bounds is not None:
-        low, high = max(low, checked_bounds[0]), min(high, checked_bounds[1])
+    low: float | None = None
+    high: float | None = None
+    method = "cluster-t (1 cluster: no interval)"
+    if n_clusters > 1:
+        low, high = m - z * se, m + z * se
+        if checked_bounds is not None:
+            low, high = max(low, checked_bounds[0]), min(high, checked_bounds[1])
+        method = "cluster-t" if se > 0.0 else "cluster-t (no spread)"
     return Estimate(
-        value=m,
-        low=low,
-        high=high,
-        n=n,
-        method="cluster-t" if se > 0.0 else "cluster-t (no spread)",
-        confidence=confidence,
-        extra=extra,
+        value=m, low=low, high=high, n=n, method=method, confidence=confidence, extra=extra
     )
 
 
