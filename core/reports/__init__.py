@@ -27,6 +27,7 @@ from .._result import RunResult
 from ..display._text import printable
 from ._files import ReportWriteError, writing
 from ._preflight import check_out_dir
+from .plugin_formats import Writer, plugin_formats
 
 __all__ = [
     "BUILTIN",
@@ -40,9 +41,6 @@ __all__ = [
     "export",
     "resolve_formats",
 ]
-
-#: ``writer(result, path)`` writes one report of ``result`` to ``path``.
-Writer = Callable[[RunResult, Path], None]
 
 
 @attrs.frozen
@@ -85,16 +83,10 @@ BUILTIN_FORMATS: dict[str, str] = {f.name: f.filename for f in BUILTIN}
 _BY_NAME = {f.name: f for f in BUILTIN}
 
 
-def _plugin_formats() -> dict[str, tuple[str, Writer]]:
-    from .plugin_formats import plugin_formats
-
-    return plugin_formats(BUILTIN_FORMATS)
-
-
 def available_formats() -> dict[str, str]:
     """Every report format this process can write: name -> file name (plugins included)."""
     names = dict(BUILTIN_FORMATS)
-    for name in _plugin_formats():
+    for name in plugin_formats(BUILTIN_FORMATS):
         names[name] = f"results.{name}"
     return names
 
@@ -118,7 +110,7 @@ def resolve_formats(
         ConfigError: an unknown format, or ``xlsx`` asked for without XlsxWriter.
         ItemscoreError: a plugin's format is unusable (see :mod:`.plugin_formats`).
     """
-    plugins = _plugin_formats()
+    plugins = plugin_formats(BUILTIN_FORMATS)
     known = [*BUILTIN_FORMATS, *plugins]
     if formats is None:
         chosen = [name for name in known if name not in ON_REQUEST]
@@ -173,20 +165,16 @@ def _xlsx_available() -> bool:
 
 
 def _notice_once(key: str, message: str, notice: Callable[[str], None] | None) -> None:
-    if key in _noticed:
-        return
-    _noticed.add(key)
+    if key not in _noticed:
+        _noticed.add(key)
+        _say(message, notice)
+
+
+def _say(message: str, notice: Callable[[str], None] | None) -> None:
     if notice is not None:
         notice(message)
     else:
         print(message, file=sys.stderr)
-
-
-def _call(writer: Callable[..., Any], name: str, result: RunResult, path: Path, names: Any) -> None:
-    if name == "json":
-        writer(result, path, names)  # refers to items.parquet when it is in the set
-    else:
-        writer(result, path)
 
 
 def export(
@@ -313,19 +301,22 @@ def _limit_xlsx(
     limit = results_xlsx.item_limit(explicit=False, n_items=n_items)
     if limit is None:
         return order
-    message = results_xlsx.limit_notice(n_items, limit)
-    if notice is not None:
-        notice(message)
-    else:
-        print(message, file=sys.stderr)
+    _say(results_xlsx.limit_notice(n_items, limit), notice)
     write = functools.partial(results_xlsx.write, max_items=limit)
     return [(name, file, write if name == "xlsx" else w) for name, file, w in order]
 
 
-def _write_one(entry: tuple[str, str, Writer], result: RunResult, folder: Path, names: Any) -> None:
+def _write_one(
+    entry: tuple[str, str, Callable[..., None]], result: RunResult, folder: Path, names: Any
+) -> None:
     name, filename, writer = entry
     with writing(filename, folder):
-        _call(writer, name, result, folder / filename, names)
+        if name == "json":
+            writer(
+                result, folder / filename, names
+            )  # refers to items.parquet when it is in the set
+        else:
+            writer(result, folder / filename)
 
 
 def _claim(path: Path, names: Sequence[str], command: Sequence[str] | None = None) -> Any:

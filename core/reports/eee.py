@@ -67,7 +67,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._records import STATE_NAMES, STATES, ItemResult, Measurement, Status
+from .._records import STATES, ItemResult, Measurement, Status
 from .._result import RunResult
 from ..inputs.eee import sample_hash
 from ..stats._intervals import METHODS
@@ -116,7 +116,6 @@ def write(result: RunResult, path: Path) -> None:
                 handle.write(text)
                 rows += 1
         record = aggregate_record(result, model, measurements, by_model.get(model, []))
-        record["evaluation_id"] = evaluation_id
         record["detailed_evaluation_results"] = {
             "format": "jsonl",
             "file_path": samples.as_posix(),
@@ -226,7 +225,7 @@ def _results(
         result_id = one.key if group is None else f"{one.key}[{group}]"
         in_group = [i for i in items if group is None or i.group == group]
         details = _strings(
-            {f"n_{s}": _count(one, s) for s in STATE_NAMES}
+            {f"n_{s.value}": one.counts.get(s, 0) for s in STATES}
             | {k: v for k, v in one.extra.items() if isinstance(v, (int, float))}
         )
         uncertainty = _uncertainty(one, in_group)
@@ -378,7 +377,7 @@ def _instances(
             score = item.scores.get(label)
             if score is None:
                 continue
-            status = str(getattr(score.status, "value", score.status))
+            status = score.status.value
             scored = status in _SCORED and score.value is not None
             line = dict(base)
             line["evaluation_result_id"] = keys[label]
@@ -406,7 +405,7 @@ def _instances(
                 metadata["group"] = item.group
             if item.cluster is not None:
                 metadata["cluster"] = item.cluster
-            attempt = getattr(item, "attempt", None)
+            attempt = item.attempt
             if attempt is None:
                 attempt = item.metadata.get("attempt")
             if attempt is not None:
@@ -436,7 +435,7 @@ def _harness(item: ItemResult) -> dict[str, str]:
     if rule.get("kind") == "unscored":  # no metric's extra names it: a skip carries none
         return out | {"itemscore_harness_verdict": "unscored"}
     for score in item.scores.values():
-        status = str(getattr(score.status, "value", score.status))
+        status = score.status.value
         if "rule" in score.extra and status in _VERDICTS:
             out["itemscore_harness_verdict"] = _VERDICTS[status]
             break
@@ -457,13 +456,6 @@ def _token_usage(metadata: Mapping[str, Any]) -> dict[str, int] | None:
     if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
         return None
     return dict(zip(("input_tokens", "output_tokens", "total_tokens"), counts))  # type: ignore[arg-type]
-
-
-def _count(measurement: Measurement, status: str) -> int:
-    for key, value in measurement.counts.items():
-        if str(getattr(key, "value", key)) == status:
-            return int(value)
-    return 0
 
 
 def _strings(values: Mapping[str, Any]) -> dict[str, str]:

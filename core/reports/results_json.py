@@ -72,20 +72,12 @@ def write(result: RunResult, path: Path, names: Collection[str] = ()) -> None:
     document = head(result)
     items_file = path.parent / items_parquet.FILENAME
     with open_report(path) as handle:
-        if items_parquet.FILENAME in names and items_file.is_file():
-            document["items"] = {
-                "file": items_parquet.FILENAME,
-                "count": len(result.items),
-                "sha256": _sha256(items_file),
-            }
-            handle.write(_encode(document))
-            return
-        if items_parquet.FILENAME in names and items_file.is_dir():
-            document["items"] = {
-                "file": items_parquet.FILENAME,
-                "count": len(result.items),
-                "parts": _parts(result, items_file),
-            }
+        if items_parquet.FILENAME in names and (items_file.is_file() or items_file.is_dir()):
+            document["items"] = {"file": items_parquet.FILENAME, "count": len(result.items)}
+            if items_file.is_file():
+                document["items"]["sha256"] = _sha256(items_file)
+            else:
+                document["items"]["parts"] = _parts(result, items_file)
             handle.write(_encode(document))
             return
         text = _encode({**document, "items": []})
