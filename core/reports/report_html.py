@@ -39,6 +39,7 @@ as far as the page holds them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -386,6 +387,7 @@ def _derived_sections(result: RunResult, labels: Sequence[str], colours: Mapping
     shows which way is better as that label does.
     """
     found: dict[str, list[tuple[str | None, Measurement]]] = {}
+    by_model = list(result.by_model.values())
     for model, ms in result.by_model.items():
         for d in derived_of(ms):
             if d.metric not in labels:
@@ -393,11 +395,9 @@ def _derived_sections(result: RunResult, labels: Sequence[str], colours: Mapping
     out = []
     for metric, rows in found.items():
         source = next((lb for lb in labels if metric.startswith(f"{lb}_")), None)
-        higher = None
-        for ms in result.by_model.values():
-            for m in ms.values():
-                if m.metric == source:
-                    higher = m.higher_is_better
+        higher = next(
+            (m.higher_is_better for ms in by_model for m in ms.values() if m.metric == source), None
+        )
         badge = direction_badge(higher) if higher is not None else ""
         name = rows[0][1].name
         title = metric.replace("_", " ").capitalize() if name == metric else name
@@ -457,8 +457,6 @@ def _derived_sections(result: RunResult, labels: Sequence[str], colours: Mapping
 
 def _comparison(result: RunResult, colours: Mapping[Any, str]) -> str:
     """The comparison section of a run with several models (a note when compare refuses)."""
-    if len([m for m in result.by_model if m is not None]) < 2:
-        return ""
     from ..comparison import compare
 
     try:
@@ -468,22 +466,7 @@ def _comparison(result: RunResult, colours: Mapping[Any, str]) -> str:
             '<section id="comparison"><h2>Comparison</h2><p class="error-note">The models '
             f"cannot be compared: {esc(exc)}</p></section>"
         )
-    return comparison_section(
-        comparisons, colours=colours, name_of=lambda label: display_name(result, label)
-    )
-
-
-def _leaderboard(result: RunResult, colours: Mapping[Any, str]) -> str:
-    """The leaderboard section of a run with several models (none with one)."""
-    if len([m for m in result.by_model if m is not None]) < 2:
-        return ""
-    made = run_boards(result)
-    return leaderboard_section(
-        made.boards,
-        made.skipped,
-        colours=colours,
-        name_of=lambda label: display_name(result, label),
-    )
+    return comparison_section(comparisons, colours=colours, name_of=partial(display_name, result))
 
 
 def _provenance(result: RunResult) -> str:
@@ -652,8 +635,13 @@ def _page_parts(
     ]
     parts += [_measurement_section(result, label, colours) for label in labels]
     parts.append(_derived_sections(result, labels, colours))
-    parts.append(_leaderboard(result, colours))
-    parts.append(_comparison(result, colours))
+    if len(models) >= 2:  # the leaderboard and the comparison of the models
+        made = run_boards(result)
+        name_of = partial(display_name, result)
+        parts.append(
+            leaderboard_section(made.boards, made.skipped, colours=colours, name_of=name_of)
+        )
+        parts.append(_comparison(result, colours))
     parts.append(_items_section(labels, n_items, held, n_cut, live=source is not None))
     parts.append('<script type="application/json" id="items-data">')
     parts += data

@@ -134,16 +134,13 @@ def _row(
             sheet.write_string(row, col, _text(str(value)), fmt)
 
 
-def _write_summary(book: Workbook, header_fmt: Format, result: RunResult) -> None:
-    decimal = book.add_format({"num_format": "0.0000"})
+def _write_summary(book: Workbook, header_fmt: Format, decimal: Format, result: RunResult) -> None:
     integer = book.add_format({"num_format": "0"})
     percent = book.add_format({"num_format": "0%"})
     summary = book.add_worksheet("Summary")
     summary.freeze_panes(1, 0)
-    summary.set_column(0, 0, 12.0)
-    summary.set_column(1, 1, 18.0)
-    summary.set_column(2, 2, 14.0)
-    summary.set_column(3, 3, 12.0)
+    for col, width in enumerate((12.0, 18.0, 14.0, 12.0)):
+        summary.set_column(col, col, width)
     columns = summary_columns(result)
     summary.set_column(4, len(columns) - 1, 10.0)
     formats: list[Format | None] = []
@@ -185,7 +182,7 @@ def write(
     header_fmt = book.add_format({"bold": True, "pattern": 1, "bg_color": "#D9E1F2", "bottom": 1})
     note_fmt = book.add_format({"bold": True, "font_color": "#9C5700", "bg_color": "#FFEB9C"})
     decimal = book.add_format({"num_format": "0.0000"})
-    _write_summary(book, header_fmt, result)
+    _write_summary(book, header_fmt, decimal, result)
 
     # Read once, in order: the first row tells the labels beyond the configured ones.
     taken = islice(score_rows(result), shown)
