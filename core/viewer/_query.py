@@ -200,34 +200,24 @@ class ItemIndex:
 
     def states(self, label: str) -> np.ndarray[Any, np.dtype[np.int8]]:
         """Each item's state code for ``label`` (0 ok, 1 fail, 2 skip, 3 error)."""
-        with self._lock:
-            if label not in self._states:
-                name = score_part(label, "status")
-                column = self.store.columns([name])[name]
-                self._states[label] = (
-                    np.asarray(column.to_numpy(), dtype=np.int8) if self.n else np.zeros(0, np.int8)
-                )
-            return self._states[label]
+        return self._score_part(self._states, label, "status", np.int8)
 
     def values(self, label: str) -> np.ndarray[Any, np.dtype[np.float64]]:
         """Each item's value for ``label`` (NaN for none)."""
-        with self._lock:
-            if label not in self._values:
-                name = score_part(label, "value")
-                column = self.store.columns([name])[name]
-                self._values[label] = (
-                    np.asarray(column.to_numpy(), dtype=np.float64)
-                    if self.n
-                    else np.zeros(0, np.float64)
-                )
-            return self._values[label]
+        return self._score_part(self._values, label, "value", np.float64)
 
-    def _key(self, name: str) -> pa.ChunkedArray | None:
-        found = self.store.columns([name])
-        return found.get(name)
+    def _score_part(
+        self, kept: dict[str, np.ndarray[Any, Any]], label: str, part: str, dtype: type[np.generic]
+    ) -> np.ndarray[Any, Any]:
+        with self._lock:
+            if label not in kept:
+                name = score_part(label, part)
+                column = self.store.columns([name])[name]
+                kept[label] = np.asarray(column.to_numpy(), dtype) if self.n else np.zeros(0, dtype)
+            return kept[label]
 
     def _model_mask(self, shown: str) -> _Bools:
-        column = self._key("model")
+        column = self.store.columns(["model"]).get("model")
         if column is None:
             return np.zeros(self.n, dtype=bool)
         raw = [m for m in pc.unique(column).to_pylist() if m is not None and printable(m) == shown]
@@ -252,7 +242,7 @@ class ItemIndex:
 
     def _rank(self, key: str) -> _Ints:
         """Each item's place in the natural order of ``key`` (equal keys share one; none: -1)."""
-        column = self._key(key)
+        column = self.store.columns([key]).get(key)
         with self._lock:
             if key not in self._ranks:
                 if column is None:

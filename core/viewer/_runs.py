@@ -157,13 +157,8 @@ class Loaded:
         self.source = source
         #: The run's items.
         self.store = store
-        models = [
-            entry.get("model")
-            for entry in data.get("by_model") or []
-            if isinstance(entry, dict) and entry.get("model") is not None
-        ]
         #: The model names, as the run records them.
-        self.models = [str(m) for m in models]
+        self.models = list(_models(data))
         #: The run's items, indexed for views.
         self.index = ItemIndex(store, [printable(m) for m in self.models])
         #: The report page, rendered on first request.
@@ -265,6 +260,15 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _models(data: Mapping[str, Any]) -> tuple[str, ...]:
+    """The model names a results document records, in its order."""
+    return tuple(
+        str(entry.get("model"))
+        for entry in data.get("by_model") or []
+        if isinstance(entry, dict) and entry.get("model") is not None
+    )
+
+
 def _info(run: Run) -> RunInfo:
     if not run.inside():
         return RunInfo(
@@ -282,11 +286,7 @@ def _info(run: Run) -> RunInfo:
     config = _mapping(data.get("config"))
     items = data.get("items")
     n_items = len(items) if isinstance(items, list) else _mapping(items).get("count")
-    models = tuple(
-        str(entry.get("model"))
-        for entry in data.get("by_model") or []
-        if isinstance(entry, dict) and entry.get("model") is not None
-    )
+    models = _models(data)
     labels = tuple(str(m.get("label")) for m in config.get("metrics") or [] if isinstance(m, dict))
     provenance = _mapping(data.get("provenance"))
     scores = tuple(_headlines(data.get("by_model")))

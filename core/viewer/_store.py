@@ -252,17 +252,6 @@ class ItemStore:
                 return False
         return True
 
-    @contextlib.contextmanager
-    def _file(self) -> Iterator[Any]:
-        """The checked files, opened again as read, refused when no longer the ones checked."""
-        assert self._checked is not None
-        assert self._results is not None
-        files = _Files(self._checked, self._results, self._where)
-        try:
-            yield files
-        finally:
-            files.close()
-
     def _group(self, source: Any, index: int, columns: Sequence[str]) -> pa.Table:
         """Row group ``index`` with ``columns``, checked against the footer's count."""
         said = self.bounds[index + 1] - self.bounds[index]
@@ -285,11 +274,20 @@ class ItemStore:
 
     @contextlib.contextmanager
     def _source(self) -> Iterator[Any]:
+        """The checked files, opened again as read, refused when no longer the ones checked.
+
+        ``None`` for items in memory.
+        """
         if self._table is not None:
             yield None
-        else:
-            with self._file() as source:
-                yield source
+            return
+        assert self._checked is not None
+        assert self._results is not None
+        files = _Files(self._checked, self._results, self._where)
+        try:
+            yield files
+        finally:
+            files.close()
 
     def scan(
         self, columns: Sequence[str], start: int = 0
@@ -348,7 +346,7 @@ class ItemStore:
         if self._table is not None:
             kind = self._table.schema.field(top).type
         else:
-            with self._file() as source:
+            with self._source() as source:
                 kind = source.schema_arrow.field(top).type
         return kind if part is None else kind.field(part).type
 
