@@ -149,10 +149,6 @@ class Part:
     index: int = 0
 
 
-def _module(format_name: str) -> ModuleType:
-    return REGISTRY[format_name].module()
-
-
 class PartReader:
     """Reads one part into canonical batches, hashing what it reads.
 
@@ -190,7 +186,7 @@ class PartReader:
         for piece in self.part.pieces:
             first_row = piece.first_row if piece.first_row is not None else row
             state = PieceRead(piece, first_row, self._digest if len(self.part.pieces) > 1 else None)
-            module = _module(piece.format)
+            module = REGISTRY[piece.format].module()
             check_stamp(piece)
             try:
                 for batch in module.read(piece, self.part.settings, state):
@@ -408,7 +404,7 @@ class Source:
         stamps = [file_stamp(path) for path, _ in self.files]
         sizes = [size for size, _ in stamps]
         target = max(1, sum(sizes) // n)
-        module = _module(self.format)
+        module = REGISTRY[self.format].module()
         digest = hashlib.sha256()  # of every byte of every file, in order
         row, total, index = 1, 0, 0
         for file, ((path, name), stamp) in enumerate(zip(self.files, stamps)):
@@ -442,7 +438,7 @@ class Source:
             self.unit,
             [name for _, name in self.files],
             id_column=mapped.get("id", "id"),
-            locate=self._locate if hasattr(_module(self.format), "locate") else None,
+            locate=self._locate if hasattr(REGISTRY[self.format].module(), "locate") else None,
             folder=folder,
         )
 
@@ -452,7 +448,7 @@ class Source:
         """The place of ``key`` on line ``line`` of a file, by its format's ``locate``."""
         path, name = self.files[file]
         found: tuple[str, str | None, int | None, int | None]
-        found = _module(self.format).locate(path, name, line, key, self.settings)
+        found = REGISTRY[self.format].module().locate(path, name, line, key, self.settings)
         return found
 
     def close(self) -> None:
