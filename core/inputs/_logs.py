@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -67,16 +68,11 @@ def _hash(path: str, *feeds: Any) -> tuple[str, int, tuple[int, int]]:
 def _chunks(piece: Piece, settings: ReadSettings, state: PieceRead, records: Any) -> Iterator[Rows]:
     """``records``, ``batch_rows`` at a time, numbered from 1; the file is hashed first."""
     sha256, size, stamp = _hash(piece.path, state.feed)
-    chunk: list[Any] = []
+    records = iter(records)
     first = 1
-    for record in records:
-        chunk.append(record)
-        if len(chunk) >= settings.batch_rows:
-            yield Rows(piece.name, chunk, range(first, first + len(chunk)), "record")
-            first += len(chunk)
-            chunk = []
-    if chunk:
+    while chunk := list(islice(records, settings.batch_rows)):
         yield Rows(piece.name, chunk, range(first, first + len(chunk)), "record")
+        first += len(chunk)
     after = os.stat(piece.path)
     if (after.st_size, after.st_mtime_ns) != stamp:
         raise InputError.at(

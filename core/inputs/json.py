@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 import pyarrow as pa
@@ -60,19 +61,9 @@ def rows(piece: Piece, settings: ReadSettings, state: PieceRead) -> Iterator[Row
 
 
 def _chunks(text: str, name: str, chunk_size: int) -> Iterator[Rows]:
-    rows: list[dict[str, Any]] = []
-    lines: list[int] = []
-    texts: list[str] = []
-    columns: list[int] = []
-    for row, line, column, source in _elements(text, name):
-        rows.append(row)
-        lines.append(line)
-        texts.append(source)
-        columns.append(column)
-        if len(rows) >= chunk_size:
-            yield Rows(name, rows, lines, "line", texts, columns)
-            rows, lines, texts, columns = [], [], [], []
-    if rows:
+    elements = _elements(text, name)
+    while chunk := list(islice(elements, chunk_size)):
+        rows, lines, columns, texts = map(list, zip(*chunk))
         yield Rows(name, rows, lines, "line", texts, columns)
 
 
