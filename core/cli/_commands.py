@@ -107,8 +107,9 @@ def _override(
 ) -> None:
     """The options given on the command line (``None``: not given) onto ``request``.
 
-    The keys are the request's settings, and the clusters named by address (``--dask
-    ADDRESS``); each wins over the configuration file and the defaults file.
+    The keys are the request's settings (a click option's name is the setting's, ``--suite``
+    or ``--item-timeout``), and the clusters named by address (``--dask ADDRESS``); each wins
+    over the configuration file and the defaults file.
     """
     values.update(workers=_workers(workers), reports=list(reports) or None)
     clusters = cluster_flags()
@@ -305,11 +306,8 @@ def score(
     metric_specs: tuple[str, ...],
     config: Path | None,
     extra_metrics: tuple[str, ...],
-    suite: str | None,
     input_format: str | None,
     maps: tuple[str, ...],
-    answer_delimiter: str | None,
-    null_output: str | None,
     read_options: tuple[str, ...],
     no_user_config: bool,
     **options: Any,
@@ -351,14 +349,7 @@ def score(
         request.setting_where.pop(f"read_options.{key}", None)  # the command line wins
     if config is None or metric_specs:
         request.source = "the command line" if config is None else f"{config} and the command line"
-    _score_with(
-        request,
-        format=input_format,
-        suite=suite,
-        answer_delimiter=answer_delimiter,
-        null_output=null_output,
-        **options,
-    )
+    _score_with(request, format=input_format, **options)
 
 
 @click.command("run", context_settings=CONTEXT, cls=_WithDefaults)

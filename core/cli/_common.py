@@ -262,6 +262,7 @@ def _finish(result: RunResult, request: RunRequest, view: _View) -> None:
         sys.exit(1)
 
 
+#: Where the reports go and what stdout shows, for ``score``, ``run`` and ``rescore``.
 _out_options = stacked(
     [
         click.option(
@@ -346,6 +347,7 @@ def _seconds_or_off(ctx: click.Context, param: click.Parameter, value: str | Non
         ) from None
 
 
+#: How the run is made; the commands take these as ``**options``, for ``_override``.
 _stat_options = stacked(
     [
         click.option("--ci", "ci_method", metavar="METHOD", cls=_CiOption),
