@@ -37,9 +37,9 @@ def _kind_of(result: RunResult, other: RunResult, entry: _Entry) -> Kind:
     if entry.key_b is not None:  # runs with attempts: both sides' reductions count
         sides.append((other, entry.key_b))
     for side, key in sides:
-        found = [m for m in _measurements_of(side, entry.label) if m.key == key]
-        if not found:  # a result written before keys named reducers: the label's first
-            found = _measurements_of(side, entry.label)[:1]
+        measured = _measurements_of(side, entry.label)
+        # A result written before keys named reducers: the label's first.
+        found = [m for m in measured if m.key == key] or measured[:1]
         kinds.add(found[0].aggregation if found else "custom")
     if kinds == {"ratio"}:
         return "ratio"

@@ -204,12 +204,11 @@ def newcombe_paired(
         elif cross < 0:
             phi = cross / math.sqrt(margins)
     theta = p1 - p2
-    low = theta - math.sqrt(
-        max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2)
-    )
-    high = theta + math.sqrt(
-        max(0.0, (p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2)
-    )
+
+    def root(x: float, y: float) -> float:
+        return math.sqrt(max(0.0, x**2 - 2 * phi * x * y + y**2))
+
+    low, high = theta - root(p1 - l1, u2 - p2), theta + root(p2 - l2, u1 - p1)
     return theta, max(low, -1.0), min(high, 1.0)
 
 
