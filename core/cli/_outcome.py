@@ -141,23 +141,23 @@ def error_summary(result: RunResult) -> ErrorSummary:
     reasons: dict[tuple[str | None, str], Counter[str]] = {key: Counter() for key in erring}
     table = result.table  # its columns: no item is built to count reasons
     models = table.key("model") if several else None
+    only_model = next(iter(result.by_model))
     questions = False
     for label in {label for _, label in erring}:
         # With attempts the counts are of questions, whose reasons the reduced scores hold.
-        by_question = question_error_reasons(result, label)
-        if by_question is not None:
+        found = question_error_reasons(result, label)
+        if found is not None:
             questions = True
-            for model, reason in by_question:
-                counter = reasons.get((model if several else next(iter(result.by_model)), label))
-                if counter is not None:
-                    counter[reason] += 1
-            continue
-        label_reasons = table.reasons(label)
-        for index in np.flatnonzero(table.codes(label) == 3).tolist():
-            model = models[index] if models is not None else next(iter(result.by_model))
-            counter = reasons.get((model, label))
+        else:
+            label_reasons = table.reasons(label)
+            found = [
+                (models[i] if models is not None else None, label_reasons[i] or "no reason given")
+                for i in np.flatnonzero(table.codes(label) == 3).tolist()
+            ]
+        for model, reason in found:
+            counter = reasons.get((model if several else only_model, label))
             if counter is not None:
-                counter[label_reasons[index] or "no reason given"] += 1
+                counter[reason] += 1
     metrics = []
     for (model, label), measurement in erring.items():
         counts = measurement.counts
