@@ -17,7 +17,6 @@ from .._records import STATES, ItemResult, ItemScore
 from .._result import RunResult
 from .._serialize import TEXT_ROLES, json_safe
 from ._files import open_report
-from ._rows import score_rows
 
 __all__ = ["FILENAME", "item_line", "iter_lines", "write"]
 
@@ -83,7 +82,7 @@ def item_line(item: ItemResult) -> str:
 
 def iter_lines(result: RunResult) -> Iterator[str]:
     """The lines of ``items.jsonl``, each ending with a line break."""
-    for item in score_rows(result):
+    for item in result.table.rows():
         yield item_line(item) + "\n"
 
 

@@ -82,7 +82,6 @@ from ._html_svg import (
     strip,
     strip_span,
 )
-from ._rows import score_rows
 from .leaderboard_files import run_boards
 
 __all__ = ["FILENAME", "MAX_ITEMS", "MAX_TEXT", "OPEN_GROUPS", "report_html", "write"]
@@ -252,9 +251,7 @@ def _reliability(rows: Sequence[_Row], name: str) -> str:
 
 def _groups(rows: Sequence[_Row], name: str) -> str:
     """One sortable table of a measurement's groups, a column per model, collapsed if many."""
-    names: list[str] = []
-    for _, _, m in rows:
-        names += [g for g in m.groups if g not in names]
+    names = list(dict.fromkeys(g for _, _, m in rows for g in m.groups))
     if not names:
         return ""
     points = [_point(n, c, gm) for n, c, m in rows for gm in m.groups.values()]
@@ -601,7 +598,7 @@ def _page_parts(
     held_limit = MAX_ITEMS if max_items is None else max_items
     models = [m for m in result.by_model if m is not None]
     data, held, n_cut = items_pieces(
-        score_rows(result),
+        result.table.rows(),
         labels=labels,
         models=models,
         total=n_items,

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 from .._records import STATE_NAMES, STATES, ItemResult
 from .._result import RunResult
 from ..summary._summary import summary_columns, summary_rows
-from ._rows import score_rows
 
 if TYPE_CHECKING:
     from xlsxwriter.format import Format
@@ -185,7 +184,7 @@ def write(
     _write_summary(book, header_fmt, decimal, result)
 
     # Read once, in order: the first row tells the labels beyond the configured ones.
-    taken = islice(score_rows(result), shown)
+    taken = islice(result.table.rows(), shown)
     first = next(taken, None)
     labels = list(result.labels)
     for label in first.scores if first is not None else ():
