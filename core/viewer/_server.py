@@ -356,11 +356,7 @@ class _Handler(BaseHTTPRequestHandler):
         index = loaded.index
         try:
             view = ItemView(
-                q=query.get("q", ""),
-                model=query.get("model", ""),
-                metric=query.get("metric", ""),
-                state=query.get("state", ""),
-                sort=query.get("sort", ""),
+                **{k: query.get(k, "") for k in ("q", "model", "metric", "state", "sort")},
                 dir=query.get("dir", "asc"),
                 offset=int(query.get("offset", "0")),
                 limit=int(query.get("limit", "50")),
@@ -384,9 +380,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     @contextlib.contextmanager
     def _reading(self, run: Run, *, page: bool = False, done: str = "read") -> Any:
-        """Items read after the run was loaded: a file changed since is said, not read."""
+        """Items read after the run was loaded: a file changed since is said, not read.
+
+        A view the run cannot give (:class:`~._views.Refused`) is said as it is.
+        """
         try:
             yield
+        except Refused as exc:
+            raise _Refused(HTTPStatus.UNPROCESSABLE_ENTITY, str(exc), page=page) from None
         except (ItemscoreError, OSError) as exc:
             raise _Refused(
                 HTTPStatus.UNPROCESSABLE_ENTITY, f"{run.name} cannot be {done}: {exc}", page=page
@@ -456,23 +457,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._model(loaded_b, query.get("model_b", ""), "model_b", page=page),
         )
         with self._reading(run_a, page=page):
-            try:
-                found = changed_items(
-                    loaded_a.index,
-                    loaded_b.index,
-                    label,
-                    change=change,
-                    names=(run_a.name, run_b.name),
-                    models=models,
-                )
-            except Refused as exc:
-                raise _Refused(HTTPStatus.UNPROCESSABLE_ENTITY, str(exc), page=page) from None
+            found = changed_items(
+                loaded_a.index,
+                loaded_b.index,
+                label,
+                change=change,
+                names=(run_a.name, run_b.name),
+                models=models,
+            )
             chosen = found.pairs[offset : offset + limit]
-            rows_a = loaded_a.index.items_at(chosen[:, 0].tolist())
-            rows_b = loaded_b.index.items_at(chosen[:, 1].tolist())
+            pos_a, pos_b = chosen[:, 0].tolist(), chosen[:, 1].tolist()
+            rows = list(
+                zip(pos_a, loaded_a.index.items_at(pos_a), pos_b, loaded_b.index.items_at(pos_b))
+            )
         if page:
             runs = self.server.runs
-            rows = list(zip(chosen[:, 0].tolist(), rows_a, chosen[:, 1].tolist(), rows_b))
             shown = {k: v for k, v in query.items() if k in _CHANGED_FIELDS}
             shown["metric"] = printable(label)
             self._html(
@@ -492,7 +491,7 @@ class _Handler(BaseHTTPRequestHandler):
         encode = _item_encoder()
         items = ", ".join(
             f'{{"position_a": {pa_}, "position_b": {pb}, "a": {encode(ia)}, "b": {encode(ib)}}}'
-            for pa_, ia, pb, ib in zip(chosen[:, 0].tolist(), rows_a, chosen[:, 1].tolist(), rows_b)
+            for pa_, ia, pb, ib in rows
         )
         self._json_with(
             {
@@ -522,15 +521,10 @@ class _Handler(BaseHTTPRequestHandler):
         limit = max(1, min(limit, MAX_LIMIT // max(1, len(loaded.models))))
         index = loaded.index
         graded = _graded(loaded)
-        labels = [x for x in index.labels if x in graded] + [
-            x for x in index.labels if x not in graded
-        ]
+        labels = sorted(index.labels, key=lambda x: x not in graded)  # graded first
         label = self._label(index, query.get("metric", ""), labels, page=page)
         with self._reading(run, page=page):
-            try:
-                found = disagreements(index, label)
-            except Refused as exc:
-                raise _Refused(HTTPStatus.UNPROCESSABLE_ENTITY, str(exc), page=page) from None
+            found = disagreements(index, label)
             chosen = questions_at(index, found.questions.slice(offset, limit))
             positions = [p for q in chosen for p in q.positions.values()]
             rows = dict(zip(positions, index.items_at(positions)))
