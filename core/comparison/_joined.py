@@ -209,12 +209,7 @@ def join(
                     stats[(e, p)].add(group[ra], *codes, values)
             del ta, tb
     if n_differ:
-        shown: list[str] = []
-        for smallest in differ:
-            for _, name in smallest:
-                if len(shown) < 5 and name not in shown:
-                    shown.append(name)
-        raise different_items(n_differ, shown)
+        raise different_items(n_differ, (name for smallest in differ for _, name in smallest))
     return Joined(stats, n_only, n_matched, groups)
 
 

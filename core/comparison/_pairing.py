@@ -7,7 +7,7 @@ items must be the same item on both sides (their content fingerprints agree).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -295,15 +295,10 @@ def _check_same_items(col_a: _Columns, col_b: _Columns, aligned: Sequence[Any]) 
     """
     prints_a = col_a.fingerprints()
     prints_b = prints_a if col_b is col_a else col_b.fingerprints()
-    differ: list[str] = []
-    n_differ = 0
-    for _, _, ra, rb, _, _ in aligned:
-        for i in ra[differing_items(prints_a[ra], prints_b[rb])].tolist():
-            n_differ += 1
-            if len(differ) < 5 and col_a.id_at(i) not in differ:
-                differ.append(col_a.id_at(i))
+    found = [ra[differing_items(prints_a[ra], prints_b[rb])] for _, _, ra, rb, _, _ in aligned]
+    n_differ = sum(rows.size for rows in found)
     if n_differ:
-        raise different_items(n_differ, differ)
+        raise different_items(n_differ, (col_a.id_at(i) for rows in found for i in rows.tolist()))
 
 
 def differing_items(a: NDArray[np.uint64], b: NDArray[np.uint64]) -> NDArray[np.intp]:
@@ -320,8 +315,14 @@ def differing_items(a: NDArray[np.uint64], b: NDArray[np.uint64]) -> NDArray[np.
     return np.flatnonzero(bad)
 
 
-def different_items(n_differ: int, shown: Sequence[str]) -> ConfigError:
-    """The error of ``n_differ`` paired items with different contents (``shown``: some ids)."""
+def different_items(n_differ: int, ids: Iterable[str]) -> ConfigError:
+    """The error of ``n_differ`` paired items with different contents: the first five ids."""
+    shown: list[str] = []
+    for name in ids:
+        if len(shown) == 5:
+            break
+        if name not in shown:
+            shown.append(name)
     names = ", ".join(repr(i) for i in shown)
     return ConfigError(
         f"{n_differ} paired item{'s' if n_differ != 1 else ''} with one id "
