@@ -235,8 +235,8 @@ class Export:
         self._default_set = formats is None  # results.xlsx may then hold the first items only
         self._notice = notice
         self._set: Any = None
-        names = [filename for _, filename, _ in self.plan]
-        self._claim = _claim(self.path, names, command)
+        self._names = [filename for _, filename, _ in self.plan]
+        self._claim = _claim(self.path, self._names, command)
 
     @property
     def stores_items(self) -> bool:
@@ -264,7 +264,6 @@ class Export:
         """
         try:
             folder = self._folder()
-            names = [filename for _, filename, _ in self.plan]
             # items.parquet first: results.json refers to it by count and hash.
             order = sorted(self.plan, key=lambda entry: entry[0] != "items")
             items_file = result.table.items.path if result.table.items is not None else None
@@ -273,8 +272,8 @@ class Export:
             if self._default_set:
                 order = _limit_xlsx(order, len(result.items), self._notice)
             for entry in order:
-                _write_one(entry, result, folder, names)
-            paths: list[Path] = self._set.commit(names)
+                _write_one(entry, result, folder, self._names)
+            paths: list[Path] = self._set.commit(self._names)
             self._set = None
             self._claim.release()
             return paths

@@ -99,6 +99,8 @@ OPEN_GROUPS = 12
 PAGE_SIZES = (25, 50, 100, 250)
 
 _Row = tuple[str, str, Measurement]  # (model name, colour, measurement)
+#: A reliability bin's fields besides its count, as ``bin[b].<field>`` in ``extra``.
+_BIN_FLOATS = ("lower", "upper", "confidence", "accuracy")
 
 
 def _name(model: str | None) -> str:
@@ -187,24 +189,12 @@ def _counts_table(rows: Sequence[_Row], name: str) -> str:
 
 def _bins(m: Measurement) -> list[Bin]:
     """The reliability diagram's bins a measurement holds in its ``extra`` (none: empty)."""
-    bins = []
-    b = 0
-    while f"bin[{b}].count" in m.extra:
-
-        def get(name: str, b: int = b) -> float | None:
-            value = m.extra.get(f"bin[{b}].{name}")
-            return None if value is None else float(value)
-
-        bins.append(
-            Bin(
-                lower=get("lower"),
-                upper=get("upper"),
-                count=int(m.extra[f"bin[{b}].count"]),
-                confidence=get("confidence"),
-                accuracy=get("accuracy"),
-            )
-        )
-        b += 1
+    bins: list[Bin] = []
+    while f"bin[{len(bins)}].count" in m.extra:
+        prefix = f"bin[{len(bins)}]."
+        found = {name: m.extra.get(prefix + name) for name in _BIN_FLOATS}
+        floats = {name: None if v is None else float(v) for name, v in found.items()}
+        bins.append(Bin(count=int(m.extra[prefix + "count"]), **floats))
     return bins
 
 
@@ -476,10 +466,7 @@ def _provenance(result: RunResult) -> str:
         else:
             text = str(value)
         rows.append((str(key), text))
-    settings = result.settings
-    rows.append(("seed", str(settings.seed)))
-    if not rows:
-        return ""
+    rows.append(("seed", str(result.settings.seed)))
     body = "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in rows)
     return (
         '<details class="provenance"><summary>Provenance</summary><table><tbody>'

@@ -20,7 +20,6 @@ from typing import Any
 import attrs
 
 from .._result import RunResult
-from .._serialize import json_safe
 from . import items_jsonl, items_parquet
 from ._files import open_report
 
@@ -36,9 +35,6 @@ def head(result: RunResult) -> dict[str, Any]:
     """Everything ``results.json`` holds except the items, ``provenance`` included."""
     document = attrs.evolve(result, items=()).to_dict()
     document.pop("items", None)
-    provenance = getattr(result, "provenance", None)
-    if provenance and "provenance" not in document:
-        document["provenance"] = json_safe(provenance)
     return document
 
 
