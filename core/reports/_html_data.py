@@ -24,7 +24,7 @@ from typing import Any
 from .._records import STATES, ItemResult
 from ..display._text import printable, visible
 
-__all__ = ["item_json", "items_pieces", "script_safe"]
+__all__ = ["cut_middle", "item_json", "items_pieces", "script_safe"]
 
 _string = json.encoder.encode_basestring  # JSON string syntax, C accelerated (no ASCII escaping)
 _NAME = {state: state.value for state in STATES}
@@ -41,17 +41,21 @@ def script_safe(text: str) -> str:
     )
 
 
+def cut_middle(text: str, limit: int) -> str:
+    """``text``; longer than ``limit``: its two ends, the middle cut (and said)."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2  # the middle goes: a long answer often ends with its point
+    return f"{text[:half]}…[{len(text) - 2 * half:,} characters cut]…{text[-half:]}"
+
+
 def _text(value: str | None, limit: int, cut: list[int]) -> str:
     """A text as JSON; longer than ``limit``: its two ends, the middle cut (counted)."""
     if value is None:
         return "null"
-    if len(value) <= limit:
-        return _string(visible(value))
-    cut[0] += 1  # the middle goes: a long answer often ends with its point
-    half = limit // 2
-    return _string(
-        visible(f"{value[:half]}…[{len(value) - 2 * half:,} characters cut]…{value[-half:]}")
-    )
+    if len(value) > limit:
+        cut[0] += 1
+    return _string(visible(cut_middle(value, limit)))
 
 
 def item_json(

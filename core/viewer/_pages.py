@@ -21,6 +21,7 @@ from .._records import ItemResult
 from .._result import RunResult
 from ..comparison import Comparison
 from ..reports._html_compare import comparison_section
+from ..reports._html_data import cut_middle
 from ..reports._html_markup import esc, head, policy
 from ..reports._html_numbers import number
 from ..reports._html_script import CSS
@@ -252,12 +253,7 @@ def message_page(title: str, message: str) -> str:
 
 def _cut(text: str | None) -> str:
     """A text as these pages show it: its two ends when long, the middle cut (and said)."""
-    if text is None:
-        return ""
-    if len(text) <= SHOWN_TEXT:
-        return text
-    half = SHOWN_TEXT // 2
-    return f"{text[:half]}…[{len(text) - 2 * half:,} characters cut]…{text[-half:]}"
+    return "" if text is None else cut_middle(text, SHOWN_TEXT)
 
 
 def _text_cell(text: str | None, missing: str = "") -> str:
@@ -292,10 +288,9 @@ def _pager(path: str, query: Mapping[str, Any], offset: int, limit: int, total: 
         else:
             links.append(f'<span class="meta">{text}</span>')
     shown = f"{offset + 1:,}&ndash;{min(total, offset + limit):,} of {total:,}" if total else "none"
-    first, previous, following, final = links
     return (
-        f'<div class="pager">{first}{previous}<span class="meta range">{shown}</span>'
-        f"{following}{final}</div>"
+        f'<div class="pager">{"".join(links[:2])}<span class="meta range">{shown}</span>'
+        f"{''.join(links[2:])}</div>"
     )
 
 
