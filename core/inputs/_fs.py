@@ -56,11 +56,6 @@ def _protocol(url: str) -> str:
     return match.group(1).lower() if match else ""
 
 
-def _install_hint(protocol: str) -> str:
-    backend = _BACKENDS.get(protocol)
-    return f" {backend}" if backend else ""
-
-
 def _filesystem(url: str) -> tuple[Any, str]:
     """``(fsspec file system, path within it)`` of ``url``.
 
@@ -74,24 +69,23 @@ def _filesystem(url: str) -> tuple[Any, str]:
         FileNotFoundError: the backend found nothing at the URL.
     """
     protocol = _protocol(url)
+    backend = _BACKENDS.get(protocol)
     try:
         import fsspec
     except ImportError:
         from itemscore._extras import install_hint
 
-        backend = _install_hint(protocol).split()
         raise ConfigError(
             f"{url} is a URL, which itemscore reads through fsspec, and fsspec is not "
             "installed. Install it with the backend of the protocol "
-            f"{protocol}://: {install_hint('fsspec', *backend)}"
+            f"{protocol}://: {install_hint('fsspec', *([backend] if backend else []))}"
         ) from None
     try:
         return cast("tuple[Any, str]", fsspec.core.url_to_fs(url))
     except ImportError as exc:
         from itemscore._extras import install_hint
 
-        package = _install_hint(protocol).strip()
-        command = install_hint(package) if package else "pip install the package named above"
+        command = install_hint(backend) if backend else "pip install the package named above"
         raise ConfigError(
             f"Reading {url} needs fsspec's backend of the protocol {protocol}://, which is "
             f"not installed ({exc}). Install it: {command}"
