@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import hashlib
 import json
 import os
 import secrets
@@ -294,19 +293,13 @@ def followed_copy(out_dir: Path) -> bool:
     return current.is_dir() and not current.is_symlink()
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _in_manifest(out_dir: Path, name: str) -> bool:
+    from .engine._store import file_sha256
+
     try:
         manifest = json.loads((out_dir / STATE_DIR / _MANIFEST).read_text(encoding="utf-8"))
         recorded = manifest.get(name) if isinstance(manifest, dict) else None
-        return isinstance(recorded, str) and recorded == _sha256(out_dir / name)
+        return isinstance(recorded, str) and recorded == file_sha256(out_dir / name)
     except (OSError, ValueError):
         return False
 
@@ -411,9 +404,9 @@ class Claim:
     def new_set(self) -> ReportSet:
         """A fresh, locked ``set-*`` folder to write the reports into."""
         if not _atomic_possible():
-            return ReportSet(self, Path(_make_set_dir(self.state)), None)
+            return ReportSet(self, _make_set_dir(self.state), None)
         _clean_unlocked(self.state)
-        folder = Path(_make_set_dir(self.state))
+        folder = _make_set_dir(self.state)
         lock = open(folder / _SET_LOCK, "wb")  # noqa: SIM115 # held until commit or discard
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         _HELD.add(lock)
@@ -582,9 +575,11 @@ class ReportSet:
             self.discard()
             raise
         if not _atomic_possible():
+            from .engine._store import file_sha256
+
             manifest = {}
             for name in names:
-                manifest[name] = _sha256(self.folder / name)
+                manifest[name] = file_sha256(self.folder / name)
                 os.replace(self.folder / name, self.out_dir / name)
             _write_manifest(self.claim.state, manifest)
             self.discard()
@@ -634,12 +629,8 @@ def _write_manifest(state: Path, manifest: dict[str, str]) -> None:
     os.replace(tmp, state / _MANIFEST)
 
 
-def _new_set_name(state: Path) -> str:
+def _make_set_dir(state: Path) -> Path:
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    return f"{_SET_PREFIX}{stamp}-{os.getpid()}-{secrets.token_hex(4)}"
-
-
-def _make_set_dir(state: Path) -> str:
-    folder = state / _new_set_name(state)
+    folder = state / f"{_SET_PREFIX}{stamp}-{os.getpid()}-{secrets.token_hex(4)}"
     folder.mkdir(mode=_dir_mode())
-    return str(folder)
+    return folder

@@ -26,7 +26,7 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeGuard
 
 import attrs
 
@@ -44,8 +44,6 @@ __all__ = [
     "resolve_table",
 ]
 
-_BLOCK = 1 << 20
-
 
 def items_reference(data: Any, path: Path) -> tuple[str, Mapping[str, Any], Path] | None:
     """``(file name, reference, path of the file)`` when ``data`` refers to an items file.
@@ -57,19 +55,23 @@ def items_reference(data: Any, path: Path) -> tuple[str, Mapping[str, Any], Path
         return None
     ref = data["items"]
     name = ref.get("file")
-    if (
-        not isinstance(name, str)
-        or not name
-        or name != os.path.basename(name)
-        or name in (".", "..")
-        or "\\" in name
-        or "\0" in name
-    ):
+    if not _plain_name(name):
         raise ResultsFormatError(
             f"{path}: the items file {name!r} must be a file name in the same folder."
         )
     # Beside the file the link points to, so a report set switched meanwhile is not mixed.
     return name, ref, Path(os.path.realpath(path)).parent / name
+
+
+def _plain_name(name: object) -> TypeGuard[str]:
+    """Whether ``name`` is a file name in a folder (no path, no ``.``/``..``, no NUL)."""
+    return (
+        isinstance(name, str)
+        and name not in ("", ".", "..")
+        and name == os.path.basename(name)
+        and "\\" not in name
+        and "\0" not in name
+    )
 
 
 def open_items_file(items_path: Path, results: Path) -> IO[bytes]:
@@ -84,13 +86,6 @@ def open_items_file(items_path: Path, results: Path) -> IO[bytes]:
         unreadable=f"items are in {name}, which cannot be read",
         kept="a plain file beside results.json", together="the items file",
     )  # fmt: skip
-
-
-def _digest(handle: IO[bytes]) -> str:
-    digest = hashlib.sha256()
-    while block := handle.read(_BLOCK):
-        digest.update(block)
-    return digest.hexdigest()
 
 
 def _check_hash(
@@ -205,21 +200,25 @@ class CheckedItems:
         return f"{self.name}/{self.files[index].name}"
 
 
-def _stamp_of(fd: int) -> Stamp:
-    st = os.fstat(fd)
-    return st.st_ino, st.st_size, st.st_mtime_ns
-
-
-def _footer(handle: IO[bytes], shown: str, results: Path) -> Any:
+def _hashed_footer(
+    handle: IO[bytes], ref: Mapping[str, Any], shown: str, results: Path, what: str
+) -> tuple[Any, Stamp]:
+    """An open items file (or part) checked against its SHA-256: its Parquet footer and stamp."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from .engine._store import handle_sha256
+
+    _check_hash(handle_sha256(handle), ref, shown, results, what)
+    handle.seek(0)
     try:
-        return pq.ParquetFile(handle, pre_buffer=False).metadata
+        footer = pq.ParquetFile(handle, pre_buffer=False).metadata
     except (pa.ArrowException, OSError) as exc:
         raise ResultsFormatError(
             f"{results}: {shown} is not a readable Parquet file ({exc})."
         ) from None
+    st = os.fstat(handle.fileno())
+    return footer, (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def check_parquet_items(data: Any, path: Path) -> CheckedItems | None:
@@ -240,10 +239,7 @@ def check_parquet_items(data: Any, path: Path) -> CheckedItems | None:
     if "parts" in ref:
         return _check_folder(name, ref, items_path, path, declared)
     with open_items_file(items_path, path) as handle:
-        _check_hash(_digest(handle), ref, name, path)
-        handle.seek(0)
-        footer = _footer(handle, name, path)
-        stamp = _stamp_of(handle.fileno())
+        footer, stamp = _hashed_footer(handle, ref, name, path, "items file")
     _check_rows(footer, declared, name, path)
     return CheckedItems(name, items_path, None, (items_path,), (footer,), (stamp,), declared)
 
@@ -265,12 +261,9 @@ def _declared_parts(ref: Mapping[str, Any], name: str, results: Path, count: int
         rows = part.get("rows") if isinstance(part, Mapping) else None
         digest = part.get("sha256") if isinstance(part, Mapping) else None
         if (
-            not isinstance(file, str)
+            not _plain_name(file)
             or not file.endswith(".parquet")
-            or file != os.path.basename(file)
             or file.startswith((".", "_"))
-            or "\\" in file
-            or "\0" in file
             or isinstance(rows, bool)
             or not isinstance(rows, int)
             or rows < 0
@@ -329,10 +322,8 @@ def _check_folder(
         for part in parts:
             shown = f"{name}/{part.file}"
             with open_part(fd, part.file, shown, results) as handle:
-                _check_hash(_digest(handle), part.to_dict(), shown, results, "part")
-                handle.seek(0)
-                footer = _footer(handle, shown, results)
-                stamps.append(_stamp_of(handle.fileno()))
+                footer, stamp = _hashed_footer(handle, part.to_dict(), shown, results, "part")
+            stamps.append(stamp)
             _check_rows(footer, Declared(part.rows, False), shown, results)
             files.append(folder / part.file)
             footers.append(footer)

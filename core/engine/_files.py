@@ -219,11 +219,7 @@ def score_source(
                 )
             else:  # only corpus metrics: the items, unscored here
                 for index, (part, read) in enumerate(zip(parts, reads)):
-                    batches = list(_batches_of(part, read))
-                    items = None
-                    if item_schema is not None:
-                        items = [_item_columns(b, item_schema) for b in batches]
-                    keys = () if in_parts else tuple(keys_of(b) for b in batches)
+                    items, keys = sink.items_and_keys(part, read)
                     sink.done(index, ScoredPart({}, items, read.n_rows, keys=keys), parts)
             table = sink.table()
         except BaseException:
@@ -307,19 +303,13 @@ def _read_all(
     """
     planned: list[Part] = []
     reads: dict[int, PartRead] = {}
-    rows = 0
     inline = not engine.parallel
-
-    def more(count: int) -> None:
-        nonlocal rows
-        rows += count
-        if reading is not None:
-            reading(rows)
+    more = reading and _counter(reading)
 
     def done(index: int, result: Any) -> None:
         if isinstance(result, Lost):  # the worker died reading: read it here
             result = read_part_task(planned[index], spool_dir, more)
-        elif not inline:
+        elif not inline and more is not None:
             more(result.n_rows)
         reads[index] = _checked(checks, planned[index], result, None)
 
@@ -442,11 +432,7 @@ class _Sink:
 
         The items are read here, if kept.
         """
-        batches = list(_batches_of(part, read, rows))
-        items = None
-        if self.schema is not None:
-            items = [_item_columns(b, self.schema) for b in batches]
-        keys = () if self.folder is not None else tuple(keys_of(b) for b in batches)
+        items, keys = self.items_and_keys(part, read, rows)
         n_rows = read.n_rows if rows is None else rows[1] - rows[0]
         column = ScoreColumn.filled("", n_rows, Status.ERROR, reason).arrow
         scores = {label: [column] for label in self.labels}
@@ -458,6 +444,15 @@ class _Sink:
             return attrs.evolve(failed, items=None, files=_write_part(out, failed))
         return failed
 
+    def items_and_keys(
+        self, part: Part, read: PartRead, rows: tuple[int, int] | None = None
+    ) -> tuple[list[pa.RecordBatch] | None, tuple[pa.Table, ...]]:
+        """A part's item columns (if kept) and keys (unless the parts hold them), read here."""
+        batches = list(_batches_of(part, read, rows))
+        items = None if self.schema is None else [_item_columns(b, self.schema) for b in batches]
+        keys = () if self.folder is not None else tuple(keys_of(b) for b in batches)
+        return items, keys
+
     def _take(self, scored: ScoredPart) -> None:
         self.keys.extend(lean(keys) for keys in scored.keys)
         if self.folder is not None:
@@ -466,10 +461,7 @@ class _Sink:
             assert self.keep.path is not None
             if self.writer is None:
                 self.writer = ItemsWriter(self.keep.path, self.labels)
-            for index, batch in enumerate(scored.items):
-                self.writer.write(
-                    batch, {label: scored.scores[label][index] for label in self.labels}
-                )
+            self.writer.write_batches(scored.items, scored.scores)
         elif scored.items is not None and self.keep.mode == "memory":
             self.items.extend(scored.items)
         # With workers writing parts, no score comes here: the table reads them from the parts.

@@ -116,8 +116,7 @@ def _write_part(out: PartOut, scored: ScoredPart) -> tuple[PartFile, ...]:
     """Write a part's items and scores (held here) to ``out``'s file: see :func:`_finish_part`."""
     writer = ItemsWriter(Path(out.path), out.labels)
     try:
-        for index, items in enumerate(scored.items or ()):
-            writer.write(items, {label: scored.scores[label][index] for label in out.labels})
+        writer.write_batches(scored.items or (), scored.scores)
         return _finish_part(writer, out)
     except BaseException:
         writer.abort()
@@ -328,8 +327,7 @@ def score_part_task(
             if writer is not None and out is not None and scored.items is not None:
                 # The items and their scores go to the part's file, and stay there: the
                 # driver reads a label's scores from the parts when it needs them.
-                (items,) = scored.items
-                writer.write(items, {label: scored.scores[label][0] for label in out.labels})
+                writer.write_batches(scored.items, scored.scores)
                 scored = attrs.evolve(scored, scores={}, items=None)
             for label, arrays in scored.scores.items():
                 result.scores.setdefault(label, []).extend(arrays)
@@ -340,15 +338,13 @@ def score_part_task(
             )
         if writer is not None and out is not None:
             result = attrs.evolve(result, files=_finish_part(writer, out))
-    except ItemscoreError:
-        _abort(writer)
-        raise
-    except Exception as exc:  # noqa: BLE001 - a part's failure costs its items only
-        _abort(writer)
+    except BaseException as exc:
+        if writer is not None:
+            writer.abort()
+        if isinstance(exc, ItemscoreError) or not isinstance(exc, Exception):
+            raise
+        # A part's failure costs its items only.
         return ShardFailed(f"shard failed: {describe_exception(exc)}")
-    except BaseException:
-        _abort(writer)
-        raise
     return result
 
 
@@ -359,11 +355,6 @@ def _finish_part(writer: ItemsWriter, out: PartOut) -> tuple[PartFile, ...]:
         return ()
     writer.close()
     return (PartFile(out.name, writer.rows, file_sha256(out.path)),)
-
-
-def _abort(writer: ItemsWriter | None) -> None:
-    if writer is not None:
-        writer.abort()
 
 
 def _score_batch(

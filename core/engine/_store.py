@@ -18,12 +18,22 @@ import concurrent.futures
 import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import attrs
 import pyarrow as pa
 
-__all__ = ["PART_NAME", "SCORE_PREFIX", "ItemsWriter", "PartFile", "file_sha256", "score_field"]
+from .._columns import score_type
+
+__all__ = [
+    "PART_NAME",
+    "SCORE_PREFIX",
+    "ItemsWriter",
+    "PartFile",
+    "file_sha256",
+    "handle_sha256",
+    "score_field",
+]
 
 #: The prefix of a label's score column (``score:<label>``).
 SCORE_PREFIX = "score:"
@@ -50,11 +60,16 @@ class PartFile:
 
 
 def file_sha256(path: Path | str) -> str:
-    """The SHA-256 of a file's bytes, in hex (read in blocks of 1 MiB)."""
-    digest = hashlib.sha256()
+    """The SHA-256 of a file's bytes, in hex."""
     with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
+        return handle_sha256(handle)
+
+
+def handle_sha256(handle: IO[bytes]) -> str:
+    """The SHA-256 of the bytes of an open file from where it stands, in hex (1 MiB at a time)."""
+    digest = hashlib.sha256()
+    while block := handle.read(1 << 20):
+        digest.update(block)
     return digest.hexdigest()
 
 
@@ -95,6 +110,13 @@ class ItemsWriter:
         self.rows += batch.num_rows
         self._pending = self._thread.submit(self._write, batch)
 
+    def write_batches(
+        self, items: Sequence[pa.RecordBatch], scores: Mapping[str, Sequence[pa.Array]]
+    ) -> None:
+        """Append batches of items, each with its own array of each label's ``scores``."""
+        for index, batch in enumerate(items):
+            self.write(batch, {label: scores[label][index] for label in self.labels})
+
     def _wait(self) -> None:
         pending, self._pending = self._pending, None
         if pending is not None:
@@ -125,7 +147,7 @@ class ItemsWriter:
             if self._writer is None:
                 from .._schema import items_to_batch
 
-                empty = {label: pa.array([], _score_type()) for label in self.labels}
+                empty = {label: pa.array([], score_type()) for label in self.labels}
                 self._write(self._batch(items_to_batch([]), empty))
             self._writer.close()
             self._writer = None
@@ -146,9 +168,3 @@ class ItemsWriter:
                 finally:
                     self._writer = None
             self.path.unlink(missing_ok=True)
-
-
-def _score_type() -> pa.DataType:
-    from .._columns import score_type
-
-    return score_type()
