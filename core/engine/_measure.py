@@ -22,10 +22,10 @@ from .._columns import ScoreColumn
 from .._exceptions import describe_exception
 from .._metric import MetricContext, default_aggregate
 from .._plan import PlannedMetric, RunPlan
-from .._records import EMPTY, Estimate, Measurement, MetricResult, Status
+from .._records import Estimate, Measurement, MetricResult, Status
 from .._reducers import REDUCER_EXTRA, reducer_key, resolve_reducer
 from .._settings import RunSettings
-from ._measurement import SMALL_GROUP, aggregation_of, common_fields, macro_extra, made
+from ._measurement import SMALL_GROUP, aggregation_of, common_fields, failed, macro_extra, made
 from ._questions import LabelAttempts, Questions, attempt_extra
 from ._table import RunTable
 from ._tallies import LabelTally, TallySource, measure_tallied, tally_label
@@ -507,7 +507,7 @@ def _measure(
     if src.attempts is not None and questions is not None:
         named.update(attempt_extra(src.attempts, questions, ctx.confidence))
     if src.error is not None:
-        return Measurement(**common, error=src.error, extra=named or EMPTY)
+        return failed(common, src.error, named)
     by_group: dict[str, Measurement] = {}
     if subset.groups is not None:
         members: dict[str, list[int]] = {}
@@ -532,10 +532,9 @@ def _measure(
         if value is not None and not math.isfinite(value):
             raise ValueError(f"aggregate returned a non-finite value ({value!r})")
     except _CorpusError as exc:
-        return Measurement(**common, groups=by_group, error=str(exc), extra=named or EMPTY)
+        return failed(common, str(exc), named, by_group)
     except Exception as exc:  # noqa: BLE001 - one failed aggregate spoils one measurement
-        error = describe_exception(exc)
-        return Measurement(**common, groups=by_group, error=error, extra=named or EMPTY)
+        return failed(common, describe_exception(exc), named, by_group)
     extra = {k: float(v) for k, v in estimate.extra.items()} if estimate.extra else {}
     if src.attempts is not None and "se_cluster" not in extra:
         extra.update(_question_se(common["aggregation"], scores, value, src.harness))
@@ -543,10 +542,7 @@ def _measure(
     if by_group:
         assert subset.groups is not None
         extra.update(_macro(pm, src, scores, subset.groups, by_group, ctx.confidence))
-    elif ctx.group is not None and common["n"] < SMALL_GROUP:
-        extra["small_group"] = 1.0
-    extra.update(named)
-    return made(common, estimate, value, extra, by_group)
+    return made(common, estimate, value, extra, by_group, named, ctx.group)
 
 
 def _tallied_all(

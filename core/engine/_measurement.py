@@ -14,7 +14,7 @@ from .._metric import Metric, MetricContext
 from .._plan import PlannedMetric
 from .._records import EMPTY, Estimate, Measurement, Status
 
-__all__ = ["SMALL_GROUP", "aggregation_of", "common_fields", "macro_extra", "made"]
+__all__ = ["SMALL_GROUP", "aggregation_of", "common_fields", "failed", "macro_extra", "made"]
 
 #: A group with fewer scored items than this is flagged: ``extra["small_group"] = 1.0``.
 SMALL_GROUP = 30
@@ -57,8 +57,17 @@ def made(
     value: float | None,
     extra: dict[str, float],
     groups: Mapping[str, Measurement],
+    named: Mapping[str, float],
+    group: str | None,
 ) -> Measurement:
-    """The measurement of an estimate, its interval's ends finite or ``None``."""
+    """The measurement of an estimate, its interval's ends finite or ``None``.
+
+    ``extra`` gets the small-group flag when ``group`` (the measurement's own group) has
+    fewer than :data:`SMALL_GROUP` scored items, then ``named`` (the reducer's keys).
+    """
+    if group is not None and common["n"] < SMALL_GROUP:
+        extra["small_group"] = 1.0
+    extra.update(named)
     return Measurement(
         **common,
         value=value,
@@ -68,6 +77,16 @@ def made(
         extra=extra or EMPTY,
         groups=groups,
     )
+
+
+def failed(
+    common: Mapping[str, Any],
+    error: str,
+    named: Mapping[str, float],
+    groups: Mapping[str, Measurement] = EMPTY,
+) -> Measurement:
+    """A measurement that is an error (``named``: the reducer's keys, its only ``extra``)."""
+    return Measurement(**common, groups=groups, error=error, extra=named or EMPTY)
 
 
 def _finite_or_none(value: float | None) -> float | None:

@@ -19,7 +19,7 @@ import pyarrow as pa
 from .._exceptions import describe_exception
 from .._metric import MetricContext, _clipped, _method_for
 from .._plan import PlannedMetric
-from .._records import EMPTY, Measurement, Status
+from .._records import Measurement, Status
 from .._reducers import REDUCER_EXTRA
 from .._status import STATES
 from ..stats._clusters import tally_macro
@@ -27,7 +27,7 @@ from ..stats._coverage import tally_receipt
 from ..stats._intervals import names
 from ..stats._mean import tally_mean
 from ..stats._tally import Tally, tally_rows
-from ._measurement import SMALL_GROUP, aggregation_of, common_fields, macro_extra, made
+from ._measurement import aggregation_of, common_fields, failed, macro_extra, made
 from ._table import RunTable
 
 __all__ = ["LabelTally", "TallySource", "codes_in", "measure_tallied", "tally_label"]
@@ -234,8 +234,7 @@ def _tallied(
             estimate = _clipped(estimate, bounds)
         value = None if estimate.value is None else float(estimate.value)
     except Exception as exc:  # noqa: BLE001 - one failed aggregate spoils one measurement
-        error = describe_exception(exc)
-        return Measurement(**common, groups=by_group, error=error, extra=named or EMPTY)
+        return failed(common, describe_exception(exc), named, by_group)
     extra = {k: float(v) for k, v in estimate.extra.items()} if estimate.extra else {}
     if aggregation_of(pm) == "mean" and values is not None:
         extra.update(tally_receipt(estimate, values, metric.value_bounds, ctx.seed))
@@ -250,10 +249,7 @@ def _tallied(
             tallies = [tally.tally(model, g) for g in groups]
             macro = tally_macro([t for t in tallies if t.n], ctx.confidence, bounds)
         extra.update(macro_extra(macro))
-    elif ctx.group is not None and common["n"] < SMALL_GROUP:
-        extra["small_group"] = 1.0
-    extra.update(named)
-    return made(common, estimate, value, extra, by_group)
+    return made(common, estimate, value, extra, by_group, named, ctx.group)
 
 
 def _outcomes(counts: Mapping[Status, int]) -> Tally:
