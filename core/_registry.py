@@ -123,10 +123,6 @@ def _check_metric_class(obj: object, where: str) -> type[Metric]:
     return obj
 
 
-def _describe_exception(exc: BaseException) -> str:
-    return describe_exception(exc, one_line=True)
-
-
 def _variants(name: str) -> set[str]:
     return {name, name.replace("-", "_"), name.replace("_", "-")}
 
@@ -169,7 +165,9 @@ class Registry:
                 raise PluginLoadError(loaded.error or "")
             cls = _check_metric_class(loaded.obj, f"Entry point {ref.name!r} ({ref.value})")
         except PluginLoadError as exc:  # a broken plugin is reported, never fatal
-            info = attrs.evolve(where, status="broken", error=_describe_exception(exc))
+            info = attrs.evolve(
+                where, status="broken", error=describe_exception(exc, one_line=True)
+            )
         else:
             info = attrs.evolve(where, id=cls.metric_id, cls=cls)
         self._loaded[key] = info
@@ -183,36 +181,25 @@ class Registry:
             pm = plugin_manager()
             for impl in pm.hook.itemscore_add_metrics.get_hookimpls():
                 ref = pm.sources.get(impl.plugin_name)
+                where = MetricInfo(
+                    id=None,
+                    target=impl.plugin_name,
+                    distribution=ref.distribution if ref else None,
+                    version=ref.version if ref else None,
+                    source="hook",
+                    plugin=impl.plugin_name,
+                )
                 try:
                     returned: Iterable[object] = cast(Iterable[object], impl.function() or ())
                     for obj in returned:
                         cls = _check_metric_class(
                             obj, f"Plugin {impl.plugin_name!r} returned {obj!r}"
                         )
-                        infos.append(
-                            MetricInfo(
-                                id=cls.metric_id,
-                                target=f"{cls.__module__}:{cls.__qualname__}",
-                                distribution=ref.distribution if ref else None,
-                                version=ref.version if ref else None,
-                                source="hook",
-                                plugin=impl.plugin_name,
-                                cls=cls,
-                            )
-                        )
+                        target = f"{cls.__module__}:{cls.__qualname__}"
+                        infos.append(attrs.evolve(where, id=cls.metric_id, target=target, cls=cls))
                 except Exception as exc:  # noqa: BLE001 - reported like a broken entry point
-                    infos.append(
-                        MetricInfo(
-                            id=None,
-                            target=impl.plugin_name,
-                            distribution=ref.distribution if ref else None,
-                            version=ref.version if ref else None,
-                            source="hook",
-                            plugin=impl.plugin_name,
-                            status="broken",
-                            error=_describe_exception(exc),
-                        )
-                    )
+                    error = describe_exception(exc, one_line=True)
+                    infos.append(attrs.evolve(where, status="broken", error=error))
             self._hook_infos = infos
         return self._hook_infos
 
