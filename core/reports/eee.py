@@ -99,23 +99,23 @@ def write(result: RunResult, path: Path) -> None:
     by_model: dict[str | None, list[ItemResult]] = {}
     for item in result.items:
         by_model.setdefault(item.model, []).append(item)
+    suite = result.settings.suite_id
     for model, measurements in result.by_model.items():
-        suite = result.settings.suite_id
+        items = by_model.get(model, [])
+        record = aggregate_record(result, model, measurements, items)
         developer, name = _split_model(model)
         evaluation_uuid = _uuid(suite, model, str(result.provenance.get("created", "")))
         folder = Path("data", _segment(suite), _segment(developer), _segment(name))
         (path / folder).mkdir(parents=True, exist_ok=True)
         samples = folder / f"{evaluation_uuid}_samples.jsonl"
-        evaluation_id = f"{suite}/{_model_id(model)}/{_retrieved(result)}"
         digest = hashlib.sha256()
         rows = 0
         with open_report(path / samples) as handle:
-            for line in _instances(result, model, by_model.get(model, []), evaluation_id):
+            for line in _instances(result, model, items, record["evaluation_id"]):
                 text = json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n"
                 digest.update(text.encode("utf-8", "backslashreplace"))
                 handle.write(text)
                 rows += 1
-        record = aggregate_record(result, model, measurements, by_model.get(model, []))
         record["detailed_evaluation_results"] = {
             "format": "jsonl",
             "file_path": samples.as_posix(),

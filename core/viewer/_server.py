@@ -93,8 +93,7 @@ class Viewer(ThreadingHTTPServer):
         super().__init__((HOST, port), _Handler)
         self.runs = runs
         self.log = log
-        bound = self.server_address[1]
-        self.port = int(bound)
+        self.port = int(self.server_address[1])
         self.hosts = {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
 
     def handle_error(self, request: Any, client_address: Any) -> None:

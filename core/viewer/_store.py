@@ -221,7 +221,7 @@ class ItemStore:
             start += batch.num_rows
         whole = pa.concat_tables(pieces, promote_options="default") if pieces else pa.table({})
         bounds = [*range(0, start, ROW_GROUP), start]
-        return cls(labels=table.labels, names=whole.schema.names, bounds=bounds or [0], table=whole)
+        return cls(labels=table.labels, names=whole.schema.names, bounds=bounds, table=whole)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -300,9 +300,11 @@ class ItemStore:
 
     def take(self, positions: Sequence[int], columns: Sequence[str] | None = None) -> pa.Table:
         """The rows at ``positions``, in that order, reading only the groups that hold them."""
-        chosen = self.present(columns) if columns is not None else self.all_columns()
+        if columns is None:  # the item columns and every label's score column
+            columns = [*ITEM_COLUMNS, *(score_field(label) for label in self.labels)]
+        chosen = self.present(columns)
         if not len(positions):
-            return self._empty(chosen)
+            return pa.table({name: pa.array([], self._type(name)) for name in chosen})
         wanted = np.asarray(positions, dtype=np.int64)
         where = np.searchsorted(self.bounds, wanted, side="right") - 1
         pieces: list[pa.Table] = []
@@ -318,13 +320,6 @@ class ItemStore:
     def first(self, count: int, columns: Sequence[str] | None = None) -> pa.Table:
         """The first ``count`` rows (all when fewer), reading only the groups they are in."""
         return self.take(range(min(count, self.n)), columns)
-
-    def all_columns(self) -> list[str]:
-        """The item columns and every label's score column."""
-        return self.present([*ITEM_COLUMNS, *(score_field(label) for label in self.labels)])
-
-    def _empty(self, columns: Sequence[str]) -> pa.Table:
-        return pa.table({name: pa.array([], self._type(name)) for name in columns})
 
     def columns(self, names: Sequence[str]) -> dict[str, pa.ChunkedArray]:
         """Whole columns (those the items have), read a group at a time once, then kept."""
