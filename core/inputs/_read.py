@@ -402,16 +402,15 @@ class Source:
         # place between two pieces would otherwise give parts of two versions, each piece
         # hashing as planned (a planned hash is of the bytes the planner saw).
         stamps = [file_stamp(path) for path, _ in self.files]
-        sizes = [size for size, _ in stamps]
-        target = max(1, sum(sizes) // n)
+        target = max(1, sum(size for size, _ in stamps) // n)
         module = REGISTRY[self.format].module()
+        plan = getattr(module, "plan", None) or functools.partial(_plan_whole, module)
         digest = hashlib.sha256()  # of every byte of every file, in order
         row, total, index = 1, 0, 0
         for file, ((path, name), stamp) in enumerate(zip(self.files, stamps)):
             k = max(1, round(stamp[0] / target))
             first_of_file = row
             planned: Planned
-            plan = getattr(module, "plan", None) or functools.partial(_plan_whole, module)
             for planned in plan(path, name, self.format, k, self.settings, digest):
                 held = Piece(path=path, name=name, format=self.format, stamp=stamp)
                 check_stamp(held)  # every byte hashed so far is of the file as stamped
