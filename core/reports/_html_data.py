@@ -58,17 +58,11 @@ def _text(value: str | None, limit: int, cut: list[int]) -> str:
     return _string(visible(cut_middle(value, limit)))
 
 
-def item_json(
-    item: ItemResult,
-    limit: int,
-    cut: list[int],
-    names: dict[str, str] | None = None,
-) -> str:
+def item_json(item: ItemResult, limit: int, cut: list[int], names: dict[str, str]) -> str:
     """The JSON object of one item (before :func:`script_safe`); ``cut[0]`` counts texts cut.
 
     ``names`` memoises the labels' JSON strings across items.
     """
-    names = {} if names is None else names
     parts = []
     for label, score in item.scores.items():
         name = names.get(label)
