@@ -85,10 +85,8 @@ _BY_NAME = {f.name: f for f in BUILTIN}
 
 def available_formats() -> dict[str, str]:
     """Every report format this process can write: name -> file name (plugins included)."""
-    names = dict(BUILTIN_FORMATS)
-    for name in plugin_formats(BUILTIN_FORMATS):
-        names[name] = f"results.{name}"
-    return names
+    plugins = plugin_formats(BUILTIN_FORMATS)
+    return {**BUILTIN_FORMATS, **{name: f"results.{name}" for name in plugins}}
 
 
 def resolve_formats(
@@ -123,28 +121,24 @@ def resolve_formats(
                 notice,
             )
     else:
-        chosen = []
-        for name in formats:
+        chosen = list(dict.fromkeys(formats))
+        for name in chosen:
             if name not in known:
                 raise ConfigError(
                     f"The report format {name!r} is not known; use one of {one_of(known)}."
                     f"{did_you_mean(name, known)}"
                 )
-            if name not in chosen:
-                chosen.append(name)
         if "xlsx" in chosen and not _xlsx_available():
             raise ConfigError(
                 "The report format 'xlsx' needs XlsxWriter, which is not installed. Install it "
                 f"with: {_xlsx_hint()}"
             )
-    out: list[tuple[str, str, Writer]] = []
-    for name in chosen:
-        if name in _BY_NAME:
-            fmt = _BY_NAME[name]
-            out.append((name, fmt.filename, fmt.writer()))
-        else:
-            out.append((name, f"results.{name}", plugins[name][1]))
-    return out
+    return [
+        (name, _BY_NAME[name].filename, _BY_NAME[name].writer())
+        if name in _BY_NAME
+        else (name, f"results.{name}", plugins[name][1])
+        for name in chosen
+    ]
 
 
 def _xlsx_hint() -> str:
