@@ -18,12 +18,9 @@ import attrs
 import pyarrow as pa
 
 from .._exceptions import ConfigError, ItemscoreError, describe_exception
-from .._plan import RunPlan
 from .._schema import ERROR, LINE, batch_to_items, conform
 from ..inputs import Part, collector_paused, read_part
 from ..inputs._checks import KeyDigest
-from ._scores import unreadable
-from ._shard import score_shard
 from ._store import ItemsWriter, PartFile, file_sha256
 from ._table import OPTIONAL_KEYS, keys_of
 from ._tasks import Job, ShardFailed, limit_worker_memory
@@ -310,7 +307,6 @@ def score_part_task(
     if out is not None and not os.path.isdir(out.folder):
         raise _unreachable(out.folder)
     limit_worker_memory(job)
-    plan = job.the_plan()
     result = ScoredPart({}, [] if schema is not None and out is None else None, 0)
     writer = None if out is None else ItemsWriter(Path(out.path), out.labels)
     try:
@@ -320,7 +316,7 @@ def score_part_task(
             # quarter of the 1M-line run (benchmarks/bench_pipeline.py). The collector runs
             # between batches, where any cyclic garbage a metric left is freed.
             with collector_paused():
-                scored = _score_batch(plan, job, batch, schema, keys=out is None)
+                scored = _score_batch(job, batch, schema, keys=out is None)
             if emit is not None:
                 emit(scored)
                 continue
@@ -358,17 +354,10 @@ def _finish_part(writer: ItemsWriter, out: PartOut) -> tuple[PartFile, ...]:
 
 
 def _score_batch(
-    plan: RunPlan, job: Job, batch: pa.RecordBatch, schema: pa.Schema | None, *, keys: bool
+    job: Job, batch: pa.RecordBatch, schema: pa.Schema | None, *, keys: bool
 ) -> ScoredPart:
-    items = batch_to_items(batch)
-    columns = score_shard(plan, items, job.settings, None, job.memo(), job.deadline)
     errors = batch.column(ERROR) if ERROR in batch.schema.names else None
-    scores: dict[str, list[pa.StructArray]] = {}
-    for label, column in columns.items():
-        array = column.array(extras=job.sends_extras(label))
-        if errors is not None and errors.null_count < len(errors):
-            array = unreadable(array, errors)
-        scores[label] = [array]
+    scores = {label: [a] for label, a in job.score(batch_to_items(batch), errors).items()}
     kept = None if schema is None else [_item_columns(batch, schema)]
     return ScoredPart(scores, kept, batch.num_rows, keys=(keys_of(batch),) if keys else ())
 

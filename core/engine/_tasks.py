@@ -126,6 +126,17 @@ class Job:
         plan: RunPlan = found
         return plan
 
+    def score(
+        self, items: Sequence[ItemResult], errors: pa.Array | None, tick: Tick | None = None
+    ) -> dict[str, pa.StructArray]:
+        """Every label's scores of ``items``: ``error`` where ``errors`` (unread rows) says why."""
+        plan = self.the_plan()
+        columns = score_shard(plan, items, self.settings, tick, self.memo(), self.deadline)
+        arrays = {label: c.array(extras=self.sends_extras(label)) for label, c in columns.items()}
+        if errors is not None and errors.null_count < len(errors):
+            arrays = {label: unreadable(a, errors) for label, a in arrays.items()}
+        return arrays
+
 
 #: The key of the unpickled plan in a run's memo (labels are metric ids: no clash).
 _PLAN = " plan"
@@ -184,21 +195,13 @@ def score_items_task(
         WorkerCannotLoad: the metrics cannot be loaded in this process.
     """
     limit_worker_memory(job)
-    plan = job.the_plan()
     try:
         # A shard's scores and extras are many acyclic objects: a full collection would walk
         # them, the caller's items and the run's caches for nothing (a quarter of a 100k-item
         # score(), benchmarks/bench_metrics.py). Cyclic garbage is collected after the shard.
         with collector_paused():
-            columns = score_shard(plan, items, job.settings, tick, job.memo(), job.deadline)
-            arrays = {
-                label: column.array(extras=job.sends_extras(label))
-                for label, column in columns.items()
-            }
-        errors = unreadable_reasons(items)  # documents read_items could not read, scored again
-        if errors is not None:
-            arrays = {label: unreadable(array, errors) for label, array in arrays.items()}
-        return arrays
+            # Documents read_items could not read, scored again: errors.
+            return job.score(items, unreadable_reasons(items), tick)
     except ItemscoreError:
         raise
     except Exception as exc:  # noqa: BLE001 - a shard's failure costs its items only
