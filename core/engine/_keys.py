@@ -139,6 +139,7 @@ class StoredKeys:
     present: frozenset[str]
 
 
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ItemSource:
     """Where a table's items are: a list, Arrow columns, a Parquet file, or nowhere.
 
@@ -146,25 +147,19 @@ class ItemSource:
     place of one means the items were not kept.
     """
 
-    __slots__ = ("_arrow", "_list", "_parts", "_path")
-
-    def __init__(
-        self,
-        *,
-        items: Sequence[ItemResult] | None = None,
-        arrow: pa.Table | None = None,
-        path: Path | None = None,
-        parts: Sequence[PartFile] | None = None,
-    ) -> None:
-        self._list = items
-        self._arrow = arrow
-        self._path = path
-        self._parts = None if parts is None else tuple(parts)
+    #: The items given from Python, if they were.
+    listed: Sequence[ItemResult] | None = None
+    #: Item columns held in memory.
+    arrow: pa.Table | None = None
+    #: The Parquet file (or folder of parts) the items are read from, if they live there.
+    path: Path | None = None
+    #: The parts of a folder of Parquet parts, in order; ``None`` for one file.
+    parts: tuple[PartFile, ...] | None = None
 
     @classmethod
     def of_list(cls, items: Sequence[ItemResult]) -> ItemSource:
         """Items given from Python, used as they are."""
-        return cls(items=items)
+        return cls(listed=items)
 
     @classmethod
     def of_arrow(cls, table: pa.Table) -> ItemSource:
@@ -178,31 +173,16 @@ class ItemSource:
         With ``parts``, ``path`` is a folder and the items are in its files ``parts``, in
         that order.
         """
-        return cls(path=path, parts=parts)
-
-    @property
-    def path(self) -> Path | None:
-        """The Parquet file (or folder of parts) the items are read from, if they live there."""
-        return self._path
-
-    @property
-    def parts(self) -> tuple[PartFile, ...] | None:
-        """The parts of a folder of Parquet parts, in order; ``None`` for one file."""
-        return self._parts
+        return cls(path=path, parts=None if parts is None else tuple(parts))
 
     @property
     def files(self) -> list[Path]:
         """The Parquet files the items are in, in order (none: the items are not in files)."""
-        if self._path is None:
+        if self.path is None:
             return []
-        if self._parts is None:
-            return [self._path]
-        return [self._path / part.file for part in self._parts]
-
-    @property
-    def listed(self) -> Sequence[ItemResult] | None:
-        """The items given from Python, if they were."""
-        return self._list
+        if self.parts is None:
+            return [self.path]
+        return [self.path / part.file for part in self.parts]
 
     def batches(
         self, size: int = ROWS_BATCH, scores: Sequence[str] = ()
@@ -211,14 +191,14 @@ class ItemSource:
 
         ``scores``: labels whose score columns a Parquet file's batches bring along.
         """
-        if self._list is not None:
-            for start in range(0, len(self._list), size):
-                yield list(self._list[start : start + size])
+        if self.listed is not None:
+            for start in range(0, len(self.listed), size):
+                yield list(self.listed[start : start + size])
             return
-        if self._arrow is not None:
-            yield from self._arrow.select(_present(self._arrow)).to_batches(size)
+        if self.arrow is not None:
+            yield from self.arrow.select(_present(self.arrow)).to_batches(size)
             return
-        assert self._path is not None
+        assert self.path is not None
         import pyarrow.parquet as pq
 
         # pre_buffer (pyarrow's default) would read every row group's bytes ahead: the whole
