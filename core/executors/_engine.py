@@ -3,11 +3,33 @@
 from __future__ import annotations
 
 import concurrent.futures
+import importlib
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
-__all__ = ["Cluster", "Engine"]
+from itemscore._exceptions import ConfigError
+
+__all__ = ["Cluster", "Engine", "needed"]
+
+
+def needed(executor: str, module: str, what: str, *names: str, extra: str | None = None) -> Any:
+    """``module``, imported; missing, an error saying what ``executor`` needs and how to get it.
+
+    ``names`` and ``extra`` are what :func:`~itemscore._extras.install_hint` installs.
+
+    Raises:
+        ConfigError: ``module`` (or a package it needs) is not installed.
+    """
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        from itemscore._extras import install_hint
+
+        raise ConfigError(
+            f"executor={executor!r} needs {what}: {install_hint(*names, extra=extra)}."
+        ) from exc
 
 
 @attrs.frozen

@@ -23,7 +23,7 @@ from itemscore._exceptions import ConfigError
 from itemscore._settings import refused
 from itemscore.display._text import printable
 
-from ._engine import Cluster, Engine
+from ._engine import Cluster, Engine, needed
 
 __all__ = ["CONNECT_TIMEOUT", "check_options", "open_executor"]
 
@@ -35,15 +35,7 @@ CONNECT_TIMEOUT = 10.0
 
 
 def _import_distributed() -> Any:
-    try:
-        import distributed
-    except ModuleNotFoundError as exc:
-        from itemscore._extras import install_hint
-
-        raise ConfigError(
-            f"executor='dask' needs the `distributed` package: {install_hint('distributed')}."
-        ) from exc
-    return distributed
+    return needed("dask", "distributed", "the `distributed` package", "distributed")
 
 
 def check_options(workers: int | None, client: Any) -> None:

@@ -34,7 +34,7 @@ import pyarrow as pa
 from itemscore._exceptions import ConfigError, describe_exception
 
 from ._batches import CALL, RESULT, BatchExecutor, run_batch, unwarned
-from ._engine import Cluster, Engine
+from ._engine import Cluster, Engine, needed
 
 __all__ = ["check_options", "open_executor"]
 
@@ -48,15 +48,9 @@ _LOGGERS = ("ray", "ray.data")
 
 
 def _import_ray() -> Any:
-    try:
-        import ray
-        import ray.data
-    except ModuleNotFoundError as exc:
-        from itemscore._extras import install_hint
+    needed("ray", "ray.data", "Ray with Ray Data", extra="ray")
+    import ray
 
-        raise ConfigError(
-            f"executor='ray' needs Ray with Ray Data: {install_hint(extra='ray')}."
-        ) from exc
     return ray
 
 

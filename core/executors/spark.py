@@ -32,7 +32,7 @@ from typing import Any
 from itemscore._exceptions import ConfigError
 
 from ._batches import BatchExecutor, run_batches, unwarned
-from ._engine import Cluster, Engine
+from ._engine import Cluster, Engine, needed
 
 __all__ = ["check_options", "open_executor"]
 
@@ -58,15 +58,7 @@ appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
 
 
 def _import_pyspark() -> Any:
-    try:
-        import pyspark.sql
-    except ModuleNotFoundError as exc:
-        from itemscore._extras import install_hint
-
-        raise ConfigError(
-            f"executor='spark' needs PySpark: {install_hint(extra='spark')}."
-        ) from exc
-    return pyspark.sql
+    return needed("spark", "pyspark.sql", "PySpark", extra="spark")
 
 
 def check_options(workers: int | None, session: Any) -> None:
