@@ -122,12 +122,16 @@ def _walk(group: str) -> list[EntryPointRef]:
     return refs
 
 
+def _switched_on(group: str, autoload: bool | None) -> list[tuple[EntryPointRef, bool]]:
+    """Each entry point of ``group`` (see :func:`_walk`) and whether it is switched on."""
+    autoload = autoload_enabled() if autoload is None else autoload
+    names = _disabled_names()
+    return [(r, (autoload or r.builtin) and not _is_disabled(r, names)) for r in _walk(group)]
+
+
 def disabled_entry_points(group: str, *, autoload: bool | None = None) -> list[EntryPointRef]:
     """The entry points of ``group`` that are installed but switched off."""
-    if autoload is None:
-        autoload = autoload_enabled()
-    names = _disabled_names()
-    return [r for r in _walk(group) if (not autoload and not r.builtin) or _is_disabled(r, names)]
+    return [ref for ref, on in _switched_on(group, autoload) if not on]
 
 
 def entry_points(group: str, *, autoload: bool | None = None) -> list[EntryPointRef]:
@@ -136,10 +140,7 @@ def entry_points(group: str, *, autoload: bool | None = None) -> list[EntryPoint
     With autoload disabled only itemscore's own entry points are returned; entry points (or
     distributions) named in ``ITEMSCORE_DISABLE_PLUGINS`` or by ``-p no:NAME`` never are.
     """
-    if autoload is None:
-        autoload = autoload_enabled()
-    names = _disabled_names()
-    return [r for r in _walk(group) if (autoload or r.builtin) and not _is_disabled(r, names)]
+    return [ref for ref, on in _switched_on(group, autoload) if on]
 
 
 @attrs.frozen

@@ -44,15 +44,12 @@ def _to_status(value: Status | str) -> Status:
 def _to_optional_float(value: float | None) -> float | None:
     if value is None or type(value) is float:
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        # numpy scalars are numbers.Real but not int/float subclasses in every version.
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"`value` ({value!r}) must be a number or None, not {type(value).__name__}."
-            ) from None
-    return float(value)
+    try:  # numpy scalars are numbers.Real but not int/float subclasses in every version
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"`value` ({value!r}) must be a number or None, not {type(value).__name__}."
+        ) from None
 
 
 _FROZEN_SCALARS = (str, int, float, bool, type(None), bytes)
