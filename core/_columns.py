@@ -399,14 +399,9 @@ class ScoreColumn(Sequence[ItemScore]):
         if index < 0:
             index += len(self)
         reasons, extras = self.reasons, self.extras
-        score = _new(ItemScore)
-        _set(score, "metric", self.label)
-        _set(score, "value", self.values[index])
-        _set(score, "status", STATES[code])
-        _set(score, "reason", None if reasons is None else reasons[index])
+        reason = None if reasons is None else reasons[index]
         extra = None if extras is None else extras[index]
-        _set(score, "extra", extra or EMPTY)
-        return score
+        return _score(self.label, code, self.values[index], reason, extra)
 
     def __iter__(self) -> Iterator[ItemScore]:
         if not len(self):

@@ -43,6 +43,7 @@ from itertools import repeat
 from types import MappingProxyType
 from typing import Any
 
+import attrs
 import pyarrow as pa
 
 from ._records import EMPTY, ItemResult, _freeze_metadata, _frozen
@@ -334,21 +335,8 @@ def items_to_batch(items: Sequence[ItemResult], *, first_line: int = 1) -> pa.Re
 
 
 _new = object.__new__
-_SLOTS = {
-    name: ItemResult.__dict__[name].__set__
-    for name in (
-        "id",
-        "output",
-        "expected",
-        "input",
-        "group",
-        "model",
-        "cluster",
-        "attempt",
-        "metadata",
-        "scores",
-    )
-}
+#: Each field's slot setter.
+_SLOTS = {field.name: ItemResult.__dict__[field.name].__set__ for field in attrs.fields(ItemResult)}
 
 
 def batch_to_items(
@@ -495,9 +483,7 @@ def common_schema(schemas: Iterable[pa.Schema]) -> pa.Schema:
 def _common_field(a: pa.Field, b: pa.Field) -> pa.Field:
     if a.equals(b, check_metadata=True):
         return a
-    if is_json_field(a) or is_json_field(b):
-        return pa.field(a.name, _STRING, metadata=JSON_FIELD)
-    common = _common_type(a.type, b.type)
+    common = None if is_json_field(a) or is_json_field(b) else _common_type(a.type, b.type)
     if common is None:
         return pa.field(a.name, _STRING, metadata=JSON_FIELD)
     return pa.field(a.name, common)
