@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._exceptions import ConfigError
-from ._records import Status
 from ._serialize import json_safe
 from .inputs._convert import ROLES
 
@@ -157,27 +156,9 @@ MEASUREMENT_COLUMNS = (
 
 
 def _measurement_row(m: Any, group: str | None) -> tuple[Any, ...]:
-    counts = m.counts
-    return (
-        m.key,
-        m.suite,
-        m.metric,
-        m.model,
-        group,
-        m.value,
-        m.ci_low,
-        m.ci_high,
-        m.ci_method,
-        m.confidence,
-        m.n,
-        counts[Status.OK],
-        counts[Status.FAIL],
-        counts[Status.SKIP],
-        counts[Status.ERROR],
-        m.higher_is_better,
-        m.reproducibility_class,
-        m.error,
-    )
+    """The cells of :data:`MEASUREMENT_COLUMNS`: the measurement's fields of those names."""
+    named = {"group": group, **{f"n_{status.value}": n for status, n in m.counts.items()}}
+    return tuple(named[c] if c in named else getattr(m, c) for c in MEASUREMENT_COLUMNS)
 
 
 def _scalar(value: Any) -> Any:

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from ._exceptions import ResultsFormatError
 from ._records import ItemResult, ItemScore, Measurement, Status
 
@@ -120,29 +122,13 @@ def item_from_dict(data: Mapping[str, Any]) -> ItemResult:
 
 
 def measurement_to_dict(m: Measurement) -> dict[str, Any]:
-    """The JSON form of one measurement, groups included."""
-    return {
-        "key": m.key,
-        "suite": m.suite,
-        "metric": m.metric,
-        "model": m.model,
-        "value": m.value,
-        "ci_low": m.ci_low,
-        "ci_high": m.ci_high,
-        "ci_method": m.ci_method,
-        "confidence": m.confidence,
-        "n": m.n,
-        "counts": {s.value: c for s, c in m.counts.items()},
-        "higher_is_better": m.higher_is_better,
-        "reproducibility_class": m.reproducibility_class,
-        "aggregation": m.aggregation,
-        "extra": json_safe(m.extra),
-        "groups": {g: measurement_to_dict(gm) for g, gm in m.groups.items()},
-        "error": m.error,
-        "display_name": m.display_name,
-        "unit": m.unit,
-        "derived": {label: measurement_to_dict(d) for label, d in m.derived.items()},
-    }
+    """The JSON form of one measurement, groups included: every field, in the record's order."""
+    out = {field.name: getattr(m, field.name) for field in attrs.fields(Measurement)}
+    out["counts"] = {s.value: c for s, c in m.counts.items()}
+    out["extra"] = json_safe(m.extra)
+    out["groups"] = {g: measurement_to_dict(gm) for g, gm in m.groups.items()}
+    out["derived"] = {label: measurement_to_dict(d) for label, d in m.derived.items()}
+    return out
 
 
 def measurement_from_dict(data: Mapping[str, Any]) -> Measurement:
