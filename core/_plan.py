@@ -218,17 +218,7 @@ def plan_metrics(
     *,
     registry: Registry | None = None,
 ) -> list[PlannedMetric]:
-    """Resolve and configure every metric of a run, checking labels; score nothing.
-
-    ``extra_metrics`` that repeat a bound metric (same label, same metric and options) are
-    dropped rather than scored twice.
-
-    Raises:
-        UnknownMetricError: a name no installed metric has.
-        OptionError: an unknown option or a bad value.
-        ConfigError: two metrics with one label, or an extra metric that reuses a bound
-            metric's label with other options.
-    """
+    """The metrics of :func:`plan`, as a list: resolved, configured and checked the same way."""
     return list(plan(metrics, extra_metrics, registry=registry).metrics)
 
 

@@ -349,12 +349,10 @@ def score_shard(
     """
     tick = tick or _no_tick
     # One memo for each normaliser two metrics share: each output normalised once.
-    if memo is None:
-        shared = {n: _memoised(n) for n in plan.equal_normalizers()} or None
-    else:
-        if _NORMALIZERS not in memo:
-            memo[_NORMALIZERS] = {n: _memoised(n) for n in plan.equal_normalizers()} or None
-        shared = memo[_NORMALIZERS]
+    kept = {} if memo is None else memo
+    if _NORMALIZERS not in kept:
+        kept[_NORMALIZERS] = {n: _memoised(n) for n in plan.equal_normalizers()} or None
+    shared = kept[_NORMALIZERS]
     out: dict[str, ScoreColumn] = {}
     for pm in plan.metrics:
         if pm.is_corpus:
@@ -507,18 +505,15 @@ def _run_batch(
     label = guard.label
     limit = None if guard.limit is None else guard.limit * len(items)
     batch = guard(metric.score_items, items, ctx, limit=limit)
-    if isinstance(batch, ItemScore):  # the batch raised (or ran out of time): item by item
-        return ScoreColumn.from_scores(label, _run_each(metric, guard, items, ctx, tick))
-    if isinstance(batch, ScoreColumn):
-        if len(batch) != len(items):
-            return ScoreColumn.from_scores(label, _run_each(metric, guard, items, ctx, tick))
-        tick(len(items))
-        batch.label = label
-        return batch
-    batch = list(batch)
-    if len(batch) != len(items):
+    if not isinstance(batch, (ItemScore, ScoreColumn)):
+        batch = list(batch)
+    if isinstance(batch, ItemScore) or len(batch) != len(items):
+        # The batch raised, ran out of time or gave another number of results: item by item.
         return ScoreColumn.from_scores(label, _run_each(metric, guard, items, ctx, tick))
     tick(len(items))
+    if isinstance(batch, ScoreColumn):
+        batch.label = label
+        return batch
     # Checked with a C-level pass: batches are large and often share a few score objects.
     if set(map(type, batch)) != {ItemScore}:
         batch = [r if type(r) is ItemScore else _checked(r, label) for r in batch]
