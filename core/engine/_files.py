@@ -67,6 +67,7 @@ from ._part_tasks import (
     _part_name,
     _write_part,
     exact_keys,
+    joined,
     read_part_task,
     score_part_task,
 )
@@ -193,7 +194,7 @@ def score_source(
                 def join(first: Any, second: Any) -> ScoredPart:
                     a = sink.piece(index, (start, middle), first, parts)
                     b = sink.piece(index, (middle, stop), second, parts)
-                    return _joined(a, b)
+                    return joined(a, b)
 
                 return Split(task(index, (start, middle)), task(index, (middle, stop)), join)
 
@@ -547,20 +548,6 @@ def _remove_folder(folder: Path) -> None:
     except OSError:
         trash = folder
     shutil.rmtree(trash, ignore_errors=True)
-
-
-def _joined(first: ScoredPart, second: ScoredPart) -> ScoredPart:
-    """The result of a part's rows scored in two pieces, in order."""
-    labels = dict.fromkeys([*first.scores, *second.scores])
-    scores = {
-        label: [*first.scores.get(label, []), *second.scores.get(label, [])] for label in labels
-    }
-    items = None
-    if first.items is not None and second.items is not None:
-        items = [*first.items, *second.items]
-    files = (*first.files, *second.files)
-    keys = (*first.keys, *second.keys)
-    return ScoredPart(scores, items, first.n_rows + second.n_rows, files, keys)
 
 
 def _split(column: pa.StructArray, items: Sequence[pa.RecordBatch]) -> list[pa.StructArray]:

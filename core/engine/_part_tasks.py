@@ -30,6 +30,7 @@ __all__ = [
     "PartRead",
     "ScoredPart",
     "exact_keys",
+    "joined",
     "read_part_task",
     "score_part_task",
 ]
@@ -325,13 +326,7 @@ def score_part_task(
                 # driver reads a label's scores from the parts when it needs them.
                 writer.write_batches(scored.items, scored.scores)
                 scored = attrs.evolve(scored, scores={}, items=None)
-            for label, arrays in scored.scores.items():
-                result.scores.setdefault(label, []).extend(arrays)
-            if result.items is not None and scored.items is not None:
-                result.items.extend(scored.items)
-            result = attrs.evolve(
-                result, n_rows=result.n_rows + scored.n_rows, keys=result.keys + scored.keys
-            )
+            result = joined(result, scored)
         if writer is not None and out is not None:
             result = attrs.evolve(result, files=_finish_part(writer, out))
     except BaseException as exc:
@@ -342,6 +337,20 @@ def score_part_task(
         # A part's failure costs its items only.
         return ShardFailed(f"shard failed: {describe_exception(exc)}")
     return result
+
+
+def joined(first: ScoredPart, second: ScoredPart) -> ScoredPart:
+    """Two consecutive results of a part's rows as one (a task's halves, or its batches)."""
+    labels = dict.fromkeys([*first.scores, *second.scores])
+    scores = {
+        label: [*first.scores.get(label, []), *second.scores.get(label, [])] for label in labels
+    }
+    items = None
+    if first.items is not None and second.items is not None:
+        items = [*first.items, *second.items]
+    files = (*first.files, *second.files)
+    keys = (*first.keys, *second.keys)
+    return ScoredPart(scores, items, first.n_rows + second.n_rows, files, keys)
 
 
 def _finish_part(writer: ItemsWriter, out: PartOut) -> tuple[PartFile, ...]:
