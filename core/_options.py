@@ -255,14 +255,6 @@ def _coerce(info: OptionInfo, hint: Any, value: Any) -> Any:
             raise _type_error(info, value)
         key_hint, value_hint = typing.get_args(hint) or (Any, Any)
         return {_coerce(info, key_hint, k): _coerce(info, value_hint, v) for k, v in value.items()}
-    if hint is bool:
-        if isinstance(value, bool):
-            return value
-        raise _type_error(info, value)
-    if hint is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise _type_error(info, value)
     if hint is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if not math.isfinite(value):
@@ -272,7 +264,8 @@ def _coerce(info: OptionInfo, hint: Any, value: Any) -> Any:
             return float(value)
         raise _type_error(info, value)
     if isinstance(hint, type):
-        if isinstance(value, hint):
+        # A bool is an int to Python, never to an option.
+        if isinstance(value, hint) and not (hint is int and isinstance(value, bool)):
             return value
         raise _type_error(info, value)
     return value  # a hint we cannot check at run time: trust the metric
