@@ -75,20 +75,17 @@ def _suite_class(ref: EntryPointRef) -> type[Suite]:
     loaded = load(ref)
     where = f"suite entry point {ref.name!r} ({ref.value}) of distribution {ref.distribution!r}"
     if not loaded.ok:
-        raise PluginLoadError(
-            f"The {where} cannot be loaded: {loaded.error}",
-            entry_point=ref.name,
-            distribution=ref.distribution,
-            group=SUITES_GROUP,
-        )
-    if not isinstance(loaded.obj, type) or not issubclass(loaded.obj, Suite):
-        raise PluginLoadError(
-            f"The {where} is {loaded.obj!r}, not a subclass of itemscore.Suite.",
-            entry_point=ref.name,
-            distribution=ref.distribution,
-            group=SUITES_GROUP,
-        )
-    return loaded.obj
+        problem = f"cannot be loaded: {loaded.error}"
+    elif not isinstance(loaded.obj, type) or not issubclass(loaded.obj, Suite):
+        problem = f"is {loaded.obj!r}, not a subclass of itemscore.Suite."
+    else:
+        return loaded.obj
+    raise PluginLoadError(
+        f"The {where} {problem}",
+        entry_point=ref.name,
+        distribution=ref.distribution,
+        group=SUITES_GROUP,
+    )
 
 
 def find_suite(name: str, *, near_miss: float | None = 0.8) -> Suite | None:
