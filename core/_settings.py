@@ -11,6 +11,7 @@ was written, the flag or the YAML key.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -170,22 +171,16 @@ def parse_memory(value: Any) -> int | None:
     """
     if value is None:
         return None
-    size: float
-    if isinstance(value, bool):
-        size = -1
-    elif isinstance(value, (int, float)):
+    size: float = -1  # neither a number nor a size in text: refused below
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         size = value
     elif isinstance(value, str) and value.strip().lower() in _OFF:
         return None
     elif isinstance(value, str):
         text = value.strip().lower().removesuffix("ib").removesuffix("b").strip()
         unit = text[-1:] if text[-1:] in _UNITS else ""
-        try:
+        with contextlib.suppress(ValueError):
             size = float(text[: len(text) - len(unit)]) * _UNITS[unit]
-        except ValueError:
-            size = -1
-    else:
-        size = -1
     if size == 0:
         return None
     if not size >= _MIN_MEMORY or size != size or size == float("inf"):
