@@ -105,6 +105,30 @@ def test_a_parquet_file_rewritten_while_its_parts_are_planned_is_refused(
     assert caught.value.path == str(path)
 
 
+def test_a_parquet_file_cut_short_while_its_parts_are_planned_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that ends before the row groups its footer named: the planner stops and says so.
+
+    The file is cut to two bytes just after its footer was read, so the planner meets its
+    end before the first row group (a read that gives nothing must end the planning).
+    """
+    import itemscore.inputs.parquet as parquet
+
+    path = _qa(tmp_path / "d.parquet", good=True)
+    opened = parquet._open
+
+    def open_then_cut(*args: object) -> object:
+        result = opened(*args)  # type: ignore[arg-type]
+        with open(path, "r+b") as handle:
+            handle.truncate(2)
+        return result
+
+    monkeypatch.setattr(parquet, "_open", open_then_cut)
+    with open_source(path) as source, pytest.raises(InputError, match="the file changed while"):
+        list(source.iter_parts(4))
+
+
 def test_a_json_lines_file_rewritten_while_its_parts_are_planned_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
