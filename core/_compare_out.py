@@ -29,9 +29,6 @@ __all__ = [
     "write_comparison",
 ]
 
-_LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9.-]+")
-
-
 _COLUMNS = (
     "key",
     "metric",
@@ -308,11 +305,16 @@ def comparison_tex(
             is then shown as ``model: run b vs run a``.
         names: Display names of the metric labels (``{"exact_match": "Exact match"}``).
     """
-    import hashlib
-
-    from .reports.table_tex import COLUMN_PT, estimate_width, latex_escape, tex_text
-    from .reports.table_tex import _small as small
-    from .reports.table_tex import _stack_lines as stack
+    from .reports.table_tex import (
+        COLUMN_PT,
+        estimate_width,
+        latex_escape,
+        scriptsize,
+        stack_lines,
+        table_label,
+        tex_table,
+        tex_text,
+    )
 
     wide: list[list[str]] = [
         ["Metric", "Baseline", "Candidate", "Difference [interval]", "$p$", r"adj.\ $p$", "Pairs"]
@@ -338,16 +340,17 @@ def comparison_tex(
         wide.append(
             [name, baseline, candidate, f"{diff} {interval}".strip(), p, adjusted, str(c.n_pairs)]
         )
-        numbers = [stack([diff, small(interval)], "r"), adjusted, str(c.n_pairs)]
+        numbers = [stack_lines([diff, scriptsize(interval)], "r"), adjusted, str(c.n_pairs)]
         pair = _pair(c, runs)
-        narrow.append([stack([name, small(tex_text(pair))], "l"), *numbers])
+        narrow.append([stack_lines([name, scriptsize(tex_text(pair))], "l"), *numbers])
         first, _, rest = pair.partition(" vs ")
-        lines = [small(tex_text(first)), small(tex_text(f"vs {rest}"))] if rest else [pair]
-        stacked.append([stack([name, *lines], "l"), *numbers])
+        lines = (
+            [scriptsize(tex_text(first)), scriptsize(tex_text(f"vs {rest}"))] if rest else [pair]
+        )
+        stacked.append([stack_lines([name, *lines], "l"), *numbers])
     layouts = [("wide", wide), ("narrow", narrow), ("narrow, the pair on two lines", stacked)]
     fitting = [(what, rows) for what, rows in layouts if estimate_width(rows) <= COLUMN_PT]
     layout, rows = fitting[0] if fitting else ("narrow, scaled to the column", stacked)
-    width = estimate_width(rows)
     scaled = not fitting
     note = latex_escape(_methods_note(comparisons)).replace(
         "candidate - baseline", "candidate $-$ baseline"
@@ -358,42 +361,24 @@ def comparison_tex(
     if lower:
         note += f" Lower is better for {latex_escape(', '.join(lower))}."
     keys = [f"{c.key}\x1f{c.baseline}\x1f{c.candidate}" for c in comparisons]
-    tag = hashlib.sha256("\x1e".join(keys).encode("utf-8", "surrogatepass")).hexdigest()[:6]
     where = (
         suite
         if suite is not None
         else (comparisons[0].key.rsplit(".", 1)[0] if comparisons else "")
     )
-    label = "tab:itemscore-comparison-" + (_LABEL_UNSAFE.sub("-", where).strip("-") or "runs")
-    spec = "l" * (3 if rows is wide else 1) + "r" * (len(rows[0]) - (3 if rows is wide else 1))
-    tabular = [
-        rf"\begin{{tabular}}{{{spec}}}",
-        r"\toprule",
-        " & ".join(rows[0]) + r" \\",
-        r"\midrule",
-        *(" & ".join(r) + r" \\" for r in rows[1:]),
-        r"\bottomrule",
-        r"\end{tabular}",
-    ]
-    if scaled:
-        tabular = [r"\resizebox{\columnwidth}{!}{%", *tabular[:-1], tabular[-1] + "}"]
-    packages = "booktabs,graphicx" if scaled else "booktabs"
-    lines = [
+    label = table_label("comparison-", where, "runs", keys, sep="\x1e")
+    left = 3 if rows is wide else 1
+    spec = "l" * left + "r" * (len(rows[0]) - left)
+    comments = [
         r"% itemscore comparison: difference = candidate - baseline with its interval.",
-        rf"% Needs \usepackage{{{packages}}}. Layout: {layout} in a table (estimated "
-        f"{width:.0f}pt wide).",
-        r"\begin{table}[t]",
-        r"\centering",
-        r"\small",
-        r"\setlength{\tabcolsep}{4pt}",
-        *tabular,
-        r"\par\smallskip",
-        r"\parbox{\linewidth}{\footnotesize\raggedright Note: " + note + "}",
-        rf"\caption{{{tex_text(_caption(comparisons, where, runs, names))}}}",
-        rf"\label{{{label}-{tag}}}",
-        r"\end{table}",
+        rf"% Needs \usepackage{{{'booktabs,graphicx' if scaled else 'booktabs'}}}. Layout: "
+        f"{layout} in a table (estimated {estimate_width(rows):.0f}pt wide).",
     ]
-    return "\n".join(lines) + "\n"
+    caption = tex_text(_caption(comparisons, where, runs, names))
+    lines = [" & ".join(r) + r" \\" for r in rows]
+    return tex_table(
+        comments, "table", spec, lines, 1, note, caption, label, place="t", scaled=scaled
+    )
 
 
 def plot_available() -> bool:

@@ -41,15 +41,15 @@ from ..summary._summary import confidence_of, labels_of
 from ._files import open_report
 from .results_md import md_text
 from .table_tex import (
-    _CHAR_PT,
-    _TABCOLSEP,
+    CHAR_PT,
     COLUMN_PT,
-    _label,
-    _small,
-    _stack_lines,
-    _tex_table,
+    TABCOLSEP,
     estimate_width,
     latex_escape,
+    scriptsize,
+    stack_lines,
+    table_label,
+    tex_table,
     tex_text,
 )
 
@@ -246,7 +246,9 @@ def leaderboard_tex(board: Leaderboard, *, suite: str | None = None) -> str:
             value = _tex_number(_format.format_value(row.value, d))
             interval = _tex_number(_format.format_interval(row.ci_low, row.ci_high, d))
             cell = (
-                _stack_lines([value, _small(interval)]) if stack else f"{value} {_small(interval)}"
+                stack_lines([value, scriptsize(interval)])
+                if stack
+                else f"{value} {scriptsize(interval)}"
             )
             rows.append([str(row.rank), name(row.model), cell.strip(), range_text(row, "--")])
         return rows
@@ -262,8 +264,8 @@ def leaderboard_tex(board: Leaderboard, *, suite: str | None = None) -> str:
         # What the other columns leave for the names, which then wrap between words, after
         # - / _ . : or, in a long run without them, every few characters.
         others = estimate_width([[r[0], r[2], r[3]] for r in narrow])
-        room = max(COLUMN_PT - others - 2 * _TABCOLSEP, 8 * _CHAR_PT["small"])
-        chars = max(4, math.floor(room / _CHAR_PT["small"]))
+        room = max(COLUMN_PT - others - 2 * TABCOLSEP, 8 * CHAR_PT["small"])
+        chars = max(4, math.floor(room / CHAR_PT["small"]))
         rows = [header, *body(True, lambda m: r"\raggedright " + _breakable(m, chars))]
         spec = f"rp{{{room:.0f}pt}}rr"
     width = estimate_width(rows) if spec == "rlrr" else COLUMN_PT
@@ -287,9 +289,9 @@ def leaderboard_tex(board: Leaderboard, *, suite: str | None = None) -> str:
     on = f" on {tex_text(suite)}" if suite else ""
     # The label comes from the suite, the metric and the models.
     parts = [suite or "", board.metric, *(row.model for row in board.rows)]
-    label = _label("leaderboard-", board.metric, "metric", parts)
+    label = table_label("leaderboard-", board.metric, "metric", parts)
     caption = f"Leaderboard by {metric}{on}, with rank ranges and tie groups."
-    return _tex_table(comments, "table", spec, lines, 1, tex_text(note), caption, label)
+    return tex_table(comments, "table", spec, lines, 1, tex_text(note), caption, label)
 
 
 def leaderboard_texts(board: Leaderboard, *, suite: str | None = None) -> dict[str, str]:

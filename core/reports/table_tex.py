@@ -54,13 +54,19 @@ from ..summary._summary import (
 from ._files import open_report
 
 __all__ = [
+    "CHAR_PT",
     "COLUMN_PT",
     "FILENAME",
+    "TABCOLSEP",
     "TEXT_PT",
     "estimate_width",
     "latex_escape",
     "latex_table",
     "run_label",
+    "scriptsize",
+    "stack_lines",
+    "table_label",
+    "tex_table",
     "tex_text",
     "write",
 ]
@@ -72,11 +78,11 @@ COLUMN_PT = 219.0
 #: two-column one has 452 or more), where ``table*`` is a plain ``table``.
 TEXT_PT = 345.0
 #: ``\tabcolsep`` set by the table.
-_TABCOLSEP = 4.0
+TABCOLSEP = 4.0
 #: Width of one character in pt: 0.53 em of ``\small`` (9 pt) and of ``\scriptsize`` (7 pt),
 #: a little more than Computer Modern's digits (0.5 em) and than its letters and brackets take
 #: on average (checked against pdflatex's widths in the tests).
-_CHAR_PT = {"small": 9.0 * 0.53, "script": 7.0 * 0.53}
+CHAR_PT = {"small": 9.0 * 0.53, "script": 7.0 * 0.53}
 
 #: The file this format writes.
 FILENAME = "table.tex"
@@ -139,7 +145,7 @@ def _cell_lines(cell: str) -> list[tuple[str, str]]:
 
 
 def _width(cell: str) -> float:
-    return max((len(t) * _CHAR_PT[size] for size, t in _cell_lines(cell)), default=0.0)
+    return max((len(t) * CHAR_PT[size] for size, t in _cell_lines(cell)), default=0.0)
 
 
 def estimate_width(rows: list[list[str]]) -> float:
@@ -148,7 +154,7 @@ def estimate_width(rows: list[list[str]]) -> float:
     for row in rows:
         for column, cell in enumerate(row):
             widths[column] = max(widths.get(column, 0.0), _width(cell))
-    return sum(widths.values()) + 2 * _TABCOLSEP * len(widths)
+    return sum(widths.values()) + 2 * TABCOLSEP * len(widths)
 
 
 def _stack(text: str, align: str = "c") -> str:
@@ -159,7 +165,8 @@ def _stack(text: str, align: str = "c") -> str:
     return rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}" + r" \\ ".join(words) + r"\end{tabular}"
 
 
-def _small(text: str) -> str:
+def scriptsize(text: str) -> str:
+    """``text`` in small type (an interval under its value); nothing for no text."""
     return rf"{{\scriptsize {text}}}" if text else ""
 
 
@@ -192,7 +199,7 @@ def _interval(m: Measurement | None, decimals: int, with_n: bool) -> str:
     text = _format.format_interval(m.ci_low, m.ci_high, decimals, brackets=("{[}", "{]}"))
     if with_n:
         text = f"{text} n={_n_tex(m)}".strip()
-    return _small(text)
+    return scriptsize(text)
 
 
 def _macro(m: Measurement | None, decimals: int) -> str:
@@ -201,7 +208,7 @@ def _macro(m: Measurement | None, decimals: int) -> str:
         return ""
     value, low, high, _ = macro
     interval = _format.format_interval(low, high, decimals, brackets=("{[}", "{]}"))
-    return _stack_lines([_format.fixed(value, decimals), _small(interval)])
+    return stack_lines([_format.fixed(value, decimals), scriptsize(interval)])
 
 
 def run_label(result: RunResult) -> str:
@@ -211,12 +218,12 @@ def run_label(result: RunResult) -> str:
     one paper that show different models or metrics get different ones.
     """
     parts = [result.suite_id, *map(str, result.by_model), *labels_of(result)]
-    return _label("", result.suite_id, "results", parts)
+    return table_label("", result.suite_id, "results", parts)
 
 
-def _label(kind: str, name: str, default: str, parts: Sequence[str]) -> str:
+def table_label(kind: str, name: str, default: str, parts: Sequence[str], sep: str = "\x1f") -> str:
     """``tab:itemscore-<kind><name>-<6 hex digits of parts>``, ``name`` made label-safe."""
-    tag = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:6]
+    tag = hashlib.sha256(sep.join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:6]
     return f"tab:itemscore-{kind}{_LABEL_UNSAFE.sub('-', name).strip('-') or default}-{tag}"
 
 
@@ -246,7 +253,7 @@ def _grid(
         lines = [tex_text("/".join(methods))]
         if uniform_n[key]:
             lines.append(f"n={next(iter(ns))}")
-        sub_header.append(_stack_lines([_small(x) for x in lines], "c"))
+        sub_header.append(stack_lines([scriptsize(x) for x in lines], "c"))
     body: list[list[str]] = []
     small: list[str] = []
     for model in models:
@@ -298,12 +305,13 @@ def _transposed(rows: list[list[str]]) -> list[list[str]]:
             blocks[-1].append(row)
     out = [[r"Metric", *(_stack(b[0][0]) for b in blocks)]]
     for column in range(1, len(header)):
-        cells = [_stack_lines([r[column] for r in block]) for block in blocks]
-        out.append([_stack_lines([header[column], sub_header[column]], "l"), *cells])
+        cells = [stack_lines([r[column] for r in block]) for block in blocks]
+        out.append([stack_lines([header[column], sub_header[column]], "l"), *cells])
     return out
 
 
-def _stack_lines(lines: list[str], align: str = "r") -> str:
+def stack_lines(lines: list[str], align: str = "r") -> str:
+    """The non-empty ``lines`` stacked in one cell (one line as it is)."""
     lines = [x for x in lines if x]
     if len(lines) < 2:
         return lines[0] if lines else ""
@@ -378,10 +386,10 @@ def latex_table(result: RunResult, *, groups: bool = False, transpose: bool | No
     lines = [" & ".join(r) + r" \\" for r in chosen]
     head = 1 if is_transposed else 2
     caption = _caption(result, labels)
-    return _tex_table(comments, env, spec, lines, head, " ".join(note), caption, run_label(result))
+    return tex_table(comments, env, spec, lines, head, " ".join(note), caption, run_label(result))
 
 
-def _tex_table(
+def tex_table(
     comments: list[str],
     env: str,
     spec: str,
@@ -390,22 +398,34 @@ def _tex_table(
     note: str,
     caption: str,
     label: str,
+    *,
+    place: str = "htbp",
+    scaled: bool = False,
 ) -> str:
-    """A booktabs ``env`` of ``rows`` (the first ``head`` the header), note, caption, label."""
+    r"""A booktabs ``env`` of ``rows`` (the first ``head`` the header), note, caption, label.
+
+    ``scaled``: the tabular in ``\resizebox{\columnwidth}`` (package graphicx), for the one
+    table that cannot fit its column otherwise.
+    """
+    tabular = [
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        *rows[:head],
+        r"\midrule",
+        *rows[head:],
+        r"\bottomrule",
+        r"\end{tabular}",
+    ]
+    if scaled:
+        tabular = [r"\resizebox{\columnwidth}{!}{%", *tabular[:-1], r"\end{tabular}}"]
     return "\n".join(
         [
             *comments,
-            rf"\begin{{{env}}}[htbp]",
+            rf"\begin{{{env}}}[{place}]",
             r"\centering",
             r"\small",
-            rf"\setlength{{\tabcolsep}}{{{_TABCOLSEP:g}pt}}",
-            rf"\begin{{tabular}}{{{spec}}}",
-            r"\toprule",
-            *rows[:head],
-            r"\midrule",
-            *rows[head:],
-            r"\bottomrule",
-            r"\end{tabular}",
+            rf"\setlength{{\tabcolsep}}{{{TABCOLSEP:g}pt}}",
+            *tabular,
             r"\par\smallskip",
             r"\parbox{\linewidth}{\footnotesize\raggedright Note: " + note + "}",
             rf"\caption{{{caption}}}",
