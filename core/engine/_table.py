@@ -354,17 +354,6 @@ class RunTable:
             column = self._stored_field(label, "value")
         return np.asarray(column.to_numpy(), dtype=np.float64)
 
-    def label_parts(
-        self, label: str, keys: Sequence[str]
-    ) -> Iterator[tuple[pa.Array, pa.Array, list[pa.Array]]]:
-        """``label``'s state codes and values with the key columns ``keys``, a part at a time.
-
-        See :meth:`parts`: what a statistic that merges by addition needs, never the whole
-        column.
-        """
-        for found, scores in self.parts([label], keys):
-            yield scores[0][0], scores[0][1], found
-
     def parts(
         self, labels: Sequence[str], keys: Sequence[str]
     ) -> Iterator[tuple[list[pa.Array], list[tuple[pa.Array, pa.Array]]]]:

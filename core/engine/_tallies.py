@@ -101,7 +101,7 @@ def tally_label(table: RunTable, label: str) -> LabelTally:
     pieces: list[tuple[Any, Any, Any]] = []
     kept = last = 0
     all_finite = True
-    for status, value, columns in table.label_parts(label, keys):
+    for columns, ((status, value),) in table.parts([label], keys):  # never the whole column
         n = len(status)
         found = dict(zip(keys, columns))
         codes = np.asarray(status.to_numpy(zero_copy_only=False))
