@@ -196,7 +196,8 @@ class ItemSource:
                 yield list(self.listed[start : start + size])
             return
         if self.arrow is not None:
-            yield from self.arrow.select(_present(self.arrow)).to_batches(size)
+            present = [c for c in ITEM_COLUMNS if c in self.arrow.schema.names]
+            yield from self.arrow.select(present).to_batches(size)
             return
         assert self.path is not None
         import pyarrow.parquet as pq
@@ -213,7 +214,3 @@ class ItemSource:
         """The items as :class:`~itemscore.ItemResult` records, batch by batch."""
         for batch in self.batches(size):
             yield batch if isinstance(batch, list) else batch_to_items(batch)
-
-
-def _present(table: pa.Table) -> list[str]:
-    return [c for c in ITEM_COLUMNS if c in table.schema.names]

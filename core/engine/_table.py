@@ -195,8 +195,8 @@ class RunTable:
 
         Stored keys are read from the items file the first time, and kept.
         """
-        if self._keys is None:
-            self._keys = self._read_keys()
+        if self._keys is None:  # read from the items file a column at a time
+            self._keys = pa.table({n: self.key_column(n) for n in (*KEY_COLUMNS, FINGERPRINT)})
         return self._keys
 
     @property
@@ -206,10 +206,6 @@ class RunTable:
             return self._keys
         assert self._stored_keys is not None
         return self._stored_keys
-
-    def _read_keys(self) -> pa.Table:
-        """The key columns, read from the items file a column at a time."""
-        return pa.table({name: self.key_column(name) for name in (*KEY_COLUMNS, FINGERPRINT)})
 
     @property
     def labels(self) -> list[str]:
@@ -676,22 +672,19 @@ class ScoredItems(Sequence[ItemResult]):
         if not 0 <= index < n:
             raise IndexError("item index out of range")
         if self._in_file():
-            for position, item in enumerate(self._stream()):
+            for position, item in enumerate(self.table.rows()):
                 if position == index:
                     return item
         return self._all()[index]
 
     def __iter__(self) -> Iterator[ItemResult]:
         if self._in_file():
-            return self._stream()
+            return self.table.rows()
         return iter(self._all())
 
     def _in_file(self) -> bool:
         items = self.table.items
         return items is not None and items.path is not None
-
-    def _stream(self) -> Iterator[ItemResult]:
-        return self.table.rows()
 
     def _all(self) -> list[ItemResult]:
         if self._built is None:
