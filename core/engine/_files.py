@@ -164,7 +164,8 @@ def score_source(
         schema = common_schema([s for read in reads for s in read.schemas]) if reads else None
         item_schema = schema if keep.mode != "none" else None
         # Without items kept, only the labels whose own aggregate reads extras keep them.
-        keep_extras = None if keep.mode != "none" else _reading_extras(the_plan)
+        reading_extras = _reading_extras(the_plan)
+        keep_extras = None if keep.mode != "none" else reading_extras
         deadline = None if settings.deadline is None else time.time() + settings.deadline
         job = Job.of(
             the_plan, settings, portable=not inline, keep_extras=keep_extras, deadline=deadline
@@ -178,7 +179,7 @@ def score_source(
             item_schema,
             tick,
             counted=not inline,
-            reading_extras=_reading_extras(the_plan),
+            reading_extras=reading_extras,
             in_parts=in_parts,
         )
 
@@ -228,7 +229,8 @@ def score_source(
             raise
         finally:
             release_memo(job.token)
-    return SourceRun(table, source.sha256 or _digest_of(reads), sum(r.n_rows for r in reads))
+    digest = reads[0].sha256 if len(reads) == 1 else None  # one part: the whole source's
+    return SourceRun(table, source.sha256 or digest, n_items)
 
 
 def _where_rows(part: Part, read: PartRead, rows: tuple[int, int]) -> str:
@@ -236,10 +238,6 @@ def _where_rows(part: Part, read: PartRead, rows: tuple[int, int]) -> str:
     ids = [i for b in _batches_of(part, read, rows) for i in b.column("id").to_pylist()]
     first, last = ids[0], ids[-1]
     return f"item {first!r}" if len(ids) == 1 else f"items {first!r} to {last!r}"
-
-
-def _digest_of(reads: Sequence[PartRead]) -> str | None:
-    return reads[0].sha256 if len(reads) == 1 else None
 
 
 def _reading_extras(the_plan: RunPlan) -> frozenset[str]:
