@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 import attrs
 
 from ._defaults import DEFAULT_CONCURRENCY, DEFAULT_CONFIDENCE, DEFAULT_SEED, DEFAULT_SUITE_ID
-from ._exceptions import ConfigError
+from ._exceptions import ConfigError, one_of
 from ._options import OptionInfo, check_options, option_infos
 from ._records import EMPTY, Estimate, ItemResult, ItemScore, Measurement, MetricResult, Status
 
@@ -137,8 +137,7 @@ class Metric:
         if cls.aggregation not in _AGGREGATIONS:
             raise ConfigError(
                 f"{cls.__qualname__}.aggregation ({cls.aggregation!r}) must be one of "
-                + ", ".join(repr(a) for a in _AGGREGATIONS)
-                + "."
+                f"{one_of(_AGGREGATIONS)}."
             )
         if cls.reproducibility_class not in _REPRODUCIBILITY:
             raise ConfigError(
