@@ -36,7 +36,6 @@ take about three seconds of CPU.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -70,6 +69,7 @@ from .comparison import (
     _reduces,
     check_same_metrics,
 )
+from .display._text import md_escape, md_table
 from .stats import _paired as _stats
 from .stats._intervals import _t_bounds
 
@@ -107,14 +107,8 @@ def check_options(
 
 
 def _md_cell(text: str) -> str:
-    r"""A name from the data as Markdown table text: never HTML, a link or a new cell.
-
-    ``& < >`` become entities; ``\``, ``|``, ``[`` and ``]`` are escaped; line breaks are spaces.
-    """
-    text = html.escape(" ".join(text.splitlines()), quote=False)
-    for special in ("\\", "|", "[", "]"):
-        text = text.replace(special, "\\" + special)
-    return text
+    """A name from the data as Markdown table text (:func:`md_escape`), line breaks as spaces."""
+    return md_escape(" ".join(text.splitlines()))
 
 
 @attrs.frozen(kw_only=True)
@@ -188,20 +182,21 @@ class Leaderboard:
             digits: Decimals of values and interval ends.
         """
         level = f"{100 * self.confidence:g}%"
-        lines = [
-            f"| Rank | Model | {_md_cell(self.metric)} | {level} CI | Rank range | Tie group |",
-            "|---:|---|---:|---|---|---:|",
-        ]
-        for row in self.rows:
-            interval = (
+        header = ["Rank", "Model", _md_cell(self.metric), f"{level} CI", "Rank range", "Tie group"]
+        cells = [
+            [
+                str(row.rank),
+                _md_cell(row.model),
+                f"{row.value:.{digits}f}",
                 "n/a"
                 if row.ci_low is None or row.ci_high is None
-                else f"[{row.ci_low:.{digits}f}, {row.ci_high:.{digits}f}]"
-            )
-            lines.append(
-                f"| {row.rank} | {_md_cell(row.model)} | {row.value:.{digits}f} | {interval} "
-                f"| {row.rank_low}-{row.rank_high} | {row.tie_group} |"
-            )
+                else f"[{row.ci_low:.{digits}f}, {row.ci_high:.{digits}f}]",
+                f"{row.rank_low}-{row.rank_high}",
+                str(row.tie_group),
+            ]
+            for row in self.rows
+        ]
+        lines = md_table(header, "---:|---|---:|---|---|---:", cells, pad=" ")
         how = "simultaneous over every pair (max-t)" if self.method == "max-t" else "pointwise"
         lines.append("")
         lines.append(

@@ -4,7 +4,7 @@
   differences, and the display names of interval methods (from the table in
   :mod:`itemscore.stats._intervals`).
 - ``_text``: text from the data made safe to show (controls, bidirectional overrides, lone
-  surrogates written as visible escapes).
+  surrogates written as visible escapes), and Markdown table text and rows.
 - ``_notebook``: how a ``Measurement`` and a ``Comparison`` show themselves (``repr`` and
   the HTML a notebook renders).
 - ``_figure``: a matplotlib figure as PNG and SVG bytes that are the same for the same data

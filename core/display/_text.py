@@ -2,14 +2,17 @@
 
 Every string a report shows (model, group, label, suite id, reason, output) comes from data
 files or plugins, which itemscore does not trust (see ``docs/security.md``). Each report escapes
-for its own syntax; these helpers do the part they share: characters that are not text.
+for its own syntax; these helpers do the part they share: characters that are not text,
+and Markdown's escapes, which ``results.md``, ``leaderboard.md`` and ``to_markdown`` share.
 """
 
 from __future__ import annotations
 
+import html
 import re
+from collections.abc import Iterable, Sequence
 
-__all__ = ["one_line", "printable", "visible"]
+__all__ = ["md_escape", "md_table", "md_text", "one_line", "printable", "visible"]
 
 # Lone surrogates cannot be encoded in UTF-8: a writer would crash on them.
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -63,3 +66,45 @@ def one_line(text: str) -> str:
     if text.isascii() and text.isprintable():  # no line break, nothing to escape
         return text
     return printable(_LINE_BREAK.sub(" ", text))
+
+
+def md_escape(text: str, brackets: bool = True) -> str:
+    r"""``text`` as Markdown table text: ``\`` and ``|`` escaped, ``& < >`` as entities.
+
+    So no text makes HTML or opens a new cell; with ``brackets``, ``[`` and ``]`` are escaped
+    too, so none makes a link or an image that loads from elsewhere. Line breaks are the
+    caller's (:func:`md_text` makes one line).
+    """
+    text = html.escape(text.replace("\\", "\\\\").replace("|", "\\|"), quote=False)
+    return text.replace("[", "\\[").replace("]", "\\]") if brackets else text
+
+
+def md_text(text: str, brackets: bool = True) -> str:
+    r"""Text from the data for one table cell or note: shown as it is, never read as markup.
+
+    One line; ``\``, ``|``, ``[`` and ``]`` escaped; ``&``, ``<`` and ``>`` as entities.
+    ``brackets=False`` leaves ``[`` and ``]`` plain (an interval's numbers).
+
+    Example:
+        >>> md_text("a|b\n<img src=x>[x](y)")
+        'a\\|b &lt;img src=x&gt;\\[x\\](y)'
+    """
+    escaped = md_escape(one_line(text), brackets)
+    # GFM reads any backslash right before a pipe as escaping it: a text ending in an
+    # (escaped) backslash would swallow the pipe that ends its cell. The entity shows the same.
+    return escaped[:-2] + "&#92;" if escaped.endswith("\\\\") else escaped
+
+
+def md_table(
+    header: Sequence[str], align: str, rows: Iterable[Sequence[str]], pad: str = ""
+) -> list[str]:
+    """The lines of a Markdown table: ``header``, the ``align`` row (``--:|---``), ``rows``.
+
+    Cells are written as given (text from the data escaped first, :func:`md_text`), with
+    ``pad`` either side of each.
+    """
+
+    def line(cells: Sequence[str]) -> str:
+        return f"|{pad}" + f"{pad}|{pad}".join(cells) + f"{pad}|"
+
+    return [line(header), f"|{align}|", *map(line, rows)]

@@ -8,7 +8,7 @@ The three renderings of one :class:`~itemscore.Leaderboard`, best model first:
 - ``leaderboard.md``: a Markdown table in lm-eval's style -- rank, model, value, interval,
   rank range (``2-4``, with an en dash), tie group -- and a line saying how the ranges were
   decided. Text from the data is escaped as in ``results.md``
-  (:func:`~.results_md.md_text`): no name can make HTML, a link or a new cell.
+  (:func:`~itemscore.display._text.md_text`): no name can make HTML, a link or a new cell.
 - ``leaderboard.tex``: a booktabs ``table`` that fits one column of a two-column article
   unscaled (the interval beside the value when that fits, below it otherwise, and long model
   names wrapped), a ``\midrule`` between tie groups, a one-sentence caption, a note and a
@@ -36,10 +36,9 @@ import attrs
 
 from ..display import _format
 from ..display._csv import csv_text
-from ..display._text import one_line
+from ..display._text import md_table, md_text, one_line
 from ..summary._summary import confidence_of, labels_of
 from ._files import open_report
-from .results_md import md_text
 from .table_tex import (
     CHAR_PT,
     COLUMN_PT,
@@ -173,22 +172,19 @@ def ranked_markdown(
     """
     d = _format.shared_decimals((r.value, r.ci_low, r.ci_high) for r in rows)
     level = f"{100 * confidence:g}%"
-    lines = [
-        f"|Rank|Model|{value_header}|{level} interval|Rank range|Tie group|",
-        "|--:|---|--:|--:|:-:|--:|",
-    ]
-    for row in rows:
-        interval = _format.format_interval(row.ci_low, row.ci_high, d)
-        cells = [
+    header = ["Rank", "Model", value_header, f"{level} interval", "Rank range", "Tie group"]
+    cells = [
+        [
             str(row.rank),
             md_text(row.model),
             _format.format_value(row.value, d),
-            interval.replace("[", "\\[").replace("]", "\\]"),
+            md_text(_format.format_interval(row.ci_low, row.ci_high, d)),
             range_text(row),
             str(row.tie_group),
         ]
-        lines.append("|" + "|".join(cells) + "|")
-    return lines
+        for row in rows
+    ]
+    return md_table(header, "--:|---|--:|--:|:-:|--:", cells)
 
 
 def leaderboard_markdown(board: Leaderboard) -> str:

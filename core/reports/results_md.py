@@ -15,13 +15,12 @@ escaped, so a name never opens a new cell or row.
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 from .._records import Measurement
 from .._result import RunResult
 from ..display import _format
-from ..display._text import one_line
+from ..display._text import md_table, md_text
 from ..summary._summary import (
     BOLD_NOTE,
     COVERAGE_MARK,
@@ -40,26 +39,6 @@ __all__ = ["FILENAME", "markdown_table", "md_text", "write"]
 FILENAME = "results.md"
 
 
-def _cell(text: str) -> str:
-    r"""One line, with ``\`` and ``|`` escaped and ``& < >`` as entities: no cell, row or HTML."""
-    escaped = html.escape(one_line(text).replace("\\", "\\\\").replace("|", "\\|"), quote=False)
-    # GFM reads any backslash right before a pipe as escaping it: a text ending in an
-    # (escaped) backslash would swallow the pipe that ends its cell. The entity shows the same.
-    return escaped[:-2] + "&#92;" if escaped.endswith("\\\\") else escaped
-
-
-def md_text(text: str) -> str:
-    r"""Text from the data for one table cell or note: shown as it is, never read as markup.
-
-    One line; ``\``, ``|``, ``[`` and ``]`` escaped; ``&``, ``<`` and ``>`` as entities.
-
-    Example:
-        >>> md_text("a|b\n<img src=x>[x](y)")
-        'a\\|b &lt;img src=x&gt;\\[x\\](y)'
-    """
-    return _cell(text).replace("[", "\\[").replace("]", "\\]")
-
-
 def _row(
     suite: str,
     model: str | None,
@@ -68,33 +47,29 @@ def _row(
     bold: bool,
     marked: bool = False,
     decimals: int | None = None,
-) -> str:
+) -> list[str]:
     d = _format.decimals_for(m.value, m.ci_low, m.ci_high) if decimals is None else decimals
     shown = _format.format_interval(m.ci_low, m.ci_high, d)
     value = "error" if m.error else _format.format_value(m.value, d, unit=m.unit)
     if bold:
         value = f"**{value}**"
-    cells = [
+    return [
         md_text(suite),
         md_text("" if model is None else model),
         md_text(name),
         _format.direction_arrow(m.higher_is_better),
         md_text(value),  # the unit is a metric option's text; ** (bold) is left to mean bold
-        _cell((COVERAGE_MARK if marked and shown else "") + shown),  # numbers: [ ] stay plain
+        md_text((COVERAGE_MARK if marked and shown else "") + shown, brackets=False),  # numbers
         md_text(method_name(m.ci_method)),
         f"{m.n:,}",
     ]
-    return "|" + "|".join(cells) + "|"
 
 
 def markdown_table(result: RunResult, *, groups: bool = True) -> str:
     """The text of ``results.md``: a header, one row per measurement (and group), a note."""
     level = f"{confidence_of(result) * 100:g}%"
     bold = bold_cells(result)
-    lines = [
-        f"|Suite|Model|Metric| |Value|{level} interval|Method|n|",
-        "|---|---|---|:-:|--:|--:|---|--:|",
-    ]
+    rows: list[list[str]] = []
     coverage: list[str] = []
     noted: list[Measurement] = []
 
@@ -120,14 +95,16 @@ def markdown_table(result: RunResult, *, groups: bool = True) -> str:
             marked = flagged(m, m.name + who)
             places_of = places.get(m.metric)
             lead = (model, m.metric) in bold
-            lines.append(_row(result.suite_id, model, m.name, m, lead, marked, places_of))
+            rows.append(_row(result.suite_id, model, m.name, m, lead, marked, places_of))
             if groups:
                 for group, gm in m.groups.items():
                     marked = flagged(gm, f"{m.name}, group {group}{who}")
-                    lines.append(_row("", None, f" - {group}", gm, False, marked, places_of))
+                    rows.append(_row("", None, f" - {group}", gm, False, marked, places_of))
     notes = ["↑ higher is better, ↓ lower is better."]
     if bold:
         notes.append(BOLD_NOTE.format(level=level).replace("Bold:", "**Bold**:"))
+    header = ["Suite", "Model", "Metric", " ", "Value", f"{level} interval", "Method", "n"]
+    lines = md_table(header, "---|---|---|:-:|--:|--:|---|--:", rows)
     text = "\n".join(lines) + "\n\n" + " ".join(notes) + "\n"
     advice = coverage_advice(noted)
     return text + "".join(f"\n{note}\n" for note in [*coverage, *([advice] if advice else [])])
