@@ -24,6 +24,7 @@ from .summary._rows import table_notes as _caption
 from .summary._summary import confidence_of
 
 if TYPE_CHECKING:
+    from rich.box import Box
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -107,24 +108,29 @@ def _table(
     title: str | None,
     caption: str | None,
     columns: Sequence[tuple[str, str]],
-    wrap_names: bool = False,
+    wrap: int | None = None,
+    box: Box | None = None,
 ) -> Table:
-    from rich import box
+    """A table of ``(header, justify)`` columns, ``SIMPLE_HEAD`` unless another ``box``.
+
+    ``wrap``: the index of the one column whose cells may wrap (a name column).
+    """
+    from rich import box as boxes
     from rich.table import Table
 
     table = Table(
         title=None if title is None else safe_text(title),
-        box=box.SIMPLE_HEAD,
+        box=boxes.SIMPLE_HEAD if box is None else box,
         title_justify="left",
         caption=None if caption is None else _lines_text(caption),
         caption_justify="left",
     )
     for i, (header, justify) in enumerate(columns):
         # Only a name may wrap, between words, and only in the narrow layouts.
-        wrap = wrap_names and i == 0
+        wrap_this = i == wrap
         table.add_column(
-            safe_text(header), justify=justify, no_wrap=not wrap,  # type: ignore[arg-type]
-            overflow="fold" if wrap else "ellipsis",
+            safe_text(header), justify=justify, no_wrap=not wrap_this,  # type: ignore[arg-type]
+            overflow="fold" if wrap_this else "ellipsis",
         )  # fmt: skip
     return table
 
@@ -150,7 +156,7 @@ def _model_columns_table(
     if not_scored:
         columns += [("skip", "right"), ("error", "right")]
     title = f"{result.suite_id} · value [{level} interval] per model"
-    table = _table(title, caption, columns, wrap_names=stacked)
+    table = _table(title, caption, columns, wrap=0 if stacked else None)
     for row, d in zip(rows, block_decimals(rows)):
         cells: list[Any] = [_name_text(row)]
         for cell in row.cells:
@@ -214,7 +220,7 @@ def _model_table(
         columns += [(name, "right") for name in STATE_NAMES]
     else:
         columns.append(("/".join(STATE_NAMES), "right"))
-    table = _table(title, caption, columns, wrap_names=layout == "narrow")
+    table = _table(title, caption, columns, wrap=0 if layout == "narrow" else None)
     for row, d in zip(rows, block_decimals(rows)):
         cell = row.cells[0]
         if cell is None:

@@ -97,10 +97,9 @@ def ranked_table(
     """
     from rich.box import Box
     from rich.console import Group
-    from rich.table import Table
     from rich.text import Text
 
-    from itemscore._terminal import _lines_text, _width_of, safe_text
+    from itemscore._terminal import _lines_text, _table, _width_of, safe_text
     from itemscore.display import _format
     from itemscore.reports.leaderboard_files import range_text
 
@@ -108,28 +107,19 @@ def ranked_table(
     d = _format.shared_decimals((r.value, r.ci_low, r.ci_high) for r in rows)
     ends = [i + 1 < len(rows) and rows[i + 1].tie_group != r.tie_group for i, r in enumerate(rows)]
 
-    def table_of(columns: list[tuple[str, str]]) -> Table:
-        table = Table(
-            title=safe_text(title), title_justify="left",
-            caption=_lines_text(caption), caption_justify="left",
-            # rich's SIMPLE_HEAD with a dashed rule where a section ends: between tie groups.
-            box=Box("    \n    \n ── \n    \n ╌╌ \n    \n    \n    \n"),
-        )  # fmt: skip
-        for name, justify in columns:
-            wrap = name == "model"
-            table.add_column(
-                name, justify=justify, no_wrap=not wrap,  # type: ignore[arg-type]
-                overflow="fold" if wrap else "ellipsis",
-            )  # fmt: skip
-        return table
-
-    wide = table_of(
+    # rich's SIMPLE_HEAD with a dashed rule where a section ends: between tie groups.
+    box = Box("    \n    \n ── \n    \n ╌╌ \n    \n    \n    \n")
+    wide = _table(
+        title, caption,
         [("rank", "right"), ("model", "left"), (value_header, "right"),
-         (f"{level} interval", "right"), ("rank range", "center"), ("tie group", "right")]
+         (f"{level} interval", "right"), ("rank range", "center"), ("tie group", "right")],
+        wrap=1, box=box,
     )  # fmt: skip
-    narrow = table_of(
-        [("#", "right"), ("model", "left"), (value_header, "right"), ("ranks", "right")]
-    )
+    narrow = _table(
+        title, caption,
+        [("#", "right"), ("model", "left"), (value_header, "right"), ("ranks", "right")],
+        wrap=1, box=box,
+    )  # fmt: skip
     for row, end in zip(rows, ends):
         value = _format.format_value(row.value, d)
         interval = _format.format_interval(row.ci_low, row.ci_high, d)
