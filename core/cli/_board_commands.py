@@ -106,6 +106,8 @@ def ranked_table(
     level = f"{100 * confidence:g}%"
     d = _format.shared_decimals((r.value, r.ci_low, r.ci_high) for r in rows)
     ends = [i + 1 < len(rows) and rows[i + 1].tie_group != r.tie_group for i, r in enumerate(rows)]
+    values = [_format.format_value(r.value, d) for r in rows]
+    intervals = [_format.format_interval(r.ci_low, r.ci_high, d) for r in rows]
 
     # rich's SIMPLE_HEAD with a dashed rule where a section ends: between tie groups.
     box = Box("    \n    \n ── \n    \n ╌╌ \n    \n    \n    \n")
@@ -120,9 +122,7 @@ def ranked_table(
         [("#", "right"), ("model", "left"), (value_header, "right"), ("ranks", "right")],
         wrap=1, box=box,
     )  # fmt: skip
-    for row, end in zip(rows, ends):
-        value = _format.format_value(row.value, d)
-        interval = _format.format_interval(row.ci_low, row.ci_high, d)
+    for row, end, value, interval in zip(rows, ends, values, intervals):
         wide.add_row(
             str(row.rank), safe_text(row.model), value, interval, range_text(row),
             str(row.tie_group), end_section=end,
@@ -135,10 +135,8 @@ def ranked_table(
         if _width_of(table) <= width:
             return table
     lines: list[Any] = [safe_text(title)]
-    for row, end in zip(rows, ends):
+    for row, end, value, interval in zip(rows, ends, values, intervals):
         lines.append(safe_text(f"{row.rank}. {row.model}"))
-        value = _format.format_value(row.value, d)
-        interval = _format.format_interval(row.ci_low, row.ci_high, d)
         lines.append(Text(f"   {value} {interval}".rstrip()))
         lines.append(Text(f"   ranks {range_text(row)}, group {row.tie_group}"))
         if end:
