@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 from itemscore import ItemResult, score
-from itemscore.reports._summary import bold_cells
+from itemscore.summary._summary import bold_cells
 
 WORDS = tuple(f"w{i}" for i in range(40))  # a vocabulary: which words does not matter
 

@@ -17,7 +17,6 @@ import numpy as np
 from itemscore import ItemResult, Measurement, RunResult, compare
 from itemscore._columns import ScoreColumn
 from itemscore._settings import RunSettings
-from itemscore.engine._scores import to_arrow
 from itemscore.engine._table import RunTable
 
 N_ITEMS = 1_000_000
@@ -58,7 +57,7 @@ def _result(model: str, ids: list[str], gold: np.ndarray, skill: float, seed: in
         {"name": "token_f1", "label": "token_f1", "options": {}},
         {"name": "f1", "label": "f1", "options": {}},
     )
-    table = RunTable.of_items(items, {label: to_arrow(c) for label, c in columns.items()})
+    table = RunTable.of_items(items, {label: c.arrow for label, c in columns.items()})
     kinds = {"exact_match": "ratio", "token_f1": "mean", "f1": "custom"}
     measurements = {
         f"bench.{label}": Measurement(

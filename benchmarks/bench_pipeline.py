@@ -234,22 +234,16 @@ def _read_pass(path: str) -> None:
 
     settle()  # as the command line allocates
     arrow_without_pandas()
-    from functools import partial
-
     from itemscore._settings import RunSettings
     from itemscore.engine._files import _parts, _read_all, _spool_folder
-    from itemscore.engine._part_tasks import exact_keys
     from itemscore.executors import resolve_executor
     from itemscore.inputs import open_source
 
     engine = resolve_executor("serial").open()
     start = time.perf_counter()
     with open_source(path) as source, _spool_folder() as spool:
-        parts, reads = _read_all(engine, _parts(source, engine), spool, RunSettings(), None)
-        checks = source.checks()
-        for part, read in zip(parts, reads):
-            assert read.digest is not None
-            checks.add(read.digest, partial(exact_keys, part))
+        checks = source.checks(spool)  # each part's digest and ids go to it as it is read
+        _read_all(engine, _parts(source, engine), spool, RunSettings(), None, checks)
         checks.finish(needing=["exact_match"])
     print(time.perf_counter() - start)
 
