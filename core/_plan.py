@@ -20,7 +20,7 @@ from ._registry import MetricInfo, Registry, default_registry
 from ._secrets import MASK, mask_secrets, masked_fields
 from ._spec import MetricLike, MetricSpec
 
-__all__ = ["PlannedMetric", "RunPlan", "plan", "plan_metrics", "reduce_of"]
+__all__ = ["PlannedMetric", "RunPlan", "plan", "plan_metrics", "reduce_of", "saved_spec"]
 
 
 @attrs.frozen
@@ -220,6 +220,11 @@ def plan_metrics(
 ) -> list[PlannedMetric]:
     """The metrics of :func:`plan`, as a list: resolved, configured and checked the same way."""
     return list(plan(metrics, extra_metrics, registry=registry).metrics)
+
+
+def saved_spec(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec that configures a saved ``{"name", "label", "options"}`` entry again."""
+    return {"name": entry["name"], "label": entry["label"], **(entry.get("options") or {})}
 
 
 def reduce_of(asked: object, metrics: object) -> tuple[str, ...] | None:

@@ -61,18 +61,16 @@ def _legacy_aggregations(metrics: Iterable[Mapping[str, Any]]) -> dict[str, str]
     Learned by configuring the metric again; a label whose metric is not installed stays
     ``"custom"`` (its comparison then needs the metric, and says so).
     """
-    from ._plan import plan_metrics
+    from ._plan import plan_metrics, saved_spec
     from .engine._measure import aggregation_of
 
     kinds: dict[str, str] = {}
     for entry in metrics:
-        label = entry.get("label")
         try:
-            spec = {"name": entry["name"], "label": label, **(entry.get("options") or {})}
-            (planned,) = plan_metrics([spec])
+            (planned,) = plan_metrics([saved_spec(entry)])
         except Exception:  # noqa: BLE001 - an uninstalled plugin: left "custom"
             continue
-        kinds[str(label)] = aggregation_of(planned)
+        kinds[str(entry["label"])] = aggregation_of(planned)
     return kinds
 
 

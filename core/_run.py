@@ -35,7 +35,7 @@ from ._defaults import (
 )
 from ._derived import annotate
 from ._exceptions import ConfigError, describe_exception
-from ._plan import RunPlan, plan, reduce_of
+from ._plan import RunPlan, plan, reduce_of, saved_spec
 from ._plugins import plugin_manager
 from ._records import ItemResult, MetricResult, Status
 from ._reducers import check_attempt_counts, question_sizes, resolve_reducer
@@ -701,10 +701,7 @@ def rescore(
         reduce=reduce_of(reduce, metrics) or old.reduce,
     )  # fmt: skip
     if metrics is None:
-        metrics = [
-            {"name": m["name"], "label": m["label"], **m.get("options", {})}
-            for m in result.metric_configs
-        ]
+        metrics = [saved_spec(m) for m in result.metric_configs]
     the_plan = plan(metrics, registry=registry)
     the_plan.check_secrets_given()  # saved options hold `***` where a secret was
     return _run_plan(result.table, the_plan, settings, spec, progress, base=result)

@@ -57,10 +57,10 @@ def _metric_for(result: RunResult, label: str, *, required: bool) -> Metric | No
     for entry in result.config.get("metrics", []):
         if entry.get("label") != label:
             continue
-        spec = {"name": entry["name"], "label": label, **entry.get("options", {})}
-        try:
-            from .._plan import plan_metrics
+        from .._plan import plan_metrics, saved_spec
 
+        spec = saved_spec(entry)  # a damaged entry raises here, whatever `required` says
+        try:
             planned = plan_metrics([spec])
         except Exception as exc:
             if not required:

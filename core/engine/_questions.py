@@ -498,12 +498,11 @@ def _label_shape(result: Any, entry: Mapping[str, Any]) -> tuple[bool, Any] | No
     ``None`` for a corpus metric (no score per question). A metric that is not installed
     here is taken as right or wrong when its headline measurement is a ratio.
     """
-    from .._plan import plan_metrics
+    from .._plan import plan_metrics, saved_spec
 
     label = entry["label"]
     try:
-        spec = {"name": entry["name"], "label": label, **entry.get("options", {})}
-        metric = plan_metrics([spec])[0].metric
+        metric = plan_metrics([saved_spec(entry)])[0].metric
         if metric.is_corpus:
             return None
         return metric.aggregation == "ratio", getattr(metric, "normalizer", None)
