@@ -33,7 +33,7 @@ import pyarrow as pa
 from .._hashing import text_hashes
 from ..engine._table import FINGERPRINT
 from ..engine._tallies import codes_in
-from ..stats._tally import Tally, tally_rows
+from ..stats._tally import Tally, TallyRows
 from ._pairing import align_ids, different_items, differing_items
 from ._ratio_mean import mean_of_tallies, ratio_of_counts
 from ._record import Comparison
@@ -46,8 +46,6 @@ if TYPE_CHECKING:
 
 #: Rows of the larger run a bucket holds (about): runs up to this size are joined at once.
 BUCKET_ROWS = 1 << 19
-#: Row keys of the tallies are ``group``; summed again past this many rows.
-_COMPACT = 1 << 20
 
 _I64 = np.int64
 
@@ -63,9 +61,7 @@ class PairStats:
     """
 
     states: dict[int, NDArray[np.int64]] = attrs.field(factory=dict)
-    pieces: list[list[tuple[Any, Any, Any]]] = attrs.field(factory=lambda: [[], [], []])
-    kept: int = 0
-    last: int = 0
+    rows: list[TallyRows] = attrs.field(factory=lambda: [TallyRows() for _ in range(3)])
 
     def add(
         self,
@@ -84,12 +80,8 @@ class PairStats:
         scored = (codes_a < 2) & (codes_b < 2)
         keys = groups[scored]
         a, b = values[0][scored], values[1][scored]
-        for pieces, column in zip(self.pieces, (a, b, b - a)):
-            pieces.append(tally_rows(keys, column + 0.0))
-        self.kept += len(self.pieces[2][-1][0])
-        if self.kept > max(2 * self.last, _COMPACT):
-            self.pieces = [[_summed(p)] for p in self.pieces]
-            self.kept = self.last = len(self.pieces[2][0][0])
+        for rows, column in zip(self.rows, (a, b, b - a)):
+            rows.add(keys, column)
 
     def cells(self, group: int | None) -> NDArray[np.int64]:
         """The 4-by-4 counts of (state a, state b) of a group (``None``: all)."""
@@ -102,20 +94,11 @@ class PairStats:
     def tallies(self, group: int | None) -> tuple[Tally, Tally, Tally]:
         """Side a's values, side b's and the differences, of a group (``None``: all)."""
         out = []
-        for index, pieces in enumerate(self.pieces):
-            keys, values, counts = self.pieces[index][0] if len(pieces) == 1 else _summed(pieces)
-            self.pieces[index] = [(keys, values, counts)]
+        for rows in self.rows:
+            keys, values, counts = rows.summed()
             keep = np.ones(len(keys), bool) if group is None else keys == group
-            one_key = np.zeros(np.count_nonzero(keep), _I64)  # the groups' rows summed
-            _, distinct, summed = tally_rows(one_key, values[keep], counts[keep])
-            out.append(Tally(distinct, summed))
+            out.append(Tally.summed(values[keep], counts[keep]))  # the groups' rows summed
         return out[0], out[1], out[2]
-
-
-def _summed(pieces: list[tuple[Any, Any, Any]]) -> tuple[Any, Any, Any]:
-    if not pieces:
-        return np.empty(0, _I64), np.empty(0), np.empty(0, _I64)
-    return tally_rows(*(np.concatenate(column) for column in zip(*pieces)))
 
 
 @attrs.define(eq=False)

@@ -26,7 +26,7 @@ from ..stats._clusters import tally_macro
 from ..stats._coverage import tally_receipt
 from ..stats._intervals import names
 from ..stats._mean import tally_mean
-from ..stats._tally import Tally, tally_rows
+from ..stats._tally import Tally, TallyRows
 from ._measurement import aggregation_of, common_fields, failed, macro_extra, made
 from ._table import RunTable
 
@@ -34,8 +34,6 @@ __all__ = ["LabelTally", "TallySource", "codes_in", "measure_tallied", "tally_la
 
 #: Row keys are ``model * _SPAN + group``.
 _SPAN = 1 << 31
-#: Tallied rows kept before they are summed again (at least; twice the last sum's size).
-_COMPACT = 1 << 20
 
 
 @attrs.frozen(eq=False)
@@ -70,9 +68,7 @@ class LabelTally:
             keep &= self.keys // _SPAN == model
         if group is not None:
             keep &= self.keys % _SPAN == group
-        return Tally.merged(
-            [Tally(np.empty(0), np.empty(0, np.int64)), Tally(self.values[keep], self.counts[keep])]
-        )
+        return Tally.summed(self.values[keep], self.counts[keep])
 
     def groups_of(self, model: int | None) -> list[tuple[str, int]]:
         """The named groups with items of a model (``None``: all), sorted by name."""
@@ -98,8 +94,7 @@ def tally_label(table: RunTable, label: str) -> LabelTally:
     model_index: dict[str | None, int] = {}
     group_index: dict[str | None, int] = {None: 0}
     states: dict[tuple[int, int], np.ndarray[Any, np.dtype[np.int64]]] = {}
-    pieces: list[tuple[Any, Any, Any]] = []
-    kept = last = 0
+    rows = TallyRows()
     all_finite = True
     for columns, ((status, value),) in table.parts([label], keys):  # never the whole column
         n = len(status)
@@ -130,21 +125,8 @@ def tally_label(table: RunTable, label: str) -> LabelTally:
         all_finite = all_finite and bool(np.isfinite(values).all())
         if not all_finite:
             values = np.nan_to_num(values)  # measured from the values themselves instead
-        pieces.append(tally_rows(key[scored], values))
-        kept += len(pieces[-1][0])
-        if kept > max(2 * last, _COMPACT):
-            pieces = [_summed(pieces)]
-            kept = last = len(pieces[0][0])
-    rows = _summed(pieces)
-    return LabelTally(tuple(models), tuple(groups), states, *rows, finite=all_finite)
-
-
-def _summed(pieces: list[tuple[Any, Any, Any]]) -> tuple[Any, Any, Any]:
-    if not pieces:
-        return np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64)
-    if len(pieces) == 1:
-        return pieces[0]
-    return tally_rows(*(np.concatenate(column) for column in zip(*pieces)))
+        rows.add(key[scored], values)
+    return LabelTally(tuple(models), tuple(groups), states, *rows.summed(), finite=all_finite)
 
 
 def codes_in(

@@ -9,7 +9,7 @@ F1 and most per-item metrics take a few thousand distinct values at most, so a t
 million scores is small; values that never repeat cost two numbers each.
 
 :func:`tally_rows` is the same over many tallies at once: rows of (key, value, count), one
-key per (model, group), sorted and summed.
+key per (model, group), sorted and summed; :class:`TallyRows` adds them up a part at a time.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ._numbers import _LARGE
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["Tally", "tally_rows"]
+__all__ = ["Tally", "TallyRows", "tally_rows"]
 
 
 @attrs.frozen(eq=False)
@@ -48,12 +48,16 @@ class Tally:
         found = list(tallies)
         if len(found) == 1:
             return found[0]
-        _, values, counts = tally_rows(
-            np.zeros(sum(len(t.values) for t in found), np.int64),
+        return cls.summed(
             np.concatenate([t.values for t in found] or [np.empty(0)]),
             np.concatenate([t.counts for t in found] or [np.empty(0, np.int64)]),
         )
-        return cls(values, counts)
+
+    @classmethod
+    def summed(cls, values: NDArray[np.float64], counts: NDArray[np.int64]) -> Tally:
+        """The tally of values each counted ``counts`` times (in any order, repeats added)."""
+        _, distinct, summed = tally_rows(np.zeros(len(values), np.int64), values, counts)
+        return cls(distinct, summed)
 
     @property
     def n(self) -> int:
@@ -161,3 +165,31 @@ def tally_rows(
     else:
         summed = np.add.reduceat(np.asarray(counts, np.int64)[order], starts)
     return keys[starts], values[starts], summed.astype(np.int64, copy=False)
+
+
+@attrs.define(eq=False)
+class TallyRows:
+    """Rows of (key, value, count) added a part at a time: :func:`tally_rows` of them all.
+
+    Parts are summed together again once they outgrow twice the last sum (and 2**20 rows), so
+    memory follows the distinct rows, and the result is the same to the bit however cut.
+    """
+
+    pieces: list[tuple[Any, Any, Any]] = attrs.field(factory=list)
+    kept: int = 0
+    last: int = 0
+
+    def add(self, keys: NDArray[np.int64], values: NDArray[np.float64]) -> None:
+        """Tally one part's rows (one count each)."""
+        self.pieces.append(tally_rows(keys, values))
+        self.kept += len(self.pieces[-1][0])
+        if self.kept > max(2 * self.last, 1 << 20):
+            self.kept = self.last = len(self.summed()[0])
+
+    def summed(self) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
+        """Every row added so far, summed (and kept so, as the one part)."""
+        if not self.pieces:
+            return np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64)
+        if len(self.pieces) > 1:
+            self.pieces = [tally_rows(*(np.concatenate(column) for column in zip(*self.pieces)))]
+        return self.pieces[0]
